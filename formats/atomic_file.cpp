@@ -1,0 +1,38 @@
+#include "formats/atomic_file.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "formats/types.hpp"
+
+namespace cgs {
+
+void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (!file) throw InputError(path, 0, std::string("cannot create file: ") + std::strerror(errno));
+  try {
+    write(file);
+  } catch (...) {
+    std::fclose(file);
+    std::remove(temporary.c_str());
+    throw;
+  }
+  const bool written = !std::ferror(file);
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    throw InputError(path, 0, std::string("cannot write file: ") + std::strerror(error));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    throw InputError(path, 0, std::string("cannot rename the finished file into place: ") +
+                                  std::strerror(error));
+  }
+}
+
+}  // namespace cgs

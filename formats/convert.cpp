@@ -1,0 +1,206 @@
+#include "formats/convert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace cgs {
+
+template <typename T>
+CsrMatrix<T> csr_from_triplets(index_t rows, index_t cols, std::vector<index_t> row_idx,
+                               std::vector<index_t> col_idx, std::vector<T> values) {
+  // Counting sort by row (stable), then sort each row by column and sum duplicates in place.
+  CsrMatrix<T> A;
+  A.rows = rows;
+  A.cols = cols;
+  std::vector<index_t> count(std::size_t(rows) + 1, 0);
+  for (index_t r : row_idx) ++count[r + 1];
+  std::partial_sum(count.begin(), count.end(), count.begin());
+  const std::size_t entries = values.size();
+  std::vector<std::pair<index_t, T>> sorted(entries);
+  std::vector<index_t> next(count.begin(), count.end() - 1);
+  for (std::size_t k = 0; k < entries; ++k) sorted[next[row_idx[k]]++] = {col_idx[k], values[k]};
+
+  A.row_ptr.assign(std::size_t(rows) + 1, 0);
+  A.col_idx.reserve(entries);
+  A.values.reserve(entries);
+  for (index_t r = 0; r < rows; ++r) {
+    auto first = sorted.begin() + count[r], last = sorted.begin() + count[r + 1];
+    std::stable_sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto it = first; it != last; ++it) {
+      if (A.col_idx.size() > std::size_t(A.row_ptr[r]) && A.col_idx.back() == it->first) {
+        A.values.back() += it->second;  // duplicate entry: summed
+      } else {
+        A.col_idx.push_back(it->first);
+        A.values.push_back(it->second);
+      }
+    }
+    A.row_ptr[r + 1] = static_cast<index_t>(A.values.size());
+  }
+  return A;
+}
+
+template <typename T>
+CooMatrix<T> to_coo(const CsrMatrix<T>& A) {
+  CooMatrix<T> C;
+  C.rows = A.rows;
+  C.cols = A.cols;
+  C.row_idx.resize(A.values.size());
+  for (index_t r = 0; r < A.rows; ++r)
+    std::fill(C.row_idx.begin() + A.row_ptr[r], C.row_idx.begin() + A.row_ptr[r + 1], r);
+  C.col_idx = A.col_idx;
+  C.values = A.values;
+  return C;
+}
+
+namespace {
+
+// Column index written into padding slots: the row's last real column (already in cache when
+// the padding is read) or column 0 for an empty row. Always a valid index.
+template <typename T>
+index_t padding_column(const CsrMatrix<T>& A, index_t row) {
+  return A.row_length(row) > 0 ? A.col_idx[A.row_ptr[row + 1] - 1] : 0;
+}
+
+index_t longest_row(const std::vector<index_t>& row_ptr, index_t first, index_t last) {
+  index_t longest = 0;
+  for (index_t r = first; r < last; ++r) longest = std::max(longest, row_ptr[r + 1] - row_ptr[r]);
+  return longest;
+}
+
+}  // namespace
+
+template <typename T>
+EllMatrix<T> to_ell(const CsrMatrix<T>& A) {
+  EllMatrix<T> E;
+  E.rows = A.rows;
+  E.cols = A.cols;
+  E.nnz = A.nnz();
+  E.width = longest_row(A.row_ptr, 0, A.rows);
+  E.row_length.resize(A.rows);
+  const std::size_t slots = std::size_t(E.width) * std::size_t(A.rows);
+  E.col_idx.resize(slots);
+  E.values.assign(slots, T(0));
+  for (index_t r = 0; r < A.rows; ++r) {
+    const index_t length = A.row_length(r);
+    E.row_length[r] = length;
+    for (index_t j = 0; j < length; ++j) {
+      E.col_idx[E.slot(r, j)] = A.col_idx[A.row_ptr[r] + j];
+      E.values[E.slot(r, j)] = A.values[A.row_ptr[r] + j];
+    }
+    const index_t pad = padding_column(A, r);
+    for (index_t j = length; j < E.width; ++j) E.col_idx[E.slot(r, j)] = pad;
+  }
+  return E;
+}
+
+template <typename T>
+HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size) {
+  if (hack_size < 1) throw InputError("hack size must be at least 1, got " + std::to_string(hack_size));
+  HllMatrix<T> H;
+  H.rows = A.rows;
+  H.cols = A.cols;
+  H.nnz = A.nnz();
+  H.hack_size = hack_size;
+  const index_t hacks = A.rows == 0 ? 0 : (A.rows - 1) / hack_size + 1;
+  H.hack_width.resize(hacks);
+  H.hack_offset.assign(std::size_t(hacks) + 1, 0);
+  for (index_t h = 0; h < hacks; ++h) {
+    const index_t first = h * hack_size, last = std::min(A.rows, first + hack_size);
+    H.hack_width[h] = longest_row(A.row_ptr, first, last);
+    H.hack_offset[h + 1] = H.hack_offset[h] + offset_t(H.hack_width[h]) * hack_size;
+  }
+  H.row_length.resize(A.rows);
+  H.col_idx.assign(H.hack_offset.back(), 0);
+  H.values.assign(H.hack_offset.back(), T(0));
+  for (index_t r = 0; r < A.rows; ++r) {
+    const index_t h = r / hack_size, local = r % hack_size, length = A.row_length(r);
+    const index_t pad = padding_column(A, r);
+    H.row_length[r] = length;
+    for (index_t j = 0; j < H.hack_width[h]; ++j) {
+      const offset_t slot = H.hack_offset[h] + offset_t(j) * hack_size + local;
+      const bool real = j < length;
+      H.col_idx[slot] = real ? A.col_idx[A.row_ptr[r] + j] : pad;
+      H.values[slot] = real ? A.values[A.row_ptr[r] + j] : T(0);
+    }
+  }
+  return H;
+}
+
+template <typename T>
+CsrMatrix<T> transpose(const CsrMatrix<T>& A) {
+  CsrMatrix<T> B;
+  B.rows = A.cols;
+  B.cols = A.rows;
+  B.row_ptr.assign(std::size_t(A.cols) + 1, 0);
+  for (index_t c : A.col_idx) ++B.row_ptr[c + 1];
+  std::partial_sum(B.row_ptr.begin(), B.row_ptr.end(), B.row_ptr.begin());
+  B.col_idx.resize(A.col_idx.size());
+  B.values.resize(A.values.size());
+  std::vector<index_t> next(B.row_ptr.begin(), B.row_ptr.end() - 1);
+  for (index_t r = 0; r < A.rows; ++r)  // rows in order, so each row of B comes out sorted
+    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k) {
+      const index_t slot = next[A.col_idx[k]]++;
+      B.col_idx[slot] = r;
+      B.values[slot] = A.values[k];
+    }
+  return B;
+}
+
+bool is_symmetric(const CsrMatrix<double>& A, double relative_tol, index_t* row, index_t* col) {
+  if (A.rows != A.cols) return false;
+  const CsrMatrix<double> At = transpose(A);
+  double largest = 0;
+  for (double v : A.values) largest = std::max(largest, std::abs(v));
+  const double tolerance = relative_tol * largest;
+  for (index_t r = 0; r < A.rows; ++r) {
+    // Both rows are sorted: walk them together; an entry missing on one side counts as 0.
+    index_t i = A.row_ptr[r], j = At.row_ptr[r];
+    while (i < A.row_ptr[r + 1] || j < At.row_ptr[r + 1]) {
+      const index_t ci = i < A.row_ptr[r + 1] ? A.col_idx[i] : A.cols;
+      const index_t cj = j < At.row_ptr[r + 1] ? At.col_idx[j] : A.cols;
+      const index_t c = std::min(ci, cj);
+      const double a = ci == c ? A.values[i++] : 0.0;
+      const double b = cj == c ? At.values[j++] : 0.0;
+      if (std::abs(a - b) > tolerance) {
+        if (row) *row = r;
+        if (col) *col = c;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+template <typename T>
+std::vector<T> to_dense(const CsrMatrix<T>& A) {
+  std::vector<T> D(std::size_t(A.rows) * A.cols, T(0));
+  for (index_t r = 0; r < A.rows; ++r)
+    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k)
+      D[std::size_t(r) * A.cols + A.col_idx[k]] += A.values[k];
+  return D;
+}
+
+template <typename T>
+std::vector<T> diagonal(const CsrMatrix<T>& A) {
+  std::vector<T> d(std::min(A.rows, A.cols), T(0));
+  for (index_t r = 0; r < index_t(d.size()); ++r)
+    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k)
+      if (A.col_idx[k] == r) d[r] += A.values[k];
+  return d;
+}
+
+#define CGSOLVE_INSTANTIATE(T)                                                                  \
+  template CsrMatrix<T> csr_from_triplets(index_t, index_t, std::vector<index_t>,               \
+                                          std::vector<index_t>, std::vector<T>);                \
+  template CooMatrix<T> to_coo(const CsrMatrix<T>&);                                            \
+  template EllMatrix<T> to_ell(const CsrMatrix<T>&);                                            \
+  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t);                                   \
+  template CsrMatrix<T> transpose(const CsrMatrix<T>&);                                         \
+  template std::vector<T> to_dense(const CsrMatrix<T>&);                                        \
+  template std::vector<T> diagonal(const CsrMatrix<T>&);
+CGSOLVE_INSTANTIATE(float)
+CGSOLVE_INSTANTIATE(double)
+#undef CGSOLVE_INSTANTIATE
+
+}  // namespace cgs

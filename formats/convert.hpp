@@ -1,0 +1,50 @@
+// Conversions between formats. CSR is the hub: every format is built from it.
+#pragma once
+
+#include "formats/coo.hpp"
+#include "formats/csr.hpp"
+#include "formats/ell.hpp"
+#include "formats/hll.hpp"
+
+namespace cgs {
+
+// Builds CSR from unsorted triplets: sorts by (row, column) and sums duplicates.
+template <typename T>
+CsrMatrix<T> csr_from_triplets(index_t rows, index_t cols, std::vector<index_t> row_idx,
+                               std::vector<index_t> col_idx, std::vector<T> values);
+
+template <typename T>
+CooMatrix<T> to_coo(const CsrMatrix<T>& A);
+template <typename T>
+EllMatrix<T> to_ell(const CsrMatrix<T>& A);
+template <typename T>
+HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size);
+
+// Same matrix with values cast to another precision (double -> float for --precision float).
+template <typename To, typename From>
+CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
+  CsrMatrix<To> B;
+  B.rows = A.rows;
+  B.cols = A.cols;
+  B.row_ptr = A.row_ptr;
+  B.col_idx = A.col_idx;
+  B.values.assign(A.values.begin(), A.values.end());
+  return B;
+}
+
+template <typename T>
+CsrMatrix<T> transpose(const CsrMatrix<T>& A);
+
+// Where A differs from its transpose by more than `relative_tol` * max|A| (structurally or in
+// value): returns false and sets row/col (0-based) of one such entry; true when symmetric.
+bool is_symmetric(const CsrMatrix<double>& A, double relative_tol, index_t* row, index_t* col);
+
+// Dense copy (row-major), for tests and small reference products only.
+template <typename T>
+std::vector<T> to_dense(const CsrMatrix<T>& A);
+
+// The main diagonal (0 where a row has no diagonal entry).
+template <typename T>
+std::vector<T> diagonal(const CsrMatrix<T>& A);
+
+}  // namespace cgs

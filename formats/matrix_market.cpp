@@ -1,0 +1,689 @@
+// Matrix Market reader and writer.
+//
+// The reader loads the whole (decompressed) file into memory and parses it with a small
+// scanner built on std::from_chars: no iostreams and no per-line allocation, because reading
+// SuiteSparse-sized files must not dominate a solver run.
+#include "formats/matrix_market.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "formats/convert.hpp"
+
+namespace cgs {
+
+namespace {
+
+constexpr long long kIndexLimit = std::numeric_limits<index_t>::max();
+
+// ---------------------------------------------------------------------------------------------
+// Loading the file
+
+[[noreturn]] void fail_to_read(const std::string& path, gzFile file) {
+  int code = Z_OK;
+  const char* zlib_message = gzerror(file, &code);
+  std::string reason = code == Z_ERRNO ? std::strerror(errno) : zlib_message;
+  if (code == Z_BUF_ERROR || code == Z_DATA_ERROR) reason = "corrupt or truncated gzip data";
+  gzclose(file);
+  throw InputError(path, 0, "cannot read file: " + reason);
+}
+
+// A file's bytes. Not a std::string: resizing one zero-fills it, which for a large file costs
+// as much as a third of the parse.
+struct FileText {
+  std::unique_ptr<char[]> bytes;
+  std::size_t size = 0;
+  std::size_t capacity = 0;
+
+  std::string_view view() const { return {bytes.get(), size}; }
+  void reserve(std::size_t new_capacity) {
+    auto bigger = std::make_unique_for_overwrite<char[]>(new_capacity);
+    if (size > 0) std::memcpy(bigger.get(), bytes.get(), size);
+    bytes = std::move(bigger);
+    capacity = new_capacity;
+  }
+};
+
+// Room for the whole file in one read: its size if plain (one more byte, so that the read that
+// sees the end needs no growth), a guess if compressed (the buffer then doubles as needed).
+std::size_t initial_capacity(const std::string& path, gzFile file) {
+  struct stat status {};
+  if (stat(path.c_str(), &status) != 0) return 1 << 20;
+  auto bytes = static_cast<std::size_t>(status.st_size);
+  return gzdirect(file) ? bytes + 1 : std::max<std::size_t>(4 * bytes, 1 << 16);
+}
+
+// Whole file contents; gzread reads gzip (recognised by its magic bytes) and plain files alike.
+FileText load_file(const std::string& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    throw InputError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  }
+  gzbuffer(file, 1 << 20);
+  FileText text;
+  text.reserve(initial_capacity(path, file));
+  for (;;) {
+    if (text.size == text.capacity) text.reserve(2 * text.capacity);
+    auto chunk = static_cast<unsigned>(std::min<std::size_t>(text.capacity - text.size, 1u << 30));
+    int got = gzread(file, text.bytes.get() + text.size, chunk);
+    if (got < 0) fail_to_read(path, file);
+    if (got == 0) break;
+    text.size += static_cast<std::size_t>(got);
+  }
+  int code = Z_OK;
+  gzerror(file, &code);
+  if (code != Z_OK) fail_to_read(path, file);
+  gzclose(file);
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanning the text
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_separator(char c) { return is_blank(c) || c == '\n'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// A cursor over the file text that knows its 1-based line number, so that every error can
+// say where it happened.
+class Scanner {
+ public:
+  Scanner(const std::string& path, std::string_view text)
+      : path_(path), begin_(text.data()), pos_(begin_), end_(begin_ + text.size()) {}
+
+  long line() const { return line_; }
+  const std::string& path() const { return path_; }
+  bool at_end() const { return pos_ == end_; }
+
+  // The number of the file's last line, for errors about the file ending too soon.
+  // Only meaningful once the cursor is at the end.
+  long last_line() const {
+    bool ends_with_newline = end_ != begin_ && end_[-1] == '\n';
+    return ends_with_newline ? line_ - 1 : line_;
+  }
+
+  [[noreturn]] void fail(const std::string& message) const { fail_at(line_, message); }
+  [[noreturn]] void fail_at(long line, const std::string& message) const {
+    throw InputError(path_, line, message);
+  }
+
+  // Moves to the first field of the next line that holds data: comment lines (%) and blank
+  // lines are skipped. False at the end of the file.
+  bool next_data_line() {
+    for (;;) {
+      skip_blanks();
+      if (pos_ == end_) return false;
+      if (*pos_ == '\n') {
+        next_line();
+      } else if (*pos_ == '%') {
+        skip_rest_of_line();
+      } else {
+        return true;
+      }
+    }
+  }
+
+  // The next field of the current line; empty when the line has no more fields.
+  std::string_view next_field() {
+    skip_blanks();
+    const char* start = pos_;
+    while (pos_ != end_ && !is_separator(*pos_)) ++pos_;
+    return {start, static_cast<std::size_t>(pos_ - start)};
+  }
+
+  // Ends an entry: only blanks may follow its last field.
+  void finish_line(const char* what) {
+    skip_blanks();
+    if (pos_ == end_) return;
+    if (*pos_ != '\n') {
+      std::string_view extra = next_field();
+      fail("unexpected '" + std::string(extra) + "' after " + what);
+    }
+    next_line();
+  }
+
+  // A 1-based index in 1..limit, returned 0-based. Indices make up most of a file, so plain digits
+  // are parsed right here; anything else (a sign, a missing or malformed field) takes the careful
+  // path with its error messages.
+  index_t read_index(const char* what, long long limit) {
+    skip_blanks();
+    const char* start = pos_;
+    long long value = 0;
+    while (pos_ != end_ && is_digit(*pos_) && pos_ - start < 18) {
+      value = 10 * value + (*pos_ - '0');
+      ++pos_;
+    }
+    if (pos_ == start || !at_field_end()) {
+      pos_ = start;
+      value = checked_integer(what);
+    }
+    if (value < 1 || value > limit) {
+      fail(std::string(what) + " " + std::to_string(value) + " is out of range 1.." +
+           std::to_string(limit));
+    }
+    return static_cast<index_t>(value - 1);
+  }
+
+  double read_value(MmField field_type) {
+    if (field_type == MmField::integer) {
+      return static_cast<double>(checked_integer("integer value"));
+    }
+    skip_blanks();
+    double value = 0;
+    auto [stop, error] = std::from_chars(pos_, end_, value);
+    if (error == std::errc() && (stop == end_ || is_separator(*stop)) && std::isfinite(value)) {
+      pos_ = stop;
+      return value;
+    }
+    return checked_real(required_field("value"));
+  }
+
+  static bool parse_integer(std::string_view field, long long& value) {
+    if (field.size() > 1 && field[0] == '+') field.remove_prefix(1);
+    auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+    return error == std::errc() && end == field.data() + field.size();
+  }
+
+ private:
+  void skip_blanks() {
+    while (pos_ != end_ && is_blank(*pos_)) ++pos_;
+  }
+  void next_line() {
+    ++pos_;
+    ++line_;
+  }
+  void skip_rest_of_line() {
+    auto* newline = static_cast<const char*>(std::memchr(pos_, '\n', end_ - pos_));
+    if (newline == nullptr) {
+      pos_ = end_;
+      return;
+    }
+    pos_ = newline;
+    next_line();
+  }
+
+  std::string_view required_field(const char* what) {
+    std::string_view field = next_field();
+    if (field.empty()) fail("too few fields in the entry: missing the " + std::string(what));
+    return field;
+  }
+
+  // Shown in messages, cut short so that a binary file cannot flood the terminal.
+  static std::string quoted(std::string_view field) {
+    return field.size() <= 40 ? std::string(field) : std::string(field.substr(0, 40)) + "...";
+  }
+
+  bool at_field_end() const { return pos_ == end_ || is_separator(*pos_); }
+
+  long long checked_integer(const char* what) {
+    std::string_view field = required_field(what);
+    long long value = 0;
+    if (!parse_integer(field, value)) fail("bad " + std::string(what) + " '" + quoted(field) + "'");
+    return value;
+  }
+
+  double checked_real(std::string_view field) const {
+    std::string_view digits = field;
+    if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);
+    double value = 0;
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (end != digits.data() + digits.size()) fail("bad value '" + quoted(field) + "'");
+    if (error == std::errc::result_out_of_range) value = out_of_range_value(digits, field);
+    if (!std::isfinite(value)) fail("NaN or Inf value '" + quoted(field) + "' is not allowed");
+    return value;
+  }
+
+  // from_chars reports both overflow and underflow as out of range. Underflow (to 0 or a
+  // subnormal number) is fine, overflow is not: the wider long double tells them apart
+  // (and unlike strtod it ignores the locale's decimal point).
+  double out_of_range_value(std::string_view digits, std::string_view field) const {
+    long double wide = 0;
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), wide);
+    if (error != std::errc() || !(std::fabs(wide) <= std::numeric_limits<double>::max())) {
+      fail("value '" + quoted(field) + "' is beyond the double range");
+    }
+    return static_cast<double>(wide);
+  }
+
+  const std::string& path_;
+  const char* begin_;
+  const char* pos_;
+  const char* end_;
+  long line_ = 1;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Banner and size line
+
+enum class MmFormat { coordinate, array };
+
+struct Header {
+  MmFormat format = MmFormat::coordinate;
+  MmField field = MmField::real;
+  MmSymmetry symmetry = MmSymmetry::general;
+  long long rows = 0;
+  long long cols = 0;
+  long long entries = 0;  // as declared; for arrays the number of values stored
+  long size_line = 0;
+};
+
+std::string lowercase(std::string_view text) {
+  std::string result(text);
+  for (char& c : result) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return result;
+}
+
+MmFormat parse_format(const Scanner& in, std::string_view word) {
+  std::string name = lowercase(word);
+  if (name == "coordinate") return MmFormat::coordinate;
+  if (name == "array") return MmFormat::array;
+  in.fail("unknown format '" + std::string(word) + "' (expected coordinate or array)");
+}
+
+MmField parse_field(const Scanner& in, std::string_view word) {
+  std::string name = lowercase(word);
+  if (name == "real") return MmField::real;
+  if (name == "integer") return MmField::integer;
+  if (name == "pattern") return MmField::pattern;
+  if (name == "complex") in.fail("complex matrices are not supported (field 'complex')");
+  in.fail("unknown field '" + std::string(word) + "' (expected real, integer or pattern)");
+}
+
+MmSymmetry parse_symmetry(const Scanner& in, std::string_view word) {
+  std::string name = lowercase(word);
+  if (name == "general") return MmSymmetry::general;
+  if (name == "symmetric") return MmSymmetry::symmetric;
+  if (name == "skew-symmetric") return MmSymmetry::skew_symmetric;
+  if (name == "hermitian") in.fail("hermitian matrices are not supported (they are complex)");
+  in.fail("unknown symmetry '" + std::string(word) +
+          "' (expected general, symmetric or skew-symmetric)");
+}
+
+// First line: %%MatrixMarket matrix <format> <field> <symmetry>, keywords in any case.
+Header parse_banner(Scanner& in) {
+  if (in.at_end()) in.fail("empty file: expected the '%%MatrixMarket matrix' banner");
+  const std::string expected = "'%%MatrixMarket matrix <format> <field> <symmetry>'";
+  std::string_view words[5];
+  for (auto& word : words) word = in.next_field();
+  if (lowercase(words[0]) != "%%matrixmarket") {
+    in.fail("missing banner: the first line must be " + expected);
+  }
+  if (lowercase(words[1]) != "matrix") {
+    in.fail("unsupported object '" + std::string(words[1]) + "': the banner must be " + expected);
+  }
+  if (words[4].empty()) in.fail("incomplete banner: expected " + expected);
+  Header header;
+  header.format = parse_format(in, words[2]);
+  header.field = parse_field(in, words[3]);
+  header.symmetry = parse_symmetry(in, words[4]);
+  in.finish_line("the banner");
+  if (header.format == MmFormat::array && header.field == MmField::pattern) {
+    in.fail_at(1, "an array file cannot have the field 'pattern'");
+  }
+  return header;
+}
+
+long long parse_size(const Scanner& in, std::string_view field, const char* what) {
+  long long value = 0;
+  if (!Scanner::parse_integer(field, value)) {
+    in.fail("bad size line: " + std::string(what) + " '" + std::string(field) +
+            "' is not an integer");
+  }
+  if (value < 0) in.fail("bad size line: " + std::string(what) + " is negative");
+  if (value > kIndexLimit) {
+    in.fail("bad size line: " + std::string(what) + " " + std::to_string(value) +
+            " exceeds the 32-bit index limit " + std::to_string(kIndexLimit));
+  }
+  return value;
+}
+
+// Values an array file stores: everything, or one triangle (without the diagonal if skew).
+long long array_entries(const Header& header) {
+  long long n = header.rows;
+  switch (header.symmetry) {
+    case MmSymmetry::general: return header.rows * header.cols;
+    case MmSymmetry::symmetric: return n * (n + 1) / 2;
+    case MmSymmetry::skew_symmetric: return n * (n - 1) / 2;
+  }
+  return 0;
+}
+
+// "rows cols entries" (coordinate) or "rows cols" (array), after any comments.
+void parse_size_line(Scanner& in, Header& header) {
+  bool coordinate = header.format == MmFormat::coordinate;
+  const char* layout = coordinate ? "3 numbers (rows columns entries)" : "2 numbers (rows columns)";
+  if (!in.next_data_line()) {
+    in.fail_at(in.last_line(), std::string("missing size line: expected ") + layout);
+  }
+  header.size_line = in.line();
+  std::string_view fields[4];
+  int count = 0;
+  for (auto& field : fields) {
+    field = in.next_field();
+    if (!field.empty()) ++count;
+  }
+  int expected = coordinate ? 3 : 2;
+  if (count != expected || !in.next_field().empty()) {
+    in.fail("bad size line: expected " + std::string(layout) + ", found " +
+            (count > expected ? "more" : std::to_string(count)));
+  }
+  header.rows = parse_size(in, fields[0], "rows");
+  header.cols = parse_size(in, fields[1], "columns");
+  if (header.symmetry != MmSymmetry::general && header.rows != header.cols) {
+    in.fail("a symmetric or skew-symmetric matrix must be square, but this one is " +
+            std::to_string(header.rows) + " x " + std::to_string(header.cols));
+  }
+  header.entries = coordinate ? parse_size(in, fields[2], "entries") : array_entries(header);
+  in.finish_line("the size line");
+}
+
+Header read_header(Scanner& in) {
+  Header header = parse_banner(in);
+  parse_size_line(in, header);
+  return header;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+[[noreturn]] void fail_too_few(const Scanner& in, long long expected, long long found) {
+  in.fail_at(in.last_line(), "too few entries (expected " + std::to_string(expected) + ", found " +
+                                 std::to_string(found) + "): the file ends at line " +
+                                 std::to_string(in.last_line()));
+}
+
+void check_no_more_entries(Scanner& in, const Header& header) {
+  if (in.next_data_line()) {
+    in.fail("more entries than the " + std::to_string(header.entries) +
+            " declared in the size line");
+  }
+}
+
+// Calls add(row, col, value, line) for every stored entry, 0-based.
+template <typename Add>
+void read_coordinate_entries(Scanner& in, const Header& header, Add&& add) {
+  for (long long k = 0; k < header.entries; ++k) {
+    if (!in.next_data_line()) fail_too_few(in, header.entries, k);
+    index_t row = in.read_index("row index", header.rows);
+    index_t col = in.read_index("column index", header.cols);
+    double value = header.field == MmField::pattern ? 1.0 : in.read_value(header.field);
+    long line = in.line();
+    in.finish_line("the entry");
+    add(row, col, value, line);
+  }
+  check_no_more_entries(in, header);
+}
+
+// Same for array files: one value a line, column by column, one triangle if symmetric.
+template <typename Add>
+void read_array_entries(Scanner& in, const Header& header, Add&& add) {
+  long long found = 0;
+  for (long long col = 0; col < header.cols; ++col) {
+    long long first_row = header.symmetry == MmSymmetry::general     ? 0
+                          : header.symmetry == MmSymmetry::symmetric ? col
+                                                                     : col + 1;
+    for (long long row = first_row; row < header.rows; ++row, ++found) {
+      if (!in.next_data_line()) fail_too_few(in, header.entries, found);
+      double value = in.read_value(header.field);
+      long line = in.line();
+      in.finish_line("the value");
+      add(static_cast<index_t>(row), static_cast<index_t>(col), value, line);
+    }
+  }
+  check_no_more_entries(in, header);
+}
+
+template <typename Add>
+void read_entries(Scanner& in, const Header& header, Add&& add) {
+  if (header.format == MmFormat::coordinate) {
+    read_coordinate_entries(in, header, add);
+  } else {
+    read_array_entries(in, header, add);
+  }
+}
+
+struct Triplets {
+  std::vector<index_t> rows, cols;
+  std::vector<double> values;
+
+  void push(index_t row, index_t col, double value) {
+    rows.push_back(row);
+    cols.push_back(col);
+    values.push_back(value);
+  }
+};
+
+// Reserving for the declared count would let a corrupt size line claim gigabytes; an entry
+// takes at least 6 bytes ("1 1 1\n"), so the file size bounds the real count.
+std::size_t plausible_entries(const Header& header, std::size_t file_bytes) {
+  auto stored = std::min<std::size_t>(static_cast<std::size_t>(header.entries), file_bytes / 2);
+  return header.symmetry == MmSymmetry::general ? stored : 2 * stored;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info) {
+  const FileText text = load_file(path);
+  Scanner in(path, text.view());
+  const Header header = read_header(in);
+  if (header.format == MmFormat::array && header.rows * header.cols > kIndexLimit) {
+    in.fail_at(header.size_line, "dense array of " + std::to_string(header.rows) + " x " +
+                                     std::to_string(header.cols) +
+                                     " exceeds the 32-bit index limit");
+  }
+  Triplets triplets;
+  std::size_t reserve = plausible_entries(header, text.size);
+  triplets.rows.reserve(reserve);
+  triplets.cols.reserve(reserve);
+  triplets.values.reserve(reserve);
+
+  const bool mirrored = header.symmetry != MmSymmetry::general;
+  const bool skew = header.symmetry == MmSymmetry::skew_symmetric;
+  const double mirror_sign = skew ? -1.0 : 1.0;
+  read_entries(in, header, [&](index_t row, index_t col, double value, long line) {
+    if (skew && row == col) {
+      in.fail_at(line, "diagonal entry (" + std::to_string(row + 1) + ", " +
+                           std::to_string(col + 1) + ") in a skew-symmetric matrix");
+    }
+    std::size_t added = (mirrored && row != col) ? 2 : 1;
+    if (triplets.values.size() + added > static_cast<std::size_t>(kIndexLimit)) {
+      in.fail_at(line, "more than " + std::to_string(kIndexLimit) +
+                           " nonzeros (after symmetric expansion): beyond the 32-bit index limit");
+    }
+    triplets.push(row, col, value);
+    if (added == 2) triplets.push(col, row, mirror_sign * value);
+  });
+
+  if (info != nullptr) {
+    info->field = header.field;
+    info->symmetry = header.symmetry;
+    info->entries_stored = static_cast<long>(header.entries);
+  }
+  return csr_from_triplets<double>(static_cast<index_t>(header.rows),
+                                   static_cast<index_t>(header.cols), std::move(triplets.rows),
+                                   std::move(triplets.cols), std::move(triplets.values));
+}
+
+std::vector<double> read_vector_market(const std::string& path) {
+  const FileText text = load_file(path);
+  Scanner in(path, text.view());
+  const Header header = read_header(in);
+  if (header.rows != 1 && header.cols != 1) {
+    in.fail_at(header.size_line, "not a vector: the matrix is " + std::to_string(header.rows) +
+                                     " x " + std::to_string(header.cols) +
+                                     " (expected n x 1 or 1 x n)");
+  }
+  std::vector<double> x(static_cast<std::size_t>(header.rows * header.cols), 0.0);
+  // One of row and col is always 0, so their sum is the position in either orientation.
+  // Array values are assigned, not added to 0, so that -0.0 keeps its sign.
+  const bool summed = header.format == MmFormat::coordinate;
+  read_entries(in, header, [&](index_t row, index_t col, double value, long) {
+    double& slot = x[static_cast<std::size_t>(row) + static_cast<std::size_t>(col)];
+    slot = summed ? slot + value : value;
+  });
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+namespace {
+
+// Writes into path + ".tmp.<pid>" and renames that onto path in commit(), so that readers
+// never see a half-written file. Anything not committed is removed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path)
+      : path_(path), temp_path_(path + ".tmp." + std::to_string(::getpid())) {
+    file_ = std::fopen(temp_path_.c_str(), "wb");
+    if (file_ == nullptr) fail_with_errno("cannot create file");
+    buffer_.reserve(kFlushSize + 256);
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile() { discard(); }
+
+  void append(std::string_view text) {
+    buffer_.append(text);
+    if (buffer_.size() >= kFlushSize) flush();
+  }
+
+  template <typename Number>
+  void append_number(Number value) {
+    char digits[64];
+    auto [end, error] = std::to_chars(digits, digits + sizeof digits, value);
+    append(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+  }
+
+  void commit() {
+    flush();
+    std::FILE* file = std::exchange(file_, nullptr);
+    if (std::fclose(file) != 0) fail_with_errno("cannot write file");
+    if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+      fail_with_errno("cannot rename " + temp_path_ + " onto the file");
+    }
+    committed_ = true;
+  }
+
+  // Removes the temporary file, then reports the problem against the final path.
+  [[noreturn]] void fail(const std::string& message) {
+    discard();
+    throw InputError(path_, 0, message);
+  }
+  [[noreturn]] void fail_with_errno(const std::string& what) {
+    fail(what + ": " + std::strerror(errno));
+  }
+
+ private:
+  static constexpr std::size_t kFlushSize = 1 << 20;
+
+  void flush() {
+    if (buffer_.empty()) return;
+    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+      fail_with_errno("cannot write file");
+    }
+    buffer_.clear();
+  }
+
+  void discard() {
+    if (committed_) return;
+    if (file_ != nullptr) std::fclose(std::exchange(file_, nullptr));
+    std::remove(temp_path_.c_str());
+  }
+
+  std::string path_;
+  std::string temp_path_;
+  std::FILE* file_ = nullptr;
+  std::string buffer_;
+  bool committed_ = false;
+};
+
+// Each line of the comment becomes a % line after the banner.
+void append_header(AtomicFile& out, const char* banner, const std::string& comment) {
+  out.append(banner);
+  out.append("\n");
+  std::string_view rest = comment;
+  while (!rest.empty()) {
+    std::size_t newline = std::min(rest.find('\n'), rest.size());
+    out.append("% ");
+    out.append(rest.substr(0, newline));
+    out.append("\n");
+    rest.remove_prefix(std::min(newline + 1, rest.size()));
+  }
+}
+
+// The reader rejects NaN and Inf, so writing them would produce a file nobody can read back.
+void check_finite(AtomicFile& out, double value, const std::string& where) {
+  if (!std::isfinite(value)) out.fail("cannot write the NaN or Inf value at " + where);
+}
+
+}  // namespace
+
+void write_vector_market(const std::string& path, const std::vector<double>& x,
+                         const std::string& comment) {
+  AtomicFile out(path);
+  append_header(out, "%%MatrixMarket matrix array real general", comment);
+  out.append_number(x.size());
+  out.append(" 1\n");
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    check_finite(out, x[i], "position " + std::to_string(i + 1));
+    out.append_number(x[i]);  // shortest form that reads back bit-identical
+    out.append("\n");
+  }
+  out.commit();
+}
+
+void write_matrix_market(const std::string& path, const CsrMatrix<double>& A,
+                         bool lower_triangle_only, const std::string& comment) {
+  AtomicFile out(path);
+  if (lower_triangle_only && A.rows != A.cols) {
+    out.fail("a symmetric file needs a square matrix, not " + std::to_string(A.rows) + " x " +
+             std::to_string(A.cols));
+  }
+  auto stored = [&](index_t row, index_t k) { return !lower_triangle_only || A.col_idx[k] <= row; };
+  long long entries = 0;
+  for (index_t row = 0; row < A.rows; ++row) {
+    for (index_t k = A.row_ptr[row]; k < A.row_ptr[row + 1]; ++k) entries += stored(row, k);
+  }
+  append_header(out,
+                lower_triangle_only ? "%%MatrixMarket matrix coordinate real symmetric"
+                                    : "%%MatrixMarket matrix coordinate real general",
+                comment);
+  out.append_number(A.rows);
+  out.append(" ");
+  out.append_number(A.cols);
+  out.append(" ");
+  out.append_number(entries);
+  out.append("\n");
+  for (index_t row = 0; row < A.rows; ++row) {
+    for (index_t k = A.row_ptr[row]; k < A.row_ptr[row + 1]; ++k) {
+      if (!stored(row, k)) continue;
+      check_finite(out, A.values[k], "row " + std::to_string(row + 1));
+      out.append_number(row + 1);
+      out.append(" ");
+      out.append_number(A.col_idx[k] + 1);
+      out.append(" ");
+      out.append_number(A.values[k]);
+      out.append("\n");
+    }
+  }
+  out.commit();
+}
+
+}  // namespace cgs

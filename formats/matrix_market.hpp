@@ -1,0 +1,44 @@
+// Matrix Market reading and writing (https://math.nist.gov/MatrixMarket/formats.html).
+//
+// Reads files as SuiteSparse ships them: `coordinate` real/integer/pattern with general,
+// symmetric or skew-symmetric storage, `array` files for dense vectors, and any of them
+// gzip-compressed (.gz, detected by content, not name). Every error is an InputError that
+// names the file and the line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "formats/csr.hpp"
+
+namespace cgs {
+
+enum class MmField { real, integer, pattern };
+enum class MmSymmetry { general, symmetric, skew_symmetric };
+
+struct MatrixMarketInfo {
+  MmField field = MmField::real;
+  MmSymmetry symmetry = MmSymmetry::general;
+  long entries_stored = 0;  // entries as listed in the file (one triangle if symmetric)
+};
+
+// Reads a sparse matrix. Symmetric storage is expanded (the diagonal once), skew-symmetric
+// likewise with the sign flipped, pattern entries get value 1, duplicates are summed, and the
+// result is sorted by row then column with 0-based indices.
+CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info = nullptr);
+
+// Reads a dense vector: an `array` file with one column, or an n x 1 `coordinate` file
+// (missing entries are 0).
+std::vector<double> read_vector_market(const std::string& path);
+
+// Writes a vector as a Matrix Market `array` file with 17 significant digits, so it reads back
+// bit-identical. Written to a temporary file and renamed: never left half-written.
+void write_vector_market(const std::string& path, const std::vector<double>& x,
+                         const std::string& comment = "");
+
+// Writes a matrix as `coordinate real general`, or `symmetric` (lower triangle only) when
+// `lower_triangle_only` is set; same atomicity and precision as write_vector_market.
+void write_matrix_market(const std::string& path, const CsrMatrix<double>& A,
+                         bool lower_triangle_only = false, const std::string& comment = "");
+
+}  // namespace cgs

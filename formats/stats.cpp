@@ -1,0 +1,105 @@
+#include "formats/stats.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace cgs {
+
+template <typename T>
+MatrixStats compute_stats(const CsrMatrix<T>& A, index_t hack_size) {
+  MatrixStats s;
+  s.rows = A.rows;
+  s.cols = A.cols;
+  s.nnz = A.nnz();
+  s.hack_size = hack_size;
+  s.value_size = sizeof(T);
+  if (A.rows == 0) return s;
+
+  s.min_row_length = A.row_length(0);
+  offset_t hll_slots = 0;
+  index_t hack_width = 0;
+  for (index_t r = 0; r < A.rows; ++r) {
+    const index_t length = A.row_length(r);
+    s.min_row_length = std::min(s.min_row_length, length);
+    s.max_row_length = std::max(s.max_row_length, length);
+    if (length == 0) ++s.empty_rows;
+    hack_width = std::max(hack_width, length);
+    if ((r + 1) % hack_size == 0 || r + 1 == A.rows) {  // a hack ends here
+      hll_slots += offset_t(hack_width) * hack_size;
+      hack_width = 0;
+    }
+  }
+  s.mean_row_length = double(s.nnz) / A.rows;
+  double deviation = 0;
+  for (index_t r = 0; r < A.rows; ++r) deviation += std::abs(A.row_length(r) - s.mean_row_length);
+  s.row_length_avg_deviation_pct =
+      s.mean_row_length > 0 ? 100.0 * deviation / A.rows / s.mean_row_length : 0.0;
+
+  const double ell_slots = double(s.max_row_length) * A.rows;
+  s.ell_fill = s.nnz > 0 ? ell_slots / s.nnz : 0.0;
+  s.hll_fill = s.nnz > 0 ? double(hll_slots) / s.nnz : 0.0;
+
+  const std::size_t v = sizeof(T), i = sizeof(index_t);
+  s.bytes_coo = std::size_t(s.nnz) * (v + 2 * i);
+  s.bytes_csr = std::size_t(s.nnz) * (v + i) + (std::size_t(A.rows) + 1) * i;
+  s.bytes_ell = std::size_t(ell_slots) * (v + i) + std::size_t(A.rows) * i;
+  const std::size_t hacks = (std::size_t(A.rows) + hack_size - 1) / hack_size;
+  s.bytes_hll = std::size_t(hll_slots) * (v + i) + std::size_t(A.rows) * i +
+                hacks * (i + sizeof(offset_t));
+  return s;
+}
+
+namespace {
+std::string megabytes(std::size_t bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f MB", bytes / 1e6);
+  return buffer;
+}
+}  // namespace
+
+std::string format_stats(const MatrixStats& s) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "  rows x cols        %d x %d\n  nonzeros           %d\n", s.rows,
+                s.cols, s.nnz);
+  out << line;
+  std::snprintf(line, sizeof line,
+                "  row length         min %d, mean %.2f, max %d (avg deviation %.1f%%), %d empty\n",
+                s.min_row_length, s.mean_row_length, s.max_row_length,
+                s.row_length_avg_deviation_pct, s.empty_rows);
+  out << line;
+  std::snprintf(line, sizeof line, "  fill (slots/nnz)   ELL %.2f, HLL(%d) %.2f\n", s.ell_fill,
+                s.hack_size, s.hll_fill);
+  out << line;
+  out << "  storage (" << (s.value_size == 4 ? "float" : "double") << ")   COO "
+      << megabytes(s.bytes_coo) << ", CSR " << megabytes(s.bytes_csr) << ", ELL "
+      << megabytes(s.bytes_ell) << ", HLL " << megabytes(s.bytes_hll) << "\n";
+  return out.str();
+}
+
+void check_ell_size(const MatrixStats& s, double max_fill, std::size_t max_bytes) {
+  const double ratio = s.bytes_csr > 0 ? double(s.bytes_ell) / double(s.bytes_csr) : 0.0;
+  if (ratio <= max_fill && s.bytes_ell <= max_bytes) return;
+  std::ostringstream why;
+  why << "ELLPACK would need " << megabytes(s.bytes_ell) << " (" << s.rows << " rows padded to "
+      << s.max_row_length << " entries), " << ratio << "x the CSR storage of "
+      << megabytes(s.bytes_csr);
+  if (s.bytes_ell > max_bytes) why << " and more than the limit of " << megabytes(max_bytes);
+  else why << " (limit --max-ell-fill " << max_fill << ")";
+  why << "; use --format hll (" << megabytes(s.bytes_hll) << ") or --format csr instead";
+  throw InputError(why.str());
+}
+
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : std::size_t(1) << 34;
+}
+
+template MatrixStats compute_stats(const CsrMatrix<float>&, index_t);
+template MatrixStats compute_stats(const CsrMatrix<double>&, index_t);
+
+}  // namespace cgs

@@ -1,0 +1,39 @@
+// Matrix statistics (`cgsolve --info`) and the ELLPACK memory guard.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "formats/csr.hpp"
+
+namespace cgs {
+
+struct MatrixStats {
+  index_t rows = 0;
+  index_t cols = 0;
+  index_t nnz = 0;
+  index_t min_row_length = 0;
+  index_t max_row_length = 0;
+  double mean_row_length = 0;
+  double row_length_avg_deviation_pct = 0;  // mean |len - mean| / mean * 100 (Cranfield study)
+  index_t empty_rows = 0;
+  double ell_fill = 0;  // stored ELL slots / nnz
+  double hll_fill = 0;  // stored HLL slots / nnz (for the given hack size)
+  index_t hack_size = 32;
+  std::size_t bytes_coo = 0, bytes_csr = 0, bytes_ell = 0, bytes_hll = 0;  // for double values
+  std::size_t value_size = 8;
+};
+
+template <typename T>
+MatrixStats compute_stats(const CsrMatrix<T>& A, index_t hack_size);
+
+std::string format_stats(const MatrixStats& s);  // human-readable block
+
+// Refuses ELLPACK when padding would be wasteful or not fit: fill over `max_fill` times the
+// nonzeros, or more than `max_bytes` (default: half the machine's memory). Throws InputError
+// with the sizes, suggesting HLL or CSR.
+void check_ell_size(const MatrixStats& s, double max_fill, std::size_t max_bytes);
+
+std::size_t physical_memory_bytes();
+
+}  // namespace cgs

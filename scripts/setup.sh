@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine for cgsolve and builds it into build/.
+# Idempotent: installs only missing packages and rebuilds only what changed.
+# CUDA is used when nvcc is on PATH or in /usr/local/cuda/bin; without it the CPU paths build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake make g++ libeigen3-dev libcli11-dev doctest-dev nlohmann-json3-dev zlib1g-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${CGSOLVE_CMAKE_ARGS:-} >build-configure.log ||
+  { cat build-configure.log; exit 1; }
+grep -E "cgsolve: CUDA" build-configure.log || true
+cmake --build build -j"$(nproc)"

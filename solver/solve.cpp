@@ -1,0 +1,169 @@
+#include "solver/solve.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "formats/convert.hpp"
+#include "formats/row_order.hpp"
+#include "solver/cpu_ops.hpp"
+
+namespace cgs {
+
+std::string to_string(Preconditioner p) { return p == Preconditioner::jacobi ? "jacobi" : "none"; }
+
+std::string to_string(CgStatus status) {
+  switch (status) {
+    case CgStatus::converged: return "converged";
+    case CgStatus::max_iterations: return "not converged (maximum iterations reached)";
+    case CgStatus::breakdown: return "breakdown: p'Ap <= 0, the matrix is not positive definite";
+    case CgStatus::non_finite: return "breakdown: NaN or Inf appeared";
+    case CgStatus::zero_rhs: return "converged (b = 0, so x = 0)";
+  }
+  return "?";
+}
+
+double SolveReport::spmv_gflops() const {
+  return times.spmv_median_seconds > 0 ? 2.0 * nnz / times.spmv_median_seconds / 1e9 : 0.0;
+}
+
+std::vector<double> multiply(const CsrMatrix<double>& A, const std::vector<double>& x) {
+  std::vector<double> y(A.rows, 0.0);
+#pragma omp parallel for schedule(static)
+  for (index_t r = 0; r < A.rows; ++r) {
+    double sum = 0;
+    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k) sum += A.values[k] * x[A.col_idx[k]];
+    y[r] = sum;
+  }
+  return y;
+}
+
+double norm2(const std::vector<double>& v) {
+  double sum = 0;
+  for (double e : v) sum += e * e;
+  return std::sqrt(sum);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void check_system(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x) {
+  if (A.rows != A.cols)
+    throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
+                     std::to_string(A.cols));
+  if (b.size() != std::size_t(A.rows))
+    throw InputError("the right-hand side has " + std::to_string(b.size()) +
+                     " entries but the matrix has " + std::to_string(A.rows) + " rows");
+  if (x.empty()) x.assign(A.rows, 0.0);
+  if (x.size() != std::size_t(A.rows))
+    throw InputError("the initial guess has " + std::to_string(x.size()) +
+                     " entries but the matrix has " + std::to_string(A.rows) + " rows");
+}
+
+// 1 / diag(A) for Jacobi; a non-positive diagonal means A is not SPD.
+std::vector<double> inverse_diagonal(const CsrMatrix<double>& A, const RowPermutation& P) {
+  std::vector<double> d = diagonal(A);
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (!(d[i] > 0)) {
+      const std::size_t row = P.empty() ? i : std::size_t(P.new_to_old[i]);
+      throw InputError("Jacobi preconditioning needs a positive diagonal, but A(" +
+                       std::to_string(row + 1) + "," + std::to_string(row + 1) + ") = " +
+                       std::to_string(d[i]) + ": the matrix is not SPD");
+    }
+    d[i] = 1.0 / d[i];
+  }
+  return d;
+}
+
+template <typename T>
+std::vector<T> cast(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+void summarise_spmv_times(const std::vector<double>& times, SolveTimes& t) {
+  if (times.empty()) return;
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  t.spmv_total_seconds = std::accumulate(sorted.begin(), sorted.end(), 0.0);
+  t.spmv_mean_seconds = t.spmv_total_seconds / sorted.size();
+  t.spmv_median_seconds = sorted[sorted.size() / 2];
+  t.spmv_min_seconds = sorted.front();
+}
+
+template <typename T>
+SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
+                     std::vector<double>& x, const SolveOptions& options) {
+  SolveReport report;
+  report.nnz = A.nnz();
+
+  // Row sorting: P A P^T once, before anything else (see formats/row_order.hpp).
+  auto start = Clock::now();
+  RowPermutation P;
+  CsrMatrix<double> sorted;
+  if (options.sort_rows) {
+    P = sort_rows_by_length(A);
+    sorted = permute_symmetric(A, P);
+  }
+  const CsrMatrix<double>& system = options.sort_rows ? sorted : A;
+  const std::vector<double> b_in = options.sort_rows ? P.to_new(b) : b;
+  const std::vector<double> x_in = options.sort_rows ? P.to_new(x) : x;
+  report.times.sort_seconds = since(start);
+
+  start = Clock::now();
+  std::unique_ptr<SpmvBackend<T>> backend;
+  if constexpr (std::is_same_v<T, double>) backend = make_backend(system, options.backend);
+  else backend = make_backend(cast_values<T>(system), options.backend);
+  report.backend_name = backend->name();
+  report.times.convert_seconds = since(start);
+
+  const std::size_t n = std::size_t(system.rows);
+  auto ops = make_vector_ops<T>(options.backend.device, n, options.backend.threads);
+  start = Clock::now();
+  DeviceVector<T> b_dev(*ops, n), x_dev(*ops, n);
+  DeviceVector<T> inv_diag(*ops, options.preconditioner == Preconditioner::jacobi ? n : 0);
+  ops->upload(cast<T>(b_in).data(), b_dev.data(), n);
+  ops->upload(cast<T>(x_in).data(), x_dev.data(), n);
+  if (options.preconditioner == Preconditioner::jacobi)
+    ops->upload(cast<T>(inverse_diagonal(system, P)).data(), inv_diag.data(), n);
+  report.times.upload_seconds = since(start);
+
+  CgOptions cg = options.cg;
+  if (cg.check_every <= 0) cg.check_every = options.backend.device == Device::gpu ? 16 : 1;
+  report.cg = conjugate_gradient(*backend, *ops, inv_diag.size() ? inv_diag.data() : nullptr,
+                                 b_dev.data(), x_dev.data(), cg);
+
+  start = Clock::now();
+  std::vector<T> x_out(n);
+  ops->download(x_dev.data(), x_out.data(), n);
+  x.assign(x_out.begin(), x_out.end());
+  if (options.sort_rows) x = P.to_original(x);
+  report.times.download_seconds = since(start);
+
+  report.times.solve_seconds = report.cg.solve_seconds;
+  summarise_spmv_times(report.cg.spmv_seconds, report.times);
+  if (report.cg.iterations > 0)
+    report.times.other_per_iteration_seconds =
+        (report.times.solve_seconds - report.times.spmv_total_seconds) / report.cg.iterations;
+
+  const double b_norm = norm2(b);
+  std::vector<double> residual = multiply(A, x);
+  for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = b[i] - residual[i];
+  report.true_relative_residual = b_norm > 0 ? norm2(residual) / b_norm : norm2(residual);
+  return report;
+}
+
+}  // namespace
+
+SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
+                         std::vector<double>& x, const SolveOptions& options) {
+  check_system(A, b, x);
+  if (options.precision == Precision::single) return solve_in<float>(A, b, x, options);
+  return solve_in<double>(A, b, x, options);
+}
+
+}  // namespace cgs

@@ -1,0 +1,57 @@
+// One call from a matrix and right-hand side to a solution: the path cgsolve and netsolve share.
+//
+// solve_system() sorts rows if asked (P A P^T, b permuted in, x permuted back out), casts to the
+// requested precision, builds the SpMV backend and the device's vector operations, copies the
+// system to the device once, runs (preconditioned) CG, copies x back once, and checks the true
+// residual ||b - A x|| / ||b|| on the host in double against the original matrix.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "formats/csr.hpp"
+#include "solver/cg.hpp"
+#include "spmv/backend.hpp"
+
+namespace cgs {
+
+enum class Preconditioner { none, jacobi };
+std::string to_string(Preconditioner p);
+
+struct SolveOptions {
+  BackendOptions backend;            // format, device, threads, kernel, hack size, ELL guard
+  Precision precision = Precision::double_;
+  bool sort_rows = false;
+  Preconditioner preconditioner = Preconditioner::none;
+  CgOptions cg;                      // check_every <= 0 picks the device's default
+};
+
+struct SolveTimes {
+  double sort_seconds = 0;      // building the permutation and P A P^T
+  double convert_seconds = 0;   // CSR -> format, on the host
+  double upload_seconds = 0;    // system to the device (and backend construction there)
+  double solve_seconds = 0;     // the CG loop, device clock
+  double download_seconds = 0;  // x back to the host
+  double spmv_total_seconds = 0;
+  double spmv_mean_seconds = 0, spmv_median_seconds = 0, spmv_min_seconds = 0;
+  double other_per_iteration_seconds = 0;  // (solve - spmv total) / iterations
+};
+
+struct SolveReport {
+  CgResult cg;
+  double true_relative_residual = 0;  // ||b - A x|| / ||b|| in double on the original matrix
+  std::string backend_name;           // e.g. "csr/omp"
+  index_t nnz = 0;
+  SolveTimes times;
+  double spmv_gflops() const;         // 2 nnz / median SpMV time
+};
+
+// x holds the initial guess on entry (resized to zeros if empty) and the solution on return.
+SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
+                         std::vector<double>& x, const SolveOptions& options);
+
+// y = A x on the host in double (the independent reference used for the true residual).
+std::vector<double> multiply(const CsrMatrix<double>& A, const std::vector<double>& x);
+double norm2(const std::vector<double>& v);
+
+}  // namespace cgs

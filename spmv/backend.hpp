@@ -1,0 +1,65 @@
+// The one interface the solver calls each iteration: y = A x on the backend's own memory.
+//
+// Each (format, device) pair implements it: spmv/cpu/serial_*.cpp (plain loops),
+// spmv/cpu/omp_*.cpp (OpenMP), spmv/cuda/*.cu (CUDA). A backend owns its copy of the matrix in
+// its device's memory, built once; apply() takes pointers in that same memory space (host
+// pointers on CPU, device pointers on GPU) and is asynchronous on the GPU (stream order).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "formats/csr.hpp"
+#include "formats/types.hpp"
+
+namespace cgs {
+
+enum class Device { serial, omp, gpu };
+std::string to_string(Device device);
+Device parse_device(const std::string& name);  // "serial", "cpu"/"omp", "gpu"; throws InputError
+
+// The GPU is missing or failed (no driver, no device, out of memory, a failed CUDA call).
+// cgsolve exits 4 for it.
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename T>
+class SpmvBackend {
+ public:
+  virtual ~SpmvBackend() = default;
+
+  // y = A * x; x has cols() entries, y has rows() entries, both in the backend's memory.
+  virtual void apply(const T* x, T* y) = 0;
+
+  virtual index_t rows() const = 0;
+  virtual index_t cols() const = 0;
+  virtual index_t nnz() const = 0;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;  // e.g. "csr/omp", "coo/cuda-segscan"
+
+  // The fewest bytes one product must move for this format: the real entries (values and
+  // indices), row pointers or lengths, x read once, y written once (see min_bytes_model).
+  virtual std::size_t min_bytes() const = 0;
+};
+
+struct BackendOptions {
+  Format format = Format::csr;
+  Device device = Device::omp;
+  index_t hack_size = 32;       // HLL
+  int threads = 0;              // OpenMP threads; 0 = all
+  std::string kernel;           // GPU kernel variant; empty = the format's default
+  int block_size = 0;           // GPU threads per block; 0 = kernel default
+  int blocks = 0;               // GPU grid size (COO segmented scan); 0 = kernel default
+  double max_ell_fill = 10.0;   // ELL guard (see formats/stats.hpp)
+};
+
+// Builds the backend for options.format / options.device from A (already row-sorted if asked).
+// Throws InputError for a bad combination, DeviceError when the GPU is unavailable.
+template <typename T>
+std::unique_ptr<SpmvBackend<T>> make_backend(const CsrMatrix<T>& A, const BackendOptions& options);
+
+}  // namespace cgs

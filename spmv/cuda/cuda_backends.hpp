@@ -1,0 +1,24 @@
+// Entry points of the CUDA side, called by the device-independent factories. Implemented in
+// spmv/cuda/*.cu when CUDA is built, and by spmv/cuda/no_cuda.cpp (which throws DeviceError)
+// when it is not, so no caller needs an #ifdef.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "spmv/backend.hpp"
+
+namespace cgs {
+
+// True when a CUDA driver and at least one device can be used; otherwise false and `why`
+// says what is missing (no driver, no device, built without CUDA).
+bool cuda_device_available(std::string* why = nullptr);
+
+// One line naming the device (e.g. "NVIDIA H100 80GB HBM3, 132 SMs, CUDA 13.0").
+std::string cuda_device_description();
+
+// The SpMV backend for options.format with options.kernel on the GPU (A copied to the device).
+template <typename T>
+std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>& A, const BackendOptions& options);
+
+}  // namespace cgs

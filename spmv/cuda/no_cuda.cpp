@@ -1,0 +1,34 @@
+// Built instead of the CUDA sources when no CUDA compiler was found: every GPU request fails
+// with a DeviceError that says so (cgsolve exits 4), and the CPU paths work as usual.
+#include "solver/cuda/cuda_ops.hpp"
+#include "spmv/cuda/cuda_backends.hpp"
+
+namespace cgs {
+
+namespace {
+constexpr const char* kNoCuda = "this cgsolve was built without CUDA (no nvcc found at build time)";
+}
+
+bool cuda_device_available(std::string* why) {
+  if (why) *why = kNoCuda;
+  return false;
+}
+
+std::string cuda_device_description() { return kNoCuda; }
+
+template <typename T>
+std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>&, const BackendOptions&) {
+  throw DeviceError(kNoCuda);
+}
+
+template <typename T>
+std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t) {
+  throw DeviceError(kNoCuda);
+}
+
+template std::unique_ptr<SpmvBackend<float>> make_cuda_backend(const CsrMatrix<float>&, const BackendOptions&);
+template std::unique_ptr<SpmvBackend<double>> make_cuda_backend(const CsrMatrix<double>&, const BackendOptions&);
+template std::unique_ptr<VectorOps<float>> make_cuda_vector_ops(std::size_t);
+template std::unique_ptr<VectorOps<double>> make_cuda_vector_ops(std::size_t);
+
+}  // namespace cgs

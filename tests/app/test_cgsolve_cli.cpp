@@ -1,0 +1,186 @@
+// cgsolve run as a process on the files in data/: exit codes, output files, the report.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "formats/matrix_market.hpp"
+#include "spmv/cuda/cuda_backends.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCgsolve = CGSOLVE_BINARY_DIR "/app/cgsolve";
+const std::string kData = CGSOLVE_SOURCE_DIR "/data";
+
+struct Run {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+Run cgsolve(const std::string& arguments) {
+  const std::string command = kCgsolve + " " + arguments + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+fs::path scratch_dir() {
+  fs::path dir = fs::temp_directory_path() / ("cgsolve-app-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("solves a SuiteSparse matrix in every format, sorted or not, and validates") {
+  for (std::string format : {"coo", "csr", "ell", "hll"})
+    for (std::string sort : {"", " --sort-rows"}) {
+      CAPTURE(format);
+      CAPTURE(sort);
+      const Run r = cgsolve("--matrix " + kData + "/matrices/gr_900_900_crg.mtx --format " + format +
+                            sort + " --tol 1e-12 --validate");
+      CHECK(r.exit_code == 0);
+      CHECK(contains(r.output, "converged in"));
+      CHECK(contains(r.output, "validate   PASS"));
+    }
+}
+
+TEST_CASE("the water-network system from EPANET solves with Jacobi on the serial device") {
+  const Run r = cgsolve("--matrix " + kData + "/systems/Exnet_EXN_step3.mtx.gz --rhs " + kData +
+                        "/systems/Exnet_EXN_step3_b.mtx.gz --precond jacobi --tol 1e-12 "
+                        "--device serial --format hll --sort-rows");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "hll/serial"));
+  CHECK(contains(r.output, "rows sorted by length"));
+}
+
+TEST_CASE("the written solution reads back equal to the solution, in the original order") {
+  const fs::path dir = scratch_dir();
+  const std::string out = (dir / "x.mtx").string(), report = (dir / "r.json").string(),
+                    history = (dir / "h.csv").string();
+  const Run r = cgsolve("--matrix " + kData + "/matrices/nos6.mtx --format ell --sort-rows "
+                        "--tol 1e-10 --quiet --output " + out + " --report " + report +
+                        " --history " + history);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.empty());  // --quiet
+  const std::vector<double> x = cgs::read_vector_market(out);
+  REQUIRE(x.size() == 675);
+  // b = A * ones: the answer is all ones, to the conditioning of nos6 (kappa ~ 8e6).
+  for (double v : x) CHECK(v == doctest::Approx(1.0).epsilon(1e-2));
+
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  CHECK(j["result"]["converged"] == true);
+  CHECK(j["matrix"]["rows"] == 675);
+  CHECK(j["solver"]["backend"] == "ell/omp");
+  const long iterations = j["result"]["iterations"];
+  CHECK(iterations > 0);
+  CHECK(j["result"]["true_relative_residual"].get<double>() < 1e-9);
+  CHECK(j["times"]["spmv_median_s"].get<double>() > 0);
+
+  std::ifstream h(history);
+  std::string line;
+  long lines = 0;
+  while (std::getline(h, line)) ++lines;
+  CHECK(lines == iterations + 2);  // header + iterations 0..k
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--info prints statistics without solving") {
+  const Run r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --info");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "494 x 494"));
+  CHECK(contains(r.output, "1666"));
+  CHECK_FALSE(contains(r.output, "result"));
+}
+
+TEST_CASE("exit codes: bad input 2, not converged 1, validation failed 3, usage 2") {
+  const fs::path dir = scratch_dir();
+  write_text(dir / "bad.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 1.0\n");
+  write_text(dir / "nonsym.mtx",
+             "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 2\n1 2 1\n2 2 2\n");
+  write_text(dir / "indefinite.mtx",
+             "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n2 2 -1\n");
+  write_text(dir / "b3.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n");
+
+  Run r = cgsolve("--matrix " + (dir / "missing.mtx").string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "missing.mtx"));
+
+  r = cgsolve("--matrix " + (dir / "bad.mtx").string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "bad.mtx:3"));
+
+  r = cgsolve("--matrix " + (dir / "nonsym.mtx").string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "not symmetric"));
+
+  r = cgsolve("--matrix " + (dir / "indefinite.mtx").string());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "not positive definite"));
+
+  r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --rhs " + (dir / "b3.mtx").string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "3 entries but the matrix has 494 rows"));
+
+  const std::string out = (dir / "never.mtx").string();
+  r = cgsolve("--matrix " + kData + "/matrices/bcsstk13.mtx --max-iters 10 --output " + out);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "not converged"));
+
+  // nos6 (kappa ~ 8e6) to a loose tolerance: the answer is off by more than 1e-6.
+  r = cgsolve("--matrix " + kData + "/matrices/nos6.mtx --tol 1e-6 --validate");
+  CHECK(r.exit_code == 3);
+  CHECK(contains(r.output, "validate   FAIL"));
+
+  r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --format dia");
+  CHECK(r.exit_code == 2);
+  r = cgsolve("--no-such-option");
+  CHECK(r.exit_code == 2);
+  r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --kernel csr-vector");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--device gpu"));
+  CHECK(cgsolve("--help").exit_code == 0);
+  CHECK(contains(cgsolve("--version").output, "cgsolve"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a failed write leaves no partial file") {
+  const fs::path dir = scratch_dir();
+  const Run r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --quiet --output " +
+                        (dir / "no-such-dir" / "x.mtx").string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "x.mtx"));
+  CHECK_FALSE(fs::exists(dir / "no-such-dir"));
+  // An unconverged run with --output writes nothing partial either: it writes the last iterate
+  // whole (the user asked for it) and exits 1.
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--device gpu without a GPU exits 4 with a clear message") {
+  std::string why;
+  if (cgs::cuda_device_available(&why)) {
+    MESSAGE("skipped: a GPU is present (covered by tests/gpu)");
+    return;
+  }
+  const Run r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --device gpu");
+  CHECK(r.exit_code == 4);
+  CHECK(contains(r.output, "GPU not available"));
+}

@@ -1,0 +1,118 @@
+// Format containers, conversions, row sorting and statistics.
+#include <doctest/doctest.h>
+
+#include "formats/convert.hpp"
+#include "formats/row_order.hpp"
+#include "formats/stats.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+
+namespace {
+// 4 x 4 with row lengths 2, 0, 3, 1:
+//  [1 0 2 0]
+//  [0 0 0 0]
+//  [3 4 0 5]
+//  [0 0 6 0]
+CsrMatrix<double> small() { return {4, 4, {0, 2, 2, 5, 6}, {0, 2, 0, 1, 3, 2}, {1, 2, 3, 4, 5, 6}}; }
+}  // namespace
+
+TEST_CASE("csr_from_triplets sorts entries and sums duplicates") {
+  const CsrMatrix<double> A = csr_from_triplets<double>(3, 3, {2, 0, 2, 0, 2}, {1, 2, 1, 0, 0},
+                                                        {1.0, 2.0, 3.0, 4.0, 5.0});
+  CHECK(A.row_ptr == std::vector<index_t>{0, 2, 2, 4});
+  CHECK(A.col_idx == std::vector<index_t>{0, 2, 0, 1});
+  CHECK(A.values == std::vector<double>{4.0, 2.0, 5.0, 4.0});
+}
+
+TEST_CASE("COO lists the entries by row with their rows") {
+  const CooMatrix<double> C = to_coo(small());
+  CHECK(C.row_idx == std::vector<index_t>{0, 0, 2, 2, 2, 3});
+  CHECK(C.col_idx == std::vector<index_t>{0, 2, 0, 1, 3, 2});
+}
+
+TEST_CASE("ELL is column-major, padded with zeros at valid columns") {
+  const EllMatrix<double> E = to_ell(small());
+  CHECK(E.width == 3);
+  CHECK(E.row_length == std::vector<index_t>{2, 0, 3, 1});
+  // slot j of row i at j * rows + i
+  CHECK(E.values == std::vector<double>{1, 0, 3, 6, 2, 0, 4, 0, 0, 0, 5, 0});
+  CHECK(E.col_idx[E.slot(2, 2)] == 3);
+  CHECK(E.col_idx[E.slot(0, 2)] == 2);  // padding: the row's last column
+  CHECK(E.col_idx[E.slot(1, 0)] == 0);  // empty row: column 0
+  for (index_t c : E.col_idx) CHECK((c >= 0 && c < 4));
+}
+
+TEST_CASE("HLL hacks have their own widths, offsets and a padded last hack") {
+  const HllMatrix<double> H = to_hll(small(), 3);  // hacks: rows 0-2, row 3 (+2 padding rows)
+  CHECK(H.hacks() == 2);
+  CHECK(H.hack_width == std::vector<index_t>{3, 1});
+  CHECK(H.hack_offset == std::vector<offset_t>{0, 9, 12});
+  // hack 0, slot j of local row r at j * 3 + r
+  CHECK(std::vector<double>(H.values.begin(), H.values.begin() + 9) ==
+        std::vector<double>{1, 0, 3, 2, 0, 4, 0, 0, 5});
+  CHECK(std::vector<double>(H.values.begin() + 9, H.values.end()) == std::vector<double>{6, 0, 0});
+  CHECK(H.col_idx[9] == 2);
+  for (index_t c : H.col_idx) CHECK((c >= 0 && c < 4));
+  CHECK_THROWS_AS(to_hll(small(), 0), InputError);
+}
+
+TEST_CASE("rows sorted by descending length, ties in original order") {
+  const RowPermutation P = sort_rows_by_length(small());
+  CHECK(P.new_to_old == std::vector<index_t>{2, 0, 3, 1});
+  CsrMatrix<double> A = poisson2d(3);  // lengths 3 4 3 / 4 5 4 / 3 4 3
+  CHECK(sort_rows_by_length(A).new_to_old == std::vector<index_t>{4, 1, 3, 5, 7, 0, 2, 6, 8});
+}
+
+TEST_CASE("P A P^T moves rows and columns together and keeps symmetry") {
+  const CsrMatrix<double> A = random_spd(40, 3, 11);
+  const RowPermutation P = sort_rows_by_length(A);
+  const CsrMatrix<double> B = permute_symmetric(A, P);
+  const std::vector<double> DA = to_dense(A), DB = to_dense(B);
+  for (index_t i = 0; i < 40; ++i)
+    for (index_t j = 0; j < 40; ++j)
+      CHECK(DB[i * 40 + j] == DA[P.new_to_old[i] * 40 + P.new_to_old[j]]);
+  CHECK(is_symmetric(B, 0.0, nullptr, nullptr));
+  for (index_t r = 0; r < B.rows; ++r)
+    CHECK(std::is_sorted(B.col_idx.begin() + B.row_ptr[r], B.col_idx.begin() + B.row_ptr[r + 1]));
+  const std::vector<double> v{1, 2, 3, 4};
+  const RowPermutation Q = sort_rows_by_length(small());
+  CHECK(Q.to_new(v) == std::vector<double>{3, 1, 4, 2});
+  CHECK(Q.to_original(Q.to_new(v)) == v);
+}
+
+TEST_CASE("symmetry check finds the asymmetric entry") {
+  index_t row = -1, col = -1;
+  CHECK(is_symmetric(poisson2d(4), 0.0, &row, &col));
+  CsrMatrix<double> A = poisson2d(4);
+  A.values[1] += 1e-3;  // A(0,1) changes, A(1,0) does not
+  CHECK_FALSE(is_symmetric(A, 1e-12, &row, &col));
+  CHECK(((row == 0 && col == 1) || (row == 1 && col == 0)));
+  CHECK_FALSE(is_symmetric(small(), 0.0, &row, &col));
+  CHECK(transpose(transpose(small())).values == small().values);
+}
+
+TEST_CASE("statistics: lengths, deviation, fill and bytes") {
+  const MatrixStats s = compute_stats(small(), 2);
+  CHECK(s.rows == 4);
+  CHECK(s.nnz == 6);
+  CHECK(s.min_row_length == 0);
+  CHECK(s.max_row_length == 3);
+  CHECK(s.empty_rows == 1);
+  CHECK(s.mean_row_length == doctest::Approx(1.5));
+  // |2-1.5| + |0-1.5| + |3-1.5| + |1-1.5| = 4; 4 / 4 rows / 1.5 = 66.7 %
+  CHECK(s.row_length_avg_deviation_pct == doctest::Approx(66.6667).epsilon(1e-4));
+  CHECK(s.ell_fill == doctest::Approx(12.0 / 6));
+  CHECK(s.hll_fill == doctest::Approx((2 * 2 + 3 * 2) / 6.0));  // hacks of 2: widths 2 and 3
+  CHECK(s.bytes_csr == 6 * 12 + 5 * 4);
+  CHECK(format_stats(s).find("avg deviation 66.7%") != std::string::npos);
+}
+
+TEST_CASE("ELL size guard: fill ratio and memory limit") {
+  MatrixStats s = compute_stats(random_matrix(2000, 4, 3, 0, 1500), 32);
+  CHECK_THROWS_AS(check_ell_size(s, 10.0, std::size_t(1) << 40), InputError);
+  CHECK_NOTHROW(check_ell_size(s, 1e6, std::size_t(1) << 40));
+  CHECK_THROWS_WITH_AS(check_ell_size(s, 1e6, 1000), doctest::Contains("more than the limit"),
+                       InputError);
+}

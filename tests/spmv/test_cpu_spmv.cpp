@@ -1,0 +1,127 @@
+// Every CPU backend (format x serial/OpenMP x sorted/unsorted x float/double) against the dense
+// reference product.
+#include <doctest/doctest.h>
+
+#include "formats/row_order.hpp"
+#include "spmv/backend.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+
+namespace {
+
+template <typename T>
+std::vector<T> apply_backend(const CsrMatrix<double>& A, const std::vector<double>& x,
+                             const BackendOptions& options) {
+  auto backend = make_backend(cast_values<T>(A), options);
+  const std::vector<T> x_t(x.begin(), x.end());
+  std::vector<T> y(A.rows, T(-7));  // garbage: every entry must be overwritten
+  backend->apply(x_t.data(), y.data());
+  return y;
+}
+
+template <typename T>
+void check_all_backends(double tolerance) {
+  for (const auto& [name, A] : spmv_test_matrices()) {
+    const std::vector<double> x = random_vector(A.cols, 42);
+    for (Format format : {Format::coo, Format::csr, Format::ell, Format::hll}) {
+      for (Device device : {Device::serial, Device::omp}) {
+        for (bool sorted : {false, true}) {
+          for (int threads : {1, 2, 3, 7}) {
+            if (device == Device::serial && threads > 1) continue;
+            CAPTURE(name);
+            CAPTURE(to_string(format));
+            CAPTURE(to_string(device));
+            CAPTURE(sorted);
+            CAPTURE(threads);
+            BackendOptions options;
+            options.format = format;
+            options.device = device;
+            options.threads = threads;
+            options.hack_size = format == Format::hll && threads == 3 ? 5 : 32;  // odd hacks too
+            options.max_ell_fill = 1e9;  // the long-row matrix is a deliberate ELL worst case
+            std::vector<double> expected;
+            std::vector<T> y;
+            if (sorted) {
+              const RowPermutation P = sort_rows_by_length(A);
+              const CsrMatrix<double> B = permute_symmetric(A, P);
+              expected = P.to_original(dense_product(B, P.to_new(x)));
+              std::vector<T> y_sorted = apply_backend<T>(B, P.to_new(x), options);
+              y = P.to_original(y_sorted);
+            } else {
+              expected = dense_product(A, x);
+              y = apply_backend<T>(A, x, options);
+            }
+            CHECK(relative_error(y, expected) <= tolerance);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every CPU backend agrees with the dense product in double to 1e-12") {
+  check_all_backends<double>(1e-12);
+}
+
+TEST_CASE("every CPU backend agrees with the dense product in float to 1e-5") {
+  check_all_backends<float>(1e-5);
+}
+
+TEST_CASE("sorted products equal A x in the original order") {
+  // Independent of the permutation code's own inverse: compare against A x directly.
+  const CsrMatrix<double> A = random_matrix(100, 30, 9);
+  const std::vector<double> x = random_vector(100, 10);
+  const RowPermutation P = sort_rows_by_length(A);
+  const std::vector<double> y_permuted = dense_product(permute_symmetric(A, P), P.to_new(x));
+  const std::vector<double> expected = dense_product(A, x);
+  for (index_t k = 0; k < A.rows; ++k)
+    CHECK(y_permuted[k] == doctest::Approx(expected[P.new_to_old[k]]).epsilon(1e-12));
+}
+
+TEST_CASE("backend names, sizes and the bytes model") {
+  const CsrMatrix<double> A = poisson2d(4);  // 16 rows, 64 nonzeros
+  BackendOptions options;
+  options.format = Format::csr;
+  options.device = Device::omp;
+  auto backend = make_backend(A, options);
+  CHECK(backend->name() == "csr/omp");
+  CHECK(backend->rows() == 16);
+  CHECK(backend->nnz() == 64);
+  // 64 * (8 + 4) entries + 17 * 4 row pointers + 16 * 8 x + 16 * 8 y
+  CHECK(backend->min_bytes() == 64 * 12 + 17 * 4 + 16 * 8 * 2);
+  options.format = Format::coo;
+  options.device = Device::serial;
+  CHECK(make_backend(cast_values<float>(A), options)->min_bytes() == 64 * 12 + 16 * 4 * 2);
+}
+
+TEST_CASE("ELL guard refuses a matrix whose padding would explode, naming the sizes") {
+  CsrMatrix<double> A = random_matrix(2000, 4, 3, 0, 1500);  // one row of 1500, others short
+  BackendOptions options;
+  options.format = Format::ell;
+  options.device = Device::serial;
+  try {
+    make_backend(A, options);
+    FAIL("ELL should have been refused");
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    CHECK(message.find("ELLPACK would need") != std::string::npos);
+    CHECK(message.find("2000 rows padded to") != std::string::npos);
+    CHECK(message.find("--format hll") != std::string::npos);
+  }
+  options.format = Format::hll;
+  CHECK_NOTHROW(make_backend(A, options));
+}
+
+TEST_CASE("asking for the GPU in a build or machine without one is a DeviceError") {
+#ifndef CGSOLVE_HAVE_CUDA
+  BackendOptions options;
+  options.device = Device::gpu;
+  CHECK_THROWS_AS(make_backend(poisson2d(3), options), DeviceError);
+#else
+  MESSAGE("built with CUDA: the no-GPU path is covered by tests/app (exit code 4)");
+#endif
+}
