@@ -455,30 +455,63 @@ void read_entries(Scanner& in, const Header& header, Add&& add) {
   }
 }
 
-struct Triplets {
-  std::vector<index_t> rows, cols;
-  std::vector<double> values;
-
-  void push(index_t row, index_t col, double value) {
-    rows.push_back(row);
-    cols.push_back(col);
-    values.push_back(value);
+// Collects the entries of a matrix, adding the mirror image of symmetric storage.
+class MatrixBuilder {
+ public:
+  MatrixBuilder(const Header& header, std::size_t file_bytes)
+      : rows_count_(static_cast<index_t>(header.rows)),
+        cols_count_(static_cast<index_t>(header.cols)),
+        mirrored_(header.symmetry != MmSymmetry::general),
+        skew_(header.symmetry == MmSymmetry::skew_symmetric) {
+    // Reserving for the declared count alone would let a corrupt size line claim gigabytes;
+    // every entry takes at least 2 bytes ("1\n" in an array file), which bounds the real count.
+    auto stored = std::min<std::size_t>(static_cast<std::size_t>(header.entries), file_bytes / 2);
+    std::size_t expected = mirrored_ ? 2 * stored : stored;
+    rows_.reserve(expected);
+    cols_.reserve(expected);
+    values_.reserve(expected);
   }
+
+  void add(const Scanner& in, index_t row, index_t col, double value, long line) {
+    if (skew_ && row == col) {
+      in.fail_at(line, "diagonal entry (" + std::to_string(row + 1) + ", " +
+                           std::to_string(col + 1) + ") in a skew-symmetric matrix");
+    }
+    const bool mirror = mirrored_ && row != col;
+    if (values_.size() + (mirror ? 2 : 1) > static_cast<std::size_t>(kIndexLimit)) {
+      in.fail_at(line, "more than " + std::to_string(kIndexLimit) +
+                           " nonzeros (after symmetric expansion): beyond the 32-bit index limit");
+    }
+    push(row, col, value);
+    if (mirror) push(col, row, skew_ ? -value : value);
+  }
+
+  CsrMatrix<double> build() {
+    return csr_from_triplets<double>(rows_count_, cols_count_, std::move(rows_), std::move(cols_),
+                                     std::move(values_));
+  }
+
+ private:
+  void push(index_t row, index_t col, double value) {
+    rows_.push_back(row);
+    cols_.push_back(col);
+    values_.push_back(value);
+  }
+
+  const index_t rows_count_;
+  const index_t cols_count_;
+  const bool mirrored_;
+  const bool skew_;
+  std::vector<index_t> rows_, cols_;
+  std::vector<double> values_;
 };
-
-// Reserving for the declared count would let a corrupt size line claim gigabytes; an entry
-// takes at least 6 bytes ("1 1 1\n"), so the file size bounds the real count.
-std::size_t plausible_entries(const Header& header, std::size_t file_bytes) {
-  auto stored = std::min<std::size_t>(static_cast<std::size_t>(header.entries), file_bytes / 2);
-  return header.symmetry == MmSymmetry::general ? stored : 2 * stored;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info) {
+// Everything but the sorting, which is left to the caller so that the file's text is freed
+// first: it can be as large as the matrix.
+MatrixBuilder read_matrix_entries(const std::string& path, MatrixMarketInfo* info) {
   const FileText text = load_file(path);
   Scanner in(path, text.view());
   const Header header = read_header(in);
@@ -487,37 +520,22 @@ CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* 
                                      std::to_string(header.cols) +
                                      " exceeds the 32-bit index limit");
   }
-  Triplets triplets;
-  std::size_t reserve = plausible_entries(header, text.size);
-  triplets.rows.reserve(reserve);
-  triplets.cols.reserve(reserve);
-  triplets.values.reserve(reserve);
-
-  const bool mirrored = header.symmetry != MmSymmetry::general;
-  const bool skew = header.symmetry == MmSymmetry::skew_symmetric;
-  const double mirror_sign = skew ? -1.0 : 1.0;
+  MatrixBuilder matrix(header, text.size);
   read_entries(in, header, [&](index_t row, index_t col, double value, long line) {
-    if (skew && row == col) {
-      in.fail_at(line, "diagonal entry (" + std::to_string(row + 1) + ", " +
-                           std::to_string(col + 1) + ") in a skew-symmetric matrix");
-    }
-    std::size_t added = (mirrored && row != col) ? 2 : 1;
-    if (triplets.values.size() + added > static_cast<std::size_t>(kIndexLimit)) {
-      in.fail_at(line, "more than " + std::to_string(kIndexLimit) +
-                           " nonzeros (after symmetric expansion): beyond the 32-bit index limit");
-    }
-    triplets.push(row, col, value);
-    if (added == 2) triplets.push(col, row, mirror_sign * value);
+    matrix.add(in, row, col, value, line);
   });
-
   if (info != nullptr) {
     info->field = header.field;
     info->symmetry = header.symmetry;
     info->entries_stored = static_cast<long>(header.entries);
   }
-  return csr_from_triplets<double>(static_cast<index_t>(header.rows),
-                                   static_cast<index_t>(header.cols), std::move(triplets.rows),
-                                   std::move(triplets.cols), std::move(triplets.values));
+  return matrix;
+}
+
+}  // namespace
+
+CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info) {
+  return read_matrix_entries(path, info).build();
 }
 
 std::vector<double> read_vector_market(const std::string& path) {

@@ -568,7 +568,7 @@ TEST_CASE("Matrix Market: SuiteSparse LFAT5 (real symmetric, lower triangle stor
 }
 
 TEST_CASE("Matrix Market: EPANET Net3 system (gzip, symmetric, unsorted) and its right side") {
-  CsrMatrix<double> A = read_matrix_market(CGSOLVE_SOURCE_DIR "/tests/data/mm/Net3_step1.mtx.gz");
+  CsrMatrix<double> A = read_matrix_market(CGSOLVE_SOURCE_DIR "/data/systems/Net3_step1.mtx.gz");
   CHECK(A.rows == 92);
   CHECK(A.nnz() == 2 * 206 - 92);
   const Dense dense = to_rows(A);
@@ -577,7 +577,7 @@ TEST_CASE("Matrix Market: EPANET Net3 system (gzip, symmetric, unsorted) and its
   CHECK(dense[6][8] == -0.26414502474402946);
 
   std::vector<double> b =
-      read_vector_market(CGSOLVE_SOURCE_DIR "/tests/data/mm/Net3_step1_b.mtx.gz");
+      read_vector_market(CGSOLVE_SOURCE_DIR "/data/systems/Net3_step1_b.mtx.gz");
   REQUIRE(b.size() == 92);
   CHECK(b.front() == -0.81296176371107387);
   CHECK(b.back() == 0.16058536962194042);

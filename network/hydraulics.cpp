@@ -1,0 +1,967 @@
+#include "network/hydraulics.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+
+#include "formats/convert.hpp"
+#include "formats/types.hpp"
+
+namespace cgs::net {
+namespace {
+
+// EPANET's constants (hydcoeffs.c, hydraul.c): big and small coefficients for closed/open links
+// and active valves, the flow that stands for zero, and the friction-factor constants.
+constexpr double kBig = 1.0e8;
+constexpr double kSmall = 1.0e-6;
+constexpr double kZeroFlow = 1.0e-6;
+constexpr double kTiny = 1.0e-6;
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kA1 = 1000.0 * kPi;                 // Re = 4000 boundary (w = Re * pi / 4)
+constexpr double kA2 = 500.0 * kPi;                  // Re = 2000
+constexpr double kA8 = 4.61841319859066668690;       // 5.74 (pi/4)^0.9
+constexpr double kA9 = -0.868588963806503655300;     // -2 / ln 10
+constexpr double kAB = 3.28895476345399058690e-03;   // 5.74 / 4000^0.9
+constexpr double kAC = -5.14214965799093883760e-03;  // -2 * 0.9 * 2 / ln 10 * AB
+
+double sign(double x) { return x < 0 ? -1.0 : 1.0; }  // EPANET's SGN: +1 at 0
+
+bool is_pipe(LinkType t) { return t == LinkType::pipe || t == LinkType::cv_pipe; }
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Darcy-Weisbach friction factor and its derivative with respect to |q|: Swamee-Jain above
+// Re = 4000, Dunlop's cubic interpolation between Re = 2000 and 4000 (laminar flow is handled by
+// the caller). e = roughness / diameter, s = viscosity * diameter.
+double friction_factor(double q, double e, double s, double& dfdq) {
+  const double w = q / s;
+  if (w >= kA1) {
+    const double y1 = kA8 / std::pow(w, 0.9);
+    const double y2 = e / 3.7 + y1;
+    const double y3 = kA9 * std::log(y2);
+    const double f = 1.0 / (y3 * y3);
+    dfdq = 1.8 * f * y1 * kA9 / y2 / y3 / q;
+    return f;
+  }
+  const double y2 = e / 3.7 + kAB;
+  const double y3 = kA9 * std::log(y2);
+  const double fa = 1.0 / (y3 * y3);
+  const double fb = (2.0 + kAC / (y2 * y3)) * fa;
+  const double r = w / kA2;
+  const double x1 = 7.0 * fa - fb;
+  const double x2 = 0.128 - 17.0 * fa + 2.5 * fb;
+  const double x3 = -0.128 + 13.0 * fa - (fb + fb);
+  const double x4 = 0.032 - 3.0 * fa + 0.5 * fb;
+  dfdq = (x2 + r * (2.0 * x3 + r * 3.0 * x4)) / s / kA2;
+  return x1 + r * (x2 + r * (x3 + r * x4));
+}
+
+double interpolate(const std::vector<double>& x, const std::vector<double>& y, double at) {
+  const std::size_t n = x.size();
+  if (n == 0) return 0;
+  if (at <= x.front()) return y.front();
+  if (at >= x.back()) return y.back();
+  std::size_t k = 1;
+  while (k < n && x[k] < at) ++k;
+  const double dx = x[k] - x[k - 1];
+  if (std::abs(dx) < kTiny) return y[k];
+  return y[k] - (x[k] - at) * (y[k] - y[k - 1]) / dx;
+}
+
+}  // namespace
+
+GradientAlgorithm::GradientAlgorithm(const Network& net)
+    : net_(net), opt_(net.options), nj_(net.junction_count) {
+  const std::size_t n = net.nodes.size(), m = net.links.size();
+  head_.assign(n, 0.0);
+  demand_.assign(n, 0.0);
+  fixed_inflow_.assign(n, 0.0);
+  emitter_flow_.assign(n, 0.0);
+  xflow_.assign(n, 0.0);
+  flow_.assign(m, 0.0);
+  setting_.assign(m, 0.0);
+  P_.assign(m, 0.0);
+  Y_.assign(m, 0.0);
+  R_.assign(m, 0.0);
+  status_.assign(m, LinkStatus::open);
+  build_structure();
+  compute_resistances();
+}
+
+// One diagonal per junction and one off-diagonal pair per pair of junctions joined by links
+// (parallel links share it), as EPANET's sparse matrix; slots are found once.
+void GradientAlgorithm::build_structure() {
+  std::vector<index_t> rows, cols;
+  for (int i = 0; i < nj_; ++i) rows.push_back(i), cols.push_back(i);
+  for (const Link& link : net_.links) {
+    if (!net_.is_junction(link.from) || !net_.is_junction(link.to)) continue;
+    rows.push_back(link.from), cols.push_back(link.to);
+    rows.push_back(link.to), cols.push_back(link.from);
+  }
+  std::vector<double> zeros(rows.size(), 0.0);
+  system_.A = csr_from_triplets<double>(nj_, nj_, rows, cols, zeros);
+  system_.b.assign(nj_, 0.0);
+  const CsrMatrix<double>& A = system_.A;
+  auto slot = [&](int r, int c) {
+    auto first = A.col_idx.begin() + A.row_ptr[r], last = A.col_idx.begin() + A.row_ptr[r + 1];
+    return static_cast<int>(std::lower_bound(first, last, c) - A.col_idx.begin());
+  };
+  diag_slot_.resize(nj_);
+  for (int i = 0; i < nj_; ++i) diag_slot_[i] = slot(i, i);
+  link_slot_ij_.assign(net_.links.size(), -1);
+  link_slot_ji_.assign(net_.links.size(), -1);
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    const Link& link = net_.links[k];
+    if (!net_.is_junction(link.from) || !net_.is_junction(link.to)) continue;
+    link_slot_ij_[k] = slot(link.from, link.to);
+    link_slot_ji_[k] = slot(link.to, link.from);
+  }
+}
+
+// Resistance coefficients (EPANET's resistcoeff): h = R q^n for H-W and C-M, h = f R q^2 for D-W.
+void GradientAlgorithm::compute_resistances() {
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    const Link& link = net_.links[k];
+    if (!is_pipe(link.type)) {
+      R_[k] = link.type == LinkType::pump ? kBig : kSmall;
+      continue;
+    }
+    const double e = link.roughness, d = link.diameter, L = link.length;
+    switch (opt_.formula) {
+      case HeadlossFormula::hazen_williams:
+        R_[k] = 4.727 * L / std::pow(e, 1.852) / std::pow(d, 4.871);
+        break;
+      case HeadlossFormula::darcy_weisbach: {
+        const double area = kPi * d * d / 4.0;
+        R_[k] = L / 2.0 / 32.2 / d / (area * area);
+        break;
+      }
+      case HeadlossFormula::chezy_manning: {
+        const double c = 4.0 * e / (1.49 * kPi * d * d);
+        R_[k] = c * c * std::pow(d / 4.0, -1.333) * L;
+        break;
+      }
+    }
+  }
+}
+
+static double hexp(HeadlossFormula f) { return f == HeadlossFormula::hazen_williams ? 1.852 : 2.0; }
+
+void GradientAlgorithm::initialise() {
+  for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
+    const Node& node = net_.nodes[i];
+    head_[i] = node.type == NodeType::tank ? node.initial_head : node.elevation;
+  }
+  for (int i = 0; i < nj_; ++i) {
+    head_[i] = net_.nodes[i].elevation;
+    if (net_.nodes[i].emitter > 0) emitter_flow_[i] = 1.0;
+  }
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    const Link& link = net_.links[k];
+    status_[k] = link.status;
+    setting_[k] = link.setting;
+    // Pressure and flow control valves with a setting start ACTIVE.
+    const bool control_valve =
+        link.type == LinkType::prv || link.type == LinkType::psv || link.type == LinkType::fcv;
+    if (control_valve && link.setting != kMissing) status_[k] = LinkStatus::active;
+    if (is_closed(status_[k]))
+      flow_[k] = kZeroFlow;
+    else if (link.type == LinkType::pump)
+      flow_[k] = setting_[k] * net_.pumps[link.pump].q0;
+    else
+      flow_[k] = kPi * link.diameter * link.diameter / 4.0;  // 1 ft/s
+  }
+  set_demands_and_patterns();
+  apply_time_zero_controls();
+}
+
+// Demands, reservoir heads and pump speeds of the pattern period that contains time 0.
+void GradientAlgorithm::set_demands_and_patterns() {
+  const long period = net_.times.pattern_start / net_.times.pattern_step;
+  auto factor = [&](int p) {
+    if (p < 0) return 1.0;
+    const auto& f = net_.patterns[p].factors;
+    return f.empty() ? 1.0 : f[period % static_cast<long>(f.size())];
+  };
+  const int default_pattern = net_.default_pattern();
+  for (int i = 0; i < nj_; ++i) {
+    double sum = 0;
+    for (const Demand& d : net_.nodes[i].demands)
+      sum += d.base * factor(d.pattern >= 0 ? d.pattern : default_pattern) * opt_.demand_multiplier;
+    demand_[i] = sum;
+  }
+  for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
+    const Node& node = net_.nodes[i];
+    if (node.type == NodeType::reservoir && node.head_pattern >= 0)
+      head_[i] = node.elevation * factor(node.head_pattern);
+  }
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    const Link& link = net_.links[k];
+    if (link.type != LinkType::pump || net_.pumps[link.pump].speed_pattern < 0) continue;
+    const double speed = factor(net_.pumps[link.pump].speed_pattern);
+    setting_[k] = speed;
+    if (speed > 0 && is_closed(status_[k])) status_[k] = LinkStatus::open;
+    if (speed == 0 && !is_closed(status_[k])) status_[k] = LinkStatus::closed;
+  }
+}
+
+double GradientAlgorithm::tank_volume(int node, double head) const {
+  const Node& tank = net_.nodes[node];
+  if (tank.type != NodeType::tank) return 0.0;  // reservoirs: no volume
+  if (tank.volume_curve >= 0) {
+    const Curve& c = net_.curves[tank.volume_curve];
+    const double depth = (head - tank.elevation) * net_.units.length;
+    return interpolate(c.x, c.y, depth) / net_.units.volume;
+  }
+  const double area = kPi * tank.diameter * tank.diameter / 4.0;
+  return tank.min_volume + (head - tank.min_head) * area;
+}
+
+// Simple controls that act at time 0 (EPANET's controls()): tank levels, AT TIME 0 and
+// AT CLOCKTIME equal to the start clock time. Junction-pressure controls act after convergence.
+void GradientAlgorithm::apply_time_zero_controls() {
+  for (const Control& c : net_.controls) {
+    bool fire = false;
+    if (c.node >= 0 && !net_.is_junction(c.node)) {
+      const double v_now = tank_volume(c.node, head_[c.node]);
+      const double v_set = tank_volume(c.node, c.grade);
+      if (c.type == ControlType::low_level && v_now <= v_set) fire = true;
+      if (c.type == ControlType::high_level && v_now >= v_set) fire = true;
+    }
+    if (c.type == ControlType::timer && c.time == 0) fire = true;
+    if (c.type == ControlType::time_of_day && net_.times.start_clocktime % 86400 == c.time)
+      fire = true;
+    if (!fire) continue;
+    const Link& link = net_.links[c.link];
+    const LinkStatus s1 = is_closed(status_[c.link]) ? LinkStatus::closed : LinkStatus::open;
+    const double k2 = link.type != LinkType::pipe ? c.setting : setting_[c.link];
+    // A re-opened constant-power pump would start from zero flow, where its curve is infinite.
+    if (link.type == LinkType::pump && s1 == LinkStatus::closed && c.status == LinkStatus::open &&
+        net_.pumps[link.pump].type == PumpCurveType::constant_power)
+      flow_[c.link] = net_.pumps[link.pump].q0;
+    if (s1 != c.status || setting_[c.link] != k2) {
+      status_[c.link] = c.status;
+      setting_[c.link] = k2;
+    }
+  }
+}
+
+// ---- head loss coefficients: P = 1 / (dh/dq), Y = h / (dh/dq) ----------------------------------
+void GradientAlgorithm::headloss_coefficients() {
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    const int i = static_cast<int>(k);
+    switch (net_.links[k].type) {
+      case LinkType::pipe:
+      case LinkType::cv_pipe: pipe_coefficients(i); break;
+      case LinkType::pump: pump_coefficients(i); break;
+      case LinkType::pbv: pbv_coefficients(i); break;
+      case LinkType::tcv: tcv_coefficients(i); break;
+      case LinkType::gpv: gpv_coefficients(i); break;
+      case LinkType::prv:
+      case LinkType::psv:
+      case LinkType::fcv:
+        if (setting_[k] == kMissing)
+          valve_coefficients(i, net_.links[k].minor_loss);
+        else
+          P_[k] = 0.0;  // handled with the matrix (control_valve_contributions)
+        break;
+    }
+  }
+}
+
+void GradientAlgorithm::pipe_coefficients(int k) {
+  if (is_closed(status_[k])) {
+    P_[k] = 1.0 / kBig;
+    Y_[k] = flow_[k];
+    return;
+  }
+  if (opt_.formula == HeadlossFormula::darcy_weisbach) {
+    darcy_weisbach_coefficients(k);
+    return;
+  }
+  const double n = hexp(opt_.formula);
+  const double q = std::abs(flow_[k]);
+  const double ml = net_.links[k].minor_loss;
+  double hgrad = n * R_[k] * std::pow(q, n - 1.0);
+  double hloss;
+  // Low-flow linearisation: below RQtol the head loss is a straight line, so the gradient (and
+  // with it the matrix) never vanishes.
+  if (hgrad < opt_.rq_tolerance) {
+    hgrad = opt_.rq_tolerance / n;
+    hloss = hgrad * q;
+  } else {
+    hloss = hgrad * q / n;
+  }
+  if (ml > 0.0) {
+    hloss += ml * q * q;
+    hgrad += 2.0 * ml * q;
+  }
+  hloss *= sign(flow_[k]);
+  P_[k] = 1.0 / hgrad;
+  Y_[k] = hloss / hgrad;
+}
+
+void GradientAlgorithm::darcy_weisbach_coefficients(int k) {
+  const Link& link = net_.links[k];
+  const double q = std::abs(flow_[k]);
+  const double ml = link.minor_loss;
+  const double e = link.roughness / link.diameter;
+  const double s = opt_.viscosity * link.diameter;
+  double hloss, hgrad;
+  if (q <= kA2 * s) {  // laminar (Re <= 2000): Hagen-Poiseuille, f = 64 / Re
+    const double r = 16.0 * kPi * s * R_[k];
+    hloss = flow_[k] * (r + ml * q);
+    hgrad = r + 2.0 * ml * q;
+  } else {
+    double dfdq = 0.0;
+    const double f = friction_factor(q, e, s, dfdq);
+    const double r1 = f * R_[k] + ml;
+    hloss = r1 * q * flow_[k];
+    hgrad = 2.0 * r1 * q + dfdq * R_[k] * q * q;
+  }
+  P_[k] = 1.0 / hgrad;
+  Y_[k] = hloss / hgrad;
+}
+
+void GradientAlgorithm::curve_segment(int curve, double q, double& h0, double& r) const {
+  const Curve& c = net_.curves[curve];
+  const UnitSystem& u = net_.units;
+  q *= u.flow;  // curves are stored in the file's units
+  const std::size_t n = c.x.size();
+  std::size_t k2 = 0;
+  while (k2 < n && c.x[k2] < q) ++k2;
+  if (k2 == 0)
+    ++k2;
+  else if (k2 == n)
+    --k2;
+  const std::size_t k1 = k2 - 1;
+  r = (c.y[k2] - c.y[k1]) / (c.x[k2] - c.x[k1]);
+  h0 = c.y[k1] - r * c.x[k1];
+  h0 /= u.length;
+  r *= u.flow / u.length;
+}
+
+void GradientAlgorithm::pump_coefficients(int k) {
+  const double speed = setting_[k];
+  if (is_closed(status_[k]) || speed == 0.0) {
+    P_[k] = 1.0 / kBig;
+    Y_[k] = flow_[k];
+    return;
+  }
+  const Pump& pump = net_.pumps[net_.links[k].pump];
+  const double q = std::abs(flow_[k]);
+  double hloss, hgrad;
+  if (pump.type == PumpCurveType::custom) {
+    double h0, r;
+    curve_segment(pump.head_curve, q / speed, h0, r);
+    hgrad = -r * speed;
+    hloss = -h0 * speed * speed + hgrad * flow_[k];
+  } else {
+    const double h0 = speed * speed * pump.h0;
+    double n = pump.n;
+    if (std::abs(n - 1.0) < kTiny) n = 1.0;
+    const double r = pump.r * std::pow(speed, 2.0 - n);
+    if (pump.type == PumpCurveType::constant_power) {
+      hgrad = -r / q / q;
+      if (hgrad > kBig) {  // cannot deliver: closed
+        P_[k] = 1.0 / kBig;
+        Y_[k] = flow_[k];
+        return;
+      }
+      if (hgrad < kSmall) {  // no resistance: an open valve
+        P_[k] = 1.0 / kSmall;
+        Y_[k] = flow_[k];
+        return;
+      }
+      hloss = r / flow_[k];
+    } else if (n != 1.0) {
+      hgrad = n * r * std::pow(q, n - 1.0);
+      if (hgrad < opt_.rq_tolerance) {
+        hgrad = opt_.rq_tolerance;
+        hloss = h0 + hgrad * flow_[k];
+      } else {
+        hloss = h0 + hgrad * flow_[k] / n;
+      }
+    } else {
+      hgrad = r;
+      hloss = h0 + hgrad * flow_[k];
+    }
+  }
+  P_[k] = 1.0 / hgrad;
+  Y_[k] = hloss / hgrad;
+}
+
+// Open, closed or throttled valve: minor loss h = km q^2, linearised at low flow like pipes.
+void GradientAlgorithm::valve_coefficients(int k, double km) {
+  const double q = flow_[k];
+  if (is_closed(status_[k])) {
+    P_[k] = 1.0 / kBig;
+    Y_[k] = q;
+    return;
+  }
+  if (km > 0.0) {
+    double hgrad = 2.0 * km * std::abs(q), hloss;
+    if (hgrad < opt_.rq_tolerance) {
+      hgrad = opt_.rq_tolerance / 2.0;
+      hloss = q * hgrad;
+    } else {
+      hloss = q * hgrad / 2.0;
+    }
+    P_[k] = 1.0 / hgrad;
+    Y_[k] = hloss / hgrad;
+  } else {
+    P_[k] = 1.0 / kSmall;
+    Y_[k] = q;
+  }
+}
+
+void GradientAlgorithm::pbv_coefficients(int k) {
+  const double km = net_.links[k].minor_loss;
+  const double s = setting_[k];
+  if (s == kMissing || s == 0.0 || km * flow_[k] * flow_[k] > s) {
+    valve_coefficients(k, km);
+    return;
+  }
+  P_[k] = kBig;  // forces the head loss to equal the setting
+  Y_[k] = s * kBig;
+}
+
+void GradientAlgorithm::tcv_coefficients(int k) {
+  const Link& link = net_.links[k];
+  double km = link.minor_loss;
+  if (setting_[k] != kMissing) {
+    const double d2 = link.diameter * link.diameter;
+    km = 0.02517 * setting_[k] / (d2 * d2);
+  }
+  valve_coefficients(k, km);
+}
+
+void GradientAlgorithm::gpv_coefficients(int k) {
+  if (status_[k] == LinkStatus::closed) {
+    valve_coefficients(k, net_.links[k].minor_loss);
+    return;
+  }
+  const double q = std::max(std::abs(flow_[k]), kTiny);
+  double h0, r;
+  curve_segment(static_cast<int>(std::lround(setting_[k])), q, h0, r);
+  r = std::max(r, kTiny);
+  P_[k] = 1.0 / r;
+  Y_[k] = (h0 / r + q) * sign(flow_[k]);
+}
+
+void GradientAlgorithm::emitter_headloss(int i, double& hloss, double& hgrad) const {
+  const double ke = std::max(kSmall, net_.nodes[i].emitter);
+  const double q = emitter_flow_[i];
+  const double n = opt_.emitter_exponent;
+  hgrad = n * ke * std::pow(std::abs(q), n - 1.0);
+  if (hgrad < opt_.rq_tolerance) {
+    hgrad = opt_.rq_tolerance / n;
+    hloss = hgrad * q;
+  } else {
+    hloss = hgrad * q / n;
+  }
+  if (!opt_.emitter_backflow) {  // barrier against negative emitter flow
+    const double a = 1e9 * q, b = std::sqrt(a * a + 1e-6);
+    hloss += (a - b) / 2.0;
+    hgrad += 1e9 / 2.0 * (1.0 - a / b);
+  }
+}
+
+// ---- matrix assembly --------------------------------------------------------------------------
+void GradientAlgorithm::add_diag(int node, double v) {
+  if (node < nj_) system_.A.values[diag_slot_[node]] += v;
+}
+void GradientAlgorithm::add_rhs(int node, double v) {
+  if (node < nj_) system_.b[node] += v;
+}
+void GradientAlgorithm::add_offdiag(int link, double v) {
+  if (link_slot_ij_[link] < 0) return;
+  system_.A.values[link_slot_ij_[link]] += v;
+  system_.A.values[link_slot_ji_[link]] += v;
+}
+
+void GradientAlgorithm::link_contributions() {
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    if (P_[k] == 0.0) continue;
+    const int n1 = net_.links[k].from, n2 = net_.links[k].to;
+    const int i = static_cast<int>(k);
+    xflow_[n1] -= flow_[k];
+    xflow_[n2] += flow_[k];
+    add_offdiag(i, -P_[k]);
+    if (n1 < nj_) {
+      add_diag(n1, P_[k]);
+      add_rhs(n1, Y_[k]);
+    } else {
+      add_rhs(n2, P_[k] * head_[n1]);
+    }
+    if (n2 < nj_) {
+      add_diag(n2, P_[k]);
+      add_rhs(n2, -Y_[k]);
+    } else {
+      add_rhs(n1, P_[k] * head_[n2]);
+    }
+  }
+}
+
+// An emitter is a pipe from the junction to a reservoir at the junction's elevation.
+void GradientAlgorithm::emitter_contributions() {
+  for (int i = 0; i < nj_; ++i) {
+    if (net_.nodes[i].emitter == 0.0) continue;
+    double hloss, hgrad;
+    emitter_headloss(i, hloss, hgrad);
+    add_diag(i, 1.0 / hgrad);
+    add_rhs(i, (hloss + net_.nodes[i].elevation) / hgrad);
+    xflow_[i] -= emitter_flow_[i];
+  }
+}
+
+void GradientAlgorithm::demand_contributions() {
+  for (int i = 0; i < nj_; ++i) {
+    xflow_[i] -= demand_[i];
+    add_rhs(i, xflow_[i]);
+  }
+}
+
+// PRV, PSV and FCV with a setting (EPANET's valvecoeffs): an ACTIVE PRV (PSV) pins the head
+// downstream (upstream) with a 1e8 diagonal and passes the flow the other side needs; an active
+// FCV splits the network and moves its setting as a demand and a supply.
+void GradientAlgorithm::control_valve_contributions() {
+  for (int k : net_.valves) {
+    const Link& link = net_.links[k];
+    if (setting_[k] == kMissing) continue;
+    const int n1 = link.from, n2 = link.to;
+    const LinkType t = link.type;
+    if (t != LinkType::prv && t != LinkType::psv && t != LinkType::fcv) continue;
+    const bool active = status_[k] == LinkStatus::active;
+    if (t == LinkType::prv && active) {
+      const double hset = net_.nodes[n2].elevation + setting_[k];
+      P_[k] = 0.0;
+      Y_[k] = flow_[k] + xflow_[n2];
+      add_rhs(n2, hset * kBig);
+      add_diag(n2, kBig);
+      if (xflow_[n2] < 0.0) add_rhs(n1, xflow_[n2]);
+      continue;
+    }
+    if (t == LinkType::psv && active) {
+      const double hset = net_.nodes[n1].elevation + setting_[k];
+      P_[k] = 0.0;
+      Y_[k] = flow_[k] - xflow_[n1];
+      add_rhs(n1, hset * kBig);
+      add_diag(n1, kBig);
+      if (xflow_[n1] > 0.0) add_rhs(n2, xflow_[n1]);
+      add_offdiag(k, -1.0 / kBig);  // keeps the two sides connected
+      add_diag(n2, 1.0 / kBig);
+      continue;
+    }
+    if (t == LinkType::fcv && active) {
+      const double q = setting_[k];
+      xflow_[n1] -= q;
+      xflow_[n2] += q;
+      Y_[k] = flow_[k] - q;
+      add_rhs(n1, -q);
+      add_rhs(n2, q);
+      P_[k] = 1.0 / kBig;
+      add_offdiag(k, -P_[k]);
+      add_diag(n1, P_[k]);
+      add_diag(n2, P_[k]);
+      continue;
+    }
+    valve_coefficients(k, link.minor_loss);  // open, closed, or pressure-limited
+    add_offdiag(k, -P_[k]);
+    add_diag(n1, P_[k]);
+    add_diag(n2, P_[k]);
+    add_rhs(n1, Y_[k] - flow_[k]);
+    add_rhs(n2, -(Y_[k] - flow_[k]));
+  }
+}
+
+const JunctionSystem& GradientAlgorithm::assemble() {
+  headloss_coefficients();
+  std::fill(system_.A.values.begin(), system_.A.values.end(), 0.0);
+  std::fill(system_.b.begin(), system_.b.end(), 0.0);
+  std::fill(xflow_.begin(), xflow_.end(), 0.0);
+  link_contributions();
+  emitter_contributions();
+  demand_contributions();
+  control_valve_contributions();
+  return system_;
+}
+
+// ---- flow update (EPANET's newflows) -----------------------------------------------------------
+double GradientAlgorithm::update(const std::vector<double>& junction_heads, TrialReport& report) {
+  report.max_head_change = 0;
+  for (int i = 0; i < nj_; ++i) {
+    report.max_head_change =
+        std::max(report.max_head_change, std::abs(junction_heads[i] - head_[i]));
+    head_[i] = junction_heads[i];
+  }
+  double qsum = 0, dqsum = 0, max_dq = 0;
+  for (std::size_t i = nj_; i < net_.nodes.size(); ++i) fixed_inflow_[i] = 0.0;
+  for (std::size_t k = 0; k < net_.links.size(); ++k) {
+    const Link& link = net_.links[k];
+    const double dh = head_[link.from] - head_[link.to];
+    double dq = Y_[k] - P_[k] * dh;
+    if (link.type == LinkType::pump &&
+        net_.pumps[link.pump].type == PumpCurveType::constant_power && dq > flow_[k])
+      dq = flow_[k] / 2.0;  // keeps constant-power pump flow positive
+    flow_[k] -= dq;
+    qsum += std::abs(flow_[k]);
+    dqsum += std::abs(dq);
+    max_dq = std::max(max_dq, std::abs(dq));
+    if (!is_closed(status_[k])) {
+      if (!net_.is_junction(link.from)) fixed_inflow_[link.from] -= flow_[k];
+      if (!net_.is_junction(link.to)) fixed_inflow_[link.to] += flow_[k];
+    }
+  }
+  for (int i = 0; i < nj_; ++i) {
+    if (net_.nodes[i].emitter == 0.0) continue;
+    double hloss, hgrad;
+    emitter_headloss(i, hloss, hgrad);
+    const double dh = head_[i] - net_.nodes[i].elevation;
+    const double dq = (hloss - dh) / hgrad;
+    emitter_flow_[i] -= dq;
+    qsum += std::abs(emitter_flow_[i]);
+    dqsum += std::abs(dq);
+    max_dq = std::max(max_dq, std::abs(dq));
+  }
+  report.max_flow_change = max_dq;
+  return qsum > opt_.accuracy ? dqsum / qsum : dqsum;
+}
+
+bool GradientAlgorithm::has_converged(double relative_change) {
+  if (relative_change > opt_.accuracy) return false;
+  if (opt_.head_error_limit > 0 || opt_.flow_change_limit > 0) {
+    // EPANET's optional extra criteria need the head loss error of every link; they are rarely
+    // used and not implemented: refuse rather than approximate.
+    throw InputError(net_.source, 0, "HEADERROR / FLOWCHANGE convergence limits are not supported");
+  }
+  return true;
+}
+
+// ---- status rules (EPANET's hydstatus.c) -------------------------------------------------------
+LinkStatus GradientAlgorithm::check_valve_status(LinkStatus s, double dh, double q) const {
+  const double htol = opt_.head_tolerance, qtol = opt_.flow_tolerance;
+  if (std::abs(dh) > htol) {
+    if (dh < -htol) return LinkStatus::closed;
+    if (q < -qtol) return LinkStatus::closed;
+    return LinkStatus::open;
+  }
+  if (q < -qtol) return LinkStatus::closed;
+  return s;
+}
+
+bool GradientAlgorithm::update_valve_status() {
+  bool change = false;
+  const double htol = opt_.head_tolerance, qtol = opt_.flow_tolerance;
+  for (int k : net_.valves) {
+    const Link& link = net_.links[k];
+    if (setting_[k] == kMissing) continue;
+    if (link.type != LinkType::prv && link.type != LinkType::psv) continue;
+    const LinkStatus s = status_[k];
+    const double h1 = head_[link.from], h2 = head_[link.to];
+    const double q = flow_[k];
+    const double hml = link.minor_loss * q * q;  // head loss when fully open
+    LinkStatus next = s;
+    if (link.type == LinkType::prv) {
+      const double hset = net_.nodes[link.to].elevation + setting_[k];
+      switch (s) {
+        case LinkStatus::active:
+          if (q < -qtol)
+            next = LinkStatus::closed;
+          else if (h1 - hml < hset - htol)
+            next = LinkStatus::open;
+          break;
+        case LinkStatus::open:
+          if (q < -qtol)
+            next = LinkStatus::closed;
+          else if (h2 >= hset + htol)
+            next = LinkStatus::active;
+          break;
+        case LinkStatus::closed:
+          if (h1 >= hset + htol && h2 < hset - htol)
+            next = LinkStatus::active;
+          else if (h1 < hset - htol && h1 > h2 + htol)
+            next = LinkStatus::open;
+          break;
+        case LinkStatus::xpressure:
+          if (q < -qtol) next = LinkStatus::closed;
+          break;
+        default: break;
+      }
+    } else {
+      const double hset = net_.nodes[link.from].elevation + setting_[k];
+      switch (s) {
+        case LinkStatus::active:
+          if (q < -qtol)
+            next = LinkStatus::closed;
+          else if (h2 + hml > hset + htol)
+            next = LinkStatus::open;
+          break;
+        case LinkStatus::open:
+          if (q < -qtol)
+            next = LinkStatus::closed;
+          else if (h1 < hset - htol)
+            next = LinkStatus::active;
+          break;
+        case LinkStatus::closed:
+          if (h2 > hset + htol && h1 > h2 + htol)
+            next = LinkStatus::open;
+          else if (h1 >= hset + htol && h1 > h2 + htol)
+            next = LinkStatus::active;
+          break;
+        case LinkStatus::xpressure:
+          if (q < -qtol) next = LinkStatus::closed;
+          break;
+        default: break;
+      }
+    }
+    status_[k] = next;
+    change = change || next != s;
+  }
+  return change;
+}
+
+// Closes links that would fill a full tank or drain an empty one.
+void GradientAlgorithm::tank_link_status(int k) {
+  const Link& link = net_.links[k];
+  if (is_closed(status_[k])) return;
+  int n1 = link.from, n2 = link.to;
+  const double htol = opt_.head_tolerance;
+  if (!net_.is_junction(n1) && !net_.is_junction(n2)) {  // a link between two tanks
+    const Node &t1 = net_.nodes[n1], &t2 = net_.nodes[n2];
+    const double h1 = head_[n1], h2 = head_[n2];
+    bool close = false;
+    if (t1.type == NodeType::tank) {
+      if (h1 >= t1.max_head - htol && h2 >= h1)
+        close = true;
+      else if (h1 <= t1.min_head + htol && h1 >= h2)
+        close = true;
+    }
+    if (!close && t2.type == NodeType::tank) {
+      if (h2 >= t2.max_head - htol && h1 >= h2)
+        close = true;
+      else if (h2 <= t2.min_head + htol && h2 >= h1)
+        close = true;
+    }
+    if (close) status_[k] = LinkStatus::temp_closed;
+    return;
+  }
+  double q = flow_[k];
+  if (net_.is_junction(n1)) {  // make n1 the tank
+    std::swap(n1, n2);
+    q = -q;
+  }
+  const Node& tank = net_.nodes[n1];
+  if (tank.type != NodeType::tank) return;
+  const double h = head_[n1] - head_[n2];
+  if (head_[n1] >= tank.max_head - htol && !tank.can_overflow) {
+    if (link.type == LinkType::pump) {
+      if (link.to == n1) status_[k] = LinkStatus::temp_closed;
+    } else if (check_valve_status(LinkStatus::open, h, q) == LinkStatus::closed) {
+      status_[k] = LinkStatus::temp_closed;
+    }
+  }
+  if (head_[n1] <= tank.min_head + htol) {
+    if (link.type == LinkType::pump) {
+      if (link.from == n1) status_[k] = LinkStatus::temp_closed;
+    } else if (check_valve_status(LinkStatus::closed, h, q) == LinkStatus::open) {
+      status_[k] = LinkStatus::temp_closed;
+    }
+  }
+}
+
+bool GradientAlgorithm::update_link_status() {
+  bool change = false;
+  for (std::size_t kk = 0; kk < net_.links.size(); ++kk) {
+    const int k = static_cast<int>(kk);
+    const Link& link = net_.links[k];
+    const double dh = head_[link.from] - head_[link.to];
+    const LinkStatus s = status_[k];
+    if (s == LinkStatus::xhead || s == LinkStatus::temp_closed) status_[k] = LinkStatus::open;
+    if (link.type == LinkType::cv_pipe) status_[k] = check_valve_status(status_[k], dh, flow_[k]);
+    if (link.type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0) {
+      const Pump& pump = net_.pumps[link.pump];
+      const double hmax = pump.type == PumpCurveType::constant_power
+                              ? 1e10
+                              : setting_[k] * setting_[k] * pump.max_head;
+      status_[k] = -dh > hmax + opt_.head_tolerance ? LinkStatus::xhead : LinkStatus::open;
+    }
+    if (link.type == LinkType::fcv && setting_[k] != kMissing) {
+      LinkStatus next = s;
+      if (head_[link.from] - head_[link.to] < -opt_.head_tolerance)
+        next = LinkStatus::xfcv;
+      else if (flow_[k] < -opt_.flow_tolerance)
+        next = LinkStatus::xfcv;
+      else if (s == LinkStatus::xfcv && flow_[k] >= setting_[k])
+        next = LinkStatus::active;
+      status_[k] = next;
+    }
+    if (!net_.is_junction(link.from) || !net_.is_junction(link.to)) tank_link_status(k);
+    change = change || status_[k] != s;
+  }
+  return change;
+}
+
+// Controls on junction pressure, checked once a solution has converged (EPANET's pswitch).
+bool GradientAlgorithm::apply_pressure_controls() {
+  bool any = false;
+  for (const Control& c : net_.controls) {
+    if (c.node < 0 || !net_.is_junction(c.node)) continue;
+    const double h = head_[c.node], htol = opt_.head_tolerance;
+    const bool fire = (c.type == ControlType::low_level && h <= c.grade + htol) ||
+                      (c.type == ControlType::high_level && h >= c.grade - htol);
+    if (!fire) continue;
+    const Link& link = net_.links[c.link];
+    const int k = c.link;
+    bool change = false;
+    if (link.type == LinkType::pipe && status_[k] != c.status) change = true;
+    if (link.type == LinkType::pump && setting_[k] != c.setting) change = true;
+    if (link.type >= LinkType::prv) {
+      if (setting_[k] != c.setting)
+        change = true;
+      else if (setting_[k] == kMissing && status_[k] != c.status)
+        change = true;
+    }
+    if (!change) continue;
+    status_[k] = c.status;
+    if (link.type != LinkType::pipe) setting_[k] = c.setting;
+    any = true;
+  }
+  return any;
+}
+
+HydraulicResults GradientAlgorithm::results() const {
+  HydraulicResults r;
+  r.head = head_;
+  r.demand.assign(net_.nodes.size(), 0.0);
+  for (int i = 0; i < nj_; ++i) r.demand[i] = demand_[i] + emitter_flow_[i];
+  for (std::size_t i = nj_; i < net_.nodes.size(); ++i) r.demand[i] = fixed_inflow_[i];
+  r.flow = flow_;
+  r.status = status_;
+  // As EPANET reports them: a closed link carries no flow (its 1e-8 coupling is numerical only).
+  for (std::size_t k = 0; k < flow_.size(); ++k)
+    if (is_closed(status_[k])) r.flow[k] = 0.0;
+  return r;
+}
+
+// ---- the trial loop (EPANET's hydsolve) --------------------------------------------------------
+HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, const RunOptions& run) {
+  const auto start = Clock::now();
+  check_connectivity(net);
+  GradientAlgorithm gga(net);
+  gga.initialise();
+  const HydraulicOptions& opt = net.options;
+  const int max_trials = opt.max_trials + std::max(0, opt.extra_trials);
+  int next_check = opt.check_frequency;
+  std::vector<TrialReport> reports;
+  std::vector<double> x(gga.heads().begin(), gga.heads().begin() + net.junction_count);
+  double relerr = 1e10;
+  bool converged = false;
+  double linear_seconds = 0;
+  for (int trial = 1; trial <= max_trials; ++trial) {
+    TrialReport report;
+    report.trial = trial;
+    auto t0 = Clock::now();
+    const JunctionSystem& system = gga.assemble();
+    report.assemble_seconds = since(t0);
+    if (run.on_system) run.on_system(trial, system);
+    const LinearSolveStats stats = solver.solve(system.A, system.b, x);
+    report.solve_seconds = stats.seconds;
+    report.cg_iterations = stats.iterations;
+    report.residual = stats.true_relative_residual;
+    report.linear_converged = stats.converged;
+    linear_seconds += stats.seconds;
+    t0 = Clock::now();
+    relerr = gga.update(x, report);
+    report.relative_flow_change = relerr;
+    const bool valve_change = gga.update_valve_status();
+    bool stop = false;
+    if (gga.has_converged(relerr)) {
+      if (trial > opt.max_trials) {
+        stop = converged = true;
+      } else {
+        bool status_change = valve_change;
+        if (gga.update_link_status()) status_change = true;
+        if (gga.apply_pressure_controls()) status_change = true;
+        if (!status_change)
+          stop = converged = true;
+        else
+          next_check = trial + opt.check_frequency;
+      }
+    } else if (trial <= opt.max_check && trial == next_check) {
+      gga.update_link_status();
+      next_check += opt.check_frequency;
+    }
+    report.assemble_seconds += since(t0);
+    reports.push_back(report);
+    if (stop) break;
+  }
+  HydraulicResults results = gga.results();
+  results.converged = converged;
+  results.trials = static_cast<int>(reports.size());
+  results.relative_flow_change = relerr;
+  results.trial_reports = std::move(reports);
+  results.linear_seconds = linear_seconds;
+  results.cut_off_nodes = cut_off_nodes(net, results.status);
+  results.total_seconds = since(start);
+  return results;
+}
+
+// ---- connectivity -------------------------------------------------------------------------------
+namespace {
+std::vector<bool> reachable_from_fixed_heads(const Network& net,
+                                             const std::function<bool(int)>& link_passes) {
+  std::vector<std::vector<int>> adjacent(net.nodes.size());
+  for (std::size_t k = 0; k < net.links.size(); ++k) {
+    if (!link_passes(static_cast<int>(k))) continue;
+    adjacent[net.links[k].from].push_back(net.links[k].to);
+    adjacent[net.links[k].to].push_back(net.links[k].from);
+  }
+  std::vector<bool> seen(net.nodes.size(), false);
+  std::deque<int> queue;
+  for (std::size_t i = net.junction_count; i < net.nodes.size(); ++i) {
+    seen[i] = true;
+    queue.push_back(static_cast<int>(i));
+  }
+  while (!queue.empty()) {
+    const int n = queue.front();
+    queue.pop_front();
+    for (int m : adjacent[n]) {
+      if (!seen[m]) {
+        seen[m] = true;
+        queue.push_back(m);
+      }
+    }
+  }
+  return seen;
+}
+}  // namespace
+
+void check_connectivity(const Network& net) {
+  const auto seen = reachable_from_fixed_heads(net, [](int) { return true; });
+  std::vector<std::string> lost;
+  for (int i = 0; i < net.junction_count; ++i)
+    if (!seen[i]) lost.push_back(net.nodes[i].id);
+  if (lost.empty()) return;
+  std::string names;
+  for (std::size_t i = 0; i < lost.size() && i < 20; ++i) names += (i ? ", " : "") + lost[i];
+  if (lost.size() > 20) names += ", ... (" + std::to_string(lost.size()) + " in all)";
+  throw InputError(net.source, 0,
+                   "junctions not connected to any reservoir or tank (their heads are "
+                   "undetermined): " +
+                       names);
+}
+
+std::vector<int> cut_off_nodes(const Network& net, const std::vector<LinkStatus>& status) {
+  const auto seen = reachable_from_fixed_heads(net, [&](int k) { return !is_closed(status[k]); });
+  std::vector<int> cut;
+  for (int i = 0; i < net.junction_count; ++i)
+    if (!seen[i]) cut.push_back(i);
+  return cut;
+}
+
+}  // namespace cgs::net

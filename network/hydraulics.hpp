@@ -1,0 +1,127 @@
+// Steady-state hydraulics at time 0 with the Global Gradient Algorithm (Todini & Pilati) as
+// EPANET 2.2/2.3 implements it: each trial linearises every link's head loss around its current
+// flow, assembles the SPD junction system A H = F (A = A12^T D^-1 A12 in the GGA's notation),
+// solves it with a LinearSolver, updates the flows, and checks EPANET's convergence test sum |dQ| /
+// sum |Q| <= ACCURACY and its status rules for pumps, check valves and control valves.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "formats/csr.hpp"
+#include "network/linear_solver.hpp"
+#include "network/network.hpp"
+
+namespace cgs::net {
+
+struct TrialReport {
+  int trial = 0;
+  long cg_iterations = 0;
+  double solve_seconds = 0;         // the linear solve
+  double assemble_seconds = 0;      // coefficients and matrix
+  double relative_flow_change = 0;  // EPANET's convergence number
+  double max_head_change = 0;       // ft, over junctions
+  double max_flow_change = 0;       // cfs, over links
+  double residual = 0;              // true relative residual of the unscaled system
+  bool linear_converged = true;
+};
+
+struct HydraulicResults {
+  bool converged = false;
+  int trials = 0;
+  double relative_flow_change = 0;
+  std::vector<TrialReport> trial_reports;
+  double total_seconds = 0, linear_seconds = 0;
+  // Per node (internal units): head, demand actually delivered (junctions, emitters included) or
+  // net inflow (tanks, reservoirs: negative when supplying).
+  std::vector<double> head, demand;
+  std::vector<double> flow;  // per link, cfs
+  std::vector<LinkStatus> status;
+  std::vector<int> cut_off_nodes;  // not linked to a fixed head through open links
+};
+
+// The junction system of one trial: rows in the junction order of the .inp file.
+struct JunctionSystem {
+  CsrMatrix<double> A;
+  std::vector<double> b;
+};
+
+struct RunOptions {
+  // Called with each trial's system before it is solved (for --export-systems).
+  std::function<void(int trial, const JunctionSystem&)> on_system;
+};
+
+// The gradient algorithm's state: flows, statuses, settings, heads. Exposed so tests can build the
+// first trial's system and compare it with EPANET's.
+class GradientAlgorithm {
+ public:
+  explicit GradientAlgorithm(const Network& net);
+
+  // Statuses, settings, initial flows, demands, patterns and simple controls at time 0.
+  void initialise();
+  // Head loss coefficients of every link and the junction system for the current flows.
+  const JunctionSystem& assemble();
+  // New heads for the junctions: updates flows; returns EPANET's relative flow change.
+  double update(const std::vector<double>& junction_heads, TrialReport& report);
+  // EPANET's status rules: valves every trial, links/pumps/tanks periodically and at convergence.
+  bool update_valve_status();
+  bool update_link_status();
+  bool apply_pressure_controls();
+  bool has_converged(double relative_change);
+
+  HydraulicResults results() const;
+  const std::vector<double>& heads() const { return head_; }
+
+ private:
+  const Network& net_;
+  const HydraulicOptions& opt_;
+  int nj_;
+  std::vector<double> head_, demand_, fixed_inflow_, emitter_flow_;
+  std::vector<double> flow_, setting_, P_, Y_, R_, xflow_;
+  std::vector<LinkStatus> status_;
+  // Matrix structure, built once: CSR slots of each junction's diagonal and each link's pair.
+  JunctionSystem system_;
+  std::vector<int> diag_slot_, link_slot_ij_, link_slot_ji_;
+
+  void build_structure();
+  void set_demands_and_patterns();
+  void apply_time_zero_controls();
+  void compute_resistances();
+
+  void headloss_coefficients();
+  void pipe_coefficients(int k);
+  void darcy_weisbach_coefficients(int k);
+  void pump_coefficients(int k);
+  void valve_coefficients(int k, double minor_loss);
+  void pbv_coefficients(int k);
+  void tcv_coefficients(int k);
+  void gpv_coefficients(int k);
+  void curve_segment(int curve, double q, double& h0, double& r) const;
+  void emitter_headloss(int i, double& hloss, double& hgrad) const;
+
+  void add_diag(int node, double v);
+  void add_rhs(int node, double v);
+  void add_offdiag(int link, double v);
+  void link_contributions();
+  void emitter_contributions();
+  void demand_contributions();
+  void control_valve_contributions();
+
+  LinkStatus check_valve_status(LinkStatus s, double dh, double q) const;
+  void tank_link_status(int k);
+  double tank_volume(int node, double head) const;
+};
+
+// The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.
+HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver,
+                                  const RunOptions& run = {});
+
+// Nodes with no path at all (whatever the link statuses) to a reservoir or tank: their heads are
+// undetermined and the system singular. Throws InputError naming them.
+void check_connectivity(const Network& net);
+
+// Nodes not joined to a fixed-head node through open links, given link statuses.
+std::vector<int> cut_off_nodes(const Network& net, const std::vector<LinkStatus>& status);
+
+}  // namespace cgs::net

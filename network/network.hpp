@@ -1,0 +1,170 @@
+// A water network as EPANET describes it, held in EPANET's internal units (feet, cubic feet per
+// second, seconds) so the hydraulic formulas are the same whatever units the .inp file used.
+// `UnitSystem` converts back to the file's units for reports.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cgs::net {
+
+// "No value given" marker for settings, as EPANET's MISSING: a valve whose setting is missing has
+// its status fixed to OPEN or CLOSED.
+inline constexpr double kMissing = -1.0e10;
+
+enum class FlowUnits { cfs, gpm, mgd, imgd, afd, lps, lpm, mld, cmh, cmd };
+enum class PressureUnits { psi, meters, kpa };
+enum class HeadlossFormula { hazen_williams, darcy_weisbach, chezy_manning };
+
+// Factors from internal units to the file's units: user = internal * factor.
+struct UnitSystem {
+  FlowUnits flow_units = FlowUnits::gpm;
+  PressureUnits pressure_units = PressureUnits::psi;
+  double flow = 1;      // per cfs
+  double length = 1;    // ft or m per ft (elevation, head, length)
+  double diameter = 1;  // inches or mm per ft
+  double pressure = 1;  // psi, m or kPa per ft of water
+  double power = 1;     // hp or kW per hp
+  double volume = 1;    // ft^3 or m^3 per ft^3
+  bool si() const { return flow_units >= FlowUnits::lps; }
+};
+
+enum class NodeType { junction, reservoir, tank };
+
+struct Demand {
+  double base = 0;   // cfs
+  int pattern = -1;  // index into Network::patterns, -1: the default pattern
+};
+
+struct Node {
+  std::string id;
+  NodeType type = NodeType::junction;
+  double elevation = 0;  // ft; for a reservoir, its head
+  std::vector<Demand> demands;
+  double emitter = 0;     // head loss coefficient (ft per cfs^emitter_exponent), 0: none
+  int head_pattern = -1;  // reservoirs
+  // Tanks (levels turned into heads at read time).
+  double initial_head = 0, min_head = 0, max_head = 0;
+  double diameter = 0, min_volume = 0;
+  int volume_curve = -1;
+  bool can_overflow = false;
+  long line = 0;  // where it was defined, for messages
+};
+
+enum class LinkType { cv_pipe, pipe, pump, prv, psv, pbv, fcv, tcv, gpv };
+
+// Ordered as EPANET's status codes: everything up to `closed` means "no flow".
+enum class LinkStatus { xhead, temp_closed, closed, open, active, xflow, xfcv, xpressure };
+inline bool is_closed(LinkStatus s) { return s <= LinkStatus::closed; }
+
+enum class PumpCurveType { constant_power, power_function, custom };
+
+struct Pump {
+  PumpCurveType type = PumpCurveType::power_function;
+  int head_curve = -1;  // custom curves, in the file's units
+  double power = 0;     // hp (constant power pumps)
+  // Head gain = h0 - r q^n for power-function pumps (internal units); for constant power,
+  // head gain = r / q with r = 8.814 * hp.
+  double h0 = 0, r = 0, n = 1;
+  double q0 = 0;        // initial flow (cfs) at speed 1
+  double max_head = 0;  // shutoff head (ft), the limit pumpstatus checks
+  int speed_pattern = -1;
+};
+
+struct Link {
+  std::string id;
+  LinkType type = LinkType::pipe;
+  int from = 0, to = 0;   // node indices
+  double length = 0;      // ft
+  double diameter = 0;    // ft
+  double roughness = 0;   // H-W C, D-W roughness (ft) or Manning n
+  double minor_loss = 0;  // converted to a Q^2 basis: h = minor_loss * q^2
+  // Initial status and setting: pump speed, valve setting (internal units), TCV loss coefficient,
+  // GPV curve index; kMissing where the status is fixed.
+  LinkStatus status = LinkStatus::open;
+  double setting = 0;
+  int pump = -1;  // index into Network::pumps
+  long line = 0;
+};
+
+struct Pattern {
+  std::string id;
+  std::vector<double> factors;
+};
+
+struct Curve {
+  std::string id;
+  std::vector<double> x, y;  // in the file's units
+};
+
+enum class ControlType { low_level, high_level, timer, time_of_day };
+
+// A simple control ([CONTROLS]); levels are heads (tanks) or heads (junction pressure + elevation).
+struct Control {
+  int link = 0;
+  ControlType type = ControlType::timer;
+  int node = -1;
+  double grade = 0;  // ft
+  long time = 0;     // s
+  LinkStatus status = LinkStatus::active;
+  double setting = kMissing;
+  long line = 0;
+};
+
+struct HydraulicOptions {
+  HeadlossFormula formula = HeadlossFormula::hazen_williams;
+  double viscosity = 1.1e-5;  // ft^2/s
+  double specific_gravity = 1;
+  int max_trials = 200;
+  double accuracy = 0.001;
+  int extra_trials = -1;  // UNBALANCED: -1 stop, n >= 0 continue n more trials
+  double demand_multiplier = 1;
+  double emitter_exponent = 2;     // internal: head loss ~ q^(1/user exponent)
+  double head_tolerance = 0.0005;  // ft (EPANET's Htol)
+  double flow_tolerance = 0.0001;  // cfs (Qtol)
+  double rq_tolerance = 1e-7;      // low-flow linearisation limit of the head loss gradient
+  int check_frequency = 2;
+  int max_check = 10;
+  double damp_limit = 0;
+  double head_error_limit = 0;
+  double flow_change_limit = 0;
+  bool emitter_backflow = true;
+  std::string default_pattern_id = "1";
+};
+
+struct TimeOptions {
+  long duration = 0, pattern_step = 3600, pattern_start = 0, start_clocktime = 0;
+};
+
+struct Network {
+  std::string source;  // file name, for messages
+  std::string title;
+  std::vector<Node> nodes;  // junctions first, then tanks and reservoirs, each in file order
+  std::vector<Link> links;  // file order
+  std::vector<Pump> pumps;
+  std::vector<Pattern> patterns;
+  std::vector<Curve> curves;
+  std::vector<Control> controls;
+  std::vector<int> valves;  // link indices of valves, in file order
+  HydraulicOptions options;
+  TimeOptions times;
+  UnitSystem units;
+  std::vector<std::string> notes;  // what was read but is not applied (rules, energy, ...)
+  int junction_count = 0;
+
+  bool is_junction(int node) const { return node < junction_count; }
+  std::size_t node_count() const { return nodes.size(); }
+  int find_node(const std::string& id) const;  // -1 if absent
+  int find_link(const std::string& id) const;
+  int default_pattern() const;  // -1: constant 1
+
+  std::unordered_map<std::string, int> node_index, link_index;
+};
+
+std::string to_string(LinkType type);
+std::string to_string(NodeType type);
+std::string to_string(FlowUnits units);
+
+}  // namespace cgs::net
