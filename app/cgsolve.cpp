@@ -29,16 +29,18 @@ struct Arguments {
 void require_spd_candidate(const CsrMatrix<double>& A, const MatrixMarketInfo& info,
                            const std::string& path) {
   if (info.symmetry == MmSymmetry::skew_symmetric)
-    throw InputError(path, 0, "the matrix is skew-symmetric, so it is not SPD; CG needs an SPD matrix");
+    throw InputError(path, 0,
+                     "the matrix is skew-symmetric, so it is not SPD; CG needs an SPD matrix");
   if (A.rows != A.cols)
-    throw InputError(path, 0, "the matrix is " + std::to_string(A.rows) + " x " +
-                                  std::to_string(A.cols) + "; CG needs a square SPD matrix");
+    throw InputError(path, 0,
+                     "the matrix is " + std::to_string(A.rows) + " x " + std::to_string(A.cols) +
+                         "; CG needs a square SPD matrix");
   index_t row = 0, col = 0;
   if (!is_symmetric(A, 1e-12, &row, &col))
-    throw InputError(path, 0, "the matrix is not symmetric (A(" + std::to_string(row + 1) + "," +
-                                  std::to_string(col + 1) + ") differs from A(" +
-                                  std::to_string(col + 1) + "," + std::to_string(row + 1) +
-                                  ")); CG needs an SPD matrix");
+    throw InputError(path, 0,
+                     "the matrix is not symmetric (A(" + std::to_string(row + 1) + "," +
+                         std::to_string(col + 1) + ") differs from A(" + std::to_string(col + 1) +
+                         "," + std::to_string(row + 1) + ")); CG needs an SPD matrix");
 }
 
 // A progress line on stderr about twice a second, only when stderr is a terminal.
@@ -91,23 +93,27 @@ int run(Arguments& args) {
   std::vector<double> b = args.rhs.empty() ? multiply(A, std::vector<double>(A.rows, 1.0))
                                            : read_vector_market(args.rhs);
   if (b.size() != std::size_t(A.rows))
-    throw InputError(args.rhs, 0, "the right-hand side has " + std::to_string(b.size()) +
-                                      " entries but the matrix has " + std::to_string(A.rows) + " rows");
+    throw InputError(args.rhs, 0,
+                     "the right-hand side has " + std::to_string(b.size()) +
+                         " entries but the matrix has " + std::to_string(A.rows) + " rows");
   std::vector<double> x;
   if (!args.x0.empty()) {
     x = read_vector_market(args.x0);
     if (x.size() != std::size_t(A.rows))
-      throw InputError(args.x0, 0, "the initial guess has " + std::to_string(x.size()) +
-                                       " entries but the matrix has " + std::to_string(A.rows) + " rows");
+      throw InputError(args.x0, 0,
+                       "the initial guess has " + std::to_string(x.size()) +
+                           " entries but the matrix has " + std::to_string(A.rows) + " rows");
   }
-  run.read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.read_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.device_description = run.options.backend.device == Device::gpu ? cuda_device_description()
                            : run.options.backend.device == Device::serial ? "CPU, 1 thread"
                                                                           : "CPU, OpenMP";
 
   bool progress_printed = false;
   run.options.cg.record_history = !args.history.empty();
-  if (!args.quiet && isatty(fileno(stderr))) run.options.cg.progress = progress_printer(&progress_printed);
+  if (!args.quiet && isatty(fileno(stderr)))
+    run.options.cg.progress = progress_printer(&progress_printed);
   run.solve = solve_system(A, b, x, run.options);
   if (progress_printed) std::fprintf(stderr, "\n");
   if (run.options.cg.check_every <= 0)
@@ -125,12 +131,12 @@ int run(Arguments& args) {
     run.validation = validate_with_eigen(A, b, x, v);
   }
 
-  if (!args.output.empty()) write_vector_market(args.output, x, "solution of " + args.matrix + " by cgsolve");
+  if (!args.output.empty())
+    write_vector_market(args.output, x, "solution of " + args.matrix + " by cgsolve");
   if (!args.history.empty()) write_history(args.history, run.solve.cg);
   if (!args.report.empty())
-    write_file_atomically(args.report, [&](std::FILE* f) {
-      std::fprintf(f, "%s\n", to_json(run).dump(2).c_str());
-    });
+    write_file_atomically(
+        args.report, [&](std::FILE* f) { std::fprintf(f, "%s\n", to_json(run).dump(2).c_str()); });
   if (!args.quiet) print_summary(stdout, run);
 
   if (!run.solve.cg.ok()) {
@@ -153,15 +159,18 @@ int main(int argc, char** argv) {
   CLI::App app{"cgsolve: conjugate gradient for sparse symmetric positive definite systems"};
   app.set_version_flag("--version", std::string("cgsolve ") + CGSOLVE_VERSION);
   Arguments args;
-  app.add_option("--matrix", args.matrix, "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz)")
+  app.add_option("--matrix", args.matrix,
+                 "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz)")
       ->required();
-  app.add_option("--rhs", args.rhs, "Right-hand side b (Matrix Market array or n x 1 coordinate); "
+  app.add_option("--rhs", args.rhs,
+                 "Right-hand side b (Matrix Market array or n x 1 coordinate); "
                  "without it b = A * ones, so the exact solution is all ones");
   app.add_option("--x0", args.x0, "Initial guess (default: zeros)");
   app.add_option("--output", args.output, "Write the solution x here (Matrix Market array)");
   app.add_option("--report", args.report, "Write the summary as JSON here");
   app.add_option("--history", args.history, "Write the residual history here (CSV)");
-  app.add_flag("--validate", args.validate, "Solve again with Eigen and compare (exit 3 on mismatch)");
+  app.add_flag("--validate", args.validate,
+               "Solve again with Eigen and compare (exit 3 on mismatch)");
   app.add_option("--validate-tol", args.validate_tol,
                  "Largest ||x - x_ref||_A/||x_ref||_A (energy norm) that --validate accepts")
       ->capture_default_str();

@@ -34,7 +34,8 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
                  "16 on GPU); at most k-1 extra iterations run")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--precision", cli.precision, "Arithmetic of the matrix and vectors: double or "
+  app.add_option("--precision", cli.precision,
+                 "Arithmetic of the matrix and vectors: double or "
                  "float (reductions are always accumulated in double)")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();

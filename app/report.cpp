@@ -20,7 +20,8 @@ namespace {
 
 std::string describe_solver(const SolveOptions& o) {
   std::string text = to_string(o.backend.format);
-  if (o.backend.format == Format::hll) text += " (hack size " + std::to_string(o.backend.hack_size) + ")";
+  if (o.backend.format == Format::hll)
+    text += " (hack size " + std::to_string(o.backend.hack_size) + ")";
   text += o.sort_rows ? ", rows sorted by length" : ", rows in file order";
   text += ", precision " + std::string(o.precision == Precision::single ? "float" : "double");
   text += ", preconditioner " + to_string(o.preconditioner);
@@ -36,45 +37,55 @@ void print_summary(std::FILE* out, const RunSummary& run) {
   const CgResult& cg = s.cg;
   std::fprintf(out, "matrix     %s (%s)\n%s", run.matrix_path.c_str(),
                describe_matrix_info(run.matrix_info).c_str(), format_stats(run.stats).c_str());
-  std::fprintf(out, "rhs        %s\n", run.rhs_path.empty() ? "b = A * ones (exact x = ones)" : run.rhs_path.c_str());
+  std::fprintf(out, "rhs        %s\n",
+               run.rhs_path.empty() ? "b = A * ones (exact x = ones)" : run.rhs_path.c_str());
   std::fprintf(out, "solver     CG, %s\n", describe_solver(run.options).c_str());
-  std::fprintf(out, "backend    %s on %s\n", s.backend_name.c_str(), run.device_description.c_str());
+  std::fprintf(out, "backend    %s on %s\n", s.backend_name.c_str(),
+               run.device_description.c_str());
   std::fprintf(out, "result     %s", to_string(cg.status).c_str());
   if (cg.status == CgStatus::converged) {
     std::fprintf(out, " in %ld iterations", cg.converged_at);
     if (cg.iterations > cg.converged_at)
-      std::fprintf(out, " (%ld run: residual read every %d)", cg.iterations, run.options.cg.check_every);
+      std::fprintf(out, " (%ld run: residual read every %d)", cg.iterations,
+                   run.options.cg.check_every);
   } else if (cg.status != CgStatus::zero_rhs) {
     std::fprintf(out, " after %ld iterations", cg.iterations);
   }
-  std::fprintf(out, "\n  ||r||/||b|| recursive  %.3e  (tolerance %.1e", cg.relative_residual(), run.options.cg.tol);
+  std::fprintf(out, "\n  ||r||/||b|| recursive  %.3e  (tolerance %.1e", cg.relative_residual(),
+               run.options.cg.tol);
   if (run.options.cg.atol > 0) std::fprintf(out, ", atol %.1e", run.options.cg.atol);
   std::fprintf(out, ")\n  ||b-Ax||/||b|| true    %.3e\n", s.true_relative_residual);
   if (run.error_vs_ones) std::fprintf(out, "  ||x-1||/||1||          %.3e\n", *run.error_vs_ones);
 
   const SolveTimes& t = s.times;
-  std::fprintf(out, "times      read %.4f s, sort %.4f s, build format %.4f s, upload %.4f s, "
-               "solve %.4f s, download %.4f s\n", run.read_seconds, t.sort_seconds,
-               t.convert_seconds, t.upload_seconds, t.solve_seconds, t.download_seconds);
+  std::fprintf(out,
+               "times      read %.4f s, sort %.4f s, build format %.4f s, upload %.4f s, "
+               "solve %.4f s, download %.4f s\n",
+               run.read_seconds, t.sort_seconds, t.convert_seconds, t.upload_seconds,
+               t.solve_seconds, t.download_seconds);
   if (!cg.spmv_seconds.empty()) {
-    std::fprintf(out, "  SpMV   %.4f s in all (%.0f%% of the solve); per call mean %.2f us, median "
-                 "%.2f us, min %.2f us; %.2f GFLOP/s at the median\n", t.spmv_total_seconds,
+    std::fprintf(out,
+                 "  SpMV   %.4f s in all (%.0f%% of the solve); per call mean %.2f us, median "
+                 "%.2f us, min %.2f us; %.2f GFLOP/s at the median\n",
+                 t.spmv_total_seconds,
                  t.solve_seconds > 0 ? 100 * t.spmv_total_seconds / t.solve_seconds : 0.0,
-                 micro(t.spmv_mean_seconds), micro(t.spmv_median_seconds), micro(t.spmv_min_seconds),
-                 s.spmv_gflops());
+                 micro(t.spmv_mean_seconds), micro(t.spmv_median_seconds),
+                 micro(t.spmv_min_seconds), s.spmv_gflops());
     std::fprintf(out, "  rest of an iteration (vector updates, reductions) %.2f us\n",
                  micro(t.other_per_iteration_seconds));
   }
   if (run.validation) {
     const ValidationReport& v = *run.validation;
-    std::fprintf(out, "validate   %s against %s: ||x - x_ref||_A/||x_ref||_A = %.3e "
-                 "(||x - x_ref||/||x_ref|| = %.3e)\n", v.passed ? "PASS" : "FAIL",
-                 v.reference.c_str(), v.difference, v.difference_2norm);
+    std::fprintf(out,
+                 "validate   %s against %s: ||x - x_ref||_A/||x_ref||_A = %.3e "
+                 "(||x - x_ref||/||x_ref|| = %.3e)\n",
+                 v.passed ? "PASS" : "FAIL", v.reference.c_str(), v.difference, v.difference_2norm);
     std::fprintf(out, "  Eigen CG %s in %ld iterations, %.4f s; difference %.3e\n",
                  v.cg_converged ? "converged" : "did not converge", v.cg_iterations, v.cg_seconds,
                  v.cg_difference);
     if (v.direct_done)
-      std::fprintf(out, "  Eigen SimplicialLDLT %.4f s; difference %.3e\n", v.direct_seconds, v.direct_difference);
+      std::fprintf(out, "  Eigen SimplicialLDLT %.4f s; difference %.3e\n", v.direct_seconds,
+                   v.direct_difference);
     else
       std::fprintf(out, "  Eigen SimplicialLDLT %s\n", v.direct_note.c_str());
   }
@@ -86,41 +97,68 @@ nlohmann::json to_json(const RunSummary& run) {
   const SolveTimes& t = s.times;
   const MatrixStats& st = run.stats;
   nlohmann::json j;
-  j["matrix"] = {{"path", run.matrix_path}, {"storage", describe_matrix_info(run.matrix_info)},
-                 {"rows", st.rows}, {"cols", st.cols}, {"nnz", st.nnz},
-                 {"row_length", {{"min", st.min_row_length}, {"mean", st.mean_row_length},
-                                 {"max", st.max_row_length},
-                                 {"avg_deviation_pct", st.row_length_avg_deviation_pct},
-                                 {"empty_rows", st.empty_rows}}},
-                 {"ell_fill", st.ell_fill}, {"hll_fill", st.hll_fill}};
+  j["matrix"] = {{"path", run.matrix_path},
+                 {"storage", describe_matrix_info(run.matrix_info)},
+                 {"rows", st.rows},
+                 {"cols", st.cols},
+                 {"nnz", st.nnz},
+                 {"row_length",
+                  {{"min", st.min_row_length},
+                   {"mean", st.mean_row_length},
+                   {"max", st.max_row_length},
+                   {"avg_deviation_pct", st.row_length_avg_deviation_pct},
+                   {"empty_rows", st.empty_rows}}},
+                 {"ell_fill", st.ell_fill},
+                 {"hll_fill", st.hll_fill}};
   j["rhs"] = run.rhs_path.empty() ? nlohmann::json("A*ones") : nlohmann::json(run.rhs_path);
   const SolveOptions& o = run.options;
-  j["solver"] = {{"format", to_string(o.backend.format)}, {"sort_rows", o.sort_rows},
-                 {"device", to_string(o.backend.device)}, {"device_description", run.device_description},
-                 {"backend", s.backend_name}, {"threads", o.backend.threads},
-                 {"hack_size", o.backend.hack_size}, {"kernel", o.backend.kernel},
+  j["solver"] = {{"format", to_string(o.backend.format)},
+                 {"sort_rows", o.sort_rows},
+                 {"device", to_string(o.backend.device)},
+                 {"device_description", run.device_description},
+                 {"backend", s.backend_name},
+                 {"threads", o.backend.threads},
+                 {"hack_size", o.backend.hack_size},
+                 {"kernel", o.backend.kernel},
                  {"precision", o.precision == Precision::single ? "float" : "double"},
-                 {"preconditioner", to_string(o.preconditioner)}, {"tol", o.cg.tol},
-                 {"atol", o.cg.atol}, {"max_iters", o.cg.max_iters}, {"check_every", o.cg.check_every}};
-  j["result"] = {{"status", to_string(cg.status)}, {"converged", cg.ok()},
-                 {"iterations", cg.iterations}, {"converged_at", cg.converged_at},
+                 {"preconditioner", to_string(o.preconditioner)},
+                 {"tol", o.cg.tol},
+                 {"atol", o.cg.atol},
+                 {"max_iters", o.cg.max_iters},
+                 {"check_every", o.cg.check_every}};
+  j["result"] = {{"status", to_string(cg.status)},
+                 {"converged", cg.ok()},
+                 {"iterations", cg.iterations},
+                 {"converged_at", cg.converged_at},
                  {"relative_residual", cg.relative_residual()},
                  {"true_relative_residual", s.true_relative_residual}};
   if (run.error_vs_ones) j["result"]["error_vs_ones"] = *run.error_vs_ones;
-  j["times"] = {{"read_s", run.read_seconds}, {"sort_s", t.sort_seconds},
-                {"build_format_s", t.convert_seconds}, {"upload_s", t.upload_seconds},
-                {"solve_s", t.solve_seconds}, {"download_s", t.download_seconds},
-                {"spmv_total_s", t.spmv_total_seconds}, {"spmv_mean_s", t.spmv_mean_seconds},
-                {"spmv_median_s", t.spmv_median_seconds}, {"spmv_min_s", t.spmv_min_seconds},
+  j["times"] = {{"read_s", run.read_seconds},
+                {"sort_s", t.sort_seconds},
+                {"build_format_s", t.convert_seconds},
+                {"upload_s", t.upload_seconds},
+                {"solve_s", t.solve_seconds},
+                {"download_s", t.download_seconds},
+                {"spmv_total_s", t.spmv_total_seconds},
+                {"spmv_mean_s", t.spmv_mean_seconds},
+                {"spmv_median_s", t.spmv_median_seconds},
+                {"spmv_min_s", t.spmv_min_seconds},
                 {"other_per_iteration_s", t.other_per_iteration_seconds},
                 {"spmv_gflops", s.spmv_gflops()}};
   if (run.validation) {
     const ValidationReport& v = *run.validation;
-    j["validation"] = {{"passed", v.passed}, {"reference", v.reference}, {"difference_energy_norm", v.difference}, {"difference_2norm", v.difference_2norm},
-                       {"eigen_cg_iterations", v.cg_iterations}, {"eigen_cg_seconds", v.cg_seconds},
-                       {"eigen_cg_converged", v.cg_converged}, {"eigen_cg_difference", v.cg_difference},
-                       {"ldlt_done", v.direct_done}, {"ldlt_seconds", v.direct_seconds},
-                       {"ldlt_difference", v.direct_difference}, {"ldlt_note", v.direct_note}};
+    j["validation"] = {{"passed", v.passed},
+                       {"reference", v.reference},
+                       {"difference_energy_norm", v.difference},
+                       {"difference_2norm", v.difference_2norm},
+                       {"eigen_cg_iterations", v.cg_iterations},
+                       {"eigen_cg_seconds", v.cg_seconds},
+                       {"eigen_cg_converged", v.cg_converged},
+                       {"eigen_cg_difference", v.cg_difference},
+                       {"ldlt_done", v.direct_done},
+                       {"ldlt_seconds", v.direct_seconds},
+                       {"ldlt_difference", v.direct_difference},
+                       {"ldlt_note", v.direct_note}};
   }
   return j;
 }

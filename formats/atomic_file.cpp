@@ -30,8 +30,9 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;
     std::remove(temporary.c_str());
-    throw InputError(path, 0, std::string("cannot rename the finished file into place: ") +
-                                  std::strerror(error));
+    throw InputError(
+        path, 0,
+        std::string("cannot rename the finished file into place: ") + std::strerror(error));
   }
 }
 

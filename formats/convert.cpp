@@ -99,7 +99,8 @@ EllMatrix<T> to_ell(const CsrMatrix<T>& A) {
 
 template <typename T>
 HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size) {
-  if (hack_size < 1) throw InputError("hack size must be at least 1, got " + std::to_string(hack_size));
+  if (hack_size < 1)
+    throw InputError("hack size must be at least 1, got " + std::to_string(hack_size));
   HllMatrix<T> H;
   H.rows = A.rows;
   H.cols = A.cols;
@@ -193,14 +194,14 @@ std::vector<T> diagonal(const CsrMatrix<T>& A) {
   return d;
 }
 
-#define CGSOLVE_INSTANTIATE(T)                                                                  \
-  template CsrMatrix<T> csr_from_triplets(index_t, index_t, std::vector<index_t>,               \
-                                          std::vector<index_t>, std::vector<T>);                \
-  template CooMatrix<T> to_coo(const CsrMatrix<T>&);                                            \
-  template EllMatrix<T> to_ell(const CsrMatrix<T>&);                                            \
-  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t);                                   \
-  template CsrMatrix<T> transpose(const CsrMatrix<T>&);                                         \
-  template std::vector<T> to_dense(const CsrMatrix<T>&);                                        \
+#define CGSOLVE_INSTANTIATE(T)                                                    \
+  template CsrMatrix<T> csr_from_triplets(index_t, index_t, std::vector<index_t>, \
+                                          std::vector<index_t>, std::vector<T>);  \
+  template CooMatrix<T> to_coo(const CsrMatrix<T>&);                              \
+  template EllMatrix<T> to_ell(const CsrMatrix<T>&);                              \
+  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t);                     \
+  template CsrMatrix<T> transpose(const CsrMatrix<T>&);                           \
+  template std::vector<T> to_dense(const CsrMatrix<T>&);                          \
   template std::vector<T> diagonal(const CsrMatrix<T>&);
 CGSOLVE_INSTANTIATE(float)
 CGSOLVE_INSTANTIATE(double)

@@ -15,7 +15,7 @@ struct HllMatrix {
   index_t rows = 0;
   index_t cols = 0;
   index_t hack_size = 32;
-  index_t nnz = 0;  // real nonzeros (without padding)
+  index_t nnz = 0;                    // real nonzeros (without padding)
   std::vector<index_t> hack_width;    // per hack: its longest row
   std::vector<offset_t> hack_offset;  // hacks + 1 entries, into col_idx / values
   std::vector<index_t> row_length;    // per row (rows entries)

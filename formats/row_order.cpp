@@ -50,7 +50,8 @@ CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P) {
     row.clear();
     for (index_t e = A.row_ptr[old]; e < A.row_ptr[old + 1]; ++e)
       row.emplace_back(old_to_new[A.col_idx[e]], A.values[e]);
-    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(row.begin(), row.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     B.row_ptr[k + 1] = B.row_ptr[k] + static_cast<index_t>(row.size());
     for (std::size_t j = 0; j < row.size(); ++j) {
       B.col_idx[B.row_ptr[k] + j] = row[j].first;

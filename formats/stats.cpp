@@ -48,8 +48,8 @@ MatrixStats compute_stats(const CsrMatrix<T>& A, index_t hack_size) {
   s.bytes_csr = std::size_t(s.nnz) * (v + i) + (std::size_t(A.rows) + 1) * i;
   s.bytes_ell = std::size_t(ell_slots) * (v + i) + std::size_t(A.rows) * i;
   const std::size_t hacks = (std::size_t(A.rows) + hack_size - 1) / hack_size;
-  s.bytes_hll = std::size_t(hll_slots) * (v + i) + std::size_t(A.rows) * i +
-                hacks * (i + sizeof(offset_t));
+  s.bytes_hll =
+      std::size_t(hll_slots) * (v + i) + std::size_t(A.rows) * i + hacks * (i + sizeof(offset_t));
   return s;
 }
 
@@ -64,8 +64,8 @@ std::string megabytes(std::size_t bytes) {
 std::string format_stats(const MatrixStats& s) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "  rows x cols        %d x %d\n  nonzeros           %d\n", s.rows,
-                s.cols, s.nnz);
+  std::snprintf(line, sizeof line, "  rows x cols        %d x %d\n  nonzeros           %d\n",
+                s.rows, s.cols, s.nnz);
   out << line;
   std::snprintf(line, sizeof line,
                 "  row length         min %d, mean %.2f, max %d (avg deviation %.1f%%), %d empty\n",
@@ -88,15 +88,18 @@ void check_ell_size(const MatrixStats& s, double max_fill, std::size_t max_bytes
   why << "ELLPACK would need " << megabytes(s.bytes_ell) << " (" << s.rows << " rows padded to "
       << s.max_row_length << " entries), " << ratio << "x the CSR storage of "
       << megabytes(s.bytes_csr);
-  if (s.bytes_ell > max_bytes) why << " and more than the limit of " << megabytes(max_bytes);
-  else why << " (limit --max-ell-fill " << max_fill << ")";
+  if (s.bytes_ell > max_bytes)
+    why << " and more than the limit of " << megabytes(max_bytes);
+  else
+    why << " (limit --max-ell-fill " << max_fill << ")";
   why << "; use --format hll (" << megabytes(s.bytes_hll) << ") or --format csr instead";
   throw InputError(why.str());
 }
 
 std::size_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : std::size_t(1) << 34;
+  return pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size)
+                                    : std::size_t(1) << 34;
 }
 
 template MatrixStats compute_stats(const CsrMatrix<float>&, index_t);

@@ -18,10 +18,10 @@
 namespace cgs {
 
 struct CgOptions {
-  double tol = 1e-8;        // stop when ||r|| <= tol * ||b|| ...
-  double atol = 0;          // ... or when ||r|| <= atol
-  long max_iters = 0;       // 0: 10 * n
-  int check_every = 1;      // read the scalars back every k iterations
+  double tol = 1e-8;    // stop when ||r|| <= tol * ||b|| ...
+  double atol = 0;      // ... or when ||r|| <= atol
+  long max_iters = 0;   // 0: 10 * n
+  int check_every = 1;  // read the scalars back every k iterations
   bool record_history = false;
   // Called at every read of the scalars with the iteration and ||r||/||b|| (e.g. a progress
   // line); keep it cheap, it may run every iteration.
@@ -33,13 +33,13 @@ std::string to_string(CgStatus status);
 
 struct CgResult {
   CgStatus status = CgStatus::max_iterations;
-  long iterations = 0;        // iterations run (>= converged_at when check_every > 1)
-  long converged_at = -1;     // iteration at which the tolerance was met
-  double residual_norm = 0;   // recursive ||r||, at the end
-  double rhs_norm = 0;        // ||b||
+  long iterations = 0;                   // iterations run (>= converged_at when check_every > 1)
+  long converged_at = -1;                // iteration at which the tolerance was met
+  double residual_norm = 0;              // recursive ||r||, at the end
+  double rhs_norm = 0;                   // ||b||
   std::vector<double> residual_history;  // ||r_k||, k = 0 .. iterations, when recorded
-  double solve_seconds = 0;               // device clock, CG loop only
-  std::vector<double> spmv_seconds;       // each SpMV of the loop
+  double solve_seconds = 0;              // device clock, CG loop only
+  std::vector<double> spmv_seconds;      // each SpMV of the loop
 
   bool ok() const { return status == CgStatus::converged || status == CgStatus::zero_rhs; }
   double relative_residual() const { return rhs_norm > 0 ? residual_norm / rhs_norm : 0.0; }
@@ -123,7 +123,8 @@ CgResult conjugate_gradient(SpmvBackend<T>& A, VectorOps<T>& ops, const T* inv_d
     for (double rr : ops.history()) result.residual_history.push_back(std::sqrt(rr));
   }
   if (s.breakdown_at >= 0) {
-    result.status = std::isfinite(s.pq) && std::isfinite(s.rz) ? CgStatus::breakdown : CgStatus::non_finite;
+    result.status =
+        std::isfinite(s.pq) && std::isfinite(s.rz) ? CgStatus::breakdown : CgStatus::non_finite;
     result.iterations = s.breakdown_at;
   } else if (s.converged_at >= 0) {
     result.status = CgStatus::converged;

@@ -109,7 +109,9 @@ class CpuVectorOps final : public VectorOps<T> {
   void mark_solve_end() override { solve_end_ = Clock::now(); }
   double solve_seconds() override { return seconds_between(solve_begin_, solve_end_); }
   void mark_spmv_begin() override { spmv_begin_ = Clock::now(); }
-  void mark_spmv_end() override { spmv_seconds_.push_back(seconds_between(spmv_begin_, Clock::now())); }
+  void mark_spmv_end() override {
+    spmv_seconds_.push_back(seconds_between(spmv_begin_, Clock::now()));
+  }
   std::vector<double> spmv_seconds() override { return spmv_seconds_; }
 
  private:

@@ -52,7 +52,8 @@ double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void check_system(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x) {
+void check_system(const CsrMatrix<double>& A, const std::vector<double>& b,
+                  std::vector<double>& x) {
   if (A.rows != A.cols)
     throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
                      std::to_string(A.cols));
@@ -72,8 +73,8 @@ std::vector<double> inverse_diagonal(const CsrMatrix<double>& A, const RowPermut
     if (!(d[i] > 0)) {
       const std::size_t row = P.empty() ? i : std::size_t(P.new_to_old[i]);
       throw InputError("Jacobi preconditioning needs a positive diagonal, but A(" +
-                       std::to_string(row + 1) + "," + std::to_string(row + 1) + ") = " +
-                       std::to_string(d[i]) + ": the matrix is not SPD");
+                       std::to_string(row + 1) + "," + std::to_string(row + 1) +
+                       ") = " + std::to_string(d[i]) + ": the matrix is not SPD");
     }
     d[i] = 1.0 / d[i];
   }
@@ -116,8 +117,10 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
 
   start = Clock::now();
   std::unique_ptr<SpmvBackend<T>> backend;
-  if constexpr (std::is_same_v<T, double>) backend = make_backend(system, options.backend);
-  else backend = make_backend(cast_values<T>(system), options.backend);
+  if constexpr (std::is_same_v<T, double>)
+    backend = make_backend(system, options.backend);
+  else
+    backend = make_backend(cast_values<T>(system), options.backend);
   report.backend_name = backend->name();
   report.times.convert_seconds = since(start);
 

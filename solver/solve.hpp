@@ -19,11 +19,11 @@ enum class Preconditioner { none, jacobi };
 std::string to_string(Preconditioner p);
 
 struct SolveOptions {
-  BackendOptions backend;            // format, device, threads, kernel, hack size, ELL guard
+  BackendOptions backend;  // format, device, threads, kernel, hack size, ELL guard
   Precision precision = Precision::double_;
   bool sort_rows = false;
   Preconditioner preconditioner = Preconditioner::none;
-  CgOptions cg;                      // check_every <= 0 picks the device's default
+  CgOptions cg;  // check_every <= 0 picks the device's default
 };
 
 struct SolveTimes {
@@ -43,7 +43,7 @@ struct SolveReport {
   std::string backend_name;           // e.g. "csr/omp"
   index_t nnz = 0;
   SolveTimes times;
-  double spmv_gflops() const;         // 2 nnz / median SpMV time
+  double spmv_gflops() const;  // 2 nnz / median SpMV time
 };
 
 // x holds the initial guess on entry (resized to zeros if empty) and the solution on return.

@@ -26,11 +26,13 @@ double relative_difference(const Vector& x, const Vector& reference) {
 }
 
 // ||x - reference||_A / ||reference||_A
-double energy_difference(const Eigen::SparseMatrix<double>& A, const Vector& x, const Vector& reference) {
+double energy_difference(const Eigen::SparseMatrix<double>& A, const Vector& x,
+                         const Vector& reference) {
   const Vector e = x - reference;
   const double reference_energy = reference.dot(A * reference);
   const double error_energy = std::max(0.0, e.dot(A * e));
-  return reference_energy > 0 ? std::sqrt(error_energy / reference_energy) : std::sqrt(error_energy);
+  return reference_energy > 0 ? std::sqrt(error_energy / reference_energy)
+                              : std::sqrt(error_energy);
 }
 
 double seconds_since(Clock::time_point start) {
@@ -40,7 +42,8 @@ double seconds_since(Clock::time_point start) {
 }  // namespace
 
 ValidationReport validate_with_eigen(const CsrMatrix<double>& A, const std::vector<double>& b,
-                                     const std::vector<double>& x, const ValidationOptions& options) {
+                                     const std::vector<double>& x,
+                                     const ValidationOptions& options) {
   ValidationReport report;
   const Eigen::SparseMatrix<double> M = to_eigen(A);
   const Eigen::Map<const Vector> rhs(b.data(), Eigen::Index(b.size()));

@@ -17,12 +17,12 @@
 namespace cgs {
 
 struct CgScalars {
-  double rr = 0;              // r.r of the latest residual
-  double rz = 0;              // r.z (equals rr without preconditioner)
-  double pq = 0;              // p.(A p) of the latest iteration
-  double bb = 0;              // b.b
-  long breakdown_at = -1;     // iteration where p.Ap <= 0 or a non-finite value appeared; -1 none
-  long converged_at = -1;     // first iteration with rr <= the threshold; -1 not yet
+  double rr = 0;           // r.r of the latest residual
+  double rz = 0;           // r.z (equals rr without preconditioner)
+  double pq = 0;           // p.(A p) of the latest iteration
+  double bb = 0;           // b.b
+  long breakdown_at = -1;  // iteration where p.Ap <= 0 or a non-finite value appeared; -1 none
+  long converged_at = -1;  // first iteration with rr <= the threshold; -1 not yet
 };
 
 template <typename T>

@@ -49,12 +49,12 @@ class SpmvBackend {
 struct BackendOptions {
   Format format = Format::csr;
   Device device = Device::omp;
-  index_t hack_size = 32;       // HLL
-  int threads = 0;              // OpenMP threads; 0 = all
-  std::string kernel;           // GPU kernel variant; empty = the format's default
-  int block_size = 0;           // GPU threads per block; 0 = kernel default
-  int blocks = 0;               // GPU grid size (COO segmented scan); 0 = kernel default
-  double max_ell_fill = 10.0;   // ELL guard (see formats/stats.hpp)
+  index_t hack_size = 32;      // HLL
+  int threads = 0;             // OpenMP threads; 0 = all
+  std::string kernel;          // GPU kernel variant; empty = the format's default
+  int block_size = 0;          // GPU threads per block; 0 = kernel default
+  int blocks = 0;              // GPU grid size (COO segmented scan); 0 = kernel default
+  double max_ell_fill = 10.0;  // ELL guard (see formats/stats.hpp)
 };
 
 // Builds the backend for options.format / options.device from A (already row-sorted if asked).

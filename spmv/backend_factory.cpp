@@ -51,7 +51,9 @@ std::unique_ptr<SpmvBackend<T>> make_backend(const CsrMatrix<T>& A, const Backen
   throw InputError("unknown device");
 }
 
-template std::unique_ptr<SpmvBackend<float>> make_backend(const CsrMatrix<float>&, const BackendOptions&);
-template std::unique_ptr<SpmvBackend<double>> make_backend(const CsrMatrix<double>&, const BackendOptions&);
+template std::unique_ptr<SpmvBackend<float>> make_backend(const CsrMatrix<float>&,
+                                                          const BackendOptions&);
+template std::unique_ptr<SpmvBackend<double>> make_backend(const CsrMatrix<double>&,
+                                                           const BackendOptions&);
 
 }  // namespace cgs

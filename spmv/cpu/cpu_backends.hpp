@@ -9,10 +9,12 @@
 namespace cgs {
 
 template <typename T>
-std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A, const BackendOptions& options);
+std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A,
+                                                    const BackendOptions& options);
 
 template <typename T>
-std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A, const BackendOptions& options);
+std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A,
+                                                 const BackendOptions& options);
 
 // Bytes one product must move at least, for each format (see BENCHMARKS.md): the real entries
 // (value + column index; COO also the row index), the row pointers or lengths, x read once and

@@ -28,8 +28,10 @@ std::vector<index_t> balanced_split(index_t items, int parts, CostFn cost) {
     index_t hi = items;
     while (lo < hi) {  // first i with cost(i) >= target
       const index_t mid = lo + (hi - lo) / 2;
-      if (double(cost(mid)) < target) lo = mid + 1;
-      else hi = mid;
+      if (double(cost(mid)) < target)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     bounds[p] = lo;
   }
@@ -52,9 +54,12 @@ template <typename T>
 class OmpCsr final : public cpu::BackendBase<T, Device::omp> {
  public:
   OmpCsr(const CsrMatrix<T>& A, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::csr, A), A_(A), bounds_(split_rows_by_nonzeros(A, threads)) {}
+      : cpu::BackendBase<T, Device::omp>(Format::csr, A),
+        A_(A),
+        bounds_(split_rows_by_nonzeros(A, threads)) {}
   void apply(const T* x, T* y) override {
-    for_each_part(int(bounds_.size()) - 1, [&](int p) { cpu::csr_rows(A_, x, y, bounds_[p], bounds_[p + 1]); });
+    for_each_part(int(bounds_.size()) - 1,
+                  [&](int p) { cpu::csr_rows(A_, x, y, bounds_[p], bounds_[p + 1]); });
   }
 
  private:
@@ -66,7 +71,9 @@ template <typename T>
 class OmpCoo final : public cpu::BackendBase<T, Device::omp> {
  public:
   OmpCoo(const CsrMatrix<T>& A, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::coo, A), A_(to_coo(A)), rows_(split_rows_by_nonzeros(A, threads)) {
+      : cpu::BackendBase<T, Device::omp>(Format::coo, A),
+        A_(to_coo(A)),
+        rows_(split_rows_by_nonzeros(A, threads)) {
     for (index_t r : rows_) entries_.push_back(A.row_ptr[r]);
   }
   void apply(const T* x, T* y) override {
@@ -84,9 +91,12 @@ template <typename T>
 class OmpEll final : public cpu::BackendBase<T, Device::omp> {
  public:
   OmpEll(const CsrMatrix<T>& A, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::ell, A), A_(to_ell(A)), bounds_(split_rows_by_nonzeros(A, threads)) {}
+      : cpu::BackendBase<T, Device::omp>(Format::ell, A),
+        A_(to_ell(A)),
+        bounds_(split_rows_by_nonzeros(A, threads)) {}
   void apply(const T* x, T* y) override {
-    for_each_part(int(bounds_.size()) - 1, [&](int p) { cpu::ell_rows(A_, x, y, bounds_[p], bounds_[p + 1]); });
+    for_each_part(int(bounds_.size()) - 1,
+                  [&](int p) { cpu::ell_rows(A_, x, y, bounds_[p], bounds_[p + 1]); });
   }
 
  private:
@@ -104,7 +114,8 @@ class OmpHll final : public cpu::BackendBase<T, Device::omp> {
   }
   void apply(const T* x, T* y) override {
     for_each_part(int(bounds_.size()) - 1, [&](int p) {
-      cpu::hll_hacks(A_, x, y, bounds_[p], bounds_[p + 1], scratch_.data() + std::size_t(p) * A_.hack_size);
+      cpu::hll_hacks(A_, x, y, bounds_[p], bounds_[p + 1],
+                     scratch_.data() + std::size_t(p) * A_.hack_size);
     });
   }
 
@@ -117,7 +128,8 @@ class OmpHll final : public cpu::BackendBase<T, Device::omp> {
 }  // namespace
 
 template <typename T>
-std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A, const BackendOptions& options) {
+std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A,
+                                                 const BackendOptions& options) {
   const int threads = thread_count(options.threads);
   switch (options.format) {
     case Format::csr: return std::make_unique<OmpCsr<T>>(A, threads);
@@ -128,7 +140,9 @@ std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A, const Ba
   throw InputError("unknown format");
 }
 
-template std::unique_ptr<SpmvBackend<float>> make_omp_backend(const CsrMatrix<float>&, const BackendOptions&);
-template std::unique_ptr<SpmvBackend<double>> make_omp_backend(const CsrMatrix<double>&, const BackendOptions&);
+template std::unique_ptr<SpmvBackend<float>> make_omp_backend(const CsrMatrix<float>&,
+                                                              const BackendOptions&);
+template std::unique_ptr<SpmvBackend<double>> make_omp_backend(const CsrMatrix<double>&,
+                                                               const BackendOptions&);
 
 }  // namespace cgs

@@ -12,7 +12,8 @@ namespace {
 template <typename T>
 class SerialCsr final : public cpu::BackendBase<T, Device::serial> {
  public:
-  explicit SerialCsr(const CsrMatrix<T>& A) : cpu::BackendBase<T, Device::serial>(Format::csr, A), A_(A) {}
+  explicit SerialCsr(const CsrMatrix<T>& A)
+      : cpu::BackendBase<T, Device::serial>(Format::csr, A), A_(A) {}
   void apply(const T* x, T* y) override { cpu::csr_rows(A_, x, y, 0, A_.rows); }
 
  private:
@@ -60,7 +61,8 @@ class SerialHll final : public cpu::BackendBase<T, Device::serial> {
 }  // namespace
 
 template <typename T>
-std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A, const BackendOptions& options) {
+std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A,
+                                                    const BackendOptions& options) {
   switch (options.format) {
     case Format::csr: return std::make_unique<SerialCsr<T>>(A);
     case Format::coo: return std::make_unique<SerialCoo<T>>(A);
@@ -70,7 +72,9 @@ std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A, const
   throw InputError("unknown format");
 }
 
-template std::unique_ptr<SpmvBackend<float>> make_serial_backend(const CsrMatrix<float>&, const BackendOptions&);
-template std::unique_ptr<SpmvBackend<double>> make_serial_backend(const CsrMatrix<double>&, const BackendOptions&);
+template std::unique_ptr<SpmvBackend<float>> make_serial_backend(const CsrMatrix<float>&,
+                                                                 const BackendOptions&);
+template std::unique_ptr<SpmvBackend<double>> make_serial_backend(const CsrMatrix<double>&,
+                                                                  const BackendOptions&);
 
 }  // namespace cgs

@@ -19,6 +19,7 @@ std::string cuda_device_description();
 
 // The SpMV backend for options.format with options.kernel on the GPU (A copied to the device).
 template <typename T>
-std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>& A, const BackendOptions& options);
+std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>& A,
+                                                  const BackendOptions& options);
 
 }  // namespace cgs

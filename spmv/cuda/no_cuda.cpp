@@ -26,8 +26,10 @@ std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t) {
   throw DeviceError(kNoCuda);
 }
 
-template std::unique_ptr<SpmvBackend<float>> make_cuda_backend(const CsrMatrix<float>&, const BackendOptions&);
-template std::unique_ptr<SpmvBackend<double>> make_cuda_backend(const CsrMatrix<double>&, const BackendOptions&);
+template std::unique_ptr<SpmvBackend<float>> make_cuda_backend(const CsrMatrix<float>&,
+                                                               const BackendOptions&);
+template std::unique_ptr<SpmvBackend<double>> make_cuda_backend(const CsrMatrix<double>&,
+                                                                const BackendOptions&);
 template std::unique_ptr<VectorOps<float>> make_cuda_vector_ops(std::size_t);
 template std::unique_ptr<VectorOps<double>> make_cuda_vector_ops(std::size_t);
 

@@ -54,8 +54,8 @@ TEST_CASE("solves a SuiteSparse matrix in every format, sorted or not, and valid
     for (std::string sort : {"", " --sort-rows"}) {
       CAPTURE(format);
       CAPTURE(sort);
-      const Run r = cgsolve("--matrix " + kData + "/matrices/gr_900_900_crg.mtx --format " + format +
-                            sort + " --tol 1e-12 --validate");
+      const Run r = cgsolve("--matrix " + kData + "/matrices/gr_900_900_crg.mtx --format " +
+                            format + sort + " --tol 1e-12 --validate");
       CHECK(r.exit_code == 0);
       CHECK(contains(r.output, "converged in"));
       CHECK(contains(r.output, "validate   PASS"));
@@ -75,9 +75,10 @@ TEST_CASE("the written solution reads back equal to the solution, in the origina
   const fs::path dir = scratch_dir();
   const std::string out = (dir / "x.mtx").string(), report = (dir / "r.json").string(),
                     history = (dir / "h.csv").string();
-  const Run r = cgsolve("--matrix " + kData + "/matrices/nos6.mtx --format ell --sort-rows "
-                        "--tol 1e-10 --quiet --output " + out + " --report " + report +
-                        " --history " + history);
+  const Run r = cgsolve("--matrix " + kData +
+                        "/matrices/nos6.mtx --format ell --sort-rows "
+                        "--tol 1e-10 --quiet --output " +
+                        out + " --report " + report + " --history " + history);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.empty());  // --quiet
   const std::vector<double> x = cgs::read_vector_market(out);

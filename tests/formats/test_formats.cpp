@@ -15,12 +15,14 @@ namespace {
 //  [0 0 0 0]
 //  [3 4 0 5]
 //  [0 0 6 0]
-CsrMatrix<double> small() { return {4, 4, {0, 2, 2, 5, 6}, {0, 2, 0, 1, 3, 2}, {1, 2, 3, 4, 5, 6}}; }
+CsrMatrix<double> small() {
+  return {4, 4, {0, 2, 2, 5, 6}, {0, 2, 0, 1, 3, 2}, {1, 2, 3, 4, 5, 6}};
+}
 }  // namespace
 
 TEST_CASE("csr_from_triplets sorts entries and sums duplicates") {
-  const CsrMatrix<double> A = csr_from_triplets<double>(3, 3, {2, 0, 2, 0, 2}, {1, 2, 1, 0, 0},
-                                                        {1.0, 2.0, 3.0, 4.0, 5.0});
+  const CsrMatrix<double> A =
+      csr_from_triplets<double>(3, 3, {2, 0, 2, 0, 2}, {1, 2, 1, 0, 0}, {1.0, 2.0, 3.0, 4.0, 5.0});
   CHECK(A.row_ptr == std::vector<index_t>{0, 2, 2, 4});
   CHECK(A.col_idx == std::vector<index_t>{0, 2, 0, 1});
   CHECK(A.values == std::vector<double>{4.0, 2.0, 5.0, 4.0});
