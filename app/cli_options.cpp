@@ -46,6 +46,11 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
                  "Refuse ELL when its storage exceeds this multiple of CSR's")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--cpu-loop", cli.cpu_loop,
+                 "OpenMP CG loop: fused (one thread team for the whole solve) or generic (the "
+                 "device-independent loop, a parallel region per operation)")
+      ->check(CLI::IsMember({"fused", "generic"}))
+      ->capture_default_str();
   app.add_option("--kernel", o.backend.kernel,
                  "GPU kernel variant of the format (see README; empty = the format's default)");
   app.add_option("--block-size", o.backend.block_size, "GPU threads per block (0 = default)")
@@ -59,6 +64,7 @@ void SolverCli::resolve() {
   options.backend.device = parse_device(device);
   options.preconditioner = precond == "jacobi" ? Preconditioner::jacobi : Preconditioner::none;
   options.precision = precision == "float" ? Precision::single : Precision::double_;
+  options.fused_cpu_loop = cpu_loop == "fused";
   if (!options.backend.kernel.empty() && options.backend.device != Device::gpu)
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
 }

@@ -15,6 +15,7 @@ struct SolverCli {
   std::string device = "cpu";
   std::string precond = "none";
   std::string precision = "double";
+  std::string cpu_loop = "fused";
   SolveOptions options;
 
   void resolve();  // parses the text fields into `options`

@@ -8,6 +8,7 @@
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
 #include "solver/cpu_ops.hpp"
+#include "solver/omp_fused_cg.hpp"
 
 namespace cgs {
 
@@ -96,6 +97,35 @@ void summarise_spmv_times(const std::vector<double>& times, SolveTimes& t) {
   t.spmv_min_seconds = sorted.front();
 }
 
+// The generic path: vectors in the device's memory (copied in once, x copied out once) and the
+// CG of solver/cg.hpp driving the device's VectorOps.
+template <typename T>
+std::vector<double> solve_with_vector_ops(SpmvBackend<T>& backend, const std::vector<double>& b,
+                                          const std::vector<double>& x0,
+                                          const std::vector<double>& inv_diag,
+                                          const SolveOptions& options, SolveTimes& times,
+                                          CgResult& result) {
+  const std::size_t n = b.size();
+  auto ops = make_vector_ops<T>(options.backend.device, n, options.backend.threads);
+  auto start = Clock::now();
+  DeviceVector<T> b_dev(*ops, n), x_dev(*ops, n), inv_dev(*ops, inv_diag.size());
+  ops->upload(cast<T>(b).data(), b_dev.data(), n);
+  ops->upload(cast<T>(x0).data(), x_dev.data(), n);
+  if (!inv_diag.empty()) ops->upload(cast<T>(inv_diag).data(), inv_dev.data(), n);
+  times.upload_seconds = since(start);
+
+  CgOptions cg = options.cg;
+  if (cg.check_every <= 0) cg.check_every = options.backend.device == Device::gpu ? 16 : 1;
+  result = conjugate_gradient(backend, *ops, inv_diag.empty() ? nullptr : inv_dev.data(),
+                              b_dev.data(), x_dev.data(), cg);
+
+  start = Clock::now();
+  std::vector<T> x_out(n);
+  ops->download(x_dev.data(), x_out.data(), n);
+  times.download_seconds = since(start);
+  return std::vector<double>(x_out.begin(), x_out.end());
+}
+
 template <typename T>
 SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
                      std::vector<double>& x, const SolveOptions& options) {
@@ -125,27 +155,17 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
   report.times.convert_seconds = since(start);
 
   const std::size_t n = std::size_t(system.rows);
-  auto ops = make_vector_ops<T>(options.backend.device, n, options.backend.threads);
-  start = Clock::now();
-  DeviceVector<T> b_dev(*ops, n), x_dev(*ops, n);
-  DeviceVector<T> inv_diag(*ops, options.preconditioner == Preconditioner::jacobi ? n : 0);
-  ops->upload(cast<T>(b_in).data(), b_dev.data(), n);
-  ops->upload(cast<T>(x_in).data(), x_dev.data(), n);
-  if (options.preconditioner == Preconditioner::jacobi)
-    ops->upload(cast<T>(inverse_diagonal(system, P)).data(), inv_diag.data(), n);
-  report.times.upload_seconds = since(start);
-
-  CgOptions cg = options.cg;
-  if (cg.check_every <= 0) cg.check_every = options.backend.device == Device::gpu ? 16 : 1;
-  report.cg = conjugate_gradient(*backend, *ops, inv_diag.size() ? inv_diag.data() : nullptr,
-                                 b_dev.data(), x_dev.data(), cg);
-
-  start = Clock::now();
-  std::vector<T> x_out(n);
-  ops->download(x_dev.data(), x_out.data(), n);
-  x.assign(x_out.begin(), x_out.end());
+  const bool jacobi = options.preconditioner == Preconditioner::jacobi;
+  const std::vector<double> inv_diag = jacobi ? inverse_diagonal(system, P) : std::vector<double>{};
+  if (options.backend.device == Device::omp && options.fused_cpu_loop && backend->parts() > 0) {
+    std::vector<T> b_host = cast<T>(b_in), x_host = cast<T>(x_in), inv_host = cast<T>(inv_diag);
+    report.cg = omp_fused_conjugate_gradient(*backend, jacobi ? inv_host.data() : nullptr,
+                                             b_host.data(), x_host.data(), options.cg);
+    x.assign(x_host.begin(), x_host.end());
+  } else {
+    x = solve_with_vector_ops(*backend, b_in, x_in, inv_diag, options, report.times, report.cg);
+  }
   if (options.sort_rows) x = P.to_original(x);
-  report.times.download_seconds = since(start);
 
   report.times.solve_seconds = report.cg.solve_seconds;
   summarise_spmv_times(report.cg.spmv_seconds, report.times);

@@ -24,6 +24,9 @@ struct SolveOptions {
   bool sort_rows = false;
   Preconditioner preconditioner = Preconditioner::none;
   CgOptions cg;  // check_every <= 0 picks the device's default
+  // On the OpenMP device: one thread team for the whole solve (solver/omp_fused_cg.hpp) instead
+  // of the generic loop of solver/cg.hpp, which opens a parallel region per operation.
+  bool fused_cpu_loop = true;
 };
 
 struct SolveTimes {

@@ -44,6 +44,14 @@ class SpmvBackend {
   // The fewest bytes one product must move for this format: the real entries (values and
   // indices), row pointers or lengths, x read once, y written once (see min_bytes_model).
   virtual std::size_t min_bytes() const = 0;
+
+  // Row-partitioned products, for a solver that keeps one OpenMP team for a whole CG iteration
+  // (solver/omp_fused_cg.hpp): part p computes y for rows [part_begin(p), part_begin(p + 1)),
+  // reading all of x. The parts are fixed at construction, balanced by nonzeros. Backends
+  // without it (serial, GPU) have 0 parts.
+  virtual int parts() const { return 0; }
+  virtual index_t part_begin(int /*part*/) const { return 0; }
+  virtual void apply_part(int /*part*/, const T* /*x*/, T* /*y*/) {}
 };
 
 struct BackendOptions {

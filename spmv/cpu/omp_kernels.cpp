@@ -58,8 +58,12 @@ class OmpCsr final : public cpu::BackendBase<T, Device::omp> {
         A_(A),
         bounds_(split_rows_by_nonzeros(A, threads)) {}
   void apply(const T* x, T* y) override {
-    for_each_part(int(bounds_.size()) - 1,
-                  [&](int p) { cpu::csr_rows(A_, x, y, bounds_[p], bounds_[p + 1]); });
+    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
+  }
+  int parts() const override { return int(bounds_.size()) - 1; }
+  index_t part_begin(int p) const override { return bounds_[p]; }
+  void apply_part(int p, const T* x, T* y) override {
+    cpu::csr_rows(A_, x, y, bounds_[p], bounds_[p + 1]);
   }
 
  private:
@@ -77,9 +81,12 @@ class OmpCoo final : public cpu::BackendBase<T, Device::omp> {
     for (index_t r : rows_) entries_.push_back(A.row_ptr[r]);
   }
   void apply(const T* x, T* y) override {
-    for_each_part(int(rows_.size()) - 1, [&](int p) {
-      cpu::coo_entries(A_, x, y, rows_[p], rows_[p + 1], entries_[p], entries_[p + 1]);
-    });
+    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
+  }
+  int parts() const override { return int(rows_.size()) - 1; }
+  index_t part_begin(int p) const override { return rows_[p]; }
+  void apply_part(int p, const T* x, T* y) override {
+    cpu::coo_entries(A_, x, y, rows_[p], rows_[p + 1], entries_[p], entries_[p + 1]);
   }
 
  private:
@@ -95,8 +102,12 @@ class OmpEll final : public cpu::BackendBase<T, Device::omp> {
         A_(to_ell(A)),
         bounds_(split_rows_by_nonzeros(A, threads)) {}
   void apply(const T* x, T* y) override {
-    for_each_part(int(bounds_.size()) - 1,
-                  [&](int p) { cpu::ell_rows(A_, x, y, bounds_[p], bounds_[p + 1]); });
+    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
+  }
+  int parts() const override { return int(bounds_.size()) - 1; }
+  index_t part_begin(int p) const override { return bounds_[p]; }
+  void apply_part(int p, const T* x, T* y) override {
+    cpu::ell_rows(A_, x, y, bounds_[p], bounds_[p + 1]);
   }
 
  private:
@@ -113,10 +124,15 @@ class OmpHll final : public cpu::BackendBase<T, Device::omp> {
     scratch_.resize(std::size_t(threads) * hack_size);
   }
   void apply(const T* x, T* y) override {
-    for_each_part(int(bounds_.size()) - 1, [&](int p) {
-      cpu::hll_hacks(A_, x, y, bounds_[p], bounds_[p + 1],
-                     scratch_.data() + std::size_t(p) * A_.hack_size);
-    });
+    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
+  }
+  int parts() const override { return int(bounds_.size()) - 1; }
+  index_t part_begin(int p) const override {
+    return std::min<std::int64_t>(A_.rows, std::int64_t(bounds_[p]) * A_.hack_size);
+  }
+  void apply_part(int p, const T* x, T* y) override {
+    cpu::hll_hacks(A_, x, y, bounds_[p], bounds_[p + 1],
+                   scratch_.data() + std::size_t(p) * A_.hack_size);
   }
 
  private:

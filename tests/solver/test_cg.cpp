@@ -76,6 +76,43 @@ TEST_CASE("CG recovers x* from b = A x* with every format, device, order and pre
         }
 }
 
+TEST_CASE("the fused OpenMP loop takes the generic loop's steps") {
+  // Same algorithm, one thread team: iterates agree up to rounding, so the iteration counts agree
+  // within a few and the solutions to the tolerance.
+  struct Case {
+    const char* name;
+    CsrMatrix<double> A;
+    Preconditioner M;
+  };
+  const Case cases[] = {{"random SPD", random_spd(1000, 5, 31), Preconditioner::none},
+                        {"random SPD, Jacobi", random_spd(1000, 5, 31), Preconditioner::jacobi},
+                        {"poisson 40x40", poisson2d(40), Preconditioner::none},
+                        {"n = 33", random_spd(33, 3, 32), Preconditioner::jacobi}};
+  for (const Case& c : cases)
+    for (Format format : {Format::coo, Format::csr, Format::ell, Format::hll})
+      for (int threads : {1, 2, 5}) {
+        CAPTURE(c.name);
+        CAPTURE(to_string(format));
+        CAPTURE(threads);
+        const std::vector<double> b = multiply(c.A, random_vector(c.A.rows, 33));
+        SolveOptions o = cpu_options(format, Device::omp);
+        o.preconditioner = c.M;
+        o.backend.threads = threads;
+        o.cg.record_history = true;
+        std::vector<double> x_fused, x_generic;
+        o.fused_cpu_loop = true;
+        const SolveReport fused = solve_system(c.A, b, x_fused, o);
+        o.fused_cpu_loop = false;
+        const SolveReport generic = solve_system(c.A, b, x_generic, o);
+        REQUIRE(fused.cg.status == CgStatus::converged);
+        CHECK(std::abs(fused.cg.converged_at - generic.cg.converged_at) <= 2);
+        CHECK(fused.cg.residual_history.size() == std::size_t(fused.cg.iterations) + 1);
+        CHECK(fused.cg.spmv_seconds.size() == std::size_t(fused.cg.iterations));
+        CHECK(fused.true_relative_residual <= 1e-9);
+        CHECK(relative_difference(x_fused, x_generic) <= 1e-8);
+      }
+}
+
 TEST_CASE("2D Poisson converges in the iterations plain CG needs (Eigen's count, and the bound)") {
   const index_t m = 32;
   const CsrMatrix<double> A = poisson2d(m);
@@ -114,25 +151,33 @@ TEST_CASE("Jacobi cuts the iterations on a badly scaled SPD matrix") {
 }
 
 TEST_CASE("an indefinite matrix ends in a breakdown, not a wrong answer") {
-  CsrMatrix<double> A = poisson2d(5);
-  for (index_t r = 0; r < A.rows; ++r)  // flip the sign of the diagonal in the lower half
-    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k)
-      if (A.col_idx[k] == r && r >= 12) A.values[k] = -4.0;
-  const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
-  std::vector<double> x;
-  const SolveReport r = solve_system(A, b, x, cpu_options());
-  CHECK(r.cg.status == CgStatus::breakdown);
-  CHECK_FALSE(r.cg.ok());
-  CHECK(r.cg.iterations >= 1);
-  for (double v : x) CHECK(std::isfinite(v));
+  for (bool fused : {true, false}) {
+    CAPTURE(fused);
+    CsrMatrix<double> A = poisson2d(5);
+    for (index_t r = 0; r < A.rows; ++r)  // flip the sign of the diagonal in the lower half
+      for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k)
+        if (A.col_idx[k] == r && r >= 12) A.values[k] = -4.0;
+    const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
+    std::vector<double> x;
+    SolveOptions o = cpu_options();
+    o.fused_cpu_loop = fused;
+    const SolveReport r = solve_system(A, b, x, o);
+    CHECK(r.cg.status == CgStatus::breakdown);
+    CHECK_FALSE(r.cg.ok());
+    CHECK(r.cg.iterations >= 1);
+    for (double v : x) CHECK(std::isfinite(v));
+  }
 }
 
 TEST_CASE("a NaN in the matrix is reported as such") {
   CsrMatrix<double> A = poisson2d(4);
   A.values[5] = std::nan("");
-  std::vector<double> b(A.rows, 1.0), x;
-  const SolveReport r = solve_system(A, b, x, cpu_options());
-  CHECK(r.cg.status == CgStatus::non_finite);
+  for (bool fused : {true, false}) {
+    std::vector<double> b(A.rows, 1.0), x;
+    SolveOptions o = cpu_options();
+    o.fused_cpu_loop = fused;
+    CHECK(solve_system(A, b, x, o).cg.status == CgStatus::non_finite);
+  }
 }
 
 TEST_CASE("Jacobi refuses a non-positive diagonal: the matrix is not SPD") {
@@ -146,23 +191,30 @@ TEST_CASE("Jacobi refuses a non-positive diagonal: the matrix is not SPD") {
 
 TEST_CASE("b = 0 returns x = 0 at once, whatever x0 was") {
   const CsrMatrix<double> A = poisson2d(4);
-  std::vector<double> b(A.rows, 0.0), x(A.rows, 5.0);
-  const SolveReport r = solve_system(A, b, x, cpu_options());
-  CHECK(r.cg.status == CgStatus::zero_rhs);
-  CHECK(r.cg.iterations == 0);
-  for (double v : x) CHECK(v == 0.0);
+  for (bool fused : {true, false}) {
+    std::vector<double> b(A.rows, 0.0), x(A.rows, 5.0);
+    SolveOptions o = cpu_options();
+    o.fused_cpu_loop = fused;
+    const SolveReport r = solve_system(A, b, x, o);
+    CHECK(r.cg.status == CgStatus::zero_rhs);
+    CHECK(r.cg.iterations == 0);
+    for (double v : x) CHECK(v == 0.0);
+  }
 }
 
 TEST_CASE("the iteration limit ends the solve as not converged") {
   const CsrMatrix<double> A = poisson2d(20);
   const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
-  SolveOptions o = cpu_options();
-  o.cg.max_iters = 5;
-  std::vector<double> x;
-  const SolveReport r = solve_system(A, b, x, o);
-  CHECK(r.cg.status == CgStatus::max_iterations);
-  CHECK(r.cg.iterations == 5);
-  CHECK(r.cg.relative_residual() > o.cg.tol);
+  for (bool fused : {true, false}) {
+    SolveOptions o = cpu_options();
+    o.cg.max_iters = 5;
+    o.fused_cpu_loop = fused;
+    std::vector<double> x;
+    const SolveReport r = solve_system(A, b, x, o);
+    CHECK(r.cg.status == CgStatus::max_iterations);
+    CHECK(r.cg.iterations == 5);
+    CHECK(r.cg.relative_residual() > o.cg.tol);
+  }
 }
 
 TEST_CASE("an initial guess, atol, history, timings and check_every") {
@@ -190,6 +242,7 @@ TEST_CASE("an initial guess, atol, history, timings and check_every") {
   }
   SUBCASE("reading every 7 iterations still reports the exact iteration") {
     std::vector<double> x1, x7;
+    o.fused_cpu_loop = false;  // the fused loop has its scalars on the host: it checks every time
     const SolveReport every1 = solve_system(A, b, x1, o);
     o.cg.check_every = 7;
     const SolveReport every7 = solve_system(A, b, x7, o);
