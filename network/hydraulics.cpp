@@ -873,6 +873,9 @@ HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, cons
     report.solve_seconds = stats.seconds;
     report.cg_iterations = stats.iterations;
     report.residual = stats.true_relative_residual;
+    report.scaled_residual = stats.relative_residual;
+    report.backward_error = stats.backward_error;
+    report.refinement_steps = stats.refinement_steps;
     report.linear_converged = stats.converged;
     linear_seconds += stats.seconds;
     t0 = Clock::now();

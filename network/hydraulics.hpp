@@ -24,6 +24,9 @@ struct TrialReport {
   double max_head_change = 0;       // ft, over junctions
   double max_flow_change = 0;       // cfs, over links
   double residual = 0;              // true relative residual of the unscaled system
+  double scaled_residual = 0;       // true relative residual of the scaled system
+  double backward_error = 0;        // componentwise backward error of the solve
+  int refinement_steps = 0;         // CG solves in this trial
   bool linear_converged = true;
 };
 

@@ -13,10 +13,12 @@
 namespace cgs::net {
 
 struct LinearSolveStats {
-  long iterations = 0;                // CG iterations (0 for a direct solver)
+  long iterations = 0;                // CG iterations, all refinement steps (0 for a direct solver)
+  int refinement_steps = 0;           // CG solves run (1 without refinement)
   double seconds = 0;                 // wall time of the whole solve call
-  double relative_residual = 0;       // of the system the stopping test looked at
+  double relative_residual = 0;       // ||D^-1/2 (b - A x)|| / ||D^-1/2 b||, true, in double
   double true_relative_residual = 0;  // ||b - A x|| / ||b|| of the unscaled system
+  double backward_error = 0;          // componentwise: max_i |b - A x|_i / (|A| |x| + |b|)_i
   bool converged = true;
 };
 
@@ -29,10 +31,27 @@ class LinearSolver {
   virtual std::string name() const = 0;
 };
 
+// How the network's CG solve stops (network/README.md, "The linear solves and the stopping test").
+struct RefinementOptions {
+  // Outer test: the componentwise backward error max_i |b - A x|_i / (|A| |x| + |b|)_i, computed
+  // in double on the unscaled system. It is invariant under any diagonal scaling of the rows, so
+  // it means the same for a row of scale 1e-4 as for one of 1e8; 0 runs the refinement until it
+  // stops improving.
+  double backward_error = 1e-15;
+  // The solve counts as converged when the backward error is below this (rounding does not always
+  // allow the target above; a CG solve that stops early leaves more).
+  double accept_backward_error = 1e-12;
+  // Refinement steps x <- x + CG(A, b - A x) at most; 1 is plain CG (one solve to options.cg.tol).
+  int max_steps = 20;
+};
+
 // cgsolve's CG on the symmetrically scaled system D^-1/2 A D^-1/2 y = D^-1/2 b, x = D^-1/2 y
 // (D = diag A), with options.preconditioner forced to none: the scaling is the Jacobi
-// preconditioner, and the stopping test ||D^-1/2 (b - A x)|| <= tol ||D^-1/2 b|| then compares
-// residuals of rows whose scales differ by 1e12 on an equal footing. See network/README.md.
-std::unique_ptr<LinearSolver> make_cg_solver(const SolveOptions& options);
+// preconditioner. Each CG solve (relative residual of the scaled correction system <=
+// options.cg.tol) is wrapped in iterative refinement: the residual b - A x is recomputed in double
+// on the unscaled system, and the correction solved for, until the componentwise backward error
+// reaches refinement.backward_error or stops improving. See network/README.md.
+std::unique_ptr<LinearSolver> make_cg_solver(const SolveOptions& options,
+                                             const RefinementOptions& refinement = {});
 
 }  // namespace cgs::net

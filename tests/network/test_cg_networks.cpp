@@ -1,8 +1,12 @@
-// The production path: every trial solved by cgsolve's CG on the symmetrically scaled system
-// (network/cg_solver.cpp, tol 1e-12), and the heads and flows still match EPANET's.
+// The production path: every trial solved by cgsolve's CG on the symmetrically scaled system with
+// iterative refinement (network/cg_solver.cpp: inner CG to a scaled relative residual of 1e-12,
+// refined until the componentwise backward error reaches 1e-15 or stops improving), and the heads
+// and flows match EPANET's to the 1e-3. See network/README.md.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "formats/matrix_market.hpp"
@@ -14,37 +18,98 @@
 namespace cgs::net {
 namespace {
 
+// The serial device: these systems have at most a few thousand rows, where OpenMP threads only
+// add synchronisation (and on a loaded machine, 30x the time); the iterates are the same.
 SolveOptions cg_options(const Network& net) {
   SolveOptions o;
   o.backend.format = Format::csr;
-  o.backend.device = Device::omp;
+  o.backend.device = Device::serial;
   o.cg.tol = 1e-12;
   o.cg.max_iters = std::max<long>(200000, 100L * net.junction_count);
   return o;
 }
 
-ReferenceComparison run_with_cg(const std::string& inp, const std::string& reference_dir,
-                                HydraulicResults& r) {
+struct CgRun {
+  HydraulicResults r;
+  ReferenceComparison c;
+  long iterations = 0;
+  double seconds = 0;
+};
+
+CgRun run_with_cg(const std::string& inp, const std::string& reference_dir, double head_tol = 1e-3,
+                  double flow_tol = 1e-3) {
   const Network net = read_inp(inp);
   auto solver = make_cg_solver(cg_options(net));
-  r = solve_hydraulics(net, *solver);
+  CgRun run;
+  run.r = solve_hydraulics(net, *solver);
   const std::string name = std::filesystem::path(inp).stem().string();
-  return compare_with_reference(net, r, reference_dir + "/" + name + "_nodes.csv",
-                                reference_dir + "/" + name + "_links.csv", 1e-3, 1e-3,
-                                flow_noise_floor(net));
+  if (flow_tol < 0) {  // EPANET's own convergence error: ACCURACY x the largest flow
+    flow_tol = 0;
+    for (double f : run.r.flow) flow_tol = std::max(flow_tol, std::abs(user_flow(net, f)));
+    flow_tol *= net.options.accuracy;
+  }
+  run.c = compare_with_reference(net, run.r, reference_dir + "/" + name + "_nodes.csv",
+                                 reference_dir + "/" + name + "_links.csv", head_tol, flow_tol,
+                                 flow_noise_floor(net));
+  for (const TrialReport& t : run.r.trial_reports) run.iterations += t.cg_iterations;
+  run.seconds = run.r.total_seconds;
+  MESSAGE(name << ": " << run.r.trials << " trials, " << run.iterations << " CG iterations, "
+               << run.seconds << " s; max head error " << run.c.max_head_error << " ("
+               << run.c.worst_node << "), max flow error " << run.c.max_flow_error << " ("
+               << run.c.worst_link << ")");
+  for (const auto& f : run.c.failures) MESSAGE("  " << f);
+  return run;
+}
+
+// every_solve: each trial's CG solve reached a backward error of 1e-12. Not asked of the networks
+// that only agree to ACCURACY: zones joined only through closed links (1e-8 couplings) make some
+// of their trial systems singular to rounding, and CG stops at its iteration limit there.
+void check_run(const CgRun& run, bool every_solve = true) {
+  CHECK(run.r.converged);
+  CHECK(run.c.ok());
+  if (!every_solve) return;
+  for (const TrialReport& t : run.r.trial_reports) {
+    CAPTURE(t.trial);
+    CHECK(t.linear_converged);
+  }
 }
 
 TEST_CASE("Net1 and Net3 with CG match EPANET (repository copies)") {
   const std::string dir = test::repo_networks();
   for (const std::string name : {"Net1", "Net3"}) {
     CAPTURE(name);
-    HydraulicResults r;
-    const auto c = run_with_cg(dir + "/" + name + ".inp", dir + "/reference", r);
-    for (const auto& f : c.failures) MESSAGE(f);
-    CHECK(r.converged);
-    CHECK(c.ok());
-    for (const TrialReport& t : r.trial_reports) CHECK(t.linear_converged);
+    const CgRun run = run_with_cg(dir + "/" + name + ".inp", dir + "/reference");
+    check_run(run);
+    // The stopping test: every trial's solve ends at rounding level, a componentwise backward
+    // error of a few eps, in a few refinement steps.
+    for (const TrialReport& t : run.r.trial_reports) {
+      CAPTURE(t.trial);
+      CHECK(t.backward_error <= 1e-15);
+      CHECK(t.refinement_steps >= 1);
+      CHECK(t.refinement_steps <= 5);
+    }
   }
+}
+
+TEST_CASE("refinement drives the backward error to rounding level (Net3 trial 1)") {
+  // Refinement lowers the backward error far below what one CG solve to 1e-12 leaves.
+  const std::string dir = test::repo_networks();
+  const Network net = read_inp(dir + "/Net3.inp");
+  GradientAlgorithm gga(net);
+  gga.initialise();
+  const JunctionSystem& s = gga.assemble();
+  SolveOptions o = cg_options(net);
+  std::vector<double> plain(gga.heads().begin(), gga.heads().begin() + net.junction_count);
+  std::vector<double> refined = plain;
+  const auto one = make_cg_solver(o, RefinementOptions{1e-15, 1})->solve(s.A, s.b, plain);
+  const auto ref = make_cg_solver(o)->solve(s.A, s.b, refined);
+  MESSAGE("Net3 trial 1: plain CG backward error " << one.backward_error << " (" << one.iterations
+                                                   << " its), refined " << ref.backward_error
+                                                   << " (" << ref.iterations << " its, "
+                                                   << ref.refinement_steps << " solves)");
+  CHECK(ref.converged);
+  CHECK(ref.backward_error <= 1e-15);
+  CHECK(ref.backward_error <= one.backward_error);
 }
 
 TEST_CASE("Net3's first trial system equals EPANET's (repository copy)") {
@@ -64,53 +129,43 @@ TEST_CASE("Net3's first trial system equals EPANET's (repository copy)") {
     CHECK(std::abs(s.b[i] - b[i]) <= 1e-12 * std::max(std::abs(b[i]), 1.0));
 }
 
-// With CG the same networks match as with the direct solver, except where the last digits of the
-// heads matter: CG stops at a relative residual of 1e-12 of the scaled system, and on C-Town (a
-// pump status flips), RuralNetwork, Richmond_skeleton, ky1, ky2, ky14 and ky6 the remaining error
-// moves small flows by up to 0.4 (network units) or heads by more than 1e-3. Those are run and
-// reported (WARN), not held to 1e-3: a tighter stopping test is future work (network/README.md).
-// BWSN_Network_2 and Wolf-Cordera_wolf-3 need 1e5 CG iterations per trial (netsolve runs them);
-// the four networks that only agree to EPANET's ACCURACY are in test_reference_networks.cpp.
-TEST_CASE("the real networks with CG match EPANET") {
+// Every network EPANET accepts, held to the tolerance (heads 1e-3, flows 1e-3 relative
+// or absolute, noise floor 1e-5 cfs), with CG as the linear solver. Not here:
+// - Richmond_standard: EPANET's own answer there is only determined to its ACCURACY (a direct
+//   solver does no better, test_reference_networks.cpp); checked below to ACCURACY.
+// - BWSN_Network_2 and Wolf-Cordera_wolf-3: slow (1e5 CG iterations per solve; Wolf-Cordera 22 s,
+//   BWSN_Network_2 over 10 minutes with refinement); run only with CGSOLVE_SLOW_TESTS=1, to
+//   ACCURACY as with the direct solver.
+TEST_CASE("the real networks with CG match EPANET to 1e-3") {
   if (!test::have_shared_data()) return;
   const std::string dir = test::shared_data() + "/networks";
-  const std::vector<std::string> not_yet = {
-      "C-Town", "RuralNetwork", "Richmond_skeleton", "ky2", "ky1", "ky14", "ky6"};
-  for (const std::string name : {"Anytown",
-                                 "Balerma",
-                                 "Exnet_EXN",
-                                 "Fossolo_FOS",
-                                 "Hanoi",
-                                 "Modena_MOD",
-                                 "Net2",
-                                 "Pescara_PES",
-                                 "ZJ",
-                                 "ky2",
-                                 "ky3",
-                                 "ky4",
-                                 "ky5",
-                                 "ky7",
-                                 "C-Town",
-                                 "RuralNetwork",
-                                 "Richmond_skeleton",
-                                 "ky1",
-                                 "ky14",
-                                 "ky6"}) {
+  for (const std::string name :
+       {"Anytown", "Balerma", "BWSN_Network_1", "C-Town", "Exnet_EXN", "Fossolo_FOS", "Hanoi",
+        "Modena_MOD", "Net1", "Net2", "Net3", "Pescara_PES", "Richmond_skeleton", "RuralNetwork",
+        "ZJ", "ky1", "ky2", "ky3", "ky4", "ky5", "ky6", "ky7", "ky14"}) {
     CAPTURE(name);
-    HydraulicResults r;
-    const auto c = run_with_cg(dir + "/" + name + ".inp", dir + "/reference", r);
-    long iterations = 0;
-    for (const TrialReport& t : r.trial_reports) iterations += t.cg_iterations;
-    MESSAGE(name << ": " << r.trials << " trials, " << iterations
-                 << " CG iterations, max head error " << c.max_head_error << ", max flow error "
-                 << c.max_flow_error);
-    CHECK(r.converged);
-    if (std::find(not_yet.begin(), not_yet.end(), name) != not_yet.end()) {
-      WARN(c.ok());
-    } else {
-      for (const auto& f : c.failures) MESSAGE(f);
-      CHECK(c.ok());
-    }
+    check_run(run_with_cg(dir + "/" + name + ".inp", dir + "/reference"));
+  }
+}
+
+TEST_CASE("Richmond_standard with CG matches EPANET to its ACCURACY") {
+  if (!test::have_shared_data()) return;
+  const std::string dir = test::shared_data() + "/networks";
+  check_run(run_with_cg(dir + "/Richmond_standard.inp", dir + "/reference", 0.05, -1), false);
+}
+
+TEST_CASE("the slow networks with CG (CGSOLVE_SLOW_TESTS=1)") {
+  if (!test::have_shared_data()) return;
+  const char* slow = std::getenv("CGSOLVE_SLOW_TESTS");
+  if (!slow || std::string(slow) != "1") {
+    MESSAGE("skipped: BWSN_Network_2 and Wolf-Cordera_wolf-3 with CG take minutes; set "
+            "CGSOLVE_SLOW_TESTS=1 to run them");
+    return;
+  }
+  const std::string dir = test::shared_data() + "/networks";
+  for (const std::string name : {"BWSN_Network_2", "Wolf-Cordera_wolf-3"}) {
+    CAPTURE(name);
+    check_run(run_with_cg(dir + "/" + name + ".inp", dir + "/reference", 0.05, -1), false);
   }
 }
 

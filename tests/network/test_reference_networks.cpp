@@ -64,7 +64,7 @@ TEST_CASE("real networks match EPANET's time-0 results (direct solver)") {
     const auto c = compare_with_reference(net, r, dir + "reference/" + name + "_nodes.csv",
                                           dir + "reference/" + name + "_links.csv", head_tol,
                                           flow_tol, flow_noise_floor(net));
-    MESSAGE(name << (loose ? " [to ACCURACY]" : "") << ": " << r.trials << " trials, "
+    MESSAGE(name << std::string(loose ? " [to ACCURACY]" : "") << ": " << r.trials << " trials, "
                  << c.nodes_compared << " nodes (" << c.cut_off_skipped << " cut off), "
                  << c.links_compared << " links; max head error " << c.max_head_error << " ("
                  << c.worst_node << "), max flow error " << c.max_flow_error << " (" << c.worst_link
