@@ -58,6 +58,16 @@ void ell_rows(const EllMatrix<T>& A, const T* x, T* y, index_t first, index_t la
   }
 }
 
+// The row-range kernels by format, for code that works on either.
+template <typename T>
+void multiply_rows(const CsrMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
+  csr_rows(A, x, y, first, last);
+}
+template <typename T>
+void multiply_rows(const EllMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
+  ell_rows(A, x, y, first, last);
+}
+
 // Hacks [first, last): each a column-major block of hack_size rows and its own width.
 template <typename T>
 void hll_hacks(const HllMatrix<T>& A, const T* x, T* y, index_t first, index_t last,

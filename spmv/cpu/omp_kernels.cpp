@@ -50,38 +50,43 @@ void for_each_part(int parts, Body body) {
   for (int p = 0; p < parts; ++p) body(p);
 }
 
+// Every OpenMP backend: the product is split into parts, one per thread, and apply() runs them
+// all on the team; apply_part() lets a solver run them on its own team (omp_fused_cg).
 template <typename T>
-class OmpCsr final : public cpu::BackendBase<T, Device::omp> {
+class OmpBackend : public cpu::BackendBase<T, Device::omp> {
  public:
-  OmpCsr(const CsrMatrix<T>& A, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::csr, A),
-        A_(A),
-        bounds_(split_rows_by_nonzeros(A, threads)) {}
-  void apply(const T* x, T* y) override {
-    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
+  using cpu::BackendBase<T, Device::omp>::BackendBase;
+  void apply(const T* x, T* y) final {
+    for_each_part(this->parts(), [&](int p) { this->apply_part(p, x, y); });
   }
+};
+
+// CSR and ELL: each part a range of rows.
+template <typename T, typename Matrix>
+class OmpRows final : public OmpBackend<T> {
+ public:
+  OmpRows(Format format, const CsrMatrix<T>& A, Matrix stored, int threads)
+      : OmpBackend<T>(format, A),
+        A_(std::move(stored)),
+        bounds_(split_rows_by_nonzeros(A, threads)) {}
   int parts() const override { return int(bounds_.size()) - 1; }
   index_t part_begin(int p) const override { return bounds_[p]; }
   void apply_part(int p, const T* x, T* y) override {
-    cpu::csr_rows(A_, x, y, bounds_[p], bounds_[p + 1]);
+    cpu::multiply_rows(A_, x, y, bounds_[p], bounds_[p + 1]);
   }
 
  private:
-  CsrMatrix<T> A_;
+  Matrix A_;
   std::vector<index_t> bounds_;
 };
 
+// COO: each part a range of rows and the entries of those rows.
 template <typename T>
-class OmpCoo final : public cpu::BackendBase<T, Device::omp> {
+class OmpCoo final : public OmpBackend<T> {
  public:
   OmpCoo(const CsrMatrix<T>& A, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::coo, A),
-        A_(to_coo(A)),
-        rows_(split_rows_by_nonzeros(A, threads)) {
+      : OmpBackend<T>(Format::coo, A), A_(to_coo(A)), rows_(split_rows_by_nonzeros(A, threads)) {
     for (index_t r : rows_) entries_.push_back(A.row_ptr[r]);
-  }
-  void apply(const T* x, T* y) override {
-    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
   }
   int parts() const override { return int(rows_.size()) - 1; }
   index_t part_begin(int p) const override { return rows_[p]; }
@@ -95,36 +100,12 @@ class OmpCoo final : public cpu::BackendBase<T, Device::omp> {
 };
 
 template <typename T>
-class OmpEll final : public cpu::BackendBase<T, Device::omp> {
- public:
-  OmpEll(const CsrMatrix<T>& A, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::ell, A),
-        A_(to_ell(A)),
-        bounds_(split_rows_by_nonzeros(A, threads)) {}
-  void apply(const T* x, T* y) override {
-    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
-  }
-  int parts() const override { return int(bounds_.size()) - 1; }
-  index_t part_begin(int p) const override { return bounds_[p]; }
-  void apply_part(int p, const T* x, T* y) override {
-    cpu::ell_rows(A_, x, y, bounds_[p], bounds_[p + 1]);
-  }
-
- private:
-  EllMatrix<T> A_;
-  std::vector<index_t> bounds_;
-};
-
-template <typename T>
-class OmpHll final : public cpu::BackendBase<T, Device::omp> {
+class OmpHll final : public OmpBackend<T> {
  public:
   OmpHll(const CsrMatrix<T>& A, index_t hack_size, int threads)
-      : cpu::BackendBase<T, Device::omp>(Format::hll, A, hack_size), A_(to_hll(A, hack_size)) {
+      : OmpBackend<T>(Format::hll, A, hack_size), A_(to_hll(A, hack_size)) {
     bounds_ = balanced_split(A_.hacks(), threads, [&](index_t h) { return A_.hack_offset[h]; });
     scratch_.resize(std::size_t(threads) * hack_size);
-  }
-  void apply(const T* x, T* y) override {
-    for_each_part(parts(), [&](int p) { apply_part(p, x, y); });
   }
   int parts() const override { return int(bounds_.size()) - 1; }
   index_t part_begin(int p) const override {
@@ -148,9 +129,10 @@ std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A,
                                                  const BackendOptions& options) {
   const int threads = thread_count(options.threads);
   switch (options.format) {
-    case Format::csr: return std::make_unique<OmpCsr<T>>(A, threads);
+    case Format::csr: return std::make_unique<OmpRows<T, CsrMatrix<T>>>(Format::csr, A, A, threads);
     case Format::coo: return std::make_unique<OmpCoo<T>>(A, threads);
-    case Format::ell: return std::make_unique<OmpEll<T>>(A, threads);
+    case Format::ell:
+      return std::make_unique<OmpRows<T, EllMatrix<T>>>(Format::ell, A, to_ell(A), threads);
     case Format::hll: return std::make_unique<OmpHll<T>>(A, options.hack_size, threads);
   }
   throw InputError("unknown format");
