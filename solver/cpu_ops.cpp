@@ -71,7 +71,9 @@ class CpuVectorOps final : public VectorOps<T> {
 
   void update_xrz(const T* p, const T* q, const T* inv_diag, T* x, T* r, T* z,
                   long iteration) override {
-    if (s_.breakdown_at >= 0) return;
+    // After a breakdown, or once converged (later iterations run when check_every > 1), the
+    // vectors stay frozen: an exact r = 0 would otherwise read as a breakdown.
+    if (s_.breakdown_at >= 0 || s_.converged_at >= 0) return;
     if (!(s_.pq > 0) || !std::isfinite(s_.pq) || !std::isfinite(s_.rz)) {
       s_.breakdown_at = iteration;  // p.Ap <= 0: A is not positive definite
       return;
@@ -96,7 +98,7 @@ class CpuVectorOps final : public VectorOps<T> {
   }
 
   void update_p(const T* z, T* p) override {
-    if (s_.breakdown_at >= 0) return;
+    if (s_.breakdown_at >= 0 || s_.converged_at >= 0) return;
     const T beta = T(s_.rz / rz_old_);
 #pragma omp parallel for num_threads(threads_) if (threads_ > 1)
     for (std::int64_t i = 0; i < n_; ++i) p[i] = z[i] + beta * p[i];

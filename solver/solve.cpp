@@ -152,7 +152,7 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
   else
     backend = make_backend(cast_values<T>(system), options.backend);
   report.backend_name = backend->name();
-  report.times.convert_seconds = since(start);
+  report.times.convert_seconds = since(start) - backend->transfer_seconds();
 
   const std::size_t n = std::size_t(system.rows);
   const bool jacobi = options.preconditioner == Preconditioner::jacobi;
@@ -164,6 +164,7 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
     x.assign(x_host.begin(), x_host.end());
   } else {
     x = solve_with_vector_ops(*backend, b_in, x_in, inv_diag, options, report.times, report.cg);
+    report.times.upload_seconds += backend->transfer_seconds();
   }
   if (options.sort_rows) x = P.to_original(x);
 

@@ -31,8 +31,8 @@ struct SolveOptions {
 
 struct SolveTimes {
   double sort_seconds = 0;      // building the permutation and P A P^T
-  double convert_seconds = 0;   // CSR -> format, on the host
-  double upload_seconds = 0;    // system to the device (and backend construction there)
+  double convert_seconds = 0;   // CSR -> format, on the host (GPU: and the backend's set-up)
+  double upload_seconds = 0;    // matrix and vectors to the device's memory
   double solve_seconds = 0;     // the CG loop, device clock
   double download_seconds = 0;  // x back to the host
   double spmv_total_seconds = 0;

@@ -59,6 +59,8 @@ class VectorOps {
   //   rz_old = rz; rr = r.r; rz = r.z (or rr); history[iteration] = rr;
   //   converged_at = iteration if it is the first with rr <= threshold.
   // If pq <= 0 or any scalar is not finite, breakdown_at = iteration and x, r stay unchanged.
+  // Once breakdown_at or converged_at is set, update_xrz and update_p change nothing (iterations
+  // still run until the host reads the scalars, when check_every > 1).
   virtual void update_xrz(const T* p, const T* q, const T* inv_diag, T* x, T* r, T* z,
                           long iteration) = 0;
 

@@ -45,6 +45,10 @@ class SpmvBackend {
   // indices), row pointers or lengths, x read once, y written once (see min_bytes_model).
   virtual std::size_t min_bytes() const = 0;
 
+  // Seconds spent copying the matrix into the device's memory while the backend was built
+  // (0 on the CPU), so that conversion and transfer are reported apart.
+  virtual double transfer_seconds() const { return 0; }
+
   // Row-partitioned products, for a solver that keeps one OpenMP team for a whole CG iteration
   // (solver/omp_fused_cg.hpp): part p computes y for rows [part_begin(p), part_begin(p + 1)),
   // reading all of x. The parts are fixed at construction, balanced by nonzeros. Backends

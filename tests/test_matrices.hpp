@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,7 +16,7 @@ namespace cgs::testing {
 
 struct NamedMatrix {
   std::string name;
-  CsrMatrix<double> matrix;
+  CsrMatrix<double> A;
 };
 
 // Random n x n matrix whose row lengths vary widely (0 up to max_length), with `empty_every`-th
@@ -89,17 +91,125 @@ inline CsrMatrix<double> poisson2d(index_t m) {
   return csr_from_triplets(m * m, m * m, rows, cols, vals);
 }
 
-// The matrices every backend is checked on: varied lengths, empty rows, a very long row,
-// n = 1, n = 33 (not a multiple of 32), and a zero-row matrix.
+// Builds CSR from per-row column lists (each sorted and unique), values uniform in [-1, 1].
+inline CsrMatrix<double> csr_from_rows(index_t rows, index_t cols,
+                                       const std::vector<std::vector<index_t>>& columns,
+                                       std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  CsrMatrix<double> A;
+  A.rows = rows;
+  A.cols = cols;
+  A.row_ptr.assign(1, 0);
+  for (index_t r = 0; r < rows; ++r) {
+    for (index_t c : columns[r]) {
+      A.col_idx.push_back(c);
+      A.values.push_back(value(rng));
+    }
+    A.row_ptr.push_back(index_t(A.col_idx.size()));
+  }
+  return A;
+}
+
+// `length` distinct sorted columns out of [0, cols).
+inline std::vector<index_t> random_columns(index_t length, index_t cols, std::mt19937_64& rng) {
+  length = std::min(length, cols);
+  std::vector<index_t> picked;
+  if (length * 4 > cols) {  // dense-ish: sample by a pass over all columns
+    std::vector<index_t> all(cols);
+    for (index_t c = 0; c < cols; ++c) all[c] = c;
+    std::shuffle(all.begin(), all.end(), rng);
+    picked.assign(all.begin(), all.begin() + length);
+  } else {
+    std::uniform_int_distribution<index_t> column(0, cols - 1);
+    while (index_t(picked.size()) < length) {
+      picked.push_back(column(rng));
+      if (index_t(picked.size()) == length) {
+        std::sort(picked.begin(), picked.end());
+        picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+      }
+    }
+  }
+  std::sort(picked.begin(), picked.end());
+  return picked;
+}
+
+// Row lengths drawn from a heavy-tailed mix: many empty and short rows, some long ones.
+inline CsrMatrix<double> random_varying(index_t rows, index_t cols, index_t max_length,
+                                        std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<std::vector<index_t>> columns(rows);
+  for (index_t r = 0; r < rows; ++r) {
+    const double pick = u(rng);
+    index_t length = 0;
+    if (pick < 0.10)
+      length = 0;  // empty
+    else if (pick < 0.70)
+      length = 1 + index_t(u(rng) * 6);  // short
+    else if (pick < 0.95)
+      length = 7 + index_t(u(rng) * 40);  // medium
+    else
+      length = index_t(std::pow(double(max_length), 0.5 + 0.5 * u(rng)));  // long tail
+    columns[r] = random_columns(std::min(length, max_length), cols, rng);
+  }
+  return csr_from_rows(rows, cols, columns, rng);
+}
+
+// Rows of lengths around every multiple of 32 (a warp's chunk) and of a 256-thread block's
+// 256, separated by empty and single-entry rows: COO segments start and end on every kind of
+// chunk, warp and block boundary, also after the kernels' own divisions move them.
+inline CsrMatrix<double> straddling(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::vector<index_t> pattern = {31,  0,   32, 1,   33,  0,   0,   63,   64, 65, 1,    1,
+                                        255, 256, 0,  257, 511, 512, 513, 1000, 2,  3,  1024, 4095};
+  const index_t rows = index_t(pattern.size()) * 3 + 5;
+  const index_t cols = 5000;
+  std::vector<std::vector<index_t>> columns(rows);
+  for (index_t r = 0; r < rows; ++r) {
+    const index_t length = r < index_t(pattern.size()) * 3 ? pattern[r % pattern.size()] : 1;
+    columns[r] = random_columns(length, cols, rng);
+  }
+  return csr_from_rows(rows, cols, columns, rng);
+}
+
+// One row of 100,000 entries among `rows` short ones.
+inline CsrMatrix<double> long_row(index_t rows, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<index_t> short_length(0, 5);
+  std::vector<std::vector<index_t>> columns(rows);
+  for (index_t r = 0; r < rows; ++r) {
+    columns[r] = random_columns(r == 7 ? 100000 : short_length(rng), rows, rng);
+  }
+  return csr_from_rows(rows, rows, columns, rng);
+}
+
+// CGS_GPU_TESTS_LIGHT (set by scripts/gpu-check.sh under compute-sanitizer, where every launch
+// is slow): 2 leaves out the matrix with a row of 100,000 entries.
+inline int light_level() {
+  const char* level = std::getenv("CGS_GPU_TESTS_LIGHT");
+  return level ? std::atoi(level) : 0;
+}
+
+// The matrices every SpMV backend, CPU and GPU, is checked on: widely varying row lengths,
+// empty rows, rows that straddle warps, chunks and blocks, one row of 100,000 entries,
+// n = 0, n = 1, n = 33 (not a multiple of 32), a rectangular one and a 2D Poisson.
 inline std::vector<NamedMatrix> spmv_test_matrices() {
   std::vector<NamedMatrix> m;
-  m.push_back({"random 500 (lengths 0..60)", random_matrix(500, 60, 1)});
-  m.push_back({"random 300 with empty rows", random_matrix(300, 20, 2, 3)});
-  m.push_back({"random 2000 with one row of 1500", random_matrix(2000, 8, 3, 0, 1500)});
+  m.push_back({"n = 0", CsrMatrix<double>{}});
   m.push_back({"n = 1", random_matrix(1, 1, 4)});
   m.push_back({"n = 1 empty", CsrMatrix<double>{1, 1, {0, 0}, {}, {}}});
-  m.push_back({"n = 33", random_matrix(33, 40, 5)});
+  m.push_back(
+      {"50 x 50 without nonzeros", CsrMatrix<double>{50, 50, std::vector<index_t>(51, 0), {}, {}}});
+  m.push_back({"n = 33", random_varying(33, 33, 33, 101)});
+  m.push_back({"random 300 with empty rows", random_matrix(300, 20, 2, 3)});
+  m.push_back({"random 500 (lengths 0..60)", random_matrix(500, 60, 1)});
+  m.push_back({"n = 1000 heavy-tailed", random_varying(1000, 1000, 600, 102)});
+  m.push_back({"random 2000 with one row of 1500", random_matrix(2000, 8, 3, 0, 1500)});
+  m.push_back({"n = 4099 heavy-tailed", random_varying(4099, 4099, 2000, 103)});
+  m.push_back({"40 x 70 rectangular", random_varying(40, 70, 70, 104)});
+  m.push_back({"rows straddling warps and blocks", straddling(105)});
   m.push_back({"poisson 2D 7x7", poisson2d(7)});
+  if (light_level() < 2) m.push_back({"one row of 100000", long_row(120000, 106)});
   return m;
 }
 
@@ -117,6 +227,17 @@ inline std::vector<double> dense_product(const CsrMatrix<double>& A, const std::
   std::vector<double> y(A.rows, 0.0);
   for (index_t r = 0; r < A.rows; ++r)
     for (index_t c = 0; c < A.cols; ++c) y[r] += D[std::size_t(r) * A.cols + c] * x[c];
+  return y;
+}
+
+// y = A x in double: the dense product when the matrix is small enough, else a plain loop over
+// the CSR entries (a few lines, none shared with the kernels under test).
+inline std::vector<double> reference_product(const CsrMatrix<double>& A,
+                                             const std::vector<double>& x) {
+  if (double(A.rows) * A.cols <= 2.5e7) return dense_product(A, x);
+  std::vector<double> y(A.rows, 0.0);
+  for (index_t r = 0; r < A.rows; ++r)
+    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k) y[r] += A.values[k] * x[A.col_idx[k]];
   return y;
 }
 

@@ -119,7 +119,7 @@ class OmpHll final : public OmpBackend<T> {
  private:
   HllMatrix<T> A_;
   std::vector<index_t> bounds_;
-  std::vector<T> scratch_;  // hack_size entries per part
+  std::vector<double> scratch_;  // hack_size entries per part
 };
 
 }  // namespace

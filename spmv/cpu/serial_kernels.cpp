@@ -55,7 +55,7 @@ class SerialHll final : public cpu::BackendBase<T, Device::serial> {
 
  private:
   HllMatrix<T> A_;
-  std::vector<T> scratch_;
+  std::vector<double> scratch_;
 };
 
 }  // namespace

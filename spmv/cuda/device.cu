@@ -1,0 +1,166 @@
+// Device discovery, the shared stream, checked memory and copies.
+#include <chrono>
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <sstream>
+
+#include "spmv/cuda/cuda_backends.hpp"
+#include "spmv/cuda/cuda_common.cuh"
+
+namespace cgs {
+namespace cuda {
+namespace {
+
+std::string mib(std::size_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+CudaContext* create_context() {
+  std::string why;
+  if (!cuda_device_available(&why)) throw DeviceError("no usable CUDA device: " + why);
+  auto* context = new CudaContext;
+  CGS_CUDA_CHECK(cudaGetDevice(&context->device));
+  cudaDeviceProp props{};
+  CGS_CUDA_CHECK(cudaGetDeviceProperties(&props, context->device));
+  context->sm_count = props.multiProcessorCount;
+  context->max_threads_per_sm = props.maxThreadsPerMultiProcessor;
+  CGS_CUDA_CHECK(cudaStreamCreate(&context->stream));
+  int runtime = 0, driver = 0;
+  CGS_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  CGS_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  std::ostringstream text;
+  text << props.name << ", " << props.multiProcessorCount << " SMs, sm_" << props.major
+       << props.minor << ", " << mib(props.totalGlobalMem) << ", CUDA runtime "
+       << version_text(runtime) << ", driver " << version_text(driver);
+  context->description = text.str();
+  return context;
+}
+
+}  // namespace
+
+void throw_call_error(const char* call, const char* file, int line, const std::string& error) {
+  std::ostringstream text;
+  text << "CUDA call failed: " << call << " at " << file << ":" << line << ": " << error;
+  throw DeviceError(text.str());
+}
+
+std::string describe(cudaError_t error) {
+  return std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) + ")";
+}
+
+std::string describe(cusparseStatus_t status) {
+  return std::string(cusparseGetErrorName(status)) + " (" + cusparseGetErrorString(status) + ")";
+}
+
+cusparseHandle_t CudaContext::cusparse() {
+  if (!cusparse_) {
+    CGS_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
+    CGS_CUSPARSE_CHECK(cusparseSetStream(cusparse_, stream));
+  }
+  return cusparse_;
+}
+
+// Deliberately never destroyed: tearing down a stream or handle during static destruction can
+// race the CUDA runtime's own shutdown; the driver reclaims everything at process exit.
+CudaContext& cuda_context() {
+  static CudaContext* context = create_context();
+  return *context;
+}
+
+void* device_allocate(std::size_t bytes, const char* what) {
+  if (bytes == 0) return nullptr;
+  cuda_context();  // a clear DeviceError when there is no device at all
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaSuccess) return p;
+  (void)cudaGetLastError();  // an allocation failure is not sticky: clear it
+  std::size_t free_bytes = 0, total_bytes = 0;
+  const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+  std::ostringstream text;
+  if (status == cudaErrorMemoryAllocation) {
+    text << "out of device memory allocating " << what << ": asked for " << bytes << " bytes ("
+         << mib(bytes) << ")";
+  } else {
+    text << "cudaMalloc of " << bytes << " bytes for " << what << " failed: " << describe(status);
+  }
+  if (known) {
+    text << "; " << free_bytes << " bytes (" << mib(free_bytes) << ") free of " << total_bytes
+         << " (" << mib(total_bytes) << ")";
+  }
+  throw DeviceError(text.str());
+}
+
+void device_free(void* p) noexcept {
+  if (p) (void)cudaFree(p);  // nothing useful to do with an error in a destructor
+}
+
+namespace {
+double host_to_device_total = 0;  // host thread only: copies are issued from one thread
+}
+
+void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  const auto start = std::chrono::steady_clock::now();
+  CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()));
+  synchronize();
+  host_to_device_total +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double host_to_device_seconds() { return host_to_device_total; }
+
+void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()));
+  synchronize();
+}
+
+void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()));
+}
+
+void synchronize() { CGS_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
+int grid_for(long long work, int per_block, int user_blocks) {
+  long long blocks = (work + per_block - 1) / per_block;
+  if (user_blocks > 0) blocks = std::min<long long>(blocks, user_blocks);
+  return int(std::clamp<long long>(blocks, 1, INT_MAX));
+}
+
+}  // namespace cuda
+
+bool cuda_device_available(std::string* why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (why) {
+      *why = status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice
+                 ? "no CUDA driver or device (" + cuda::describe(status) + ")"
+                 : "cudaGetDeviceCount failed: " + cuda::describe(status);
+    }
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "the CUDA driver reports no device";
+    return false;
+  }
+  if (why) why->clear();
+  return true;
+}
+
+std::string cuda_device_description() {
+  std::string why;
+  if (!cuda_device_available(&why)) return "no CUDA device: " + why;
+  return cuda::cuda_context().description;
+}
+
+}  // namespace cgs

@@ -1,0 +1,70 @@
+// ELLPACK kernel: a thread per row over the column-major layout. Consecutive threads read
+// consecutive slots (j * rows + row), so every load of a warp is coalesced; each thread stops at
+// its row's real length, so the padding of short rows is never read.
+#include "formats/convert.hpp"
+#include "spmv/cuda/cuda_backend_base.cuh"
+
+namespace cgs::cuda {
+namespace {
+
+template <typename T>
+__global__ void ell_kernel(index_t rows, const index_t* __restrict__ row_length,
+                           const index_t* __restrict__ col_idx, const T* __restrict__ values,
+                           const T* __restrict__ x, T* __restrict__ y) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
+       row += stride) {
+    double sum = 0;
+    const index_t length = row_length[row];
+    for (index_t j = 0; j < length; ++j) {
+      const long long slot = (long long)j * rows + row;
+      sum += product(values[slot], x[col_idx[slot]]);
+    }
+    y[row] = T(sum);
+  }
+}
+
+template <typename T>
+class EllCudaBackend final : public CudaBackendBase<T> {
+ public:
+  EllCudaBackend(const CsrMatrix<T>& A, LaunchShape shape)
+      : CudaBackendBase<T>(Format::ell, A, "ell/cuda"), shape_(shape) {
+    const EllMatrix<T> ell = to_ell(A);
+    row_length_ = DeviceArray<index_t>(ell.row_length, "ELL row lengths");
+    col_idx_ = DeviceArray<index_t>(ell.col_idx, "ELL column indices");
+    values_ = DeviceArray<T>(ell.values, "ELL values");
+    this->warm_up();
+  }
+
+  void apply(const T* x, T* y) override {
+    const index_t rows = this->rows();
+    if (rows == 0) return;
+    const int grid = grid_for(rows, shape_.block_size, shape_.user_blocks);
+    ell_kernel<T><<<grid, shape_.block_size, 0, stream()>>>(rows, row_length_.data(),
+                                                            col_idx_.data(), values_.data(), x, y);
+    CGS_CHECK_LAUNCH();
+  }
+
+ private:
+  LaunchShape shape_;
+  DeviceArray<index_t> row_length_, col_idx_;
+  DeviceArray<T> values_;
+};
+
+}  // namespace
+
+template <typename T>
+std::unique_ptr<SpmvBackend<T>> make_ell_cuda_backend(const CsrMatrix<T>& A,
+                                                      const BackendOptions& options) {
+  if (options.kernel != "thread") {
+    throw InputError("unknown ELL GPU kernel '" + options.kernel + "' (expected thread)");
+  }
+  return std::make_unique<EllCudaBackend<T>>(A, LaunchShape::from(options));
+}
+
+template std::unique_ptr<SpmvBackend<float>> make_ell_cuda_backend(const CsrMatrix<float>&,
+                                                                   const BackendOptions&);
+template std::unique_ptr<SpmvBackend<double>> make_ell_cuda_backend(const CsrMatrix<double>&,
+                                                                    const BackendOptions&);
+
+}  // namespace cgs::cuda
