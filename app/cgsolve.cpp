@@ -11,6 +11,7 @@
 #include "cli_options.hpp"
 #include "formats/atomic_file.hpp"
 #include "formats/convert.hpp"
+#include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "report.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
@@ -82,7 +83,11 @@ int run(Arguments& args) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  const CsrMatrix<double> A = read_matrix_market(args.matrix, &run.matrix_info);
+  // A Matrix Market file, or a generated matrix (gen:poisson3d:128, see formats/generators.hpp).
+  const CsrMatrix<double> A = is_generator_spec(args.matrix)
+                                  ? generate_matrix(args.matrix)
+                                  : read_matrix_market(args.matrix, &run.matrix_info);
+  if (is_generator_spec(args.matrix)) run.matrix_info.symmetry = MmSymmetry::symmetric;
   run.stats = compute_stats(A, run.options.backend.hack_size);
   if (args.info) {
     std::printf("matrix     %s (%s)\n%s", args.matrix.c_str(),
@@ -160,7 +165,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("cgsolve ") + CGSOLVE_VERSION);
   Arguments args;
   app.add_option("--matrix", args.matrix,
-                 "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz)")
+                 "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
+                 "gen:poisson2d:M, gen:poisson3d:M, gen:powerlaw:N[:seed], gen:banded:N:B, "
+                 "gen:waternet:N[:seed]")
       ->required();
   app.add_option("--rhs", args.rhs,
                  "Right-hand side b (Matrix Market array or n x 1 coordinate); "

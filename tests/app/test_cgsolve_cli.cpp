@@ -104,6 +104,19 @@ TEST_CASE("the written solution reads back equal to the solution, in the origina
   fs::remove_all(dir);
 }
 
+TEST_CASE("generated matrices stand wherever a matrix file does") {
+  Run r = cgsolve("--matrix gen:poisson2d:30 --format hll --sort-rows --validate --tol 1e-10");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "900 x 900"));
+  CHECK(contains(r.output, "validate   PASS"));
+  r = cgsolve("--matrix gen:waternet:2000:7 --precond jacobi --info");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "2000 x 2000"));
+  r = cgsolve("--matrix gen:poisson9d:3");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "gen:poisson9d:3"));
+}
+
 TEST_CASE("--info prints statistics without solving") {
   const Run r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --info");
   CHECK(r.exit_code == 0);

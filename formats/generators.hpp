@@ -1,0 +1,36 @@
+// Matrix generators: SPD test and benchmark matrices named by a spec, usable wherever a matrix
+// file is accepted (`--matrix gen:poisson3d:128`).
+//
+//   gen:poisson2d:M          5-point Laplacian on an M x M grid (Dirichlet), n = M^2
+//   gen:poisson3d:M          7-point Laplacian on an M x M x M grid (Dirichlet), n = M^3
+//   gen:powerlaw:N[:seed]    graph Laplacian + 0.1 I of a random graph whose degrees follow a
+//                            power law (Chung-Lu, exponent 2.5): a few very long rows, many short
+//   gen:banded:N:B           half-bandwidth B (rows of 2B + 1 entries), diagonal 2B + 1, -1 off
+//   gen:waternet:N[:seed]    a water-network-like planar graph: a random spanning tree of a grid
+//                            plus loops, 2-6 nonzeros a row, conductance-like weights over two
+//                            decades, a few "reservoir" rows with an extra diagonal term
+//
+// Every generated matrix is symmetric positive definite (each is a strictly or irreducibly
+// diagonally dominant symmetric matrix with a positive diagonal) with column indices sorted in
+// each row. Random generators use their own RNG (not <random>'s distributions, whose output
+// differs between standard libraries), so a spec gives the same matrix on every platform.
+#pragma once
+
+#include <string>
+
+#include "formats/csr.hpp"
+
+namespace cgs {
+
+// True for "gen:..." (whether or not the rest is valid: generate_matrix says what is wrong).
+bool is_generator_spec(const std::string& spec);
+
+// Builds the matrix a spec names. Throws InputError naming the spec and listing the valid
+// ones when it is malformed, or when the matrix would pass 2^31 - 1 nonzeros.
+CsrMatrix<double> generate_matrix(const std::string& spec);
+
+// A generator spec or a Matrix Market file (.mtx, .mtx.gz): the one entry point for programs
+// that take a matrix.
+CsrMatrix<double> load_matrix(const std::string& path_or_spec);
+
+}  // namespace cgs
