@@ -51,6 +51,13 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
                  "device-independent loop, a parallel region per operation)")
       ->check(CLI::IsMember({"fused", "generic"}))
       ->capture_default_str();
+  app.add_option("--gpu-loop", cli.gpu_loop,
+                 "GPU CG loop: persistent (one cooperative kernel for the whole solve), graph "
+                 "(fused kernels replayed as a CUDA graph), generic (separate kernels, SpMV timed) "
+                 "or auto (the fastest measured); kernels without a row function (CSR vector, "
+                 "COO, cuSPARSE) always run generic")
+      ->check(CLI::IsMember({"auto", "persistent", "graph", "generic"}))
+      ->capture_default_str();
   app.add_option("--kernel", o.backend.kernel,
                  "GPU kernel variant of the format (see README; empty = the format's default)");
   app.add_option("--block-size", o.backend.block_size, "GPU threads per block (0 = default)")
@@ -65,6 +72,7 @@ void SolverCli::resolve() {
   options.preconditioner = precond == "jacobi" ? Preconditioner::jacobi : Preconditioner::none;
   options.precision = precision == "float" ? Precision::single : Precision::double_;
   options.fused_cpu_loop = cpu_loop == "fused";
+  options.gpu_loop = parse_gpu_loop(gpu_loop);
   if (!options.backend.kernel.empty() && options.backend.device != Device::gpu)
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
 }

@@ -16,6 +16,7 @@ struct SolverCli {
   std::string precond = "none";
   std::string precision = "double";
   std::string cpu_loop = "fused";
+  std::string gpu_loop = "auto";
   SolveOptions options;
 
   void resolve();  // parses the text fields into `options`

@@ -40,8 +40,10 @@ void print_summary(std::FILE* out, const RunSummary& run) {
   std::fprintf(out, "rhs        %s\n",
                run.rhs_path.empty() ? "b = A * ones (exact x = ones)" : run.rhs_path.c_str());
   std::fprintf(out, "solver     CG, %s\n", describe_solver(run.options).c_str());
-  std::fprintf(out, "backend    %s on %s\n", s.backend_name.c_str(),
-               run.device_description.c_str());
+  std::fprintf(out, "backend    %s on %s, %s CG loop\n", s.backend_name.c_str(),
+               run.device_description.c_str(), s.cg_loop.c_str());
+  if (!s.cg_loop_note.empty())
+    std::fprintf(out, "  (no fused GPU loop: %s)\n", s.cg_loop_note.c_str());
   std::fprintf(out, "result     %s", to_string(cg.status).c_str());
   if (cg.status == CgStatus::converged) {
     std::fprintf(out, " in %ld iterations", cg.converged_at);
@@ -73,6 +75,9 @@ void print_summary(std::FILE* out, const RunSummary& run) {
                  micro(t.spmv_min_seconds), s.spmv_gflops());
     std::fprintf(out, "  rest of an iteration (vector updates, reductions) %.2f us\n",
                  micro(t.other_per_iteration_seconds));
+  } else if (cg.iterations > 0) {
+    std::fprintf(out, "  %.2f us per iteration (fused loop: SpMV not timed separately)\n",
+                 micro(t.solve_seconds / cg.iterations));
   }
   if (run.validation) {
     const ValidationReport& v = *run.validation;
@@ -117,6 +122,8 @@ nlohmann::json to_json(const RunSummary& run) {
                  {"device", to_string(o.backend.device)},
                  {"device_description", run.device_description},
                  {"backend", s.backend_name},
+                 {"cg_loop", s.cg_loop},
+                 {"cg_loop_note", s.cg_loop_note},
                  {"threads", o.backend.threads},
                  {"hack_size", o.backend.hack_size},
                  {"kernel", o.backend.kernel},

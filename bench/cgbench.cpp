@@ -6,7 +6,8 @@
 //
 //   cgbench [matrices...] [--iterations 200 | --iterations 0 --tol 1e-8] [--precond none|jacobi]
 //           [--devices auto|serial,cpu,gpu] [--threads T] [--sorted no|yes|both]
-//           [--gpu-kernels LIST|all] [--cpu-formats LIST] [--repeats 3] [--out-dir DIR]
+//           [--gpu-kernels LIST|all] [--gpu-loops generic,auto|LIST|all] [--cpu-formats LIST]
+//           [--repeats 3] [--out-dir DIR]
 //
 // b = A x_true (x_true random in [0, 1)), so every system is consistent, also the singular
 // semi-definite ones. --iterations N (the default, 200) runs exactly N iterations everywhere,
@@ -22,12 +23,14 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include "bench/lib/bench_util.hpp"
 #include "bench/lib/references.hpp"
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
 #include "solver/cg.hpp"
+#include "solver/cuda/fused_cg.hpp"
 #include "solver/omp_fused_cg.hpp"
 #include "solver/solve.hpp"
 #include "spmv/cpu/cpu_backends.hpp"
@@ -44,6 +47,7 @@ struct Options {
   int threads = 0;
   std::string gpu_kernels =
       "csr:adaptive,csr:scalar,csr:vector,csr:cusparse,ell:thread,hll:thread,coo:segscan-shfl";
+  std::string gpu_loops = "generic,auto";
   std::string cpu_formats = "csr,coo,ell,hll";
   std::string sorted = "no";
   long iterations = 200;
@@ -63,13 +67,16 @@ struct Options {
 
 // What runs in one of our rows: the SpMV backend, and on the OpenMP device which CG loop
 // (cgsolve --cpu-loop): fused (one thread team for the whole solve, solver/omp_fused_cg.hpp)
-// or generic (solver/cg.hpp, a parallel region per operation).
+// or generic (solver/cg.hpp, a parallel region per operation); on the GPU which loop
+// (cgsolve --gpu-loop, solver/cuda/fused_cg.hpp).
 struct SolverChoice {
   KernelChoice backend;
   bool fused = false;
   bool gpu = false;
+  GpuLoop gpu_loop = GpuLoop::generic;
   std::string kernel_label() const {
-    if (gpu) return backend.kernel.empty() ? "default" : backend.kernel;
+    if (gpu)
+      return (backend.kernel.empty() ? "default" : backend.kernel) + "/" + to_string(gpu_loop);
     return fused ? "fused-loop" : "generic-loop";
   }
 };
@@ -121,7 +128,8 @@ class CgBench {
   Measured run_ours(const System& system, const DeviceRun& device, const SolverChoice& choice,
                     std::size_t* min_bytes);
   void solve_ours(Measured& m, const System& system, const DeviceRun& device,
-                  SpmvBackend<double>& backend, VectorOps<double>& ops, bool fused);
+                  SpmvBackend<double>& backend, VectorOps<double>& ops, bool fused,
+                  FusedCg<double>* gpu_loop);
   Json make_row(const LoadedMatrix& m, const System& system, const DeviceRun& device,
                 const std::string& role, const std::string& format, const std::string& kernel,
                 const Measured& run, std::size_t min_bytes, const Json* baseline);
@@ -255,7 +263,13 @@ std::vector<SolverChoice> CgBench::choices_for(Device device) const {
   if (device == Device::gpu) {
     const std::string list =
         options_.gpu_kernels == "all" ? all_gpu_kernels() : options_.gpu_kernels;
-    for (const KernelChoice& k : parse_kernel_list(list)) choices.push_back({k, false, true});
+    std::vector<GpuLoop> loops;
+    std::stringstream names(options_.gpu_loops == "all" ? "generic,graph,persistent"
+                                                        : options_.gpu_loops);
+    for (std::string name; std::getline(names, name, ',');)
+      if (!name.empty()) loops.push_back(parse_gpu_loop(name));
+    for (const KernelChoice& k : parse_kernel_list(list))
+      for (GpuLoop loop : loops) choices.push_back({k, false, true, loop});
     return choices;
   }
   std::vector<bool> loops{false};  // serial backends have no row parts: the generic loop only
@@ -296,11 +310,21 @@ Measured CgBench::run_ours(const System& system, const DeviceRun& device,
     m.note = "this backend has no row parts for the fused loop";
     return m;
   }
+  std::unique_ptr<FusedCg<double>> gpu_loop;
+  if (choice.gpu && choice.gpu_loop != GpuLoop::generic) {
+    try {
+      gpu_loop = make_fused_cg(*backend, choice.gpu_loop, &m.note);
+    } catch (const std::exception& e) {
+      m.note = e.what();
+    }
+    if (!gpu_loop) return m;  // SKIP: this kernel has no fused loop (the note says why)
+    m.solver += " " + to_string(gpu_loop->loop()) + " loop";
+  }
   *min_bytes = backend->min_bytes();
   m.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   try {
-    solve_ours(m, system, device, *backend, *ops, choice.fused);
+    solve_ours(m, system, device, *backend, *ops, choice.fused, gpu_loop.get());
   } catch (const std::exception& e) {  // reported as FAIL; the run goes on
     m.failed = true;
     m.note = e.what();
@@ -309,7 +333,8 @@ Measured CgBench::run_ours(const System& system, const DeviceRun& device,
 }
 
 void CgBench::solve_ours(Measured& m, const System& system, const DeviceRun& device,
-                         SpmvBackend<double>& backend, VectorOps<double>& ops, bool fused) {
+                         SpmvBackend<double>& backend, VectorOps<double>& ops, bool fused,
+                         FusedCg<double>* gpu_loop) {
   const std::size_t n = std::size_t(system.A->rows);
   const double* host_inv_diag = request_.jacobi ? system.inv_diag.data() : nullptr;
   std::vector<double> x_host(n, 0.0);
@@ -333,6 +358,9 @@ void CgBench::solve_ours(Measured& m, const System& system, const DeviceRun& dev
                                           cg);
     }
     ops.upload(x_host.data(), x.data(), n);
+    if (gpu_loop) {
+      return gpu_loop->solve(request_.jacobi ? inv_diag.data() : nullptr, b.data(), x.data(), cg);
+    }
     return conjugate_gradient(backend, ops, request_.jacobi ? inv_diag.data() : nullptr, b.data(),
                               x.data(), cg);
   };
@@ -566,6 +594,9 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads for cpu rows and Eigen (0 = all)")
       ->capture_default_str();
   app.add_option("--gpu-kernels", o.gpu_kernels, "format[:kernel] list, or 'all'")
+      ->capture_default_str();
+  app.add_option("--gpu-loops", o.gpu_loops,
+                 "GPU CG loops: generic, graph, persistent, auto (list), or 'all'")
       ->capture_default_str();
   app.add_option("--cpu-formats", o.cpu_formats, "formats for serial and cpu rows")
       ->capture_default_str();

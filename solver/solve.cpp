@@ -103,8 +103,8 @@ template <typename T>
 std::vector<double> solve_with_vector_ops(SpmvBackend<T>& backend, const std::vector<double>& b,
                                           const std::vector<double>& x0,
                                           const std::vector<double>& inv_diag,
-                                          const SolveOptions& options, SolveTimes& times,
-                                          CgResult& result) {
+                                          const SolveOptions& options, SolveReport& report) {
+  SolveTimes& times = report.times;
   const std::size_t n = b.size();
   auto ops = make_vector_ops<T>(options.backend.device, n, options.backend.threads);
   auto start = Clock::now();
@@ -116,8 +116,18 @@ std::vector<double> solve_with_vector_ops(SpmvBackend<T>& backend, const std::ve
 
   CgOptions cg = options.cg;
   if (cg.check_every <= 0) cg.check_every = options.backend.device == Device::gpu ? 16 : 1;
-  result = conjugate_gradient(backend, *ops, inv_diag.empty() ? nullptr : inv_dev.data(),
-                              b_dev.data(), x_dev.data(), cg);
+  const T* inv = inv_diag.empty() ? nullptr : inv_dev.data();
+  std::unique_ptr<FusedCg<T>> fused;
+  report.cg_loop = "generic";
+  if (options.backend.device == Device::gpu && options.gpu_loop != GpuLoop::generic) {
+    fused = make_fused_cg(backend, options.gpu_loop, &report.cg_loop_note);
+  }
+  if (fused) {
+    report.cg_loop = to_string(fused->loop());
+    report.cg = fused->solve(inv, b_dev.data(), x_dev.data(), cg);
+  } else {
+    report.cg = conjugate_gradient(backend, *ops, inv, b_dev.data(), x_dev.data(), cg);
+  }
 
   start = Clock::now();
   std::vector<T> x_out(n);
@@ -154,16 +164,16 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
   report.backend_name = backend->name();
   report.times.convert_seconds = since(start) - backend->transfer_seconds();
 
-  const std::size_t n = std::size_t(system.rows);
   const bool jacobi = options.preconditioner == Preconditioner::jacobi;
   const std::vector<double> inv_diag = jacobi ? inverse_diagonal(system, P) : std::vector<double>{};
   if (options.backend.device == Device::omp && options.fused_cpu_loop && backend->parts() > 0) {
     std::vector<T> b_host = cast<T>(b_in), x_host = cast<T>(x_in), inv_host = cast<T>(inv_diag);
     report.cg = omp_fused_conjugate_gradient(*backend, jacobi ? inv_host.data() : nullptr,
                                              b_host.data(), x_host.data(), options.cg);
+    report.cg_loop = "fused";
     x.assign(x_host.begin(), x_host.end());
   } else {
-    x = solve_with_vector_ops(*backend, b_in, x_in, inv_diag, options, report.times, report.cg);
+    x = solve_with_vector_ops(*backend, b_in, x_in, inv_diag, options, report);
     report.times.upload_seconds += backend->transfer_seconds();
   }
   if (options.sort_rows) x = P.to_original(x);

@@ -11,6 +11,7 @@
 
 #include "formats/csr.hpp"
 #include "solver/cg.hpp"
+#include "solver/cuda/fused_cg.hpp"
 #include "spmv/backend.hpp"
 
 namespace cgs {
@@ -27,6 +28,10 @@ struct SolveOptions {
   // On the OpenMP device: one thread team for the whole solve (solver/omp_fused_cg.hpp) instead
   // of the generic loop of solver/cg.hpp, which opens a parallel region per operation.
   bool fused_cpu_loop = true;
+  // On the GPU: the fused loops of solver/cuda/fused_cg.hpp (persistent kernel or CUDA graph)
+  // or the generic loop; automatic picks the fastest measured. A backend whose kernel has no
+  // row function (CSR vector kernels, COO, cuSPARSE) always runs the generic loop.
+  GpuLoop gpu_loop = GpuLoop::automatic;
 };
 
 struct SolveTimes {
@@ -44,6 +49,9 @@ struct SolveReport {
   CgResult cg;
   double true_relative_residual = 0;  // ||b - A x|| / ||b|| in double on the original matrix
   std::string backend_name;           // e.g. "csr/omp"
+  // The CG loop that ran: "persistent", "graph" or "generic" on the GPU, "fused" or "generic"
+  // on the CPU; and why a fused GPU loop was not used, when one was asked for (else empty).
+  std::string cg_loop, cg_loop_note;
   index_t nnz = 0;
   SolveTimes times;
   double spmv_gflops() const;  // 2 nnz / median SpMV time

@@ -8,21 +8,17 @@
 #include <tuple>
 
 #include "spmv/cuda/cuda_backend_base.cuh"
+#include "spmv/cuda/fused_spmv.cuh"
 
 namespace cgs::cuda {
 namespace {
 
 template <typename T>
-__global__ void csr_scalar_kernel(index_t rows, const index_t* __restrict__ row_ptr,
-                                  const index_t* __restrict__ col_idx, const T* __restrict__ values,
-                                  const T* __restrict__ x, T* __restrict__ y) {
+__global__ void csr_scalar_kernel(CsrView<T> A, const T* __restrict__ x, T* __restrict__ y) {
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
+  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < A.rows;
        row += stride) {
-    double sum = 0;
-    const index_t end = row_ptr[row + 1];
-    for (index_t k = row_ptr[row]; k < end; ++k) sum += product(values[k], x[col_idx[k]]);
-    y[row] = T(sum);
+    y[row] = T(row_product(A, row, [x](index_t col) { return x[col]; }));
   }
 }
 
@@ -63,7 +59,7 @@ int lanes_for_mean_length(double mean_length) {
 }
 
 template <typename T>
-class CsrCudaBackend final : public CudaBackendBase<T> {
+class CsrCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T> {
  public:
   // lanes_per_row == 1: scalar kernel; 2..32: vector kernel with that group size.
   CsrCudaBackend(const CsrMatrix<T>& A, int lanes_per_row, const std::string& kernel_label,
@@ -84,7 +80,7 @@ class CsrCudaBackend final : public CudaBackendBase<T> {
     const int grid = grid_for(threads, shape_.block_size, shape_.user_blocks);
     const auto args = std::make_tuple(rows, row_ptr_.data(), col_idx_.data(), values_.data(), x, y);
     switch (lanes_) {
-      case 1: launch(csr_scalar_kernel<T>, grid, args); break;
+      case 1: launch(csr_scalar_kernel<T>, grid, std::make_tuple(view(), x, y)); break;
       case 2: launch(csr_vector_kernel<T, 2>, grid, args); break;
       case 4: launch(csr_vector_kernel<T, 4>, grid, args); break;
       case 8: launch(csr_vector_kernel<T, 8>, grid, args); break;
@@ -93,7 +89,18 @@ class CsrCudaBackend final : public CudaBackendBase<T> {
     }
   }
 
+  bool device_view(MatrixView<T>& out) const override {
+    if (lanes_ != 1) return false;  // a group of lanes per row: no row function
+    out.format = Format::csr;
+    out.csr = view();
+    return true;
+  }
+
  private:
+  CsrView<T> view() const {
+    return {this->rows(), row_ptr_.data(), col_idx_.data(), values_.data()};
+  }
+
   template <typename Kernel, typename Args>
   void launch(Kernel kernel, int grid, const Args& args) {
     std::apply([&](auto... a) { kernel<<<grid, shape_.block_size, 0, stream()>>>(a...); }, args);

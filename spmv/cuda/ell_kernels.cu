@@ -3,29 +3,22 @@
 // its row's real length, so the padding of short rows is never read.
 #include "formats/convert.hpp"
 #include "spmv/cuda/cuda_backend_base.cuh"
+#include "spmv/cuda/fused_spmv.cuh"
 
 namespace cgs::cuda {
 namespace {
 
 template <typename T>
-__global__ void ell_kernel(index_t rows, const index_t* __restrict__ row_length,
-                           const index_t* __restrict__ col_idx, const T* __restrict__ values,
-                           const T* __restrict__ x, T* __restrict__ y) {
+__global__ void ell_kernel(EllView<T> A, const T* __restrict__ x, T* __restrict__ y) {
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
+  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < A.rows;
        row += stride) {
-    double sum = 0;
-    const index_t length = row_length[row];
-    for (index_t j = 0; j < length; ++j) {
-      const long long slot = (long long)j * rows + row;
-      sum += product(values[slot], x[col_idx[slot]]);
-    }
-    y[row] = T(sum);
+    y[row] = T(row_product(A, row, [x](index_t col) { return x[col]; }));
   }
 }
 
 template <typename T>
-class EllCudaBackend final : public CudaBackendBase<T> {
+class EllCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T> {
  public:
   EllCudaBackend(const CsrMatrix<T>& A, LaunchShape shape)
       : CudaBackendBase<T>(Format::ell, A, "ell/cuda"), shape_(shape) {
@@ -40,12 +33,21 @@ class EllCudaBackend final : public CudaBackendBase<T> {
     const index_t rows = this->rows();
     if (rows == 0) return;
     const int grid = grid_for(rows, shape_.block_size, shape_.user_blocks);
-    ell_kernel<T><<<grid, shape_.block_size, 0, stream()>>>(rows, row_length_.data(),
-                                                            col_idx_.data(), values_.data(), x, y);
+    ell_kernel<T><<<grid, shape_.block_size, 0, stream()>>>(view(), x, y);
     CGS_CHECK_LAUNCH();
   }
 
+  bool device_view(MatrixView<T>& out) const override {
+    out.format = Format::ell;
+    out.ell = view();
+    return true;
+  }
+
  private:
+  EllView<T> view() const {
+    return {this->rows(), row_length_.data(), col_idx_.data(), values_.data()};
+  }
+
   LaunchShape shape_;
   DeviceArray<index_t> row_length_, col_idx_;
   DeviceArray<T> values_;

@@ -3,34 +3,22 @@
 // costs only its own width. Each thread stops at its row's length: padding is never read.
 #include "formats/convert.hpp"
 #include "spmv/cuda/cuda_backend_base.cuh"
+#include "spmv/cuda/fused_spmv.cuh"
 
 namespace cgs::cuda {
 namespace {
 
 template <typename T>
-__global__ void hll_kernel(index_t rows, index_t hack_size,
-                           const offset_t* __restrict__ hack_offset,
-                           const index_t* __restrict__ row_length,
-                           const index_t* __restrict__ col_idx, const T* __restrict__ values,
-                           const T* __restrict__ x, T* __restrict__ y) {
+__global__ void hll_kernel(HllView<T> A, const T* __restrict__ x, T* __restrict__ y) {
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
+  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < A.rows;
        row += stride) {
-    const long long hack = row / hack_size;
-    const long long local_row = row - hack * hack_size;
-    const offset_t base = hack_offset[hack] + local_row;
-    const index_t length = row_length[row];
-    double sum = 0;
-    for (index_t j = 0; j < length; ++j) {
-      const offset_t slot = base + (offset_t)j * hack_size;
-      sum += product(values[slot], x[col_idx[slot]]);
-    }
-    y[row] = T(sum);
+    y[row] = T(row_product(A, row, [x](index_t col) { return x[col]; }));
   }
 }
 
 template <typename T>
-class HllCudaBackend final : public CudaBackendBase<T> {
+class HllCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T> {
  public:
   HllCudaBackend(const CsrMatrix<T>& A, index_t hack_size, LaunchShape shape)
       : CudaBackendBase<T>(Format::hll, A, "hll/cuda", hack_size),
@@ -48,13 +36,22 @@ class HllCudaBackend final : public CudaBackendBase<T> {
     const index_t rows = this->rows();
     if (rows == 0) return;
     const int grid = grid_for(rows, shape_.block_size, shape_.user_blocks);
-    hll_kernel<T><<<grid, shape_.block_size, 0, stream()>>>(rows, hack_size_, hack_offset_.data(),
-                                                            row_length_.data(), col_idx_.data(),
-                                                            values_.data(), x, y);
+    hll_kernel<T><<<grid, shape_.block_size, 0, stream()>>>(view(), x, y);
     CGS_CHECK_LAUNCH();
   }
 
+  bool device_view(MatrixView<T>& out) const override {
+    out.format = Format::hll;
+    out.hll = view();
+    return true;
+  }
+
  private:
+  HllView<T> view() const {
+    return {this->rows(),       hack_size_,      hack_offset_.data(),
+            row_length_.data(), col_idx_.data(), values_.data()};
+  }
+
   index_t hack_size_;
   LaunchShape shape_;
   DeviceArray<offset_t> hack_offset_;

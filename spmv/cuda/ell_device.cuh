@@ -1,0 +1,30 @@
+// The ELLPACK row product as a device function, shared by ell_kernels.cu and the fused CG loops
+// (solver/cuda/fused_cg.cu); see csr_device.cuh for x_at. The layout is column-major
+// (slot j * rows + row), so consecutive rows read consecutive slots; a row stops at its own
+// length, so padding is never read.
+#pragma once
+
+#include "formats/types.hpp"
+
+namespace cgs::cuda {
+
+template <typename T>
+struct EllView {
+  index_t rows;
+  const index_t* __restrict__ row_length;
+  const index_t* __restrict__ col_idx;
+  const T* __restrict__ values;
+};
+
+template <typename T, typename XAt>
+__device__ __forceinline__ double row_product(const EllView<T>& A, long long row, XAt x_at) {
+  double sum = 0;
+  const index_t length = A.row_length[row];
+  for (index_t j = 0; j < length; ++j) {
+    const long long slot = (long long)j * A.rows + row;
+    sum += double(A.values[slot]) * double(x_at(A.col_idx[slot]));
+  }
+  return sum;
+}
+
+}  // namespace cgs::cuda

@@ -1,0 +1,273 @@
+// The fused GPU CG loops (solver/cuda/fused_cg.hpp: persistent kernel, CUDA graph) against the
+// generic GPU loop and the CPU: same status, iterations within a few, solutions to tolerance,
+// for every format with a row function, float and double, plain and Jacobi; and the edge cases
+// (n = 1, n = 33, b = 0, breakdown, max iterations, exact converged_at, fallback).
+#include <cmath>
+#include <memory>
+
+#include "gpu_test_util.hpp"
+#include "solver/cg.hpp"
+#include "solver/cuda/fused_cg.hpp"
+#include "solver/solve.hpp"
+
+namespace cgs {
+namespace {
+
+using namespace gputest;
+
+struct Run {
+  CgResult result;
+  std::vector<double> x;
+};
+
+// CG on A with the given backend and loop (generic: solver/cg.hpp with the device's VectorOps).
+template <typename T>
+Run run_loop(const CsrMatrix<double>& A64, const std::vector<double>& b64, bool jacobi,
+             const BackendOptions& backend_options, GpuLoop loop, const CgOptions& cg) {
+  const CsrMatrix<T> A = cast_values<T>(A64);
+  const std::size_t n = std::size_t(A.rows);
+  auto backend = make_backend(A, backend_options);
+  auto ops = make_vector_ops<T>(backend_options.device, n, 1);
+  DeviceVector<T> b(*ops, n), x(*ops, n), inv_diag(*ops, jacobi ? n : 0);
+  const std::vector<T> b_host(b64.begin(), b64.end()), zero(n, T(0));
+  ops->upload(b_host.data(), b.data(), n);
+  ops->upload(zero.data(), x.data(), n);
+  if (jacobi) {
+    std::vector<T> d(n);
+    const std::vector<double> diag = diagonal(A64);
+    for (std::size_t i = 0; i < n; ++i) d[i] = T(1.0 / diag[i]);
+    ops->upload(d.data(), inv_diag.data(), n);
+  }
+  const T* inv = jacobi ? inv_diag.data() : nullptr;
+  Run run;
+  if (loop == GpuLoop::generic) {
+    run.result = conjugate_gradient(*backend, *ops, inv, b.data(), x.data(), cg);
+  } else {
+    std::string why;
+    auto fused = make_fused_cg(*backend, loop, &why);
+    INFO("no fused loop: " << why);
+    REQUIRE(fused);
+    CHECK(fused->loop() == loop);
+    run.result = fused->solve(inv, b.data(), x.data(), cg);
+  }
+  std::vector<T> x_host(n);
+  ops->download(x.data(), x_host.data(), n);
+  run.x.assign(x_host.begin(), x_host.end());
+  return run;
+}
+
+double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,
+                              const std::vector<double>& x) {
+  std::vector<double> r = multiply(A, x);
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
+  return norm2(r) / norm2(b);
+}
+
+BackendOptions gpu_backend(Format format, const char* kernel) {
+  BackendOptions options;
+  options.device = Device::gpu;
+  options.format = format;
+  options.kernel = kernel;
+  return options;
+}
+
+// The kernels with a row function: the ones the fused loops run.
+const std::vector<std::pair<Format, const char*>>& fused_kernels() {
+  static const std::vector<std::pair<Format, const char*>> kernels = {
+      {Format::csr, "scalar"}, {Format::ell, "thread"}, {Format::hll, "thread"}};
+  return kernels;
+}
+
+constexpr GpuLoop kFusedLoops[] = {GpuLoop::persistent, GpuLoop::graph};
+
+template <typename T>
+void compare_loops(const NamedMatrix& matrix, bool jacobi) {
+  const CsrMatrix<double>& A = matrix.A;
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 61);
+  const bool is_double = sizeof(T) == 8;
+  CgOptions cg;
+  cg.tol = is_double ? 1e-10 : 1e-5;
+  cg.max_iters = 20000;
+  BackendOptions cpu;
+  cpu.device = Device::serial;
+  const Run reference = run_loop<T>(A, b, jacobi, cpu, GpuLoop::generic, cg);
+  REQUIRE(reference.result.status == CgStatus::converged);
+  const double cpu_residual = true_relative_residual(A, b, reference.x);
+  const long slack = is_double ? 2 : std::max(5L, reference.result.iterations / 5);
+
+  for (const auto& [format, kernel] : fused_kernels()) {
+    const BackendOptions gpu = gpu_backend(format, kernel);
+    const Run generic = run_loop<T>(A, b, jacobi, gpu, GpuLoop::generic, cg);
+    for (GpuLoop loop : kFusedLoops) {
+      INFO(matrix.name << (jacobi ? ", Jacobi, " : ", ") << (is_double ? "double, " : "float, ")
+                       << to_string(format) << "/" << kernel << ", " << to_string(loop));
+      const Run run = run_loop<T>(A, b, jacobi, gpu, loop, cg);
+      const CgResult& r = run.result;
+      INFO(r.iterations << " iterations; generic GPU " << generic.result.iterations << ", CPU "
+                        << reference.result.iterations);
+      CHECK(r.status == CgStatus::converged);
+      CHECK(r.converged_at == r.iterations);
+      CHECK(std::abs(r.iterations - reference.result.iterations) <= slack);
+      CHECK(std::abs(r.iterations - generic.result.iterations) <= slack);
+      const double residual = true_relative_residual(A, b, run.x);
+      INFO("true residual " << residual << ", CPU " << cpu_residual);
+      if (is_double) {
+        CHECK(residual <= 10 * cg.tol);
+        CHECK(relative_difference(run.x, reference.x) <= 1e-5);
+        CHECK(relative_difference(run.x, generic.x) <= 1e-5);
+      } else {
+        CHECK(residual <= 10 * std::max(cg.tol, cpu_residual));
+      }
+      CHECK(r.spmv_seconds.empty());  // fused: the SpMV is not timed apart
+      CHECK(r.solve_seconds > 0);
+    }
+  }
+}
+
+TEST_CASE("Fused GPU CG agrees with the generic GPU loop and the CPU: loops, formats, precisions") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  std::vector<NamedMatrix> matrices = {{"2D Poisson 30x30", testing::poisson2d(30)}};
+  if (light_level() == 0) {
+    // n = 3001: not a multiple of the block size; rows of irregular length.
+    matrices.push_back({"random SPD n=3001", testing::random_spd(3001, 3, 5)});
+  }
+  for (const NamedMatrix& matrix : matrices) {
+    for (bool jacobi : {false, true}) {
+      compare_loops<double>(matrix, jacobi);
+      compare_loops<float>(matrix, jacobi);
+    }
+  }
+}
+
+// Named so that gpu-check.sh's racecheck selection ("GPU CG: breakdown*") includes it.
+TEST_CASE("GPU CG: breakdown, b = 0, n = 1, n = 33 and max iterations in the fused loops") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  BackendOptions cpu;
+  cpu.device = Device::serial;
+  for (const auto& [format, kernel] : fused_kernels()) {
+    const BackendOptions gpu = gpu_backend(format, kernel);
+    for (GpuLoop loop : kFusedLoops) {
+      INFO(to_string(format) << "/" << kernel << ", " << to_string(loop));
+      CgOptions cg;
+      cg.tol = 1e-12;
+
+      // diag(1, -1), b = (1, 1): p'Ap = 0 at the first iteration; x stays 0.
+      CsrMatrix<double> indefinite{2, 2, {0, 1, 2}, {0, 1}, {1.0, -1.0}};
+      const Run broken = run_loop<double>(indefinite, {1.0, 1.0}, false, gpu, loop, cg);
+      CHECK(broken.result.status == CgStatus::breakdown);
+      CHECK(broken.result.iterations == 1);
+      CHECK(broken.x == std::vector<double>{0.0, 0.0});
+
+      // An indefinite matrix that may break down later: as on the CPU.
+      CsrMatrix<double> later{5, 5, {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4}, {4, 3, 2, 1, -0.5}};
+      const std::vector<double> ones(5, 1.0);
+      const Run on_cpu = run_loop<double>(later, ones, false, cpu, GpuLoop::generic, cg);
+      const Run on_gpu = run_loop<double>(later, ones, false, gpu, loop, cg);
+      CHECK(on_gpu.result.status == on_cpu.result.status);
+      CHECK(on_gpu.result.iterations == on_cpu.result.iterations);
+      CHECK(relative_difference(on_gpu.x, on_cpu.x) <= 1e-8);
+
+      // b = 0: x = 0 without an iteration, whatever the initial state of the vectors.
+      const Run zero =
+          run_loop<float>(testing::poisson2d(8), std::vector<double>(64, 0.0), true, gpu, loop, cg);
+      CHECK(zero.result.status == CgStatus::zero_rhs);
+      CHECK(zero.x == std::vector<double>(64, 0.0));
+
+      // n = 1 and n = 33 (one partial block), to convergence.
+      for (index_t n : {1, 33}) {
+        const CsrMatrix<double> A =
+            n == 1 ? CsrMatrix<double>{1, 1, {0, 1}, {0}, {2.5}} : testing::random_spd(n, 2, 9);
+        const std::vector<double> b = random_vector<double>(std::size_t(n), 62);
+        const Run run = run_loop<double>(A, b, true, gpu, loop, cg);
+        INFO("n = " << n);
+        CHECK(run.result.status == CgStatus::converged);
+        CHECK(run.result.iterations <= n);
+        CHECK(true_relative_residual(A, b, run.x) <= 1e-10);
+      }
+
+      // Max iterations: exactly 5 run, and x is the 5th iterate (the lagging x update is done).
+      CgOptions five = cg;
+      five.tol = 0;
+      five.max_iters = 5;
+      const CsrMatrix<double> A = testing::poisson2d(12);
+      const std::vector<double> b = random_vector<double>(144, 63);
+      const Run fused = run_loop<double>(A, b, false, gpu, loop, five);
+      const Run generic = run_loop<double>(A, b, false, gpu, GpuLoop::generic, five);
+      CHECK(fused.result.status == CgStatus::max_iterations);
+      CHECK(fused.result.iterations == 5);
+      CHECK(relative_difference(fused.x, generic.x) <= 1e-12);
+    }
+  }
+}
+
+TEST_CASE("Fused GPU CG: converged_at is exact, the history repeats bit for bit") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::poisson2d(light_level() > 0 ? 20 : 60);
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 64);
+  const double b_norm = norm2(b);
+  const BackendOptions gpu = gpu_backend(Format::csr, "scalar");
+  CgOptions cg;
+  cg.tol = 1e-9;
+  cg.record_history = true;
+  cg.check_every = 16;
+  const Run generic = run_loop<double>(A, b, false, gpu, GpuLoop::generic, cg);
+  std::vector<std::vector<double>> histories;
+  for (GpuLoop loop : kFusedLoops) {
+    for (bool progress : {false, true}) {  // progress: the persistent loop runs in chunks
+      INFO(to_string(loop) << (progress ? " with progress" : ""));
+      CgOptions options = cg;
+      long calls = 0;
+      if (progress) options.progress = [&](long, double) { ++calls; };
+      const Run run = run_loop<double>(A, b, false, gpu, loop, options);
+      const CgResult& r = run.result;
+      REQUIRE(r.status == CgStatus::converged);
+      CHECK(r.iterations == r.converged_at);  // checked on the device every iteration
+      CHECK(std::abs(r.converged_at - generic.result.converged_at) <= 1);
+      REQUIRE(r.residual_history.size() == std::size_t(r.iterations) + 1);
+      CHECK(r.residual_history[r.converged_at] <= cg.tol * b_norm);
+      CHECK(r.residual_history[r.converged_at - 1] > cg.tol * b_norm);
+      CHECK(r.relative_residual() <= cg.tol);
+      if (progress) CHECK(calls > 0);
+      histories.push_back(r.residual_history);
+    }
+  }
+  // Same grid, same reductions: every loop and chunking gives the same residuals exactly.
+  for (const auto& h : histories) CHECK(h == histories.front());
+}
+
+TEST_CASE("Fused GPU CG: kernels without a row function fall back; solve_system says which ran") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::poisson2d(16);
+  for (const auto& [format, kernel] : std::vector<std::pair<Format, const char*>>{
+           {Format::csr, "vector"}, {Format::csr, "cusparse"}, {Format::coo, "segscan"}}) {
+    auto backend = make_backend(A, gpu_backend(format, kernel));
+    std::string why;
+    CHECK(make_fused_cg(*backend, GpuLoop::automatic, &why) == nullptr);
+    CHECK(!why.empty());
+  }
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 65);
+  for (GpuLoop loop : {GpuLoop::automatic, GpuLoop::persistent, GpuLoop::graph, GpuLoop::generic}) {
+    for (Format format : {Format::csr, Format::coo}) {
+      SolveOptions options;
+      options.backend.device = Device::gpu;
+      options.backend.format = format;
+      options.gpu_loop = loop;
+      options.cg.tol = 1e-10;
+      std::vector<double> x;
+      const SolveReport report = solve_system(A, b, x, options);
+      INFO(to_string(format) << ", " << to_string(loop) << ": ran " << report.cg_loop);
+      CHECK(report.cg.status == CgStatus::converged);
+      CHECK(report.true_relative_residual <= 1e-9);
+      if (format == Format::coo || loop == GpuLoop::generic) {
+        CHECK(report.cg_loop == "generic");
+      } else if (loop == GpuLoop::automatic) {
+        CHECK(report.cg_loop != "generic");
+      } else {
+        CHECK(report.cg_loop == to_string(loop));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cgs
