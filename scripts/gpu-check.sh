@@ -3,7 +3,8 @@
 #   build    configure and build everything with CUDA (sm_90) into $BUILD_DIR
 #   test     the whole ctest suite (GPU tests included; a GPU test that skips is a failure here)
 #   sanitize test_gpu under compute-sanitizer: memcheck, racecheck, synccheck
-#   solve    cgsolve on data/ systems, every format, CPU against GPU (iterations, true residual)
+#   solve    cgsolve on data/ systems, every format, CPU against GPU (iterations, true residual);
+#            netsolve on the GPU against EPANET's results for Net1 and Net3
 #   bench    scripts/bench-gpu.sh on the same build: spmvbench and cgbench against cuSPARSE/cuBLAS
 # and prints a summary table last. $OUT (default ./gpu-out) receives summary.txt,
 # bench-summary.md and gpu-logs.tgz (every log and benchmark file); they are also left in
@@ -223,6 +224,17 @@ print("all GPU solves agree with the CPU" if not bad else "\n".join(bad))
 EOF
   cat "$LOGS/solve-compare.txt"
   grep -q "all GPU solves agree" "$LOGS/solve-compare.txt" || solve_ok=0
+  # netsolve on the GPU: EPANET's own time-0 results for Net1 and Net3 must come out.
+  net_ok=1
+  for net in Net1 Net3; do
+    for format in csr ell; do
+      "$BUILD_DIR/app/netsolve" --network "data/networks/$net.inp" --device gpu --format "$format" \
+        --reference data/networks/reference > "$LOGS/netsolve-$net-$format.log" 2>&1 || net_ok=0
+      grep -E "^vs EPANET|linear solver" "$LOGS/netsolve-$net-$format.log"
+    done
+  done
+  note "netsolve on GPU vs EPANET" $([[ $net_ok -eq 1 ]] && echo PASS || echo FAIL) 0 \
+    "Net1, Net3 x csr, ell (netsolve-*.log)"
   if [[ $solve_ok -eq 1 && $no_gpu_status -eq 4 ]]; then
     note "cgsolve CPU vs GPU" PASS $(($(now) - t0)) "$(($(wc -l < "$LOGS/solve.tsv") - 1)) runs; no-device exit 4"
   else
