@@ -650,50 +650,19 @@ int run(int argc, char** argv) {
   const Json meta = run_metadata(argc, argv, options.commit);
   std::vector<DeviceRun> runs = prepare_devices(
       devices, options.threads, options.cpu_copy_mib << 20, options.gpu_copy_mib << 20);
-  std::cout << "cgbench  " << meta["date"].get<std::string>() << "  commit "
-            << meta["commit"].get<std::string>() << "\nCPU: " << meta["cpu"].get<std::string>()
-            << " (" << meta["cpu_hardware_threads"].get<int>()
-            << " hardware threads)\nGPU: " << meta["gpu"].get<std::string>() << "\n"
-            << (options.iterations > 0
-                    ? std::to_string(options.iterations) + " iterations per solve"
-                    : "to tolerance " + format_number(options.tol))
-            << ", preconditioner " << options.preconditioner << '\n';
-  for (const DeviceRun& d : runs)
-    std::cout << "copy bandwidth " << d.label() << ": " << format_number(d.copy_bandwidth / 1e9)
-              << " GB/s\n";
-  std::cout << '\n';
+  print_run_header(
+      "cgbench", meta, runs,
+      (options.iterations > 0 ? std::to_string(options.iterations) + " iterations per solve"
+                              : "to tolerance " + format_number(options.tol)) +
+          ", preconditioner " + options.preconditioner);
 
   CgBench bench(options, std::move(runs));
-  // A matrix that cannot be read is reported and skipped: the others' results are still written.
-  std::vector<std::string> unreadable;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    try {
-      bench.run_matrix(specs[i], i, specs.size());
-    } catch (const InputError& e) {
-      unreadable.push_back(e.what());
-      std::fprintf(stderr, "%s\n", e.what());
-    }
-  }
-  bench.write_outputs(meta);
-  bench.print_summary();
-  for (const std::string& why : unreadable) std::cout << "not benchmarked: " << why << '\n';
-  return !unreadable.empty() ? 2 : bench.any_failure() ? 1 : 0;
+  return run_every_matrix(bench, specs, meta);
 }
 
 }  // namespace
 }  // namespace cgs::bench
 
 int main(int argc, char** argv) {
-  try {
-    return cgs::bench::run(argc, argv);
-  } catch (const cgs::InputError& e) {
-    std::fprintf(stderr, "cgbench: %s\n", e.what());
-    return 2;
-  } catch (const cgs::DeviceError& e) {
-    std::fprintf(stderr, "cgbench: GPU: %s\n", e.what());
-    return 4;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cgbench: %s\n", e.what());
-    return 3;
-  }
+  return cgs::bench::guarded_main("cgbench", cgs::bench::run, argc, argv);
 }

@@ -483,4 +483,32 @@ std::string output_path(const std::string& dir, const std::string& name,
   return (fs::path(dir) / name).string();
 }
 
+void print_run_header(const std::string& program, const Json& meta,
+                      const std::vector<DeviceRun>& runs, const std::string& extra) {
+  std::cout << program << "  " << meta["date"].get<std::string>() << "  commit "
+            << meta["commit"].get<std::string>() << "\nCPU: " << meta["cpu"].get<std::string>()
+            << " (" << meta["cpu_hardware_threads"].get<int>()
+            << " hardware threads)\nGPU: " << meta["gpu"].get<std::string>() << '\n';
+  if (!extra.empty()) std::cout << extra << '\n';
+  for (const DeviceRun& d : runs)
+    std::cout << "copy bandwidth " << d.label() << ": " << format_number(d.copy_bandwidth / 1e9)
+              << " GB/s\n";
+  std::cout << '\n';
+}
+
+int guarded_main(const char* program, int (*run)(int, char**), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  } catch (const DeviceError& e) {
+    std::fprintf(stderr, "%s: GPU: %s\n", program, e.what());
+    return 4;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 3;
+  }
+}
+
 }  // namespace cgs::bench

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -135,5 +137,34 @@ void write_json(const std::string& path, const Json& document);
 // "<dir>/<name>" when dir is set, else `explicit_path` (may be empty = not written).
 std::string output_path(const std::string& dir, const std::string& name,
                         const std::string& explicit_path);
+
+// The lines both programs open with: program, date, commit, CPU, GPU, `extra` (if any), and the
+// copy bandwidth of every device measured in this run.
+void print_run_header(const std::string& program, const Json& meta,
+                      const std::vector<DeviceRun>& runs, const std::string& extra = "");
+
+// Benchmarks every matrix (a matrix that cannot be read is reported and skipped, so the others'
+// results are still written), writes the outputs and prints the summary. Exit code: 2 when a
+// matrix was unreadable, 1 when a result was wrong, else 0.
+template <typename Bench>
+int run_every_matrix(Bench& bench, const std::vector<std::string>& specs, const Json& meta) {
+  std::vector<std::string> unreadable;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    try {
+      bench.run_matrix(specs[i], i, specs.size());
+    } catch (const InputError& e) {
+      unreadable.push_back(e.what());
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  }
+  bench.write_outputs(meta);
+  bench.print_summary();
+  for (const std::string& why : unreadable) std::cout << "not benchmarked: " << why << '\n';
+  return !unreadable.empty() ? 2 : bench.any_failure() ? 1 : 0;
+}
+
+// main() of a benchmark program: runs `run` and turns its exceptions into exit codes
+// (2 bad input, 4 GPU unavailable, 3 anything else).
+int guarded_main(const char* program, int (*run)(int, char**), int argc, char** argv);
 
 }  // namespace cgs::bench
