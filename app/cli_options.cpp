@@ -4,8 +4,10 @@ namespace cgs {
 
 void add_solver_options(CLI::App& app, SolverCli& cli) {
   SolveOptions& o = cli.options;
-  app.add_option("--format", cli.format, "Sparse format: coo, csr, ell or hll")
-      ->check(CLI::IsMember({"coo", "csr", "ell", "hll"}))
+  app.add_option("--format", cli.format,
+                 "Sparse format: coo, csr, ell, hll or auto (time a few candidates on the matrix "
+                 "and take the fastest; auto also decides --sort-rows and, on the GPU, --kernel)")
+      ->check(CLI::IsMember({"coo", "csr", "ell", "hll", "auto"}))
       ->capture_default_str();
   app.add_flag("--sort-rows", o.sort_rows,
                "Sort rows by length (descending) before the solve; x comes back in the "
@@ -59,7 +61,8 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
       ->check(CLI::IsMember({"auto", "persistent", "graph", "generic"}))
       ->capture_default_str();
   app.add_option("--kernel", o.backend.kernel,
-                 "GPU kernel variant of the format (see README; empty = the format's default)");
+                 "GPU kernel variant of the format (see README; empty = the format's default; "
+                 "auto = the fastest measured on the matrix)");
   app.add_option("--block-size", o.backend.block_size, "GPU threads per block (0 = default)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--blocks", o.backend.blocks, "GPU blocks for the COO kernel (0 = default)")
@@ -67,7 +70,9 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
 }
 
 void SolverCli::resolve() {
-  options.backend.format = parse_format(format);
+  // "auto" is not a format: the inspector (solver/autotune.hpp) replaces it before the solve.
+  options.auto_format = format == "auto";
+  options.backend.format = options.auto_format ? Format::csr : parse_format(format);
   options.backend.device = parse_device(device);
   options.preconditioner = precond == "jacobi" ? Preconditioner::jacobi : Preconditioner::none;
   options.precision = precision == "float" ? Precision::single : Precision::double_;
@@ -75,6 +80,11 @@ void SolverCli::resolve() {
   options.gpu_loop = parse_gpu_loop(gpu_loop);
   if (!options.backend.kernel.empty() && options.backend.device != Device::gpu)
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
+  options.auto_kernel = options.backend.kernel == "auto";
+  if (options.auto_kernel) options.backend.kernel.clear();
+  if (options.auto_format && !options.backend.kernel.empty())
+    throw InputError(
+        "--format auto picks the kernel too: leave out --kernel or give --kernel auto");
 }
 
 }  // namespace cgs

@@ -7,6 +7,7 @@
 
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
+#include "solver/autotune.hpp"
 #include "solver/cpu_ops.hpp"
 #include "solver/omp_fused_cg.hpp"
 
@@ -191,13 +192,31 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
   return report;
 }
 
+SolveReport solve_by_precision(const CsrMatrix<double>& A, const std::vector<double>& b,
+                               std::vector<double>& x, const SolveOptions& options) {
+  if (options.precision == Precision::single) return solve_in<float>(A, b, x, options);
+  return solve_in<double>(A, b, x, options);
+}
+
 }  // namespace
 
 SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x, const SolveOptions& options) {
   check_system(A, b, x);
-  if (options.precision == Precision::single) return solve_in<float>(A, b, x, options);
-  return solve_in<double>(A, b, x, options);
+  if (!options.auto_format && !options.auto_kernel) return solve_by_precision(A, b, x, options);
+  // The inspector decides, then the solve runs exactly as if its choice had been asked for.
+  const AutoChoice choice = choose_backend(A, options);
+  SolveOptions chosen = options;
+  chosen.backend = choice.backend;
+  chosen.sort_rows = choice.sort_rows;
+  SolveReport report = solve_by_precision(A, b, x, chosen);
+  report.autotuned = true;
+  report.auto_format = choice.backend.format;
+  report.auto_kernel = choice.backend.kernel;
+  report.auto_sort_rows = choice.sort_rows;
+  report.auto_reason = choice.reason;
+  report.times.autotune_seconds = choice.seconds;
+  return report;
 }
 
 }  // namespace cgs

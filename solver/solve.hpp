@@ -32,9 +32,15 @@ struct SolveOptions {
   // or the generic loop; automatic picks the fastest measured. A backend whose kernel has no
   // row function (CSR vector kernels, COO, cuSPARSE) always runs the generic loop.
   GpuLoop gpu_loop = GpuLoop::automatic;
+  // --format auto / --kernel auto: the inspector of solver/autotune.hpp times a few candidates
+  // on the matrix first and picks format, kernel and sorting (auto_format: all three, so
+  // sort_rows is its decision; auto_kernel alone: the GPU kernel of backend.format).
+  bool auto_format = false;
+  bool auto_kernel = false;
 };
 
 struct SolveTimes {
+  double autotune_seconds = 0;  // the --format/--kernel auto inspector, all of it (0 without)
   double sort_seconds = 0;      // building the permutation and P A P^T
   double convert_seconds = 0;   // CSR -> format, on the host (GPU: and the backend's set-up)
   double upload_seconds = 0;    // matrix and vectors to the device's memory
@@ -53,6 +59,13 @@ struct SolveReport {
   // on the CPU; and why a fused GPU loop was not used, when one was asked for (else empty).
   std::string cg_loop, cg_loop_note;
   index_t nnz = 0;
+  // What --format/--kernel auto chose (autotuned false without it): the format, kernel (empty =
+  // the format's default) and row order that ran, and why, in one line.
+  bool autotuned = false;
+  Format auto_format = Format::csr;
+  std::string auto_kernel;
+  bool auto_sort_rows = false;
+  std::string auto_reason;
   SolveTimes times;
   double spmv_gflops() const;  // 2 nnz / median SpMV time
 };

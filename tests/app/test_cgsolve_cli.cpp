@@ -198,3 +198,28 @@ TEST_CASE("--device gpu without a GPU exits 4 with a clear message") {
   CHECK(r.exit_code == 4);
   CHECK(contains(r.output, "GPU not available"));
 }
+
+TEST_CASE("--format auto picks a format by timing, says what and why, and solves") {
+  const fs::path dir = scratch_dir();
+  const std::string json = (dir / "auto.json").string();
+  Run r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --format auto --report " + json);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "auto: chose "));
+  CHECK(contains(r.output, "per product"));
+  CHECK(contains(r.output, "inspector "));
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  CHECK(report["autotune"]["seconds"].get<double>() > 0);
+  CHECK_FALSE(report["autotune"]["reason"].get<std::string>().empty());
+  CHECK(report["solver"]["format"] == report["autotune"]["format"]);
+
+  // Without auto there is no inspector line; a kernel name with --format auto is refused.
+  r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --format csr");
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.output, "auto: chose"));
+  r = cgsolve("--matrix " + kData +
+              "/matrices/494_bus.mtx --format auto --device gpu "
+              "--kernel scalar");
+  CHECK(r.exit_code != 0);
+  fs::remove_all(dir);
+}
