@@ -62,6 +62,15 @@ TEST_CASE("solves a SuiteSparse matrix in every format, sorted or not, and valid
     }
 }
 
+TEST_CASE("the README's first command solves and validates") {
+  // The same arguments as the README: a regression here breaks a new user's first run.
+  const Run r = cgsolve("--matrix " + kData + "/systems/Exnet_EXN_step3.mtx.gz --rhs " + kData +
+                        "/systems/Exnet_EXN_step3_b.mtx.gz --format hll --sort-rows --precond "
+                        "jacobi --tol 1e-12 --validate");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "validate   PASS"));
+}
+
 TEST_CASE("the water-network system from EPANET solves with Jacobi on the serial device") {
   const Run r = cgsolve("--matrix " + kData + "/systems/Exnet_EXN_step3.mtx.gz --rhs " + kData +
                         "/systems/Exnet_EXN_step3_b.mtx.gz --precond jacobi --tol 1e-12 "
