@@ -105,7 +105,9 @@ void print_summary(std::FILE* out, const RunSummary& run) {
     std::fprintf(out, "  rest of an iteration (vector updates, reductions) %.2f us\n",
                  micro(t.other_per_iteration_seconds));
   } else if (cg.iterations > 0) {
-    std::fprintf(out, "  %.2f us per iteration (fused loop: SpMV not timed separately)\n",
+    std::fprintf(out,
+                 "  %.2f us per iteration (fused loop: SpMV not timed separately; "
+                 "--gpu-loop generic times every SpMV)\n",
                  micro(t.solve_seconds / cg.iterations));
   }
   if (run.validation) {
