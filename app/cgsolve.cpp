@@ -121,8 +121,7 @@ int run(Arguments& args) {
     run.options.cg.progress = progress_printer(&progress_printed);
   run.solve = solve_system(A, b, x, run.options);
   if (progress_printed) std::fprintf(stderr, "\n");
-  if (run.options.cg.check_every <= 0)
-    run.options.cg.check_every = run.options.backend.device == Device::gpu ? 16 : 1;
+  run.options.cg.check_every = effective_check_every(run.options);  // as the solve used it
 
   if (args.rhs.empty()) {
     double error = 0;

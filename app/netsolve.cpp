@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli_options.hpp"
+#include "formats/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
 #include "network/hydraulics.hpp"
@@ -53,7 +54,8 @@ void print_summary(const Network& net, const HydraulicResults& r, const LinearSo
     std::printf("%5d %10ld %5d %11.4g %12.4g %13.6g %13.6g %11.3g %11.3g%s\n", t.trial,
                 t.cg_iterations, t.refinement_steps, t.solve_seconds, t.relative_flow_change,
                 user_head(net, t.max_head_change), user_flow(net, t.max_flow_change),
-                t.scaled_residual, t.backward_error, t.linear_converged ? "" : "  CG NOT CONVERGED");
+                t.scaled_residual, t.backward_error,
+                t.linear_converged ? "" : "  CG NOT CONVERGED");
   }
   long iterations = 0;
   for (const TrialReport& t : r.trial_reports) iterations += t.cg_iterations;
@@ -158,9 +160,7 @@ int run(const Args& args, SolverCli& cli) {
     reference_ok = c.ok();
   }
   if (!args.report.empty()) {
-    std::ofstream out(args.report);
-    if (!out) throw InputError(args.report, 0, "cannot write the report");
-    out << report.dump(2) << '\n';
+    write_file_atomically(args.report, report.dump(2) + "\n");
   }
   bool linear_ok = true;
   for (const TrialReport& t : r.trial_reports) linear_ok = linear_ok && t.linear_converged;

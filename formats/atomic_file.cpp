@@ -36,4 +36,10 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   }
 }
 
+void write_file_atomically(const std::string& path, const std::string& content) {
+  write_file_atomically(path, [&](std::FILE* file) {
+    if (!content.empty()) std::fwrite(content.data(), 1, content.size(), file);
+  });
+}
+
 }  // namespace cgs

@@ -12,4 +12,7 @@ namespace cgs {
 // `path` when it cannot be created, written or renamed.
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write);
 
+// The same for text already in memory.
+void write_file_atomically(const std::string& path, const std::string& content);
+
 }  // namespace cgs

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "formats/atomic_file.hpp"
 #include "formats/types.hpp"
 
 namespace cgs::net {
@@ -34,12 +35,6 @@ std::string format(double v) {
   return buffer;
 }
 
-std::ofstream open_for_writing(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, 0, "cannot write results file");
-  return out;
-}
-
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "cannot open reference results");
@@ -61,7 +56,7 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 }  // namespace
 
 void write_nodes_csv(const std::string& path, const Network& net, const HydraulicResults& r) {
-  auto out = open_for_writing(path);
+  std::ostringstream out;
   out << "node,type,head,pressure,demand\n";
   for (std::size_t i = 0; i < net.nodes.size(); ++i) {
     const int n = static_cast<int>(i);
@@ -69,10 +64,11 @@ void write_nodes_csv(const std::string& path, const Network& net, const Hydrauli
         << format(user_head(net, r.head[i])) << ',' << format(user_pressure(net, n, r.head[i]))
         << ',' << format(user_flow(net, r.demand[i])) << '\n';
   }
+  write_file_atomically(path, out.str());  // whole or not at all
 }
 
 void write_links_csv(const std::string& path, const Network& net, const HydraulicResults& r) {
-  auto out = open_for_writing(path);
+  std::ostringstream out;
   out << "link,type,flow,headloss,status\n";
   for (std::size_t k = 0; k < net.links.size(); ++k) {
     out << net.links[k].id << ',' << to_string(net.links[k].type) << ','
@@ -80,6 +76,7 @@ void write_links_csv(const std::string& path, const Network& net, const Hydrauli
         << format(link_headloss(net, r, static_cast<int>(k))) << ','
         << (is_closed(r.status[k]) ? "closed" : "open") << '\n';
   }
+  write_file_atomically(path, out.str());
 }
 
 double flow_noise_floor(const Network& net) { return 1e-5 * net.units.flow; }

@@ -41,6 +41,11 @@ std::vector<double> multiply(const CsrMatrix<double>& A, const std::vector<doubl
   return y;
 }
 
+int effective_check_every(const SolveOptions& options) {
+  if (options.cg.check_every > 0) return options.cg.check_every;
+  return options.backend.device == Device::gpu ? 16 : 1;
+}
+
 double norm2(const std::vector<double>& v) {
   double sum = 0;
   for (double e : v) sum += e * e;
@@ -116,7 +121,7 @@ std::vector<double> solve_with_vector_ops(SpmvBackend<T>& backend, const std::ve
   times.upload_seconds = since(start);
 
   CgOptions cg = options.cg;
-  if (cg.check_every <= 0) cg.check_every = options.backend.device == Device::gpu ? 16 : 1;
+  cg.check_every = effective_check_every(options);
   const T* inv = inv_diag.empty() ? nullptr : inv_dev.data();
   std::unique_ptr<FusedCg<T>> fused;
   report.cg_loop = "generic";

@@ -74,6 +74,10 @@ struct SolveReport {
 SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x, const SolveOptions& options);
 
+// How often the host reads the CG scalars: --check-every, or the device's default when it is 0
+// (every iteration on the CPU, where they are on the host anyway; 16 on the GPU).
+int effective_check_every(const SolveOptions& options);
+
 // y = A x on the host in double (the independent reference used for the true residual).
 std::vector<double> multiply(const CsrMatrix<double>& A, const std::vector<double>& x);
 double norm2(const std::vector<double>& v);
