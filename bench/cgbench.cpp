@@ -46,7 +46,8 @@ struct Options {
   std::string devices = "auto";
   int threads = 0;
   std::string gpu_kernels =
-      "csr:adaptive,csr:scalar,csr:vector,csr:cusparse,ell:thread,hll:thread,coo:segscan-shfl";
+      "csr:adaptive,csr:scalar,csr:stream,csr:vector,csr:cusparse,ell:thread,hll:thread,coo:"
+      "segscan-shfl";
   std::string gpu_loops = "generic,auto";
   std::string cpu_formats = "csr,coo,ell,hll";
   std::string sorted = "no";

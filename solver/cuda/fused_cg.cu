@@ -9,127 +9,26 @@
 // four reductions-or-passes for the generic loop. Between passes all blocks wait for each other:
 // a grid-wide sync in the persistent kernel, a kernel boundary in the graph loop.
 //
-// Reductions: each block writes one partial per sum; after the sync every block adds all
-// partials in block order itself (the same cub reduction in every block), so every block gets
-// the same scalars bit for bit and takes the same decisions (stop, breakdown) without another
-// sync. Nothing uses floating-point atomics: results repeat exactly for a given grid.
-// Block 0, thread 0 (the leader) records the scalars, the history and the outcome in device
-// memory, where the next pass, the next launch and the host read them.
+// The shared device pieces (state, reductions, stopping rule) are in fused_cg_device.cuh.
+// Measured and dropped (H200, 2026-11-22): a one-sync Chronopoulos-Gear variant (one pass and
+// one grid sync per iteration, residual replaced every 100 iterations) was only 1% faster on
+// 2D Poisson / waternet at n ~ 15,000, slower on the EPANET systems and at n = 9M, and its
+// p.Ap = delta - beta gamma / alpha lost all digits on Exnet (a false breakdown); what halved
+// the per-pass cost instead was doing all of a pass's sums in one barrier round (block_sums).
 //
 // Semantics are those of solver/cg.hpp with CudaVectorOps, except that convergence is checked
 // on the device at every iteration, so no iteration runs past it.
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cub/block/block_reduce.cuh>
 
-#include "solver/cuda/fused_cg.hpp"
-#include "spmv/cuda/cuda_common.cuh"
-#include "spmv/cuda/fused_spmv.cuh"
+#include "solver/cuda/fused_cg_device.cuh"
 
 namespace cgs {
 namespace {
 
-namespace cgrp = cooperative_groups;
-using cuda::CsrView;
+using namespace fused;
 using cuda::DeviceArray;
-using cuda::EllView;
-using cuda::HllView;
 using cuda::stream;
-
-constexpr int kBlock = 256;
-// At least 4 blocks (1024 threads) per SM: caps registers at 64, so the bandwidth-bound passes
-// keep enough loads in flight at n ~ 10^7 (the compiler would otherwise take up to 255).
-constexpr int kMinBlocksPerSm = 4;
-constexpr int kSlots = 4;  // partial sums per block: r.r, r.z, p.q, b.b
-constexpr int kRr = 0, kRz = 1, kPq = 2, kBb = 3;
-
-// The solve's state in device memory. Written only by the leader; a value is read by other
-// blocks only in a later pass (after a sync), never in the pass that writes it, hence rz kept
-// by iteration parity (pass A(k) reads rz_{k-2} while it writes rz_{k-1}).
-struct FusedScalars {
-  double rr, rz, pq, bb;
-  double tol, atol, threshold;  // threshold on r.r, set by pass A(1) from b.b
-  double rz_by_parity[2];       // rz_k at [k % 2]
-  double alpha;                 // alpha of the latest completed iteration
-  long long max_iters;
-  long long breakdown_at, converged_at;  // -1: none / not yet
-  long long iterations;                  // completed iterations
-  long long recorded;                    // history entries written
-  long long stop_phase;                  // pass (2k for A(k), 2k+1 for B(k)) that stopped; -1
-  long long base;                        // graph loop: the iteration of the next replay
-};
-
-template <typename T, typename View>
-struct Work {
-  View A;
-  long long n;
-  const T* b;
-  const T* inv_diag;  // null: no preconditioner, z is r
-  // Written during a pass and read by other blocks after it: plain (coherent) loads, never the
-  // read-only path, hence no __restrict__.
-  T* x;
-  T* r;
-  T* z;
-  T* p[2];  // p_k in p[k % 2]
-  T* q;
-  FusedScalars* s;
-  double* partials;  // kSlots * gridDim.x
-  double* history;
-  long long history_capacity;
-};
-
-using BlockReduce = cub::BlockReduce<double, kBlock>;
-
-__device__ __forceinline__ bool leader() { return blockIdx.x == 0 && threadIdx.x == 0; }
-__device__ __forceinline__ double load(const double* p) { return __ldcg(p); }
-__device__ __forceinline__ long long load(const long long* p) { return __ldcg(p); }
-
-// The one rounding of p = z + beta p, used for the stored p and for the p the SpMV reads.
-template <typename T>
-__device__ __forceinline__ T next_p(T z, T beta, T p) {
-  if constexpr (sizeof(T) == 4) {
-    return __fmaf_rn(beta, p, z);
-  } else {
-    return __fma_rn(beta, p, z);
-  }
-}
-
-// This block's sums of `local` into partials[slot[i]][block].
-template <int N>
-__device__ void write_partials(const double (&local)[N], const int (&slot)[N], double* partials) {
-  __shared__ typename BlockReduce::TempStorage temp;
-  for (int i = 0; i < N; ++i) {
-    const double sum = BlockReduce(temp).Sum(local[i]);
-    if (threadIdx.x == 0) partials[slot[i] * gridDim.x + blockIdx.x] = sum;
-    __syncthreads();  // temp is reused
-  }
-}
-
-// The sum of one slot over all blocks, in block order: the same value in every block.
-__device__ double grid_total(const double* partials, int slot) {
-  __shared__ typename BlockReduce::TempStorage temp;
-  __shared__ double total;
-  double sum = 0;
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) {
-    sum += load(&partials[slot * gridDim.x + b]);  // from L2: other blocks wrote them
-  }
-  const double block_total = BlockReduce(temp).Sum(sum);
-  if (threadIdx.x == 0) total = block_total;
-  __syncthreads();
-  const double out = total;
-  __syncthreads();  // total and temp are reused by the next call
-  return out;
-}
-
-template <typename Row>
-__device__ __forceinline__ void for_each_row(long long n, Row row) {
-  for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
-       i += (long long)gridDim.x * kBlock) {
-    row(i);
-  }
-}
 
 // r = b - A x; z = inv_diag .* r; partial r.r, r.z, b.b.
 template <typename T, typename View>
@@ -151,47 +50,12 @@ __device__ void start_pass(const Work<T, View>& w) {
   write_partials(sums, {kRr, kRz, kBb}, w.partials);
 }
 
-// Records r.r of iteration k - 1 and decides whether the solve stops before iteration k.
-template <typename T, typename View>
-__device__ bool check_before(const Work<T, View>& w, long long k, double rr, double rz) {
-  FusedScalars& s = *w.s;
-  double threshold = 0, bb = 0;
-  if (k == 1) {  // as conjugate_gradient(): tolerance from ||b||, in the same arithmetic
-    bb = grid_total(w.partials, kBb);
-    const double limit = fmax(load(&s.tol) * sqrt(bb), load(&s.atol));
-    threshold = limit * limit;
-  } else {
-    threshold = load(&s.threshold);
-  }
-  const bool converged = rr <= threshold;
-  const bool non_finite = !converged && (!isfinite(rr) || !isfinite(rz));
-  const bool stop = (k == 1 && bb == 0) || converged || non_finite || k > load(&s.max_iters);
-  if (leader()) {
-    if (k == 1) {
-      s.bb = bb;
-      s.threshold = threshold;
-    }
-    s.rr = rr;
-    s.rz = rz;
-    s.rz_by_parity[(k - 1) % 2] = rz;
-    s.iterations = k - 1;
-    if (k - 1 < w.history_capacity) {
-      w.history[k - 1] = rr;
-      s.recorded = k;
-    }
-    if (converged && s.converged_at < 0) s.converged_at = k - 1;
-    if (non_finite) s.breakdown_at = max(k - 1, 1LL);
-    if (stop) s.stop_phase = 2 * k;
-  }
-  return stop;
-}
-
 // Pass A(k); false when the solve stopped before iteration k (x is then final).
 template <typename T, typename View>
 __device__ bool pass_a(const Work<T, View>& w, long long k) {
-  const double rr = grid_total(w.partials, kRr);
-  const double rz = w.inv_diag ? grid_total(w.partials, kRz) : rr;
-  const bool stop = check_before(w, k, rr, rz);
+  const Sums<3> t = grid_totals(w.partials, {kRr, kRz, kBb});
+  const double rr = t.v[0], rz = w.inv_diag ? t.v[1] : rr;
+  const bool stop = check_before(w, k, rr, rz, t.v[2]);
   const T alpha_prev = k >= 2 ? T(load(&w.s->alpha)) : T(0);
   const T* p_old = w.p[(k - 1) % 2];
   if (stop) {  // x_{k-1} = x_{k-2} + alpha_{k-1} p_{k-1}: the update this pass would have made
@@ -220,7 +84,7 @@ __device__ bool pass_a(const Work<T, View>& w, long long k) {
 template <typename T, typename View>
 __device__ bool pass_b(const Work<T, View>& w, long long k) {
   FusedScalars& s = *w.s;
-  const double pq = grid_total(w.partials, kPq);
+  const double pq = grid_totals(w.partials, {kPq}).v[0];
   const double rz = load(&s.rz_by_parity[(k - 1) % 2]);
   const bool breaks_down = !(pq > 0) || !isfinite(pq) || !isfinite(rz);
   if (leader()) {
@@ -248,13 +112,6 @@ __device__ bool pass_b(const Work<T, View>& w, long long k) {
   });
   write_partials(sums, {kRr, kRz}, w.partials);
   return true;
-}
-
-// True when an earlier pass stopped the solve (read at a kernel's start: a later launch, a
-// later graph node or a chunk enqueued before the host saw the stop does nothing).
-__device__ bool stopped_before(const FusedScalars* s, long long phase) {
-  const long long stop = load(&s->stop_phase);
-  return stop >= 0 && stop < phase;
 }
 
 __global__ void reset_kernel(FusedScalars* s, double tol, double atol, long long max_iters) {

@@ -127,14 +127,17 @@ std::unique_ptr<SpmvBackend<T>> make_csr_cuda_backend(const CsrMatrix<T>& A,
       return std::make_unique<CsrCudaBackend<T>>(A, lanes, kernel, shape);
     }
   }
+  if (kernel == "stream" || kernel == "stream4" || kernel == "stream8")
+    return make_csr_stream_backend(A, options);
   if (kernel == "adaptive") {
     const double mean = A.rows > 0 ? double(A.nnz()) / A.rows : 0.0;
     const int lanes = lanes_for_mean_length(mean);
     return std::make_unique<CsrCudaBackend<T>>(A, lanes, "adaptive" + std::to_string(lanes), shape);
   }
-  throw InputError("unknown CSR GPU kernel '" + kernel +
-                   "' (expected adaptive, scalar, vector, vector2, vector4, vector8, vector16, "
-                   "vector32 or cusparse)");
+  throw InputError(
+      "unknown CSR GPU kernel '" + kernel +
+      "' (expected adaptive, scalar, stream, stream4, stream8, vector, vector2, vector4, vector8, "
+      "vector16, vector32 or cusparse)");
 }
 
 template std::unique_ptr<SpmvBackend<float>> make_csr_cuda_backend(const CsrMatrix<float>&,

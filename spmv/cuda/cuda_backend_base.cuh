@@ -79,6 +79,10 @@ class CudaBackendBase : public SpmvBackend<T> {
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_csr_cuda_backend(const CsrMatrix<T>& A,
                                                       const BackendOptions& options);
+// The row-block "stream" kernel (csr_stream.cu).
+template <typename T>
+std::unique_ptr<SpmvBackend<T>> make_csr_stream_backend(const CsrMatrix<T>& A,
+                                                        const BackendOptions& options);
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_ell_cuda_backend(const CsrMatrix<T>& A,
                                                       const BackendOptions& options);

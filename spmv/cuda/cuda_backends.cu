@@ -3,15 +3,17 @@
 //
 // Kernels per format (--kernel):
 //   csr: scalar, vector (warp per row), vector2 .. vector32, adaptive (group from the mean row
-//        length), cusparse
+//        length), stream (row blocks of equal nonzeros, csr_stream.cu; stream4/stream8 fix its
+//        chunk), cusparse
 //   ell: thread
 //   hll: thread, cusparse (sliced ELL)
 //   coo: segscan = segscan-shfl, segscan-shared, cusparse
 // Defaults: the fastest measured on an H200 (scripts/gpu-check.sh bench; 4M-row 5-point
 // Laplacian, 1M-row irregular matrix, 4M-row water-network-like graph; float and double):
 //   csr: scalar when the mean row length is at most 10 (25-45% faster than cuSPARSE and 1.5-3x
-//        the vector kernels on rows of 3-5 entries), else cuSPARSE (20% ahead of the best
-//        vector variant on the irregular matrix);
+//        the vector kernels on rows of 3-5 entries, and the fused CG loops need its row
+//        function), else stream (2026-11-22: 1.03-1.05x cuSPARSE on power-law graphs, 1.4x on
+//        3D Poisson, where cuSPARSE had been 20% ahead of our best vector variant);
 //   ell: thread (the only one);
 //   hll: cuSPARSE's sliced ELL, equal or up to 1.6x faster than our kernel in every case
 //        (our kernel when the padded slots do not fit its 32-bit offsets);
@@ -47,7 +49,7 @@ std::string default_kernel(const CsrMatrix<T>& A, const BackendOptions& options)
   switch (options.format) {
     case Format::csr: {
       const double mean = A.rows > 0 ? double(A.nnz()) / A.rows : 0.0;
-      return mean <= kScalarCsrMaxMeanLength ? "scalar" : "cusparse";
+      return mean <= kScalarCsrMaxMeanLength ? "scalar" : "stream";
     }
     case Format::ell: return "thread";
     case Format::hll:

@@ -30,8 +30,8 @@ struct KernelCase {
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k : {"", "scalar", "vector", "adaptive", "vector2", "vector4", "vector8",
-                        "vector16", "vector32", "cusparse"}) {
+  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive",
+                        "vector2", "vector4", "vector8", "vector16", "vector32", "cusparse"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
@@ -149,6 +149,14 @@ TEST_CASE("GPU SpMV: bad launch options and kernel names are input errors") {
   }
   options.format = Format::ell;
   options.kernel = "cusparse";
+  CHECK_THROWS_AS(make_cuda_backend(A, options), InputError);
+  // The stream kernel's shape is fixed by its row blocks.
+  options.format = Format::csr;
+  options.kernel = "stream";
+  options.block_size = 512;
+  CHECK_THROWS_AS(make_cuda_backend(A, options), InputError);
+  options.block_size = 0;
+  options.blocks = 4;
   CHECK_THROWS_AS(make_cuda_backend(A, options), InputError);
 }
 
