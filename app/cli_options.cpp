@@ -49,8 +49,10 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--cpu-loop", cli.cpu_loop,
-                 "OpenMP CG loop: fused (one thread team for the whole solve) or generic (the "
-                 "device-independent loop, a parallel region per operation)")
+                 "CPU CG loop (cpu and serial devices): fused (two passes over the rows per "
+                 "iteration; on cpu one thread team for the whole solve, or one thread when the "
+                 "system is too small for threads to pay) or generic (the device-independent "
+                 "loop, a call per operation, SpMV timed)")
       ->check(CLI::IsMember({"fused", "generic"}))
       ->capture_default_str();
   app.add_option("--gpu-loop", cli.gpu_loop,

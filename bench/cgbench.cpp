@@ -25,6 +25,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench/lib/auto_verdict.hpp"
 #include "bench/lib/bench_util.hpp"
 #include "bench/lib/references.hpp"
 #include "formats/convert.hpp"
@@ -64,6 +65,7 @@ struct Options {
   std::uint64_t seed = 7;
   std::string out_dir, csv, json, commit;
   bool quiet = false;
+  bool auto_row = true;  // the --format auto row per matrix and device
 };
 
 // What runs in one of our rows: the SpMV backend, and on the OpenMP device which CG loop
@@ -135,11 +137,16 @@ class CgBench {
                 const std::string& role, const std::string& format, const std::string& kernel,
                 const Measured& run, std::size_t min_bytes, const Json* baseline);
   std::vector<SolverChoice> choices_for(Device device) const;
+  void run_auto(const LoadedMatrix& m, const System& system, const DeviceRun& device);
+  void judge_auto_row(Json& row, const std::string& pick_format, bool pick_sorted,
+                      const std::string& pick_kernel) const;
   void skip_matrix(const LoadedMatrix& m, const std::string& why);
   void progress(const std::string& text) const {
     if (!options_.quiet) std::fprintf(stderr, "%s\n", text.c_str()), std::fflush(stderr);
   }
   std::vector<Json> target_rows() const;
+  std::string auto_summary() const;
+  void print_auto_table() const;
 
   Options options_;
   std::vector<DeviceRun> devices_;
@@ -182,6 +189,8 @@ void CgBench::run_matrix(const std::string& spec, std::size_t index, std::size_t
     const CsrMatrix<double> permuted = permute_symmetric(m.A, P);
     run_system(m, System{&permuted, true, P.to_new(as_given.b), P.to_new(d), as_given.b_norm});
   }
+  if (options_.auto_row)
+    for (const DeviceRun& device : devices_) run_auto(m, as_given, device);
 }
 
 void CgBench::run_system(const LoadedMatrix& m, const System& system) {
@@ -273,8 +282,8 @@ std::vector<SolverChoice> CgBench::choices_for(Device device) const {
       for (GpuLoop loop : loops) choices.push_back({k, false, true, loop});
     return choices;
   }
-  std::vector<bool> loops{false};  // serial backends have no row parts: the generic loop only
-  if (device == Device::omp) {
+  std::vector<bool> loops{false};
+  if (device == Device::omp || device == Device::serial) {
     if (options_.cpu_loop == "fused") loops = {true};
     if (options_.cpu_loop == "both") loops = {true, false};
   }
@@ -306,8 +315,8 @@ Measured CgBench::run_ours(const System& system, const DeviceRun& device,
     return m;
   }
   m.solver = "cgsolve " + backend->name();
-  if (device.device == Device::omp) m.solver += choice.fused ? " fused loop" : " generic loop";
-  if (choice.fused && backend->parts() == 0) {
+  if (device.device != Device::gpu) m.solver += choice.fused ? " fused loop" : " generic loop";
+  if (choice.fused && !has_fused_cpu_loop(*backend)) {
     m.note = "this backend has no row parts for the fused loop";
     return m;
   }
@@ -454,6 +463,11 @@ Json CgBench::make_row(const LoadedMatrix& m, const System& system, const Device
   if (check == "FAIL") ++failures_;
   row["check"] = check;
   row["note"] = run.note;
+  // Filled in the --format auto row only (every row has the keys: they are CSV columns).
+  for (const char* key : {"auto_pick", "auto_picks", "best_solver", "within_10pct"}) row[key] = "";
+  for (const char* key :
+       {"inspector_ms", "inspector_pct", "best_per_iter_us", "auto_vs_best", "pick_vs_best"})
+    row[key] = kNaN;
   progress("  " + device.label() + (system.sorted ? " sorted " : " ") + run.solver + ": " +
            (ran ? format_number(per_iter * 1e6) + " us/iteration, " +
                       std::to_string(run.iterations) + " iterations, residual " +
@@ -461,6 +475,118 @@ Json CgBench::make_row(const LoadedMatrix& m, const System& system, const Device
                 : "(" + run.note + ")") +
            " " + check + (ran && !run.note.empty() ? " (" + run.note + ")" : ""));
   return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The row of `cgsolve --format auto` (on the GPU also --kernel auto): solve_system with the
+// inspector, which runs again before every solve as it does in cgsolve, on the matrix as given
+// (the inspector decides the row order). Its time per iteration is compared with the best of
+// every combination measured above for this matrix and device (both row orders with --sorted
+// both): auto_vs_best and within_10pct. pick_vs_best compares the combination auto picked, as
+// measured in its own row, with the same best: it tells a bad pick from the noise of timing a
+// good one twice.
+void CgBench::run_auto(const LoadedMatrix& m, const System& system, const DeviceRun& device) {
+  SolveOptions o;
+  o.backend.device = device.device;
+  o.backend.threads = device.threads;
+  o.backend.hack_size = options_.hack_size;
+  o.backend.max_ell_fill = options_.max_ell_fill;
+  o.auto_format = true;
+  o.auto_kernel = device.device == Device::gpu;
+  o.preconditioner = request_.jacobi ? Preconditioner::jacobi : Preconditioner::none;
+  o.fused_cpu_loop = options_.cpu_loop != "generic";
+  o.cg.check_every = options_.check_every;
+  Measured run;
+  run.solver = "cgsolve --format auto";
+  std::vector<double> inspector;
+  std::map<std::string, int> picks;  // label -> how many of the timed solves picked it
+  std::map<std::string, SolveReport> pick_of;
+  std::vector<double> x;
+  try {
+    run = repeat_solver(run, options_.repeats, request_.iterations, [&](const CgRequest* warm) {
+      const CgRequest& r = warm ? *warm : request_;
+      o.cg.tol = r.iterations > 0 ? 0.0 : r.tol;
+      o.cg.max_iters = r.iterations > 0 ? r.iterations : r.max_iterations;
+      x.clear();
+      const SolveReport report = solve_system(*system.A, system.b, x, o);
+      if (!warm) {
+        inspector.push_back(report.times.autotune_seconds);
+        const std::string label = to_string(report.auto_format) +
+                                  (report.auto_kernel.empty() ? "" : "/" + report.auto_kernel) +
+                                  (report.auto_sort_rows ? " sorted" : "");
+        ++picks[label];
+        pick_of[label] = report;
+      }
+      CgRun out;
+      out.iterations = report.cg.iterations;
+      out.seconds = report.cg.solve_seconds;
+      out.converged = report.cg.status == CgStatus::converged;
+      return out;
+    });
+    run.true_residual = true_relative_residual(system, x);
+  } catch (const std::exception& e) {  // no candidate could be built, a failed CUDA call
+    run.failed = true;
+    run.note = e.what();
+  }
+  std::string pick, all_picks;
+  for (const auto& [label, count] : picks) {
+    if (pick.empty() || count > picks[pick]) pick = label;
+    all_picks += (all_picks.empty() ? "" : ", ") + label + " x" + std::to_string(count);
+  }
+  const SolveReport* chosen = pick.empty() ? nullptr : &pick_of[pick];
+  const std::string format = chosen ? to_string(chosen->auto_format) : "auto";
+  const std::size_t n = std::size_t(system.A->rows);
+  const std::size_t min_bytes =
+      (request_.jacobi ? 10 : 8) * n * sizeof(double) +
+      (chosen ? min_bytes_model(chosen->auto_format, system.A->rows, system.A->cols,
+                                system.A->nnz(), sizeof(double), options_.hack_size)
+              : 0);
+  const Json* base = nullptr;
+  for (const Json& r : results_)
+    if (r["matrix"] == m.label && r["device"] == device.label() && r["role"] == "baseline" &&
+        !r["sorted"].get<bool>())
+      base = &r;
+  Json row = make_row(m, system, device, "auto", format, "auto", run, min_bytes, base);
+  row["auto_pick"] = pick;
+  row["auto_picks"] = all_picks;
+  const double solve = run.solve_seconds.empty() ? kNaN : median(run.solve_seconds);
+  row["inspector_ms"] = inspector.empty() ? kNaN : median(inspector) * 1e3;
+  row["inspector_pct"] = inspector.empty() ? kNaN : 100 * median(inspector) / solve;
+  if (chosen) {
+    const std::string kernel = device.device == Device::gpu ? chosen->auto_kernel + "/auto"
+                               : o.fused_cpu_loop           ? "fused-loop"
+                                                            : "generic-loop";
+    judge_auto_row(row, format, chosen->auto_sort_rows, kernel);
+  }
+  progress("  " + device.label() + " auto picked " + pick + ": " +
+           format_number(row["per_iter_us"].get<double>()) + " us/iteration, " +
+           format_number(row["auto_vs_best"].get<double>()) + "x the best (" +
+           text(row["best_solver"]) + "), within 10%: " + text(row["within_10pct"]) +
+           "; inspector " + format_number(row["inspector_ms"].get<double>()) + " ms");
+  results_.push_back(row);
+}
+
+// Fills best_*, auto_vs_best, within_10pct and pick_vs_best of an auto row from the rows of
+// the same matrix and device measured before it.
+void CgBench::judge_auto_row(Json& row, const std::string& pick_format, bool pick_sorted,
+                             const std::string& pick_kernel) const {
+  std::vector<Measurement> measured;
+  double pick_us = kNaN;
+  for (const Json& r : results_) {
+    if (r["matrix"] != row["matrix"] || r["device"] != row["device"] || r["role"] != "ours" ||
+        r["check"] != "PASS")
+      continue;
+    const bool sorted = r["sorted"].get<bool>();
+    measured.push_back({text(r["solver"]) + (sorted ? " sorted" : ""), r["per_iter_us"]});
+    if (r["format"] == pick_format && sorted == pick_sorted && r["kernel"] == pick_kernel)
+      pick_us = r["per_iter_us"].get<double>();
+  }
+  const AutoVerdict v = judge_auto(row["per_iter_us"].get<double>(), measured);
+  row["best_solver"] = v.best_label;
+  row["best_per_iter_us"] = v.best_seconds;
+  row["auto_vs_best"] = v.ratio;
+  row["pick_vs_best"] = pick_us / v.best_seconds;
+  row["within_10pct"] = row["check"] == "PASS" ? v.verdict : "n/a";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -540,6 +666,7 @@ void CgBench::write_outputs(const Json& meta) const {
   document["skipped"] = skipped_;
   document["results"] = results_;
   document["targets"] = target_rows();
+  document["auto_summary"] = auto_summary();
   write_json(output_path(dir, "cg.json", options_.json), document);
 }
 
@@ -567,7 +694,9 @@ void CgBench::print_summary() const {
     last = r["matrix"].get<std::string>();
     table.add_row({text(r["matrix"]), std::to_string(r["n"].get<long long>()), text(r["device"]),
                    r["sorted"].get<bool>() ? "yes" : "no",
-                   (r["role"] == "baseline" ? "[base] " : "") + r["solver"].get<std::string>(),
+                   (r["role"] == "baseline" ? "[base] " : "") +
+                       (r["role"] == "auto" ? "[auto: " + text(r["auto_pick"]) + "] " : "") +
+                       r["solver"].get<std::string>(),
                    std::to_string(r["iterations"].get<long>()),
                    format_number(r["per_iter_us"].get<double>()),
                    format_number(r["solve_ms"].get<double>()),
@@ -580,7 +709,36 @@ void CgBench::print_summary() const {
       << "us/iter = CG loop time / iterations (median of repeats); x base = baseline time / this "
          "time; %copy = minimal bytes per iteration / time / copy bandwidth; residual = "
          "||b - Ax|| / ||b||\n";
+  print_auto_table();
   if (failures_ > 0) std::cout << failures_ << " solve(s) FAILED the residual check\n";
+}
+
+// "--format auto: 7 of 8 within 10% of the best measured combination (per iteration)"
+std::string CgBench::auto_summary() const {
+  std::vector<std::string> verdicts;
+  for (const Json& r : results_)
+    if (r["role"] == "auto") verdicts.push_back(text(r["within_10pct"]));
+  if (verdicts.empty()) return "";
+  return "--format auto: " + count_within(verdicts) +
+         " of the best measured combination (time per CG iteration, matrix x device)";
+}
+
+void CgBench::print_auto_table() const {
+  const std::string summary = auto_summary();
+  if (summary.empty()) return;
+  TextTable t({"--format auto", "device", "picked", "us/iter", "best measured", "us/iter",
+               "auto/best", "pick/best", "inspector ms", "% of solve", "within 10%"});
+  for (const Json& r : results_) {
+    if (r["role"] != "auto") continue;
+    t.add_row({text(r["matrix"]), text(r["device"]), text(r["auto_picks"]),
+               format_number(r["per_iter_us"].get<double>()), text(r["best_solver"]),
+               format_number(r["best_per_iter_us"].get<double>()),
+               format_number(r["auto_vs_best"].get<double>()),
+               format_number(r["pick_vs_best"].get<double>()),
+               format_number(r["inspector_ms"].get<double>()),
+               format_number(r["inspector_pct"].get<double>()), text(r["within_10pct"])});
+  }
+  std::cout << '\n' << t.str() << summary << '\n';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -634,6 +792,8 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--json", o.json, "results JSON (overrides --out-dir's)");
   app.add_option("--commit", o.commit,
                  "commit to record (default: git rev-parse of the source tree)");
+  app.add_flag("!--no-auto", o.auto_row,
+               "leave out the --format auto row (cgsolve's inspector) per matrix and device");
   app.add_flag("--quiet", o.quiet, "no progress lines on stderr");
   try {
     app.parse(argc, argv);

@@ -22,6 +22,17 @@ struct LinearSolveStats {
   bool converged = true;
 };
 
+// What --format/--kernel auto did over a run of solves (inspections 0 without it).
+struct AutotuneRecord {
+  int inspections = 0;  // inspector runs: one per sparsity pattern, so one per network
+  int reused = 0;       // CG solves that took the choice without inspecting
+  Format format = Format::csr;
+  std::string kernel;  // GPU kernel; empty = the format's default
+  bool sort_rows = false;
+  std::string reason;  // the last inspection's one-line why
+  double seconds = 0;  // the inspectors' cost, all runs (SolveTimes::autotune_seconds)
+};
+
 class LinearSolver {
  public:
   virtual ~LinearSolver() = default;
@@ -29,6 +40,7 @@ class LinearSolver {
   virtual LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                                  std::vector<double>& x) = 0;
   virtual std::string name() const = 0;
+  virtual AutotuneRecord autotune() const { return {}; }
 };
 
 // How the network's CG solve stops (network/README.md, "The linear solves and the stopping test").
@@ -50,7 +62,10 @@ struct RefinementOptions {
 // preconditioner. Each CG solve (relative residual of the scaled correction system <=
 // options.cg.tol) is wrapped in iterative refinement: the residual b - A x is recomputed in double
 // on the unscaled system, and the correction solved for, until the componentwise backward error
-// reaches refinement.backward_error or stops improving. See network/README.md.
+// reaches refinement.backward_error or stops improving. With --format/--kernel auto the
+// inspector runs on the first system only; every later one with the same sparsity pattern (every
+// trial of a network) is solved with its choice, and a new pattern is inspected again.
+// See network/README.md.
 std::unique_ptr<LinearSolver> make_cg_solver(const SolveOptions& options,
                                              const RefinementOptions& refinement = {});
 

@@ -424,6 +424,35 @@ def cg_section(data, device, full):
     return "\n".join(out)
 
 
+def auto_rows(data, device):
+    return [r for r in data["cg"] if r["device"] == device and r["role"] == "auto"]
+
+
+def auto_count(rows):
+    """'k of N within 10%' over the auto rows that could be judged."""
+    judged = [r for r in rows if r.get("within_10pct") in ("yes", "no")]
+    within = sum(1 for r in judged if r["within_10pct"] == "yes")
+    return f"{within} of {len(judged)} within 10%"
+
+
+def auto_section(data, device):
+    """cgbench's --format auto rows: what the inspector picked, its time per iteration against
+    the best combination measured in the same run, and what the inspector cost."""
+    rows = sorted(auto_rows(data, device), key=lambda r: r["n"])
+    if not rows:
+        return ""
+    table = md_table(
+        ["matrix", "n", "picked", "µs/iter", "best measured", "µs/iter", "auto / best", "pick / best",
+         "inspector ms", "% of the solve", "within 10%"],
+        [[short(r["matrix"]), r["n"], r["auto_picks"] or "-", fmt(r["per_iter_us"]), r["best_solver"] or "-",
+          fmt(r["best_per_iter_us"]), fmt(r["auto_vs_best"]), fmt(r["pick_vs_best"]), fmt(r["inspector_ms"]),
+          fmt(r["inspector_pct"]), r["within_10pct"] or "-"] for r in rows])
+    return (table + f"\n\n`--format auto` on {device}: {auto_count(rows)} of the best measured combination "
+            "(time per CG iteration; *auto / best*: the auto solve itself, *pick / best*: the picked "
+            "combination as measured in its own row; % of the solve: the inspector against the "
+            f"{rows[0]['iterations']}-iteration solve).")
+
+
 def targets_section(data):
     out = []
     if data["spmv_targets"]:
@@ -458,6 +487,10 @@ def summary_markdown(data, images, image_prefix, full=True):
         parts.append(f"#### SpMV on {device}\n\n" + spmv_section(data, device, full))
     for device in devices_of(data["cg"]):
         parts.append(f"#### CG on {device}\n\n" + cg_section(data, device, full))
+    for device in devices_of(data["cg"]):
+        section = auto_section(data, device)
+        if section:
+            parts.append(f"#### --format auto on {device}\n\n" + section)
     if images:
         figures = "\n\n".join(f"![{os.path.basename(p)}]({image_prefix}{os.path.basename(p)})" for p in images)
         parts.append("#### Figures\n\n" + figures)
@@ -488,6 +521,12 @@ def short_summary(data):
             lines.append(f"cg   {device:8s}: {len(best)} matrices, best of ours vs baseline x{fmt(min(ratios))} "
                          f".. x{fmt(max(ratios))}, geometric mean "
                          f"x{fmt(math.exp(sum(map(math.log, ratios)) / len(ratios)))}; {fails} FAIL")
+    for device in devices_of(data["cg"]):
+        rows = auto_rows(data, device)
+        shares = sorted(r["inspector_pct"] for r in rows if finite(r.get("inspector_pct")))
+        if rows:
+            lines.append(f"auto {device:8s}: {auto_count(rows)} of the best measured combination per iteration"
+                         + (f"; inspector median {fmt(shares[len(shares) // 2])}% of the solve" if shares else ""))
     for t in data["spmv_targets"]:
         status = [t["goal_not_slower"], t["goal_bw_85pct"], t["goal_1.35x_poisson3d"]]
         lines.append(f"target spmv {short(t['matrix']):24s} x{fmt(t['speedup_vs_cusparse'])} cuSPARSE, "

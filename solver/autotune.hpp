@@ -3,9 +3,16 @@
 //
 // Each candidate is built (rows sorted if it asks), given a few warm-up products and then up to
 // kMaxTimedProducts products timed on the device's own clock (VectorOps::mark_spmv_*), the same
-// clock the solve reports. The candidate with the lowest median wins. The list is pruned by the
-// matrix statistics (formats/stats.hpp) so that the whole inspection costs a few percent of a
-// typical solve: ELL only when its padding is small, sorting only when row lengths vary.
+// clock the solve reports. The candidate with the lowest median wins, and the solve runs on the
+// winner as built here (solve_with_backend): nothing is sorted or converted twice. The list is
+// pruned by the matrix statistics (formats/stats.hpp) so that the inspection costs a few percent
+// of a typical solve: ELL only when its padding is small, sorting only when row lengths vary.
+//
+// The inspector's cost is what the user would not have paid with the same choice made by hand:
+// timing the candidates and building (and sorting for) the ones that lost. Building the winner
+// is not in it (a hand choice builds it too), nor is starting the OpenMP thread team, which
+// whatever runs first in parallel pays once per process: the inspector starts the team first,
+// timed apart, so that neither the candidates' timings nor its cost include it.
 #pragma once
 
 #include <string>
@@ -20,8 +27,8 @@ struct AutoCandidate {
   Format format = Format::csr;
   bool sort_rows = false;
   std::string kernel;         // GPU kernel; empty = the format's default
-  double median_seconds = 0;  // per product, device clock
-  int products = 0;           // timed products (fewer when stopped early)
+  double median_seconds = 0;  // per CG iteration, device clock
+  int products = 0;           // timed CG trials (fewer when stopped early)
   std::string label() const;  // e.g. "hll sorted", "csr/scalar"
 };
 
@@ -31,12 +38,21 @@ struct AutoChoice {
   std::vector<AutoCandidate> timed;  // every candidate timed, fastest first
   std::vector<std::string> skipped;  // candidates left out, with why ("ell: fill 9.3")
   std::string reason;                // one line: the winner's time against the others'
-  double seconds = 0;                // the inspector's whole cost (sorting, building, timing)
+  double seconds = 0;                // the inspector's cost, as defined above
+  double thread_start_seconds = 0;   // starting the OpenMP team (not in seconds)
+  // The winner as built, in the precision asked (the other one is empty); its sort and convert
+  // times are what a hand choice pays as well.
+  BuiltBackend<double> built_double;
+  BuiltBackend<float> built_float;
 };
 
 // Times the candidates allowed by options (auto_format: all formats and, when it helps, sorted
-// rows; auto_kernel on the GPU: the format's kernels) and returns the fastest. A candidate whose
-// backend cannot be built (e.g. the ELL guard) is skipped, not fatal.
+// rows; auto_kernel on the GPU: the format's kernels) and returns the fastest, built. A candidate
+// whose backend cannot be built (e.g. the ELL guard) is skipped, not fatal.
 AutoChoice choose_backend(const CsrMatrix<double>& A, const SolveOptions& options);
+
+// How many times choose_backend has run in this process: lets tests (and callers that reuse a
+// choice) check that nothing inspects twice.
+long inspector_runs();
 
 }  // namespace cgs

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "formats/convert.hpp"
@@ -73,19 +74,18 @@ void check_system(const CsrMatrix<double>& A, const std::vector<double>& b,
                      " entries but the matrix has " + std::to_string(A.rows) + " rows");
 }
 
-// 1 / diag(A) for Jacobi; a non-positive diagonal means A is not SPD.
+// 1 / diag(A) for Jacobi, in P's row order; a non-positive diagonal means A is not SPD.
 std::vector<double> inverse_diagonal(const CsrMatrix<double>& A, const RowPermutation& P) {
   std::vector<double> d = diagonal(A);
   for (std::size_t i = 0; i < d.size(); ++i) {
     if (!(d[i] > 0)) {
-      const std::size_t row = P.empty() ? i : std::size_t(P.new_to_old[i]);
       throw InputError("Jacobi preconditioning needs a positive diagonal, but A(" +
-                       std::to_string(row + 1) + "," + std::to_string(row + 1) +
+                       std::to_string(i + 1) + "," + std::to_string(i + 1) +
                        ") = " + std::to_string(d[i]) + ": the matrix is not SPD");
     }
     d[i] = 1.0 / d[i];
   }
-  return d;
+  return P.empty() ? d : P.to_new(d);
 }
 
 template <typename T>
@@ -144,45 +144,32 @@ std::vector<double> solve_with_vector_ops(SpmvBackend<T>& backend, const std::ve
 
 template <typename T>
 SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
-                     std::vector<double>& x, const SolveOptions& options) {
+                     std::vector<double>& x, const SolveOptions& options, BuiltBackend<T>& built) {
   SolveReport report;
   report.nnz = A.nnz();
-
-  // Row sorting: P A P^T once, before anything else (see formats/row_order.hpp).
-  auto start = Clock::now();
-  RowPermutation P;
-  CsrMatrix<double> sorted;
-  if (options.sort_rows) {
-    P = sort_rows_by_length(A);
-    sorted = permute_symmetric(A, P);
-  }
-  const CsrMatrix<double>& system = options.sort_rows ? sorted : A;
-  const std::vector<double> b_in = options.sort_rows ? P.to_new(b) : b;
-  const std::vector<double> x_in = options.sort_rows ? P.to_new(x) : x;
-  report.times.sort_seconds = since(start);
-
-  start = Clock::now();
-  std::unique_ptr<SpmvBackend<T>> backend;
-  if constexpr (std::is_same_v<T, double>)
-    backend = make_backend(system, options.backend);
-  else
-    backend = make_backend(cast_values<T>(system), options.backend);
+  report.times.sort_seconds = built.sort_seconds;
+  report.times.convert_seconds = built.convert_seconds;
+  std::unique_ptr<SpmvBackend<T>>& backend = built.backend;
   report.backend_name = backend->name();
-  report.times.convert_seconds = since(start) - backend->transfer_seconds();
 
+  // The backend holds P A P^T (P empty: file order): b and x go in permuted, x comes back.
+  const RowPermutation& P = built.permutation;
+  const std::vector<double> b_in = P.empty() ? b : P.to_new(b);
+  const std::vector<double> x_in = P.empty() ? x : P.to_new(x);
   const bool jacobi = options.preconditioner == Preconditioner::jacobi;
-  const std::vector<double> inv_diag = jacobi ? inverse_diagonal(system, P) : std::vector<double>{};
-  if (options.backend.device == Device::omp && options.fused_cpu_loop && backend->parts() > 0) {
+  const std::vector<double> inv_diag = jacobi ? inverse_diagonal(A, P) : std::vector<double>{};
+  if (options.backend.device != Device::gpu && options.fused_cpu_loop &&
+      has_fused_cpu_loop(*backend)) {
     std::vector<T> b_host = cast<T>(b_in), x_host = cast<T>(x_in), inv_host = cast<T>(inv_diag);
-    report.cg = omp_fused_conjugate_gradient(*backend, jacobi ? inv_host.data() : nullptr,
-                                             b_host.data(), x_host.data(), options.cg);
-    report.cg_loop = "fused";
+    report.cg =
+        omp_fused_conjugate_gradient(*backend, jacobi ? inv_host.data() : nullptr, b_host.data(),
+                                     x_host.data(), options.cg, &report.cg_loop);
     x.assign(x_host.begin(), x_host.end());
   } else {
     x = solve_with_vector_ops(*backend, b_in, x_in, inv_diag, options, report);
     report.times.upload_seconds += backend->transfer_seconds();
   }
-  if (options.sort_rows) x = P.to_original(x);
+  if (!P.empty()) x = P.to_original(x);
 
   report.times.solve_seconds = report.cg.solve_seconds;
   summarise_spmv_times(report.cg.spmv_seconds, report.times);
@@ -190,6 +177,10 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
     report.times.other_per_iteration_seconds =
         (report.times.solve_seconds - report.times.spmv_total_seconds) / report.cg.iterations;
 
+  if (!options.true_residual) {
+    report.true_relative_residual = std::numeric_limits<double>::quiet_NaN();
+    return report;
+  }
   const double b_norm = norm2(b);
   std::vector<double> residual = multiply(A, x);
   for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = b[i] - residual[i];
@@ -197,30 +188,76 @@ SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
   return report;
 }
 
-SolveReport solve_by_precision(const CsrMatrix<double>& A, const std::vector<double>& b,
-                               std::vector<double>& x, const SolveOptions& options) {
-  if (options.precision == Precision::single) return solve_in<float>(A, b, x, options);
-  return solve_in<double>(A, b, x, options);
+template <typename T>
+SolveReport build_and_solve(const CsrMatrix<double>& A, const std::vector<double>& b,
+                            std::vector<double>& x, const SolveOptions& options) {
+  BuiltBackend<T> built = build_backend<T>(A, options);
+  return solve_in(A, b, x, options, built);
 }
 
 }  // namespace
 
+template <typename T>
+BuiltBackend<T> build_backend(const CsrMatrix<double>& A, const SolveOptions& options) {
+  // Row sorting: P A P^T once, before anything else (see formats/row_order.hpp).
+  BuiltBackend<T> built;
+  auto start = Clock::now();
+  CsrMatrix<double> sorted;
+  if (options.sort_rows) {
+    built.permutation = sort_rows_by_length(A);
+    sorted = permute_symmetric(A, built.permutation);
+  }
+  const CsrMatrix<double>& system = options.sort_rows ? sorted : A;
+  built.sort_seconds = since(start);
+
+  start = Clock::now();
+  if constexpr (std::is_same_v<T, double>)
+    built.backend = make_backend(system, options.backend);
+  else
+    built.backend = make_backend(cast_values<T>(system), options.backend);
+  built.convert_seconds = since(start) - built.backend->transfer_seconds();
+  return built;
+}
+
+template <typename T>
+SolveReport solve_with_backend(const CsrMatrix<double>& A, const std::vector<double>& b,
+                               std::vector<double>& x, const SolveOptions& options,
+                               BuiltBackend<T>& built) {
+  check_system(A, b, x);
+  return solve_in(A, b, x, options, built);
+}
+
+template BuiltBackend<float> build_backend(const CsrMatrix<double>&, const SolveOptions&);
+template BuiltBackend<double> build_backend(const CsrMatrix<double>&, const SolveOptions&);
+template SolveReport solve_with_backend(const CsrMatrix<double>&, const std::vector<double>&,
+                                        std::vector<double>&, const SolveOptions&,
+                                        BuiltBackend<float>&);
+template SolveReport solve_with_backend(const CsrMatrix<double>&, const std::vector<double>&,
+                                        std::vector<double>&, const SolveOptions&,
+                                        BuiltBackend<double>&);
+
 SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x, const SolveOptions& options) {
   check_system(A, b, x);
-  if (!options.auto_format && !options.auto_kernel) return solve_by_precision(A, b, x, options);
-  // The inspector decides, then the solve runs exactly as if its choice had been asked for.
-  const AutoChoice choice = choose_backend(A, options);
+  const bool single = options.precision == Precision::single;
+  if (!options.auto_format && !options.auto_kernel)
+    return single ? build_and_solve<float>(A, b, x, options)
+                  : build_and_solve<double>(A, b, x, options);
+  // The inspector decides and the solve runs on the winner it built, exactly as if its choice
+  // had been asked for (same backend, same row order), without building it again.
+  AutoChoice choice = choose_backend(A, options);
   SolveOptions chosen = options;
   chosen.backend = choice.backend;
   chosen.sort_rows = choice.sort_rows;
-  SolveReport report = solve_by_precision(A, b, x, chosen);
+  SolveReport report = single ? solve_in(A, b, x, chosen, choice.built_float)
+                              : solve_in(A, b, x, chosen, choice.built_double);
   report.autotuned = true;
   report.auto_format = choice.backend.format;
   report.auto_kernel = choice.backend.kernel;
   report.auto_sort_rows = choice.sort_rows;
   report.auto_reason = choice.reason;
   report.times.autotune_seconds = choice.seconds;
+  report.times.thread_start_seconds = choice.thread_start_seconds;
   return report;
 }
 

@@ -28,6 +28,24 @@ class DeviceError : public std::runtime_error {
 };
 
 template <typename T>
+struct CooMatrix;
+template <typename T>
+struct EllMatrix;
+template <typename T>
+struct HllMatrix;
+
+// A CPU backend's matrix as stored, for the fused CPU CG loops (solver/fused_cpu_passes.hpp),
+// which inline its row products: exactly one member is set; none on the GPU.
+template <typename T>
+struct HostMatrix {
+  const CsrMatrix<T>* csr = nullptr;
+  const CooMatrix<T>* coo = nullptr;
+  const EllMatrix<T>* ell = nullptr;
+  const HllMatrix<T>* hll = nullptr;
+  bool empty() const { return !csr && !coo && !ell && !hll; }
+};
+
+template <typename T>
 class SpmvBackend {
  public:
   virtual ~SpmvBackend() = default;
@@ -56,6 +74,9 @@ class SpmvBackend {
   virtual int parts() const { return 0; }
   virtual index_t part_begin(int /*part*/) const { return 0; }
   virtual void apply_part(int /*part*/, const T* /*x*/, T* /*y*/) {}
+
+  // The stored matrix, on the CPU backends (see HostMatrix); empty elsewhere.
+  virtual HostMatrix<T> host_matrix() const { return {}; }
 };
 
 struct BackendOptions {

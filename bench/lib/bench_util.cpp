@@ -286,9 +286,8 @@ std::vector<KernelChoice> parse_kernel_list(const std::string& list) {
 // The kernels spmv/cuda offers (see spmv/cuda/cuda_backends.cu); "cusparse" is cgsolve's own
 // cuSPARSE backend, measured as one of ours next to the independent reference.
 std::string default_gpu_kernels() {
-  return "csr:adaptive,csr:scalar,csr:stream,csr:vector,csr:cusparse,ell:thread,hll:thread,hll:"
-         "cusparse,"
-         "coo:segscan-shfl,coo:segscan-shared,coo:cusparse";
+  return "csr:adaptive,csr:scalar,csr:stream,csr:vector,csr:cusparse,ell:thread,hll:thread,"
+         "hll:cusparse,coo:segscan-shfl,coo:segscan-shared,coo:cusparse";
 }
 
 std::string all_gpu_kernels() {

@@ -2,9 +2,30 @@
 // and apply().
 #pragma once
 
+#include "formats/coo.hpp"
+#include "formats/ell.hpp"
+#include "formats/hll.hpp"
 #include "spmv/cpu/cpu_backends.hpp"
 
 namespace cgs::cpu {
+
+// The HostMatrix view of a stored matrix, by format.
+template <typename T>
+HostMatrix<T> host_view(const CsrMatrix<T>& A) {
+  return {.csr = &A};
+}
+template <typename T>
+HostMatrix<T> host_view(const CooMatrix<T>& A) {
+  return {.coo = &A};
+}
+template <typename T>
+HostMatrix<T> host_view(const EllMatrix<T>& A) {
+  return {.ell = &A};
+}
+template <typename T>
+HostMatrix<T> host_view(const HllMatrix<T>& A) {
+  return {.hll = &A};
+}
 
 template <typename T, Device kDevice>
 class BackendBase : public SpmvBackend<T> {

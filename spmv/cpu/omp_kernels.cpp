@@ -74,6 +74,7 @@ class OmpRows final : public OmpBackend<T> {
   void apply_part(int p, const T* x, T* y) override {
     cpu::multiply_rows(A_, x, y, bounds_[p], bounds_[p + 1]);
   }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   Matrix A_;
@@ -91,8 +92,9 @@ class OmpCoo final : public OmpBackend<T> {
   int parts() const override { return int(rows_.size()) - 1; }
   index_t part_begin(int p) const override { return rows_[p]; }
   void apply_part(int p, const T* x, T* y) override {
-    cpu::coo_entries(A_, x, y, rows_[p], rows_[p + 1], entries_[p], entries_[p + 1]);
+    cpu::coo_rows(A_, x, y, rows_[p], rows_[p + 1], entries_[p]);
   }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   CooMatrix<T> A_;
@@ -105,21 +107,19 @@ class OmpHll final : public OmpBackend<T> {
   OmpHll(const CsrMatrix<T>& A, index_t hack_size, int threads)
       : OmpBackend<T>(Format::hll, A, hack_size), A_(to_hll(A, hack_size)) {
     bounds_ = balanced_split(A_.hacks(), threads, [&](index_t h) { return A_.hack_offset[h]; });
-    scratch_.resize(std::size_t(threads) * hack_size);
   }
   int parts() const override { return int(bounds_.size()) - 1; }
   index_t part_begin(int p) const override {
     return std::min<std::int64_t>(A_.rows, std::int64_t(bounds_[p]) * A_.hack_size);
   }
   void apply_part(int p, const T* x, T* y) override {
-    cpu::hll_hacks(A_, x, y, bounds_[p], bounds_[p + 1],
-                   scratch_.data() + std::size_t(p) * A_.hack_size);
+    cpu::hll_hacks(A_, x, y, bounds_[p], bounds_[p + 1]);
   }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   HllMatrix<T> A_;
   std::vector<index_t> bounds_;
-  std::vector<double> scratch_;  // hack_size entries per part
 };
 
 }  // namespace

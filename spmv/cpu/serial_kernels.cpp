@@ -1,7 +1,5 @@
 // Serial CPU backends: one call of the row-range kernel over the whole matrix.
 // This file is compiled without OpenMP (see spmv/CMakeLists.txt).
-#include <vector>
-
 #include "formats/convert.hpp"
 #include "spmv/cpu/cpu_backend_base.hpp"
 #include "spmv/cpu/kernels.hpp"
@@ -15,6 +13,7 @@ class SerialCsr final : public cpu::BackendBase<T, Device::serial> {
   explicit SerialCsr(const CsrMatrix<T>& A)
       : cpu::BackendBase<T, Device::serial>(Format::csr, A), A_(A) {}
   void apply(const T* x, T* y) override { cpu::csr_rows(A_, x, y, 0, A_.rows); }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   CsrMatrix<T> A_;
@@ -25,7 +24,8 @@ class SerialCoo final : public cpu::BackendBase<T, Device::serial> {
  public:
   explicit SerialCoo(const CsrMatrix<T>& A)
       : cpu::BackendBase<T, Device::serial>(Format::coo, A), A_(to_coo(A)) {}
-  void apply(const T* x, T* y) override { cpu::coo_entries(A_, x, y, 0, A_.rows, 0, A_.nnz()); }
+  void apply(const T* x, T* y) override { cpu::coo_rows(A_, x, y, 0, A_.rows, 0); }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   CooMatrix<T> A_;
@@ -37,6 +37,7 @@ class SerialEll final : public cpu::BackendBase<T, Device::serial> {
   explicit SerialEll(const CsrMatrix<T>& A)
       : cpu::BackendBase<T, Device::serial>(Format::ell, A), A_(to_ell(A)) {}
   void apply(const T* x, T* y) override { cpu::ell_rows(A_, x, y, 0, A_.rows); }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   EllMatrix<T> A_;
@@ -46,16 +47,12 @@ template <typename T>
 class SerialHll final : public cpu::BackendBase<T, Device::serial> {
  public:
   SerialHll(const CsrMatrix<T>& A, index_t hack_size)
-      : cpu::BackendBase<T, Device::serial>(Format::hll, A, hack_size),
-        A_(to_hll(A, hack_size)),
-        scratch_(hack_size) {}
-  void apply(const T* x, T* y) override {
-    cpu::hll_hacks(A_, x, y, 0, A_.hacks(), scratch_.data());
-  }
+      : cpu::BackendBase<T, Device::serial>(Format::hll, A, hack_size), A_(to_hll(A, hack_size)) {}
+  void apply(const T* x, T* y) override { cpu::hll_hacks(A_, x, y, 0, A_.hacks()); }
+  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
 
  private:
   HllMatrix<T> A_;
-  std::vector<double> scratch_;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Device discovery, the shared stream, checked memory and copies.
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <sstream>

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
+#include "bench/lib/auto_verdict.hpp"
 #include "solver/autotune.hpp"
 #include "test_matrices.hpp"
 
@@ -48,11 +50,11 @@ TEST_CASE("the inspector's choice is one of its timed candidates, with a reason"
     for (const AutoCandidate& c : choice.timed) {
       CHECK(c.median_seconds > 0);
       CHECK(c.products > 0);
-      CHECK(c.products <= 20);
+      CHECK(c.products <= 4);
       CHECK(best.median_seconds <= c.median_seconds);
     }
     CHECK(contains(choice.reason, best.label()));
-    CHECK(contains(choice.reason, "per product"));
+    CHECK(contains(choice.reason, "per CG iteration"));
     CHECK(choice.seconds > 0);
   }
 }
@@ -125,4 +127,99 @@ TEST_CASE("with a fixed format the inspector only decides what it was asked to")
   REQUIRE(choice.timed.size() == 1);
   CHECK(choice.backend.format == Format::hll);
   CHECK(choice.sort_rows);
+}
+
+TEST_CASE("the solve runs on the inspector's winner: exactly the answer of that choice by hand") {
+  const CsrMatrix<double> A = random_spd(3000, 4, 11);  // uneven rows: sorting is tried
+  const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
+  for (Device device : {Device::serial, Device::omp}) {
+    CAPTURE(to_string(device));
+    SolveOptions o = auto_options(device);
+    o.cg.tol = 0;  // a fixed number of iterations, so that rounding cannot change the count
+    o.cg.max_iters = 60;
+    const long before = inspector_runs();
+    std::vector<double> x_auto;
+    const SolveReport automatic = solve_system(A, b, x_auto, o);
+    CHECK(inspector_runs() - before == 1);  // once, and the winner is not rebuilt by inspecting
+
+    SolveOptions by_hand = o;
+    by_hand.auto_format = false;
+    by_hand.backend.format = automatic.auto_format;
+    by_hand.sort_rows = automatic.auto_sort_rows;
+    std::vector<double> x_hand;
+    const SolveReport hand = solve_system(A, b, x_hand, by_hand);
+    CHECK(inspector_runs() - before == 1);  // no inspector without auto
+    CHECK(hand.backend_name == automatic.backend_name);
+    CHECK(hand.cg.iterations == automatic.cg.iterations);
+    CHECK(x_hand == x_auto);  // bit for bit: the same matrix, row order and parts
+  }
+}
+
+TEST_CASE("the inspector hands over its winner built, and leaves the build out of its cost") {
+  const CsrMatrix<double> A = random_spd(2000, 4, 5);
+  SolveOptions o;  // one candidate: hll with sorted rows, so the winner is known
+  o.backend.format = Format::hll;
+  o.sort_rows = true;
+  o.auto_kernel = true;
+  const AutoChoice choice = choose_backend(A, o);
+  REQUIRE(choice.built_double.backend);
+  CHECK_FALSE(choice.built_float.backend);
+  CHECK(choice.built_double.backend->name().rfind("hll", 0) == 0);
+  CHECK(choice.built_double.permutation.new_to_old.size() == std::size_t(A.rows));
+  CHECK(choice.built_double.sort_seconds > 0);
+  CHECK(choice.built_double.convert_seconds > 0);
+  CHECK(choice.seconds > 0);
+  CHECK(choice.thread_start_seconds > 0);  // the OpenMP device: the team is started apart
+
+  // The solve reports the winner's build as sort and build format, as a hand choice would.
+  const std::vector<double> b(A.rows, 1.0);
+  std::vector<double> x;
+  const SolveReport report = solve_system(A, b, x, o);
+  CHECK(report.cg.ok());
+  CHECK(report.times.sort_seconds > 0);
+  CHECK(report.times.convert_seconds > 0);
+  CHECK(report.times.autotune_seconds > 0);
+
+  SolveOptions single = o;
+  single.precision = Precision::single;
+  const AutoChoice float_choice = choose_backend(A, single);
+  CHECK(float_choice.built_float.backend);
+  CHECK_FALSE(float_choice.built_double.backend);
+}
+
+TEST_CASE("build_backend + solve_with_backend is solve_system, and the backend can be reused") {
+  const CsrMatrix<double> A = random_spd(1500, 3, 9);
+  const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
+  SolveOptions o;
+  o.backend.device = Device::serial;
+  o.backend.format = Format::ell;
+  o.sort_rows = true;
+  o.preconditioner = Preconditioner::jacobi;
+  o.cg.tol = 1e-10;
+  std::vector<double> x_system, x_first, x_again;
+  solve_system(A, b, x_system, o);
+  BuiltBackend<double> built = build_backend<double>(A, o);
+  solve_with_backend(A, b, x_first, o, built);
+  solve_with_backend(A, b, x_again, o, built);
+  CHECK(x_first == x_system);
+  CHECK(x_again == x_system);
+}
+
+TEST_CASE("cgbench's --format auto verdict: within 10% of the best measured combination") {
+  using namespace cgs::bench;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Measurement> measured{
+      {"csr", 10.0}, {"ell sorted", 8.0}, {"coo", nan}, {"skipped", 0.0}, {"hll", 9.0}};
+  const AutoVerdict within = judge_auto(8.7, measured);
+  CHECK(within.best_label == "ell sorted");
+  CHECK(within.best_seconds == 8.0);
+  CHECK(within.ratio == doctest::Approx(8.7 / 8.0));
+  CHECK(within.verdict == "yes");
+  CHECK(judge_auto(8.0 * 1.1, measured).verdict == "yes");  // the bound itself is within
+  CHECK(judge_auto(8.9, measured).verdict == "no");
+  CHECK(judge_auto(7.0, measured).verdict == "yes");  // faster than every measured combination
+  CHECK(judge_auto(7.0, measured).ratio < 1);
+  CHECK(judge_auto(nan, measured).verdict == "n/a");
+  CHECK(judge_auto(5.0, {{"coo", nan}}).verdict == "n/a");
+  CHECK(count_within({"yes", "no", "n/a", "yes"}) == "2 of 3 within 10%");
 }
