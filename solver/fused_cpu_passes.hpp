@@ -265,6 +265,24 @@ double norm2(const T* b, index_t n) {
   return std::sqrt(bb);
 }
 
+// What every fused loop fixes before its first iteration, as solver/cg.hpp does: the iteration
+// limit (10 n when not given) and the stopping test on r.r, from ||b||.
+struct Limits {
+  long max_iters;
+  double rhs_norm;
+  double rr_threshold;
+};
+
+template <typename T>
+Limits limits(const T* b, index_t n, const CgOptions& options) {
+  Limits l;
+  l.max_iters = options.max_iters > 0 ? options.max_iters : 10 * long(n);
+  l.rhs_norm = norm2(b, n);
+  const double threshold = std::max(options.tol * l.rhs_norm, options.atol);
+  l.rr_threshold = threshold * threshold;
+  return l;
+}
+
 // The work vectors of a solve: p in two buffers, zeros (p_0 = 0, so that p_1 = z).
 template <typename T>
 struct Workspace {

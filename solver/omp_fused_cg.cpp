@@ -120,18 +120,16 @@ template <typename T>
 CgResult team_conjugate_gradient(SpmvBackend<T>& backend, const T* inv_diag, const T* b, T* x,
                                  const CgOptions& options) {
   const index_t n = backend.rows();
-  const long max_iters = options.max_iters > 0 ? options.max_iters : 10 * long(n);
-  const double rhs_norm = fused::norm2(b, n);
-  if (rhs_norm == 0) return fused::zero_rhs(n, x);
-  const double threshold = std::max(options.tol * rhs_norm, options.atol);
+  const fused::Limits limits = fused::limits(b, n, options);
+  if (limits.rhs_norm == 0) return fused::zero_rhs(n, x);
 
   fused::Workspace<T> w(n, inv_diag != nullptr);
-  fused::Outcome out(options, rhs_norm, max_iters);
+  fused::Outcome out(options, limits.rhs_norm, limits.max_iters);
   Clock::time_point begin;
   fused::visit(backend.host_matrix(), [&](const auto& matrix) {
     const std::vector<fused::RowRange> parts = part_ranges(backend, matrix);
     begin = Clock::now();
-    run_team(matrix, parts, w.vectors(b, inv_diag, x), threshold * threshold, max_iters, out);
+    run_team(matrix, parts, w.vectors(b, inv_diag, x), limits.rr_threshold, limits.max_iters, out);
   });
   return out.result(std::chrono::duration<double>(Clock::now() - begin).count());
 }

@@ -154,19 +154,16 @@ void run(const Matrix& A, index_t n, fused::Vectors<T> v, double rr_threshold, l
 template <typename T>
 CgResult serial_fused_conjugate_gradient(const HostMatrix<T>& A, index_t n, const T* inv_diag,
                                          const T* b, T* x, const CgOptions& options) {
-  const long max_iters = options.max_iters > 0 ? options.max_iters : 10 * long(n);
-  const double rhs_norm = fused::norm2(b, n);
-  if (rhs_norm == 0) return fused::zero_rhs(n, x);
-  const double threshold = std::max(options.tol * rhs_norm, options.atol);
+  const fused::Limits limits = fused::limits(b, n, options);
+  if (limits.rhs_norm == 0) return fused::zero_rhs(n, x);
 
   fused::Workspace<T> w(n, inv_diag != nullptr);
-  fused::Outcome out(options, rhs_norm, max_iters);
+  fused::Outcome out(options, limits.rhs_norm, limits.max_iters);
   const auto begin = Clock::now();
   fused::visit(A, [&](const auto& matrix) {
-    run(matrix, n, w.vectors(b, inv_diag, x), threshold * threshold, max_iters, out);
+    run(matrix, n, w.vectors(b, inv_diag, x), limits.rr_threshold, limits.max_iters, out);
   });
-  CgResult result = out.result(std::chrono::duration<double>(Clock::now() - begin).count());
-  return result;
+  return out.result(std::chrono::duration<double>(Clock::now() - begin).count());
 }
 
 template CgResult serial_fused_conjugate_gradient(const HostMatrix<float>&, index_t, const float*,

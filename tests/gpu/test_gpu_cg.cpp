@@ -10,7 +10,7 @@
 #include <set>
 
 #include "formats/row_order.hpp"
-#include "gpu_test_util.hpp"
+#include "gpu_cg_util.hpp"
 #include "solver/cg.hpp"
 #include "solver/cpu_ops.hpp"
 #include "solver/cuda/cuda_ops.hpp"
@@ -101,42 +101,11 @@ std::vector<NamedMatrix> spd_matrices() {
 
 // Running CG on either device -----------------------------------------------------------------
 
-struct Run {
-  CgResult result;
-  std::vector<double> x;
-};
-
+// b and x on the device, the generic loop (solver/cg.hpp) as the CPU runs it.
 template <typename T>
-Run run_cg(const CsrMatrix<double>& A64, const std::vector<double>& b64, bool jacobi,
-           BackendOptions backend_options, CgOptions cg_options) {
-  const CsrMatrix<T> A = cast_values<T>(A64);
-  const std::size_t n = std::size_t(A.rows);
-  auto backend = make_backend(A, backend_options);
-  auto ops = make_vector_ops<T>(backend_options.device, n, 0);
-  DeviceVector<T> b(*ops, n), x(*ops, n), inv_diag(*ops, jacobi ? n : 0);
-  const std::vector<T> b_host(b64.begin(), b64.end()), zero(n, T(0));
-  ops->upload(b_host.data(), b.data(), n);
-  ops->upload(zero.data(), x.data(), n);
-  if (jacobi) {
-    std::vector<T> d(n);
-    const std::vector<double> diag = diagonal(A64);
-    for (std::size_t i = 0; i < n; ++i) d[i] = T(1.0 / diag[i]);
-    ops->upload(d.data(), inv_diag.data(), n);
-  }
-  Run run;
-  run.result = conjugate_gradient(*backend, *ops, jacobi ? inv_diag.data() : nullptr, b.data(),
-                                  x.data(), cg_options);
-  std::vector<T> x_host(n);
-  ops->download(x.data(), x_host.data(), n);
-  run.x.assign(x_host.begin(), x_host.end());
-  return run;
-}
-
-double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,
-                              const std::vector<double>& x) {
-  std::vector<double> r = multiply(A, x);
-  for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
-  return norm2(r) / norm2(b);
+Run run_cg(const CsrMatrix<double>& A, const std::vector<double>& b, bool jacobi,
+           const BackendOptions& backend_options, const CgOptions& cg_options) {
+  return run_loop<T>(A, b, jacobi, backend_options, GpuLoop::generic, cg_options);
 }
 
 struct GpuKernel {
