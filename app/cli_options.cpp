@@ -50,10 +50,11 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
       ->capture_default_str();
   app.add_option("--cpu-loop", cli.cpu_loop,
                  "CPU CG loop (cpu and serial devices): fused (two passes over the rows per "
-                 "iteration; on cpu one thread team for the whole solve, or one thread when the "
-                 "system is too small for threads to pay) or generic (the device-independent "
-                 "loop, a call per operation, SpMV timed)")
-      ->check(CLI::IsMember({"fused", "generic"}))
+                 "iteration; on cpu one thread team for the whole solve, or one thread where "
+                 "that is faster: small systems, and in between timed on the system itself), "
+                 "fused-serial or fused-team (that one, as asked), or generic (the "
+                 "device-independent loop, a call per operation, SpMV timed)")
+      ->check(CLI::IsMember({"fused", "fused-serial", "fused-team", "generic"}))
       ->capture_default_str();
   app.add_option("--gpu-loop", cli.gpu_loop,
                  "GPU CG loop: persistent (one cooperative kernel for the whole solve), graph "
@@ -78,7 +79,10 @@ void SolverCli::resolve() {
   options.backend.device = parse_device(device);
   options.preconditioner = precond == "jacobi" ? Preconditioner::jacobi : Preconditioner::none;
   options.precision = precision == "float" ? Precision::single : Precision::double_;
-  options.fused_cpu_loop = cpu_loop == "fused";
+  options.fused_cpu_loop = cpu_loop != "generic";
+  options.fused_cpu_choice = cpu_loop == "fused-serial" ? FusedCpuLoop::serial
+                             : cpu_loop == "fused-team" ? FusedCpuLoop::team
+                                                        : FusedCpuLoop::automatic;
   options.gpu_loop = parse_gpu_loop(gpu_loop);
   if (!options.backend.kernel.empty() && options.backend.device != Device::gpu)
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");

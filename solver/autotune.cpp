@@ -20,14 +20,16 @@ namespace cgs {
 namespace {
 
 // What is timed is what the solve runs: short CG solves (tol 0, kTrialIterations iterations)
-// through solve_with_backend, so the CG loop the candidate gets counts (on the GPU a kernel
-// with a row function runs the fused loop, 3x faster per iteration at n ~ 15,000 than the
-// generic loop around an SpMV that may itself be a little faster; timing SpMVs alone picked the
-// latter). The first trial warms up; then up to kMaxTrials timed, the median per iteration.
-// Cost control (at most 8 candidates): a candidate stops after 3 timed trials when clearly
-// behind the best so far, or once its timed trials passed the budget. (H200, 2026-11-22: with
-// up to 8 trials the inspector took 83 ms on n ~ 15,000 systems and 22 s on 2D Poisson 3000^2,
-// mostly each trial's set-up and the host's check of b - A x, now skipped.)
+// on a PreparedSolve of the candidate, so the CG loop the candidate gets counts (on the GPU a
+// kernel with a row function runs the fused loop, 3x faster per iteration at n ~ 15,000 than
+// the generic loop around an SpMV that may itself be a little faster; timing SpMVs alone picked
+// the latter). The first trial warms up; then up to kMaxTrials timed, the median per iteration.
+// Cost control (at most 8 candidates): the solve's set-up (b and 1/diag(A) to the device, the
+// vector operations, the fused GPU loop's work vectors and pinned memory) is done once per
+// candidate, so a trial costs its iterations plus x to the device and back; a candidate stops
+// after kMinTrials timed trials when clearly behind the best so far, or once its timed trials
+// passed the budget. (H200, 2026-11-22: with the set-up redone by every trial the inspector took
+// 56-83 ms on n ~ 15,000 systems and 0.5 s at n = 10^6, the timed iterations a few ms.)
 constexpr int kTrialIterations = 10;
 constexpr int kMaxTrials = 4;
 constexpr int kMinTrials = 2;
@@ -137,11 +139,12 @@ void time_iterations(const CsrMatrix<double>& A, const SolveOptions& options,
   trial.cg.progress = nullptr;
   trial.true_residual = false;
   const std::vector<double> b(std::size_t(A.rows), 1.0);
+  PreparedSolve<T> prepared(A, b, trial, candidate);  // set up once for all trials
   std::vector<double> per_iteration;
   double spent = 0;
   for (int i = 0; i <= kMaxTrials; ++i) {
     std::vector<double> x;  // zero
-    const SolveReport report = solve_with_backend(A, b, x, trial, candidate);
+    const SolveReport report = prepared.run(x);
     if (report.cg.iterations <= 0) break;  // nothing to time (b = 0 cannot happen: b = 1)
     if (i == 0) continue;                  // warm-up
     per_iteration.push_back(report.cg.solve_seconds / double(report.cg.iterations));

@@ -1,10 +1,10 @@
 // The inspector behind `--format auto` and `--kernel auto`: it picks the SpMV format, the GPU
 // kernel and whether to sort rows by timing a short list of candidates on the matrix itself.
 //
-// Each candidate is built (rows sorted if it asks), given a few warm-up products and then up to
-// kMaxTimedProducts products timed on the device's own clock (VectorOps::mark_spmv_*), the same
-// clock the solve reports. The candidate with the lowest median wins, and the solve runs on the
-// winner as built here (solve_with_backend): nothing is sorted or converted twice. The list is
+// Each candidate is built (rows sorted if it asks), its solve set up once (PreparedSolve), and
+// a few short CG solves on it are timed on the device's own clock, the same clock the solve
+// reports (one warm-up first). The candidate with the lowest median time per iteration wins,
+// and the solve runs on the winner as built here: nothing is sorted or converted twice. The list is
 // pruned by the matrix statistics (formats/stats.hpp) so that the inspection costs a few percent
 // of a typical solve: ELL only when its padding is small, sorting only when row lengths vary.
 //

@@ -2,7 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "solver/fused_cpu_passes.hpp"
@@ -134,32 +137,84 @@ CgResult team_conjugate_gradient(SpmvBackend<T>& backend, const T* inv_diag, con
   return out.result(std::chrono::duration<double>(Clock::now() - begin).count());
 }
 
-// Why the serial loop runs on the OpenMP device (empty: the team loop runs).
+std::string micro(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
+  return text;
+}
+
 template <typename T>
-std::string serial_reason(const SpmvBackend<T>& A, FusedCpuLoop choice) {
-  if (A.device() != Device::omp) return "serial device";
-  if (choice == FusedCpuLoop::serial) return "asked for";
-  if (A.parts() <= 1) return "one thread";
-  if (choice == FusedCpuLoop::automatic && long(A.nnz()) + A.rows() < kMinWorkForThreads)
-    return "n too small for threads";
-  return "";
+CgResult run_loop(SpmvBackend<T>& A, bool team, const T* inv_diag, const T* b, T* x,
+                  const CgOptions& options) {
+  if (team) return team_conjugate_gradient(A, inv_diag, b, x, options);
+  return serial_fused_conjugate_gradient(A.host_matrix(), A.rows(), inv_diag, b, x, options);
+}
+
+// The fastest of a few short solves from x = 0 (tol 0, kTrialIterations iterations), per
+// iteration, after one to warm up; infinity when no iteration ran (b = 0, a breakdown at once).
+template <typename T>
+double time_loop(SpmvBackend<T>& A, bool team, const T* inv_diag, const T* b) {
+  constexpr int kTrialIterations = 10, kTimedTrials = 3;
+  CgOptions trial;
+  trial.tol = 0;
+  trial.atol = 0;
+  trial.max_iters = kTrialIterations;
+  std::vector<T> x(std::size_t(A.rows()));
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int run = 0; run <= kTimedTrials; ++run) {
+    std::fill(x.begin(), x.end(), T(0));
+    const CgResult r = run_loop(A, team, inv_diag, b, x.data(), trial);
+    if (run > 0 && r.iterations > 0) fastest = std::min(fastest, r.solve_seconds / r.iterations);
+  }
+  return fastest;
 }
 
 }  // namespace
 
 template <typename T>
+ResolvedCpuLoop resolve_fused_cpu_loop(SpmvBackend<T>& A, const T* inv_diag, const T* b,
+                                       FusedCpuLoop choice) {
+  if (!has_fused_cpu_loop(A))
+    throw std::invalid_argument("the fused CPU CG loop needs a CPU backend, not " + A.name());
+  if (A.device() != Device::omp) return {false, ""};  // the serial device: nothing to say
+  if (choice == FusedCpuLoop::serial) return {false, "asked for"};
+  if (A.parts() <= 1) return {false, "one thread"};
+  if (choice == FusedCpuLoop::team) return {true, ""};
+  const long work = long(A.nnz()) + A.rows();
+  if (work < kNeverTeamWork) return {false, "n too small for threads"};
+  if (work >= kAlwaysTeamWork) return {true, ""};
+  const double serial = time_loop(A, false, inv_diag, b), team = time_loop(A, true, inv_diag, b);
+  if (team < serial) return {true, ""};
+  return {false, "timed faster than a team of " + std::to_string(A.parts()) + ", " + micro(serial) +
+                     " vs " + micro(team) + " per iteration"};
+}
+
+template <typename T>
+CgResult run_fused_cpu_loop(SpmvBackend<T>& A, const ResolvedCpuLoop& resolved, const T* inv_diag,
+                            const T* b, T* x, const CgOptions& options, std::string* loop) {
+  if (loop)
+    *loop = resolved.team || resolved.serial_because.empty()
+                ? "fused"
+                : "fused (serial: " + resolved.serial_because + ")";
+  return run_loop(A, resolved.team, inv_diag, b, x, options);
+}
+
+template <typename T>
 CgResult omp_fused_conjugate_gradient(SpmvBackend<T>& A, const T* inv_diag, const T* b, T* x,
                                       const CgOptions& options, std::string* loop,
                                       FusedCpuLoop choice) {
-  if (!has_fused_cpu_loop(A))
-    throw std::invalid_argument("the fused CPU CG loop needs a CPU backend, not " + A.name());
-  const std::string reason = serial_reason(A, choice);
-  if (loop)
-    *loop =
-        reason.empty() || A.device() == Device::serial ? "fused" : "fused (serial: " + reason + ")";
-  if (reason.empty()) return team_conjugate_gradient(A, inv_diag, b, x, options);
-  return serial_fused_conjugate_gradient(A.host_matrix(), A.rows(), inv_diag, b, x, options);
+  const ResolvedCpuLoop resolved = resolve_fused_cpu_loop(A, inv_diag, b, choice);
+  return run_fused_cpu_loop(A, resolved, inv_diag, b, x, options, loop);
 }
+
+#define CGS_FUSED_CPU_LOOP(T)                                                             \
+  template ResolvedCpuLoop resolve_fused_cpu_loop(SpmvBackend<T>&, const T*, const T*,    \
+                                                  FusedCpuLoop);                          \
+  template CgResult run_fused_cpu_loop(SpmvBackend<T>&, const ResolvedCpuLoop&, const T*, \
+                                       const T*, T*, const CgOptions&, std::string*);
+CGS_FUSED_CPU_LOOP(float)
+CGS_FUSED_CPU_LOOP(double)
+#undef CGS_FUSED_CPU_LOOP
 
 template CgResult omp_fused_conjugate_gradient(SpmvBackend<float>&, const float*, const float*,
                                                float*, const CgOptions&, std::string*,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
@@ -60,14 +61,16 @@ double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void check_system(const CsrMatrix<double>& A, const std::vector<double>& b,
-                  std::vector<double>& x) {
+void check_system(const CsrMatrix<double>& A, const std::vector<double>& b) {
   if (A.rows != A.cols)
     throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
                      std::to_string(A.cols));
   if (b.size() != std::size_t(A.rows))
     throw InputError("the right-hand side has " + std::to_string(b.size()) +
                      " entries but the matrix has " + std::to_string(A.rows) + " rows");
+}
+
+void check_guess(const CsrMatrix<double>& A, std::vector<double>& x) {
   if (x.empty()) x.assign(A.rows, 0.0);
   if (x.size() != std::size_t(A.rows))
     throw InputError("the initial guess has " + std::to_string(x.size()) +
@@ -103,89 +106,30 @@ void summarise_spmv_times(const std::vector<double>& times, SolveTimes& t) {
   t.spmv_min_seconds = sorted.front();
 }
 
-// The generic path: vectors in the device's memory (copied in once, x copied out once) and the
-// CG of solver/cg.hpp driving the device's VectorOps.
-template <typename T>
-std::vector<double> solve_with_vector_ops(SpmvBackend<T>& backend, const std::vector<double>& b,
-                                          const std::vector<double>& x0,
-                                          const std::vector<double>& inv_diag,
-                                          const SolveOptions& options, SolveReport& report) {
+// The solve's times that follow from the CG result.
+void summarise_cg_times(SolveReport& report) {
   SolveTimes& times = report.times;
-  const std::size_t n = b.size();
-  auto ops = make_vector_ops<T>(options.backend.device, n, options.backend.threads);
-  auto start = Clock::now();
-  DeviceVector<T> b_dev(*ops, n), x_dev(*ops, n), inv_dev(*ops, inv_diag.size());
-  ops->upload(cast<T>(b).data(), b_dev.data(), n);
-  ops->upload(cast<T>(x0).data(), x_dev.data(), n);
-  if (!inv_diag.empty()) ops->upload(cast<T>(inv_diag).data(), inv_dev.data(), n);
-  times.upload_seconds = since(start);
-
-  CgOptions cg = options.cg;
-  cg.check_every = effective_check_every(options);
-  const T* inv = inv_diag.empty() ? nullptr : inv_dev.data();
-  std::unique_ptr<FusedCg<T>> fused;
-  report.cg_loop = "generic";
-  if (options.backend.device == Device::gpu && options.gpu_loop != GpuLoop::generic) {
-    fused = make_fused_cg(backend, options.gpu_loop, &report.cg_loop_note);
-  }
-  if (fused) {
-    report.cg_loop = to_string(fused->loop());
-    report.cg = fused->solve(inv, b_dev.data(), x_dev.data(), cg);
-  } else {
-    report.cg = conjugate_gradient(backend, *ops, inv, b_dev.data(), x_dev.data(), cg);
-  }
-
-  start = Clock::now();
-  std::vector<T> x_out(n);
-  ops->download(x_dev.data(), x_out.data(), n);
-  times.download_seconds = since(start);
-  return std::vector<double>(x_out.begin(), x_out.end());
+  times.solve_seconds = report.cg.solve_seconds;
+  summarise_spmv_times(report.cg.spmv_seconds, times);
+  if (report.cg.iterations > 0)
+    times.other_per_iteration_seconds =
+        (times.solve_seconds - times.spmv_total_seconds) / report.cg.iterations;
 }
 
-template <typename T>
-SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
-                     std::vector<double>& x, const SolveOptions& options, BuiltBackend<T>& built) {
-  SolveReport report;
-  report.nnz = A.nnz();
-  report.times.sort_seconds = built.sort_seconds;
-  report.times.convert_seconds = built.convert_seconds;
-  std::unique_ptr<SpmvBackend<T>>& backend = built.backend;
-  report.backend_name = backend->name();
-
-  // The backend holds P A P^T (P empty: file order): b and x go in permuted, x comes back.
-  const RowPermutation& P = built.permutation;
-  const std::vector<double> b_in = P.empty() ? b : P.to_new(b);
-  const std::vector<double> x_in = P.empty() ? x : P.to_new(x);
-  const bool jacobi = options.preconditioner == Preconditioner::jacobi;
-  const std::vector<double> inv_diag = jacobi ? inverse_diagonal(A, P) : std::vector<double>{};
-  if (options.backend.device != Device::gpu && options.fused_cpu_loop &&
-      has_fused_cpu_loop(*backend)) {
-    std::vector<T> b_host = cast<T>(b_in), x_host = cast<T>(x_in), inv_host = cast<T>(inv_diag);
-    report.cg =
-        omp_fused_conjugate_gradient(*backend, jacobi ? inv_host.data() : nullptr, b_host.data(),
-                                     x_host.data(), options.cg, &report.cg_loop);
-    x.assign(x_host.begin(), x_host.end());
-  } else {
-    x = solve_with_vector_ops(*backend, b_in, x_in, inv_diag, options, report);
-    report.times.upload_seconds += backend->transfer_seconds();
-  }
-  if (!P.empty()) x = P.to_original(x);
-
-  report.times.solve_seconds = report.cg.solve_seconds;
-  summarise_spmv_times(report.cg.spmv_seconds, report.times);
-  if (report.cg.iterations > 0)
-    report.times.other_per_iteration_seconds =
-        (report.times.solve_seconds - report.times.spmv_total_seconds) / report.cg.iterations;
-
-  if (!options.true_residual) {
-    report.true_relative_residual = std::numeric_limits<double>::quiet_NaN();
-    return report;
-  }
+// ||b - A x|| / ||b|| on the host in double, against the original matrix.
+double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,
+                              const std::vector<double>& x) {
   const double b_norm = norm2(b);
   std::vector<double> residual = multiply(A, x);
   for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = b[i] - residual[i];
-  report.true_relative_residual = b_norm > 0 ? norm2(residual) / b_norm : norm2(residual);
-  return report;
+  return b_norm > 0 ? norm2(residual) / b_norm : norm2(residual);
+}
+
+// One run of a prepared solve: the path of every solve but the inspector's timing ones.
+template <typename T>
+SolveReport solve_in(const CsrMatrix<double>& A, const std::vector<double>& b,
+                     std::vector<double>& x, const SolveOptions& options, BuiltBackend<T>& built) {
+  return PreparedSolve<T>(A, b, options, built).run(x);
 }
 
 template <typename T>
@@ -196,6 +140,152 @@ SolveReport build_and_solve(const CsrMatrix<double>& A, const std::vector<double
 }
 
 }  // namespace
+
+namespace detail {
+
+// The CG loop of a PreparedSolve with b and 1/diag(A) in place: run() takes the initial guess
+// in the backend's row order, fills the report's cg, cg_loop(_note), upload and download times
+// and returns x in that order.
+template <typename T>
+class PreparedLoop {
+ public:
+  virtual ~PreparedLoop() = default;
+  virtual std::vector<double> run(const std::vector<double>& x0, SolveReport& report) = 0;
+};
+
+}  // namespace detail
+
+namespace {
+
+// The fused CPU loops (solver/omp_fused_cg.hpp) work on host vectors in precision T: b and
+// 1/diag(A) are cast once, x per run; serial or team is decided once (it may time both).
+template <typename T>
+class HostFusedLoop final : public detail::PreparedLoop<T> {
+ public:
+  HostFusedLoop(SpmvBackend<T>& backend, const std::vector<double>& b,
+                const std::vector<double>& inv_diag, const CgOptions& cg, FusedCpuLoop choice)
+      : backend_(backend),
+        b_(cast<T>(b)),
+        inv_diag_(cast<T>(inv_diag)),
+        cg_(cg),
+        loop_(resolve_fused_cpu_loop(backend, inv(), b_.data(), choice)) {}
+
+  std::vector<double> run(const std::vector<double>& x0, SolveReport& report) override {
+    std::vector<T> x = cast<T>(x0);
+    report.cg =
+        run_fused_cpu_loop(backend_, loop_, inv(), b_.data(), x.data(), cg_, &report.cg_loop);
+    return std::vector<double>(x.begin(), x.end());
+  }
+
+ private:
+  const T* inv() const { return inv_diag_.empty() ? nullptr : inv_diag_.data(); }
+
+  SpmvBackend<T>& backend_;
+  const std::vector<T> b_, inv_diag_;
+  const CgOptions cg_;
+  const ResolvedCpuLoop loop_;
+};
+
+// Vectors in the device's memory (b and 1/diag(A) copied in once, x in and out per run),
+// driven by a fused GPU loop (built once: its work vectors and pinned memory are reused) or by
+// the CG of solver/cg.hpp through the device's VectorOps.
+template <typename T>
+class DeviceLoop final : public detail::PreparedLoop<T> {
+ public:
+  DeviceLoop(SpmvBackend<T>& backend, const std::vector<double>& b,
+             const std::vector<double>& inv_diag, const SolveOptions& options)
+      : backend_(backend),
+        ops_(make_vector_ops<T>(options.backend.device, b.size(), options.backend.threads)),
+        cg_(options.cg) {
+    cg_.check_every = effective_check_every(options);
+    upload_constants(b, inv_diag);
+    if (options.backend.device == Device::gpu && options.gpu_loop != GpuLoop::generic)
+      fused_ = make_fused_cg(backend, options.gpu_loop, &fused_note_);
+  }
+
+  std::vector<double> run(const std::vector<double>& x0, SolveReport& report) override {
+    const std::size_t n = x0.size();
+    auto start = Clock::now();
+    ops_->upload(cast<T>(x0).data(), x_->data(), n);
+    report.times.upload_seconds = constants_upload_seconds_ + since(start);
+    const T* inv = inv_diag_->size() > 0 ? inv_diag_->data() : nullptr;
+    report.cg_loop = fused_ ? to_string(fused_->loop()) : "generic";
+    report.cg_loop_note = fused_note_;
+    report.cg = fused_ ? fused_->solve(inv, b_->data(), x_->data(), cg_)
+                       : conjugate_gradient(backend_, *ops_, inv, b_->data(), x_->data(), cg_);
+    report.times.upload_seconds += backend_.transfer_seconds();
+
+    start = Clock::now();
+    std::vector<T> x(n);
+    ops_->download(x_->data(), x.data(), n);
+    report.times.download_seconds = since(start);
+    return std::vector<double>(x.begin(), x.end());
+  }
+
+ private:
+  // Allocating the vectors counts as uploading, as it always has in the report.
+  void upload_constants(const std::vector<double>& b, const std::vector<double>& inv_diag) {
+    const auto start = Clock::now();
+    b_.emplace(*ops_, b.size());
+    x_.emplace(*ops_, b.size());
+    inv_diag_.emplace(*ops_, inv_diag.size());
+    ops_->upload(cast<T>(b).data(), b_->data(), b.size());
+    if (!inv_diag.empty()) ops_->upload(cast<T>(inv_diag).data(), inv_diag_->data(), b.size());
+    constants_upload_seconds_ = since(start);
+  }
+
+  SpmvBackend<T>& backend_;
+  std::unique_ptr<VectorOps<T>> ops_;  // before the vectors, which it releases
+  std::optional<DeviceVector<T>> b_, x_, inv_diag_;
+  double constants_upload_seconds_ = 0;
+  CgOptions cg_;
+  std::unique_ptr<FusedCg<T>> fused_;  // null: the generic loop
+  std::string fused_note_;             // why not, when a fused loop was asked for
+};
+
+}  // namespace
+
+template <typename T>
+PreparedSolve<T>::PreparedSolve(const CsrMatrix<double>& A, const std::vector<double>& b,
+                                const SolveOptions& options, BuiltBackend<T>& built)
+    : A_(A), b_(b), built_(built), true_residual_(options.true_residual) {
+  check_system(A, b);
+  // The backend holds P A P^T (P empty: file order): b and x go in permuted, x comes back.
+  const RowPermutation& P = built.permutation;
+  const std::vector<double> b_in = P.empty() ? b : P.to_new(b);
+  const bool jacobi = options.preconditioner == Preconditioner::jacobi;
+  const std::vector<double> inv_diag = jacobi ? inverse_diagonal(A, P) : std::vector<double>{};
+  SpmvBackend<T>& backend = *built.backend;
+  if (options.backend.device != Device::gpu && options.fused_cpu_loop &&
+      has_fused_cpu_loop(backend))
+    loop_ = std::make_unique<HostFusedLoop<T>>(backend, b_in, inv_diag, options.cg,
+                                               options.fused_cpu_choice);
+  else
+    loop_ = std::make_unique<DeviceLoop<T>>(backend, b_in, inv_diag, options);
+}
+
+template <typename T>
+PreparedSolve<T>::~PreparedSolve() = default;
+
+template <typename T>
+SolveReport PreparedSolve<T>::run(std::vector<double>& x) {
+  check_guess(A_, x);
+  SolveReport report;
+  report.nnz = A_.nnz();
+  report.times.sort_seconds = built_.sort_seconds;
+  report.times.convert_seconds = built_.convert_seconds;
+  report.backend_name = built_.backend->name();
+  const RowPermutation& P = built_.permutation;
+  x = loop_->run(P.empty() ? x : P.to_new(x), report);
+  if (!P.empty()) x = P.to_original(x);
+  summarise_cg_times(report);
+  report.true_relative_residual =
+      true_residual_ ? true_relative_residual(A_, b_, x) : std::numeric_limits<double>::quiet_NaN();
+  return report;
+}
+
+template class PreparedSolve<float>;
+template class PreparedSolve<double>;
 
 template <typename T>
 BuiltBackend<T> build_backend(const CsrMatrix<double>& A, const SolveOptions& options) {
@@ -223,7 +313,6 @@ template <typename T>
 SolveReport solve_with_backend(const CsrMatrix<double>& A, const std::vector<double>& b,
                                std::vector<double>& x, const SolveOptions& options,
                                BuiltBackend<T>& built) {
-  check_system(A, b, x);
   return solve_in(A, b, x, options, built);
 }
 
@@ -238,7 +327,8 @@ template SolveReport solve_with_backend(const CsrMatrix<double>&, const std::vec
 
 SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x, const SolveOptions& options) {
-  check_system(A, b, x);
+  check_system(A, b);  // before building or inspecting anything
+  check_guess(A, x);
   const bool single = options.precision == Precision::single;
   if (!options.auto_format && !options.auto_kernel)
     return single ? build_and_solve<float>(A, b, x, options)

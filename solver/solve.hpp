@@ -14,6 +14,7 @@
 #include "formats/row_order.hpp"
 #include "solver/cg.hpp"
 #include "solver/cuda/fused_cg.hpp"
+#include "solver/omp_fused_cg.hpp"
 #include "spmv/backend.hpp"
 
 namespace cgs {
@@ -30,6 +31,9 @@ struct SolveOptions {
   // On the OpenMP device: one thread team for the whole solve (solver/omp_fused_cg.hpp) instead
   // of the generic loop of solver/cg.hpp, which opens a parallel region per operation.
   bool fused_cpu_loop = true;
+  // Which fused loop on the OpenMP device: automatic (serial or team, timed when not obvious;
+  // see solver/omp_fused_cg.hpp), or serial or team as asked.
+  FusedCpuLoop fused_cpu_choice = FusedCpuLoop::automatic;
   // On the GPU: the fused loops of solver/cuda/fused_cg.hpp (persistent kernel or CUDA graph)
   // or the generic loop; automatic picks the fastest measured. A backend whose kernel has no
   // row function (CSR vector kernels, COO, cuSPARSE) always runs the generic loop.
@@ -101,11 +105,44 @@ BuiltBackend<T> build_backend(const CsrMatrix<double>& A, const SolveOptions& op
 
 // The second half: the solve on a backend built for A (by build_backend, or the inspector's
 // winner), without sorting or converting again; options.sort_rows is ignored (the permutation
-// says). The backend is not changed and can be solved with again.
+// says). The backend is not changed and can be solved with again. A PreparedSolve run once.
 template <typename T>
 SolveReport solve_with_backend(const CsrMatrix<double>& A, const std::vector<double>& b,
                                std::vector<double>& x, const SolveOptions& options,
                                BuiltBackend<T>& built);
+
+namespace detail {
+template <typename T>
+class PreparedLoop;  // the CG loop with its vectors in place (solve.cpp)
+}
+
+// A solve on a built backend, set up once and run as often as wanted (the inspector times
+// several short solves per candidate; on the GPU the set-up costs far more than they do).
+// The constructor does everything that does not depend on the initial guess: b permuted, the
+// Jacobi diagonal, the device's vector operations, b and 1/diag(A) in the device's memory, the
+// fused GPU loop (make_fused_cg: work vectors, pinned memory) or the host copies for the fused
+// CPU loop. run() does the rest, as solve_with_backend. A, b and built must outlive it, and
+// the backend is not changed.
+template <typename T>
+class PreparedSolve {
+ public:
+  PreparedSolve(const CsrMatrix<double>& A, const std::vector<double>& b,
+                const SolveOptions& options, BuiltBackend<T>& built);
+  ~PreparedSolve();
+  PreparedSolve(const PreparedSolve&) = delete;
+  PreparedSolve& operator=(const PreparedSolve&) = delete;
+
+  // x: the initial guess (zeros if empty) in, the solution out, in A's row order. The report
+  // is solve_system's; its upload time includes the set-up's (b, 1/diag(A), the matrix).
+  SolveReport run(std::vector<double>& x);
+
+ private:
+  const CsrMatrix<double>& A_;
+  const std::vector<double>& b_;
+  const BuiltBackend<T>& built_;
+  bool true_residual_;
+  std::unique_ptr<detail::PreparedLoop<T>> loop_;
+};
 
 // How often the host reads the CG scalars: --check-every, or the device's default when it is 0
 // (every iteration on the CPU, where they are on the host anyway; 16 on the GPU).

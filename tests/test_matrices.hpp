@@ -192,7 +192,7 @@ inline int light_level() {
 
 // The matrices every SpMV backend, CPU and GPU, is checked on: widely varying row lengths,
 // empty rows, rows that straddle warps, chunks and blocks, one row of 100,000 entries,
-// n = 0, n = 1, n = 33 (not a multiple of 32), a rectangular one and a 2D Poisson.
+// n = 0, n = 1, n = 33 (not a multiple of 32), a rectangular one and two 2D Poissons.
 inline std::vector<NamedMatrix> spmv_test_matrices() {
   std::vector<NamedMatrix> m;
   m.push_back({"n = 0", CsrMatrix<double>{}});
@@ -209,6 +209,8 @@ inline std::vector<NamedMatrix> spmv_test_matrices() {
   m.push_back({"40 x 70 rectangular", random_varying(40, 70, 70, 104)});
   m.push_back({"rows straddling warps and blocks", straddling(105)});
   m.push_back({"poisson 2D 7x7", poisson2d(7)});
+  // Padding 0.8% of the entries: the GPU ELL kernel runs every row to the full width.
+  m.push_back({"poisson 2D 100x100", poisson2d(100)});
   if (light_level() < 2) m.push_back({"one row of 100000", long_row(120000, 106)});
   return m;
 }

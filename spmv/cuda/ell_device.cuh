@@ -11,6 +11,9 @@ namespace cgs::cuda {
 template <typename T>
 struct EllView {
   index_t rows;
+  // > 0: every row runs to this width, padding included (see row_product); 0: each row stops at
+  // its row_length.
+  index_t full_width;
   const index_t* __restrict__ row_length;
   const index_t* __restrict__ col_idx;
   const T* __restrict__ values;
@@ -19,6 +22,15 @@ struct EllView {
 template <typename T, typename XAt>
 __device__ __forceinline__ double row_product(const EllView<T>& A, long long row, XAt x_at) {
   double sum = 0;
+  if (A.full_width > 0) {
+    // Nearly no padding: reading it (value 0, the row's own last column) costs less than
+    // reading row_length first, and the loads need not wait for it. Same sum, same order.
+    for (index_t j = 0; j < A.full_width; ++j) {
+      const long long slot = (long long)j * A.rows + row;
+      sum += double(A.values[slot]) * double(x_at(A.col_idx[slot]));
+    }
+    return sum;
+  }
   const index_t length = A.row_length[row];
   for (index_t j = 0; j < length; ++j) {
     const long long slot = (long long)j * A.rows + row;

@@ -218,5 +218,39 @@ TEST_CASE("Fused GPU CG: kernels without a row function fall back; solve_system 
   }
 }
 
+TEST_CASE("Fused GPU CG: a prepared solve runs again and again to exactly solve_system's answer") {
+  // The inspector times several runs of one PreparedSolve, its loop built once: each run must
+  // be a fresh solve (x uploaded again, the graph or kernel reused on the same vectors).
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::random_spd(3000, 4, 67);
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 68);
+  for (const auto& [format, kernel] : fused_kernels()) {
+    for (GpuLoop loop :
+         {GpuLoop::automatic, GpuLoop::persistent, GpuLoop::graph, GpuLoop::generic}) {
+      INFO(to_string(format) << "/" << kernel << ", " << to_string(loop));
+      SolveOptions options;
+      options.backend = gpu_backend(format, kernel);
+      options.sort_rows = format == Format::hll;
+      options.preconditioner = Preconditioner::jacobi;
+      options.gpu_loop = loop;
+      options.cg.tol = 1e-10;
+      std::vector<double> x_system;
+      const SolveReport once = solve_system(A, b, x_system, options);
+      REQUIRE(once.cg.status == CgStatus::converged);
+
+      BuiltBackend<double> built = build_backend<double>(A, options);
+      PreparedSolve<double> prepared(A, b, options, built);
+      for (int run = 0; run < 2; ++run) {
+        std::vector<double> x;
+        const SolveReport report = prepared.run(x);
+        CHECK(report.cg_loop == once.cg_loop);
+        CHECK(report.cg.iterations == once.cg.iterations);
+        CHECK(x == x_system);
+        CHECK(report.true_relative_residual <= 1e-9);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cgs

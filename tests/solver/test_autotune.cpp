@@ -205,6 +205,69 @@ TEST_CASE("build_backend + solve_with_backend is solve_system, and the backend c
   CHECK(x_again == x_system);
 }
 
+TEST_CASE("a prepared solve runs again and again to exactly solve_system's answer") {
+  // What the inspector relies on: one set-up, several runs, each as a fresh solve. n = 2500
+  // with ~9 entries a row: large enough for the OpenMP device to consider its thread team.
+  const CsrMatrix<double> A = random_spd(2500, 4, 21);
+  const std::vector<double> D = to_dense(A);  // the independent check of b - A x
+  auto residual_norm = [&](const std::vector<double>& b, const std::vector<double>& x) {
+    double sum = 0;
+    for (index_t r = 0; r < A.rows; ++r) {
+      double ax = 0;
+      for (index_t c = 0; c < A.cols; ++c) ax += D[std::size_t(r) * A.cols + c] * x[c];
+      sum += (b[r] - ax) * (b[r] - ax);
+    }
+    return std::sqrt(sum);
+  };
+  const std::vector<double> b = multiply(A, random_vector(std::size_t(A.rows), 4));
+  const double b_norm = norm2(b);
+  struct Loop {
+    Device device;
+    bool fused;
+    FusedCpuLoop choice;  // named: automatic may time the two differently from run to run
+  };
+  // The generic loop only on the serial device: OpenMP reductions may add in any order.
+  for (Loop loop :
+       {Loop{Device::serial, true, FusedCpuLoop::automatic},
+        Loop{Device::omp, true, FusedCpuLoop::serial}, Loop{Device::omp, true, FusedCpuLoop::team},
+        Loop{Device::serial, false, FusedCpuLoop::automatic}})
+    for (Format format : {Format::csr, Format::hll})
+      for (bool jacobi : {false, true})
+        for (bool sorted : {false, true}) {
+          CAPTURE(to_string(loop.device));
+          CAPTURE(loop.fused);
+          CAPTURE(to_string(format));
+          CAPTURE(jacobi);
+          CAPTURE(sorted);
+          SolveOptions o;
+          o.backend.device = loop.device;
+          o.backend.format = format;
+          o.fused_cpu_loop = loop.fused;
+          o.fused_cpu_choice = loop.choice;
+          o.sort_rows = sorted;
+          o.preconditioner = jacobi ? Preconditioner::jacobi : Preconditioner::none;
+          o.cg.tol = 1e-10;
+          std::vector<double> x_system;
+          const SolveReport once = solve_system(A, b, x_system, o);
+          REQUIRE(once.cg.ok());
+
+          BuiltBackend<double> built = build_backend<double>(A, o);
+          PreparedSolve<double> prepared(A, b, o, built);
+          for (int run = 0; run < 2; ++run) {
+            CAPTURE(run);
+            std::vector<double> x;  // zero, as solve_system's
+            const SolveReport report = prepared.run(x);
+            CHECK(report.cg.ok());
+            CHECK(report.cg.iterations == once.cg.iterations);
+            CHECK(report.cg_loop == once.cg_loop);
+            CHECK(x == x_system);
+            CHECK(residual_norm(b, x) <= 1e-8 * b_norm);
+            CHECK(report.true_relative_residual ==
+                  doctest::Approx(residual_norm(b, x) / b_norm).epsilon(1e-2).scale(1e-14));
+          }
+        }
+}
+
 TEST_CASE("cgbench's --format auto verdict: within 10% of the best measured combination") {
   using namespace cgs::bench;
   const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -316,9 +316,10 @@ TEST_CASE("solve_system routes the CPU devices to the fused loops and says which
     CHECK(r.true_relative_residual <= 1e-9);
     return r;
   };
-  const CsrMatrix<double> small = poisson2d(10), large = poisson2d(80);
-  REQUIRE(long(large.nnz()) + large.rows >= kMinWorkForThreads);
-  REQUIRE(long(small.nnz()) + small.rows < kMinWorkForThreads);
+  // Below kNeverTeamWork and above kAlwaysTeamWork the choice does not depend on the machine.
+  const CsrMatrix<double> small = poisson2d(10), large = poisson2d(200);
+  REQUIRE(long(large.nnz()) + large.rows >= kAlwaysTeamWork);
+  REQUIRE(long(small.nnz()) + small.rows < kNeverTeamWork);
   CHECK(solve(small, Device::serial, 1, true).cg_loop == "fused");
   CHECK(solve(small, Device::serial, 1, false).cg_loop == "generic");
   CHECK(solve(small, Device::omp, 2, true).cg_loop == "fused (serial: n too small for threads)");
@@ -327,4 +328,57 @@ TEST_CASE("solve_system routes the CPU devices to the fused loops and says which
   CHECK(solve(large, Device::omp, 2, false).cg_loop == "generic");
   const SolveReport generic = solve(small, Device::serial, 1, false);
   CHECK(generic.cg.spmv_seconds.size() == std::size_t(generic.cg.iterations));
+}
+
+TEST_CASE(
+    "between the size bounds the OpenMP device times serial against team and runs the faster") {
+  SUBCASE("bounds and explicit choices decide without timing") {
+    const CsrMatrix<double> small = poisson2d(10), large = poisson2d(200);
+    auto resolve = [](const CsrMatrix<double>& A, Device device, int threads, FusedCpuLoop c) {
+      BackendOptions o;
+      o.device = device;
+      o.threads = threads;
+      auto backend = make_backend(A, o);
+      const std::vector<double> b(std::size_t(A.rows), 1.0);
+      return resolve_fused_cpu_loop(*backend, static_cast<const double*>(nullptr), b.data(), c);
+    };
+    CHECK(resolve(small, Device::omp, 2, FusedCpuLoop::automatic).serial_because ==
+          "n too small for threads");
+    CHECK_FALSE(resolve(small, Device::omp, 2, FusedCpuLoop::automatic).team);
+    CHECK(resolve(small, Device::omp, 2, FusedCpuLoop::team).team);
+    CHECK(resolve(large, Device::omp, 2, FusedCpuLoop::automatic).team);
+    CHECK(resolve(large, Device::omp, 2, FusedCpuLoop::serial).serial_because == "asked for");
+    CHECK(resolve(large, Device::omp, 1, FusedCpuLoop::team).serial_because == "one thread");
+    const ResolvedCpuLoop serial_device = resolve(large, Device::serial, 1, FusedCpuLoop::team);
+    CHECK_FALSE(serial_device.team);
+    CHECK(serial_device.serial_because.empty());
+  }
+  SUBCASE("in between: either loop, the same answer as that loop asked for by name") {
+    const CsrMatrix<double> A = poisson2d(40);  // 9,600 entries and rows
+    REQUIRE(long(A.nnz()) + A.rows > kNeverTeamWork);
+    REQUIRE(long(A.nnz()) + A.rows < kAlwaysTeamWork);
+    BackendOptions o;
+    o.device = Device::omp;
+    o.threads = 2;
+    auto backend = make_backend(A, o);
+    const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
+    const double* no_jacobi = nullptr;
+    const ResolvedCpuLoop resolved = resolve_fused_cpu_loop(*backend, no_jacobi, b.data());
+    if (!resolved.team)
+      CHECK(resolved.serial_because.rfind("timed faster than a team of 2, ", 0) == 0);
+    CgOptions cg;
+    cg.tol = 1e-10;
+    std::vector<double> x(b.size(), 0.0), x_named(b.size(), 0.0);
+    std::string loop;
+    const CgResult r =
+        run_fused_cpu_loop(*backend, resolved, no_jacobi, b.data(), x.data(), cg, &loop);
+    const FusedCpuLoop named = resolved.team ? FusedCpuLoop::team : FusedCpuLoop::serial;
+    const CgResult r_named = omp_fused_conjugate_gradient(*backend, no_jacobi, b.data(),
+                                                          x_named.data(), cg, nullptr, named);
+    CHECK(r.status == CgStatus::converged);
+    CHECK(r.iterations == r_named.iterations);
+    CHECK(x == x_named);
+    CHECK(loop == (resolved.team ? "fused" : "fused (serial: " + resolved.serial_because + ")"));
+    for (double e : x) CHECK(e == doctest::Approx(1.0).epsilon(1e-8));
+  }
 }

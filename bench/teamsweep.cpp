@@ -1,0 +1,125 @@
+// teamsweep: how many OpenMP threads the fused CPU CG loop should use for a system of a given
+// size, on this machine. For every matrix it times the fused loop (solver/omp_fused_cg.hpp) on
+// one thread and as a thread team of each size in --threads, plus the automatic choice and
+// Eigen's ConjugateGradient on all threads, and prints microseconds per CG iteration (medians).
+// "auto" is what solver/omp_fused_cg.hpp picks (serial or all threads; timed between
+// kNeverTeamWork and kAlwaysTeamWork), auto/best its cost against the best team size timed.
+//
+//   teamsweep [--threads 2,4,8,16] [--format csr] [--jacobi] [--runs 9] MATRIX...
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "bench/lib/bench_util.hpp"
+#include "bench/lib/references.hpp"
+#include "formats/convert.hpp"
+#include "solver/omp_fused_cg.hpp"
+#include "spmv/backend.hpp"
+
+namespace cgs::bench {
+namespace {
+
+struct SweepOptions {
+  std::vector<int> teams{2, 4, 8, 16};
+  std::string format = "csr";
+  bool jacobi = false;
+  int runs = 9;
+  long iterations = 200;  // per solve; tol 0, so every solve runs them all
+  std::vector<std::string> matrices;
+};
+
+std::vector<double> inverse_diagonal(const CsrMatrix<double>& A) {
+  std::vector<double> d = diagonal(A);
+  for (double& e : d) e = e > 0 ? 1.0 / e : 1.0;
+  return d;
+}
+
+// Median seconds per iteration of `runs` fused solves with `threads` threads (1: serial loop).
+double fused_seconds(const CsrMatrix<double>& A, const std::vector<double>& b,
+                     const SweepOptions& o, int threads, FusedCpuLoop loop) {
+  BackendOptions bo;
+  bo.format = parse_format(o.format);
+  bo.device = threads == 1 ? Device::serial : Device::omp;
+  bo.threads = threads;
+  auto backend = make_backend(A, bo);
+  const std::vector<double> inv = inverse_diagonal(A);
+  CgOptions cg;
+  cg.tol = 0;
+  cg.atol = 0;
+  cg.max_iters = o.iterations;
+  std::vector<double> per_iteration;
+  for (int run = 0; run <= o.runs; ++run) {
+    std::vector<double> x(b.size(), 0.0);
+    const CgResult r = omp_fused_conjugate_gradient(*backend, o.jacobi ? inv.data() : nullptr,
+                                                    b.data(), x.data(), cg, nullptr, loop);
+    if (run > 0 && r.iterations > 0) per_iteration.push_back(r.solve_seconds / r.iterations);
+  }
+  return median(per_iteration);
+}
+
+double eigen_seconds(const CsrMatrix<double>& A, const std::vector<double>& b,
+                     const SweepOptions& o, int threads) {
+  EigenCg eigen(A, threads);
+  CgRequest request;
+  request.iterations = o.iterations;
+  request.jacobi = o.jacobi;
+  std::vector<double> per_iteration;
+  for (int run = 0; run <= o.runs; ++run) {
+    const CgRun r = eigen.run(b, request);
+    if (run > 0 && r.iterations > 0) per_iteration.push_back(r.seconds / r.iterations);
+  }
+  return median(per_iteration);
+}
+
+std::string micro(double seconds) { return format_number(seconds * 1e6); }
+
+int sweep(int argc, char** argv) {
+  SweepOptions o;
+  CLI::App app{"teamsweep: fused CPU CG per iteration by thread-team size"};
+  app.add_option("--threads", o.teams, "team sizes to time (besides 1)")->delimiter(',');
+  app.add_option("--format", o.format, "storage format")->capture_default_str();
+  app.add_flag("--jacobi", o.jacobi, "Jacobi-preconditioned CG");
+  app.add_option("--runs", o.runs, "timed solves per cell (median)")->capture_default_str();
+  app.add_option("--iterations", o.iterations, "iterations per solve")->capture_default_str();
+  app.add_option("matrices", o.matrices, "matrix files, directories or gen: specs")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  const int all = omp_get_max_threads();
+  std::vector<std::string> headers{"matrix", "n", "nnz+n", "Eigen x" + std::to_string(all), "1"};
+  for (int t : o.teams) headers.push_back(std::to_string(t));
+  headers.insert(headers.end(), {"best team", "auto", "auto/best"});
+  TextTable table(headers);
+  for (const std::string& spec : expand_matrix_args(o.matrices)) {
+    const LoadedMatrix m = load_benchmark_matrix(spec);
+    const std::vector<double> b = random_vector(std::size_t(m.A.rows), 7, 0.0, 1.0);
+    std::vector<std::string> row{m.label, std::to_string(m.A.rows),
+                                 std::to_string(long(m.A.nnz()) + m.A.rows),
+                                 micro(eigen_seconds(m.A, b, o, all))};
+    double best = fused_seconds(m.A, b, o, 1, FusedCpuLoop::serial);
+    int best_team = 1;
+    row.push_back(micro(best));
+    for (int t : o.teams) {
+      const double s = fused_seconds(m.A, b, o, t, FusedCpuLoop::team);
+      row.push_back(micro(s));
+      if (s < best) best = s, best_team = t;
+    }
+    const double chosen = fused_seconds(m.A, b, o, all, FusedCpuLoop::automatic);
+    row.insert(row.end(), {std::to_string(best_team), micro(chosen), format_number(chosen / best)});
+    table.add_row(row);
+    std::cout << m.label << " done\n" << std::flush;
+  }
+  std::cout << "us per CG iteration (" << o.format << (o.jacobi ? ", Jacobi" : "") << ", median of "
+            << o.runs << " solves of " << o.iterations << " iterations)\n"
+            << table.str();
+  return 0;
+}
+
+}  // namespace
+}  // namespace cgs::bench
+
+int main(int argc, char** argv) {
+  return cgs::bench::guarded_main("teamsweep", cgs::bench::sweep, argc, argv);
+}
