@@ -13,6 +13,7 @@
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
 #include "solver/cg.hpp"
+#include "solver/omp_fused_cg.hpp"
 #include "solver/vector_ops.hpp"
 
 namespace cgs {
@@ -62,8 +63,8 @@ std::vector<std::string> gpu_kernels(Format format, bool all_formats) {
       if (all_formats) return {"scalar", "stream", "cusparse"};
       return {"scalar", "vector", "adaptive", "stream", "cusparse"};
     case Format::ell: return {"thread"};
-    case Format::hll:
-      return all_formats ? std::vector<std::string>{""}
+    case Format::hll:  // with auto: ours, which has a fused loop (cuSPARSE's does not)
+      return all_formats ? std::vector<std::string>{"thread"}
                          : std::vector<std::string>{"thread", "cusparse"};
     case Format::coo:
       return all_formats ? std::vector<std::string>{"cusparse"}
@@ -71,6 +72,22 @@ std::vector<std::string> gpu_kernels(Format format, bool all_formats) {
   }
   return {""};
 }
+
+// On the GPU, whether the candidate runs the generic CG loop (its kernel has no row function
+// for the fused loops; spmv/cuda/fused_spmv.cuh): a chain of separate kernel launches, about
+// 35-50 us an iteration on an H200 at n ~ 15,000 whatever the SpMV, against 7-10 us fused.
+bool runs_generic_gpu_loop(const AutoCandidate& c) {
+  switch (c.format) {
+    case Format::csr: return c.kernel != "scalar";
+    case Format::ell: return false;
+    case Format::hll: return c.kernel == "cusparse";
+    case Format::coo: return true;
+  }
+  return true;
+}
+// Below this per-iteration time of the best fused candidate, no generic-loop candidate can win
+// and none is built or timed (each would cost a backend build and a few trials).
+constexpr double kGenericLoopFloorSeconds = 20e-6;
 
 // Sorting is tried only for the formats it can help: CSR (GPU: scalar, the kernel that suffers
 // from uneven rows in a warp) and HLL (less padding per hack).
@@ -116,6 +133,9 @@ std::vector<AutoCandidate> candidate_list(const MatrixStats& stats, const SolveO
       }
     }
   }
+  if (gpu)  // the fused-loop candidates first, so that the floor above can skip the others
+    std::stable_partition(list.begin(), list.end(),
+                          [](const AutoCandidate& c) { return !runs_generic_gpu_loop(c); });
   return list;
 }
 
@@ -222,7 +242,13 @@ void time_candidates(const CsrMatrix<double>& A, const SolveOptions& options,
   BuiltBackend<T>& winner = built_slot<T>(choice);
   double best = 0;
   bool winner_sorted = false;
+  std::string floored;  // generic-loop candidates left out (kGenericLoopFloorSeconds)
   for (AutoCandidate& c : list) {
+    if (options.backend.device == Device::gpu && runs_generic_gpu_loop(c) && best > 0 &&
+        best < kGenericLoopFloorSeconds) {
+      floored += (floored.empty() ? "" : ", ") + c.label();
+      continue;
+    }
     std::unique_ptr<SpmvBackend<T>> backend;
     const CsrMatrix<T>& matrix = matrices.get(c.sort_rows);
     const auto start = Clock::now();
@@ -244,6 +270,11 @@ void time_candidates(const CsrMatrix<double>& A, const SolveOptions& options,
     winner.convert_seconds = build_seconds + matrices.cast_seconds(c.sort_rows);
     winner_sorted = c.sort_rows;
   }
+  if (!floored.empty())
+    choice.skipped.push_back(floored +
+                             " (the generic loop's kernel launches alone take longer "
+                             "than the best fused loop's " +
+                             fixed(best * 1e6, 2) + " us)");
   if (winner_sorted) {
     winner.permutation = matrices.permutation();
     winner.sort_seconds = matrices.sort_seconds();
@@ -259,6 +290,20 @@ double start_thread_team(const SolveOptions& options) {
 #pragma omp parallel num_threads(threads)
   {}
   return since(start);
+}
+
+// Serial or team (solver/omp_fused_cg.hpp), decided on a CSR backend of A with b = 1 (it may
+// time short solves of both loops).
+std::optional<ResolvedCpuLoop> resolve_cpu_loop_once(const CsrMatrix<double>& A,
+                                                     const SolveOptions& options) {
+  if (options.backend.device != Device::omp || !options.fused_cpu_loop) return std::nullopt;
+  BackendOptions csr = options.backend;
+  csr.format = Format::csr;
+  csr.kernel.clear();
+  const std::unique_ptr<SpmvBackend<double>> backend = make_backend(A, csr);
+  const std::vector<double> b(std::size_t(A.rows), 1.0);
+  const double* no_jacobi = nullptr;
+  return resolve_fused_cpu_loop(*backend, no_jacobi, b.data(), options.fused_cpu_choice);
 }
 
 std::string micro(double seconds) { return fixed(seconds * 1e6, 2) + " us"; }
@@ -295,10 +340,12 @@ AutoChoice choose_backend(const CsrMatrix<double>& A, const SolveOptions& option
   const auto start = Clock::now();
   std::vector<AutoCandidate> list =
       candidate_list(compute_stats(A, options.backend.hack_size), options, choice.skipped);
+  SolveOptions tuned = options;
+  tuned.resolved_cpu_loop = choice.cpu_loop = resolve_cpu_loop_once(A, options);
   if (options.precision == Precision::single)
-    time_candidates<float>(A, options, list, choice);
+    time_candidates<float>(A, tuned, list, choice);
   else
-    time_candidates<double>(A, options, list, choice);
+    time_candidates<double>(A, tuned, list, choice);
   if (choice.timed.empty())
     throw InputError("--format/--kernel auto: no candidate could be built for this matrix");
   std::stable_sort(choice.timed.begin(), choice.timed.end(),

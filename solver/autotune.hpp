@@ -15,6 +15,7 @@
 // timed apart, so that neither the candidates' timings nor its cost include it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,12 @@ struct AutoChoice {
   bool sort_rows = false;            // the winner's row order
   std::vector<AutoCandidate> timed;  // every candidate timed, fastest first
   std::vector<std::string> skipped;  // candidates left out, with why ("ell: fill 9.3")
-  std::string reason;                // one line: the winner's time against the others'
-  double seconds = 0;                // the inspector's cost, as defined above
-  double thread_start_seconds = 0;   // starting the OpenMP team (not in seconds)
+  // On the OpenMP device with the fused loop: serial or team, decided once for every candidate
+  // and the solve (it depends on the system's size and the machine, not on the format).
+  std::optional<ResolvedCpuLoop> cpu_loop;
+  std::string reason;               // one line: the winner's time against the others'
+  double seconds = 0;               // the inspector's cost, as defined above
+  double thread_start_seconds = 0;  // starting the OpenMP team (not in seconds)
   // The winner as built, in the precision asked (the other one is empty); its sort and convert
   // times are what a hand choice pays as well.
   BuiltBackend<double> built_double;

@@ -163,12 +163,14 @@ template <typename T>
 class HostFusedLoop final : public detail::PreparedLoop<T> {
  public:
   HostFusedLoop(SpmvBackend<T>& backend, const std::vector<double>& b,
-                const std::vector<double>& inv_diag, const CgOptions& cg, FusedCpuLoop choice)
+                const std::vector<double>& inv_diag, const SolveOptions& options)
       : backend_(backend),
         b_(cast<T>(b)),
         inv_diag_(cast<T>(inv_diag)),
-        cg_(cg),
-        loop_(resolve_fused_cpu_loop(backend, inv(), b_.data(), choice)) {}
+        cg_(options.cg),
+        loop_(options.resolved_cpu_loop
+                  ? *options.resolved_cpu_loop
+                  : resolve_fused_cpu_loop(backend, inv(), b_.data(), options.fused_cpu_choice)) {}
 
   std::vector<double> run(const std::vector<double>& x0, SolveReport& report) override {
     std::vector<T> x = cast<T>(x0);
@@ -258,8 +260,7 @@ PreparedSolve<T>::PreparedSolve(const CsrMatrix<double>& A, const std::vector<do
   SpmvBackend<T>& backend = *built.backend;
   if (options.backend.device != Device::gpu && options.fused_cpu_loop &&
       has_fused_cpu_loop(backend))
-    loop_ = std::make_unique<HostFusedLoop<T>>(backend, b_in, inv_diag, options.cg,
-                                               options.fused_cpu_choice);
+    loop_ = std::make_unique<HostFusedLoop<T>>(backend, b_in, inv_diag, options);
   else
     loop_ = std::make_unique<DeviceLoop<T>>(backend, b_in, inv_diag, options);
 }
@@ -339,6 +340,7 @@ SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& 
   SolveOptions chosen = options;
   chosen.backend = choice.backend;
   chosen.sort_rows = choice.sort_rows;
+  chosen.resolved_cpu_loop = choice.cpu_loop;
   SolveReport report = single ? solve_in(A, b, x, chosen, choice.built_float)
                               : solve_in(A, b, x, chosen, choice.built_double);
   report.autotuned = true;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct SolveOptions {
   // Which fused loop on the OpenMP device: automatic (serial or team, timed when not obvious;
   // see solver/omp_fused_cg.hpp), or serial or team as asked.
   FusedCpuLoop fused_cpu_choice = FusedCpuLoop::automatic;
+  // That choice already resolved (by the inspector, once for all its candidates): used as is.
+  std::optional<ResolvedCpuLoop> resolved_cpu_loop;
   // On the GPU: the fused loops of solver/cuda/fused_cg.hpp (persistent kernel or CUDA graph)
   // or the generic loop; automatic picks the fastest measured. A backend whose kernel has no
   // row function (CSR vector kernels, COO, cuSPARSE) always runs the generic loop.

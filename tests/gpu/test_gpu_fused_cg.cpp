@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "gpu_cg_util.hpp"
+#include "solver/autotune.hpp"
 
 namespace cgs {
 namespace {
@@ -250,6 +251,34 @@ TEST_CASE("Fused GPU CG: a prepared solve runs again and again to exactly solve_
       }
     }
   }
+}
+
+TEST_CASE(
+    "GPU --format auto: fused-loop candidates first, the generic loop's skipped when beaten") {
+  // A small system, where an iteration is latency: the fused loops take a few microseconds,
+  // the generic loop's separate launches tens. The pick must run a fused loop and solve.
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::poisson2d(40);
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 69);
+  SolveOptions options;
+  options.backend.device = Device::gpu;
+  options.auto_format = true;
+  options.cg.tol = 1e-10;
+  const AutoChoice choice = choose_backend(A, options);
+  std::string timed;
+  for (const AutoCandidate& c : choice.timed) timed += c.label() + " ";
+  std::string skipped;
+  for (const std::string& s : choice.skipped) skipped += s + "; ";
+  INFO("timed: " << timed << "| skipped: " << skipped << "| " << choice.reason);
+  CHECK(timed.find("hll/thread") != std::string::npos);  // ours, with a fused loop
+  CHECK(timed.find("csr/scalar") != std::string::npos);
+  if (choice.timed.front().median_seconds < 20e-6)
+    CHECK(skipped.find("coo/cusparse") != std::string::npos);
+  std::vector<double> x;
+  const SolveReport report = solve_system(A, b, x, options);
+  CHECK(report.cg.status == CgStatus::converged);
+  CHECK(report.cg_loop != "generic");
+  CHECK(report.true_relative_residual <= 1e-9);
 }
 
 }  // namespace

@@ -268,6 +268,37 @@ TEST_CASE("a prepared solve runs again and again to exactly solve_system's answe
         }
 }
 
+TEST_CASE("the inspector decides serial or team once, and the solve runs what it decided") {
+  // 9,600 entries and rows: between the bounds, so automatic times both loops.
+  const CsrMatrix<double> A = poisson2d(40);
+  const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
+  SolveOptions o;
+  o.backend.device = Device::omp;
+  o.backend.threads = 2;
+  o.auto_format = true;
+  o.cg.tol = 1e-10;
+  const AutoChoice choice = choose_backend(A, o);
+  REQUIRE(choice.cpu_loop.has_value());
+  std::vector<double> x;
+  const SolveReport report = solve_system(A, b, x, o);  // inspects again: may decide otherwise
+  CHECK(report.cg.ok());
+  CHECK(report.cg_loop.rfind("fused", 0) == 0);
+  // Handing a decision in is obeyed, whatever timing would say.
+  for (bool team : {false, true}) {
+    SolveOptions named = o;
+    named.auto_format = false;
+    named.resolved_cpu_loop = ResolvedCpuLoop{team, team ? "" : "given"};
+    std::vector<double> y;
+    const SolveReport r = solve_system(A, b, y, named);
+    CHECK(r.cg_loop == (team ? "fused" : "fused (serial: given)"));
+    for (double e : y) CHECK(e == doctest::Approx(1.0).epsilon(1e-8));
+  }
+  // Without the fused loop (or off the OpenMP device) there is nothing to decide.
+  SolveOptions generic = o;
+  generic.fused_cpu_loop = false;
+  CHECK_FALSE(choose_backend(A, generic).cpu_loop.has_value());
+}
+
 TEST_CASE("cgbench's --format auto verdict: within 10% of the best measured combination") {
   using namespace cgs::bench;
   const double nan = std::numeric_limits<double>::quiet_NaN();
