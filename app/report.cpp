@@ -31,7 +31,9 @@ std::string describe_solver(const RunSummary& run) {
   std::string text = to_string(format_used(run));
   if (format_used(run) == Format::hll)
     text += " (hack size " + std::to_string(o.backend.hack_size) + ")";
-  text += sort_rows_used(run) ? ", rows sorted by length" : ", rows in file order";
+  const std::string order = o.reorder_rcm ? "reverse Cuthill-McKee order" : "file order";
+  text += sort_rows_used(run) ? ", rows sorted by length" : ", rows in " + order;
+  if (o.reorder_rcm && sort_rows_used(run)) text += " after reverse Cuthill-McKee";
   text += ", precision " + std::string(o.precision == Precision::single ? "float" : "double");
   text += ", preconditioner " + to_string(o.preconditioner);
   return text;
@@ -159,6 +161,7 @@ nlohmann::json to_json(const RunSummary& run) {
   const SolveOptions& o = run.options;
   j["solver"] = {{"format", to_string(format_used(run))},
                  {"sort_rows", sort_rows_used(run)},
+                 {"rcm", o.reorder_rcm},
                  {"device", to_string(o.backend.device)},
                  {"device_description", run.device_description},
                  {"backend", s.backend_name},

@@ -5,7 +5,7 @@
 // "auto" is what solver/omp_fused_cg.hpp picks (serial or all threads; timed between
 // kNeverTeamWork and kAlwaysTeamWork), auto/best its cost against the best team size timed.
 //
-//   teamsweep [--threads 2,4,8,16] [--format csr] [--jacobi] [--runs 9] MATRIX...
+//   teamsweep [--threads 2,4,8,16] [--format csr] [--jacobi] [--rcm] [--runs 9] MATRIX...
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@
 #include "bench/lib/bench_util.hpp"
 #include "bench/lib/references.hpp"
 #include "formats/convert.hpp"
+#include "formats/row_order.hpp"
 #include "solver/omp_fused_cg.hpp"
 #include "spmv/backend.hpp"
 
@@ -26,6 +27,7 @@ struct SweepOptions {
   std::vector<int> teams{2, 4, 8, 16};
   std::string format = "csr";
   bool jacobi = false;
+  bool rcm = false;
   int runs = 9;
   long iterations = 200;  // per solve; tol 0, so every solve runs them all
   std::vector<std::string> matrices;
@@ -82,6 +84,7 @@ int sweep(int argc, char** argv) {
   app.add_option("--threads", o.teams, "team sizes to time (besides 1)")->delimiter(',');
   app.add_option("--format", o.format, "storage format")->capture_default_str();
   app.add_flag("--jacobi", o.jacobi, "Jacobi-preconditioned CG");
+  app.add_flag("--rcm", o.rcm, "renumber by reverse Cuthill-McKee first (cgsolve --rcm)");
   app.add_option("--runs", o.runs, "timed solves per cell (median)")->capture_default_str();
   app.add_option("--iterations", o.iterations, "iterations per solve")->capture_default_str();
   app.add_option("matrices", o.matrices, "matrix files, directories or gen: specs")->required();
@@ -93,7 +96,8 @@ int sweep(int argc, char** argv) {
   headers.insert(headers.end(), {"best team", "auto", "auto/best"});
   TextTable table(headers);
   for (const std::string& spec : expand_matrix_args(o.matrices)) {
-    const LoadedMatrix m = load_benchmark_matrix(spec);
+    LoadedMatrix m = load_benchmark_matrix(spec);
+    if (o.rcm) m.A = permute_symmetric(m.A, reverse_cuthill_mckee(m.A));
     const std::vector<double> b = random_vector(std::size_t(m.A.rows), 7, 0.0, 1.0);
     std::vector<std::string> row{m.label, std::to_string(m.A.rows),
                                  std::to_string(long(m.A.nnz()) + m.A.rows),
@@ -111,8 +115,9 @@ int sweep(int argc, char** argv) {
     table.add_row(row);
     std::cout << m.label << " done\n" << std::flush;
   }
-  std::cout << "us per CG iteration (" << o.format << (o.jacobi ? ", Jacobi" : "") << ", median of "
-            << o.runs << " solves of " << o.iterations << " iterations)\n"
+  std::cout << "us per CG iteration (" << o.format << (o.jacobi ? ", Jacobi" : "")
+            << (o.rcm ? ", RCM order" : "") << ", median of " << o.runs << " solves of "
+            << o.iterations << " iterations)\n"
             << table.str();
   return 0;
 }

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "solver/fused_cpu_passes.hpp"
 #include "solver/serial_fused_cg.hpp"
+#include "solver/team_barrier.hpp"
 
 namespace cgs {
 namespace {
@@ -45,9 +47,14 @@ void run_team(const Matrix& A, const std::vector<fused::RowRange>& parts, fused:
               double rr_threshold, long max_iters, fused::Outcome& out) {
   const int part_count = int(parts.size());
   std::vector<Partial> partial(part_count);
+  std::optional<TeamBarrier> barrier;  // sized for the team OpenMP actually gives
 #pragma omp parallel num_threads(part_count) firstprivate(v)
   {
     const int team = omp_get_num_threads(), me = omp_get_thread_num();
+#pragma omp single
+    barrier.emplace(team);  // (the end of single waits for it)
+    std::uint64_t barriers_passed = 0;
+    auto sync = [&] { barrier->wait(me, ++barriers_passed); };
     // Each thread takes the parts me, me + team, ...: all of them when the team is full.
     auto for_my_parts = [&](auto&& body) {
       for (int part = me; part < part_count; part += team) body(parts[part], partial[part]);
@@ -63,7 +70,7 @@ void run_team(const Matrix& A, const std::vector<fused::RowRange>& parts, fused:
       sums.rr = s.rr;
       sums.rz = s.rz;
     });
-#pragma omp barrier
+    sync();
     fused::Sums s = sum_rr_rz(partial);
     double rz = s.rz;
     bool done = s.rr <= rr_threshold;
@@ -74,7 +81,7 @@ void run_team(const Matrix& A, const std::vector<fused::RowRange>& parts, fused:
       for_my_parts([&](const fused::RowRange& rows, Partial& sums) {
         sums.pq = fused::pass_a(A, rows, v, beta, alpha_prev);
       });
-#pragma omp barrier
+      sync();
       const double pq = sum_pq(partial);
       if (fused::breaks_down(pq, rz)) {  // every thread sees the same pq and leaves together
         if (me == 0) out.breakdown(k, pq, rz);
@@ -86,7 +93,7 @@ void run_team(const Matrix& A, const std::vector<fused::RowRange>& parts, fused:
         sums.rr = mine.rr;
         sums.rz = mine.rz;
       });
-#pragma omp barrier
+      sync();
       s = sum_rr_rz(partial);
       const double rz_old = rz;
       rz = s.rz;

@@ -27,6 +27,9 @@ struct SolveOptions {
   BackendOptions backend;  // format, device, threads, kernel, hack size, ELL guard
   Precision precision = Precision::double_;
   bool sort_rows = false;
+  // Reverse Cuthill-McKee first (formats/row_order.hpp): rows that share entries get nearby
+  // numbers. Sorting by length, if asked, then reorders what RCM left equal.
+  bool reorder_rcm = false;
   Preconditioner preconditioner = Preconditioner::none;
   CgOptions cg;  // check_every <= 0 picks the device's default
   // On the OpenMP device: one thread team for the whole solve (solver/omp_fused_cg.hpp) instead

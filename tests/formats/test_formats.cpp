@@ -1,6 +1,10 @@
 // Format containers, conversions, row sorting and statistics.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
@@ -82,6 +86,88 @@ TEST_CASE("P A P^T moves rows and columns together and keeps symmetry") {
   const RowPermutation Q = sort_rows_by_length(small());
   CHECK(Q.to_new(v) == std::vector<double>{3, 1, 4, 2});
   CHECK(Q.to_original(Q.to_new(v)) == v);
+}
+
+namespace {
+
+index_t bandwidth(const CsrMatrix<double>& A) {
+  index_t band = 0;
+  for (index_t r = 0; r < A.rows; ++r)
+    for (index_t e = A.row_ptr[r]; e < A.row_ptr[r + 1]; ++e)
+      band = std::max(band, std::abs(A.col_idx[e] - r));
+  return band;
+}
+
+bool is_permutation_of_rows(const RowPermutation& P, index_t n) {
+  std::vector<index_t> sorted = P.new_to_old;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<index_t> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  return sorted == all;
+}
+
+// P A P^T with a random P (fixed seed): the scattered numbering RCM has to undo.
+CsrMatrix<double> shuffled(const CsrMatrix<double>& A, unsigned seed) {
+  RowPermutation P;
+  P.new_to_old.resize(A.rows);
+  std::iota(P.new_to_old.begin(), P.new_to_old.end(), 0);
+  std::shuffle(P.new_to_old.begin(), P.new_to_old.end(), std::mt19937(seed));
+  return permute_symmetric(A, P);
+}
+
+}  // namespace
+
+TEST_CASE("reverse Cuthill-McKee: a permutation that brings neighbours together") {
+  SUBCASE("a shuffled path becomes tridiagonal again") {
+    std::vector<index_t> r, c;
+    std::vector<double> v;
+    for (index_t i = 0; i < 200; ++i)
+      for (index_t j = std::max<index_t>(0, i - 1); j <= std::min<index_t>(199, i + 1); ++j) {
+        r.push_back(i);
+        c.push_back(j);
+        v.push_back(i == j ? 2.0 : -1.0);
+      }
+    const CsrMatrix<double> path = csr_from_triplets(200, 200, r, c, v);
+    const CsrMatrix<double> A = shuffled(path, 3);
+    REQUIRE(bandwidth(A) > 50);
+    const RowPermutation P = reverse_cuthill_mckee(A);
+    REQUIRE(is_permutation_of_rows(P, A.rows));
+    CHECK(bandwidth(permute_symmetric(A, P)) == 1);
+  }
+  SUBCASE("a shuffled 30 x 30 grid gets back to a band of about its width") {
+    const CsrMatrix<double> A = shuffled(poisson2d(30), 5);
+    REQUIRE(bandwidth(A) > 500);
+    const RowPermutation P = reverse_cuthill_mckee(A);
+    REQUIRE(is_permutation_of_rows(P, A.rows));
+    const CsrMatrix<double> B = permute_symmetric(A, P);
+    CHECK(bandwidth(B) <= 60);
+    CHECK(is_symmetric(B, 0.0, nullptr, nullptr));
+  }
+  SUBCASE("parts not connected to each other, lone rows, n = 1, n = 0") {
+    // Two grids side by side (no entry between them) and 5 rows with only a diagonal.
+    const CsrMatrix<double> grid = poisson2d(6);
+    std::vector<index_t> r, c;
+    std::vector<double> v;
+    for (index_t copy = 0; copy < 2; ++copy)
+      for (index_t row = 0; row < 36; ++row)
+        for (index_t e = grid.row_ptr[row]; e < grid.row_ptr[row + 1]; ++e) {
+          r.push_back(copy * 36 + row);
+          c.push_back(copy * 36 + grid.col_idx[e]);
+          v.push_back(grid.values[e]);
+        }
+    for (index_t row = 72; row < 77; ++row) {
+      r.push_back(row);
+      c.push_back(row);
+      v.push_back(1.0);
+    }
+    const CsrMatrix<double> A = shuffled(csr_from_triplets(77, 77, r, c, v), 9);
+    const RowPermutation P = reverse_cuthill_mckee(A);
+    REQUIRE(is_permutation_of_rows(P, 77));
+    CHECK(bandwidth(permute_symmetric(A, P)) <= 12);
+    CHECK(reverse_cuthill_mckee(poisson2d(1)).new_to_old == std::vector<index_t>{0});
+    CHECK(reverse_cuthill_mckee(CsrMatrix<double>{}).new_to_old.empty());
+  }
+  CHECK_THROWS_AS(reverse_cuthill_mckee(random_varying(40, 70, 70, 104)), InputError);
 }
 
 TEST_CASE("symmetry check finds the asymmetric entry") {
