@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <sstream>
 
@@ -18,6 +20,7 @@
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
 #include "solver/omp_fused_cg.hpp"
+#include "solver/team_barrier.hpp"
 #include "spmv/backend.hpp"
 
 namespace cgs::bench {
@@ -78,6 +81,46 @@ double eigen_seconds(const CsrMatrix<double>& A, const std::vector<double>& b,
 
 std::string micro(double seconds) { return format_number(seconds * 1e6); }
 
+// Seconds per round of `rounds` rounds of two barriers with every thread's partial sum read in
+// between, as an iteration of the team loop has: the team barrier or `omp barrier`. Median of 5.
+double barrier_round_seconds(int threads, bool openmp, int rounds = 2000) {
+  struct alignas(64) Slot {
+    double value = 0;
+  };
+  std::vector<double> samples;
+  for (int run = 0; run < 5; ++run) {
+    std::vector<Slot> slot(threads);
+    TeamBarrier barrier(threads);
+    double seconds = 0;
+#pragma omp parallel num_threads(threads)
+    {
+      const int me = omp_get_thread_num(), team = omp_get_num_threads();
+      std::uint64_t epoch = 0;
+      auto sync = [&] {
+        if (openmp) {
+#pragma omp barrier
+        } else {
+          barrier.wait(me, ++epoch);
+        }
+      };
+      sync();
+      const auto start = std::chrono::steady_clock::now();
+      double sum = 0;
+      for (int k = 0; k < rounds && team == threads; ++k) {
+        slot[me].value = sum + 1;
+        sync();
+        sum = 0;
+        for (const Slot& s : slot) sum += s.value;
+        sync();
+      }
+      if (me == 0)
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    samples.push_back(seconds / rounds);
+  }
+  return median(samples);
+}
+
 int sweep(int argc, char** argv) {
   SweepOptions o;
   CLI::App app{"teamsweep: fused CPU CG per iteration by thread-team size"};
@@ -91,6 +134,11 @@ int sweep(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const int all = omp_get_max_threads();
+  std::cout << "two barriers + partial sums per round, us (team barrier / omp barrier):";
+  for (int t : o.teams)
+    std::cout << "  " << t << ": " << micro(barrier_round_seconds(t, false)) << " / "
+              << micro(barrier_round_seconds(t, true));
+  std::cout << '\n';
   std::vector<std::string> headers{"matrix", "n", "nnz+n", "Eigen x" + std::to_string(all), "1"};
   for (int t : o.teams) headers.push_back(std::to_string(t));
   headers.insert(headers.end(), {"best team", "auto", "auto/best"});
