@@ -24,12 +24,12 @@ enum class FusedCpuLoop { automatic, serial, team };
 
 // On the OpenMP device, `automatic` runs systems below kNeverTeamWork stored entries plus rows
 // serially and above kAlwaysTeamWork in a team; in between it times both (a few 10-iteration
-// solves each, well under a millisecond on the EPANET systems) and runs the faster. No formula
-// of the size did: a team iteration's fixed cost (barriers, and the cache lines of p that the
-// neighbouring threads wrote) is about 4 us with 16 threads on an H200 host, but 10-20 us with
-// 2 threads on a 2-core VM, where an EPANET system whose rows reach all over the vector
-// (Exnet, 8,612 entries and rows) ran 2.4x slower in a team, while a 2D Poisson matrix of
-// half its size ran faster with 16 threads on the host (bench/teamsweep).
+// solves each, well under a millisecond on the EPANET systems) and runs the team only when it
+// is at least 10% faster. No formula of the size did: a team iteration's fixed cost (barriers,
+// and the cache lines of p that the neighbouring threads wrote) is 2-4 us with 16 threads on an
+// H200 host, but 10-20 us with 2 threads on a 2-core VM, where an EPANET system whose rows reach
+// all over the vector (Exnet, 8,612 entries and rows) ran 2.4x slower in a team, while a 2D
+// Poisson matrix of half its size ran faster with 16 threads on the host (bench/teamsweep).
 inline constexpr long kNeverTeamWork = 1000;
 inline constexpr long kAlwaysTeamWork = 200000;
 
