@@ -292,11 +292,16 @@ double start_thread_team(const SolveOptions& options) {
   return since(start);
 }
 
-// Serial or team (solver/omp_fused_cg.hpp), decided on a CSR backend of A with b = 1 (it may
-// time short solves of both loops).
+// Serial or team (solver/omp_fused_cg.hpp), decided once on a CSR backend of A with b = 1 when
+// it takes timing short solves of both loops; otherwise (other devices, a named choice, a
+// size that decides) empty, and each candidate's solve decides at once, without a backend
+// built only for this.
 std::optional<ResolvedCpuLoop> resolve_cpu_loop_once(const CsrMatrix<double>& A,
                                                      const SolveOptions& options) {
-  if (options.backend.device != Device::omp || !options.fused_cpu_loop) return std::nullopt;
+  if (options.backend.device != Device::omp || !options.fused_cpu_loop ||
+      options.fused_cpu_choice != FusedCpuLoop::automatic ||
+      !team_choice_is_timed(long(A.nnz()) + A.rows))
+    return std::nullopt;
   BackendOptions csr = options.backend;
   csr.format = Format::csr;
   csr.kernel.clear();

@@ -38,8 +38,9 @@ struct AutoChoice {
   bool sort_rows = false;            // the winner's row order
   std::vector<AutoCandidate> timed;  // every candidate timed, fastest first
   std::vector<std::string> skipped;  // candidates left out, with why ("ell: fill 9.3")
-  // On the OpenMP device with the fused loop: serial or team, decided once for every candidate
-  // and the solve (it depends on the system's size and the machine, not on the format).
+  // On the OpenMP device with the fused loop, when serial or team has to be timed: decided once
+  // for every candidate and the solve (it depends on the system's size and the machine, not on
+  // the format). Empty otherwise: the size or the choice asked for decides at once.
   std::optional<ResolvedCpuLoop> cpu_loop;
   std::string reason;               // one line: the winner's time against the others'
   double seconds = 0;               // the inspector's cost, as defined above

@@ -188,8 +188,10 @@ ResolvedCpuLoop resolve_fused_cpu_loop(SpmvBackend<T>& A, const T* inv_diag, con
   if (A.parts() <= 1) return {false, "one thread"};
   if (choice == FusedCpuLoop::team) return {true, ""};
   const long work = long(A.nnz()) + A.rows();
-  if (work < kNeverTeamWork) return {false, "n too small for threads"};
-  if (work >= kAlwaysTeamWork) return {true, ""};
+  if (!team_choice_is_timed(work)) {
+    if (work < kNeverTeamWork) return {false, "n too small for threads"};
+    return {true, ""};
+  }
   const double serial = time_loop(A, false, inv_diag, b), team = time_loop(A, true, inv_diag, b);
   // The team must win clearly: one thread is the steadier choice (nothing to wait for when the
   // machine gets busy), and short trials of loops a microsecond apart can pick either.

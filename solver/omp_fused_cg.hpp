@@ -33,6 +33,12 @@ enum class FusedCpuLoop { automatic, serial, team };
 inline constexpr long kNeverTeamWork = 1000;
 inline constexpr long kAlwaysTeamWork = 200000;
 
+// Whether `automatic` has to time the loops for a system of `work` entries plus rows (else the
+// size decides at once).
+inline bool team_choice_is_timed(long work) {
+  return work >= kNeverTeamWork && work < kAlwaysTeamWork;
+}
+
 // Which loop a solve runs: the team, or serially and why (empty on the serial device).
 struct ResolvedCpuLoop {
   bool team = false;
