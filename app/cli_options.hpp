@@ -1,15 +1,15 @@
 // Command-line options shared by cgsolve and netsolve: everything that chooses how a system is
-// solved (format, device, kernel, sorting, precision, preconditioner, tolerances).
+// solved (format, device, kernel, ordering, precision, preconditioner, loop, tolerances).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "solver/solve.hpp"
+#include "solver/plan.hpp"
 
 namespace cgs {
 
-// Text fields that CLI11 fills in; resolve() turns them into SolveOptions (or InputError).
+// Text fields that CLI11 fills in; resolve() turns them into a SolveRequest (or InputError).
 struct SolverCli {
   std::string format = "csr";
   std::string device = "cpu";
@@ -17,9 +17,10 @@ struct SolverCli {
   std::string precision = "double";
   std::string cpu_loop = "fused";
   std::string gpu_loop = "auto";
-  SolveOptions options;
+  bool rcm = false, no_rcm = false, no_spmv_timing = false;
+  SolveRequest request;
 
-  void resolve();  // parses the text fields into `options`
+  void resolve();  // parses the text fields into `request`
 };
 
 void add_solver_options(CLI::App& app, SolverCli& cli);

@@ -146,10 +146,23 @@ nlohmann::json json_report(const Network& net, const HydraulicResults& r, const 
 int run(const Args& args, SolverCli& cli) {
   cli.resolve();
   const Network net = read_inp(args.network);
-  SolveOptions options = cli.options;
-  if (options.cg.max_iters == 0)  // these systems need far more than 10 n iterations (README)
-    options.cg.max_iters = std::max<long>(200000, 100L * net.junction_count);
-  auto solver = make_cg_solver(options, args.refinement);
+  SolveRequest request = cli.request;
+  if (request.cg.max_iters == 0)  // these systems need far more than 10 n iterations (README)
+    request.cg.max_iters = std::max<long>(200000, 100L * net.junction_count);
+  protect_input(args.network);
+  if (!args.reference_dir.empty()) {
+    const std::string base = args.reference_dir + "/" + stem(args.network);
+    protect_input(base + "_nodes.csv");
+    protect_input(base + "_links.csv");
+  }
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--nodes", &args.nodes_csv},
+      {"--links", &args.links_csv},
+      {"--report", &args.report},
+      {"--export-systems", &args.export_dir}};
+  for (const auto& [option, path] : outputs)
+    if (!path->empty()) check_not_an_input(*path, option);
+  auto solver = make_cg_solver(request, args.refinement);
 
   RunOptions run;
   index_t nnz = 0;
@@ -200,7 +213,7 @@ int main(int argc, char** argv) {
   CLI::App app{"netsolve: EPANET network hydraulics at time 0, linear systems solved by CG"};
   Args args;
   SolverCli cli;
-  cli.options.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
+  cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   app.add_option("--network", args.network, "EPANET .inp file")->required();
   add_solver_options(app, cli);
   app.add_option("--nodes", args.nodes_csv, "Write node results (head, pressure, demand) as CSV");

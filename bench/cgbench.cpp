@@ -7,7 +7,7 @@
 //   cgbench [matrices...] [--iterations 200 | --iterations 0 --tol 1e-8] [--precond none|jacobi]
 //           [--devices auto|serial,cpu,gpu] [--threads T] [--sorted no|yes|both]
 //           [--gpu-kernels LIST|all] [--gpu-loops generic,auto|LIST|all] [--cpu-formats LIST]
-//           [--repeats 3] [--out-dir DIR]
+//           [--spmv-timing on|off|both] [--repeats 3] [--out-dir DIR]
 //
 // b = A x_true (x_true random in [0, 1)), so every system is consistent, also the singular
 // semi-definite ones. --iterations N (the default, 200) runs exactly N iterations everywhere,
@@ -30,10 +30,8 @@
 #include "bench/lib/references.hpp"
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
-#include "solver/cg.hpp"
-#include "solver/cuda/fused_cg.hpp"
-#include "solver/omp_fused_cg.hpp"
-#include "solver/solve.hpp"
+#include "solver/plan.hpp"
+#include "solver/solver.hpp"
 #include "spmv/cpu/cpu_backends.hpp"
 
 namespace cgs::bench {
@@ -66,21 +64,26 @@ struct Options {
   std::string out_dir, csv, json, commit;
   bool quiet = false;
   bool auto_row = true;  // the --format auto row per matrix and device
+  // SpMV timing inside the loops: on (the default, as cgsolve runs), off, or both (each of our
+  // rows twice, the second with "/untimed" in its kernel label: what the timing costs).
+  std::string spmv_timing = "on";
 };
 
-// What runs in one of our rows: the SpMV backend, and on the OpenMP device which CG loop
-// (cgsolve --cpu-loop): fused (one thread team for the whole solve, solver/omp_fused_cg.hpp)
-// or generic (solver/cg.hpp, a parallel region per operation); on the GPU which loop
-// (cgsolve --gpu-loop, solver/cuda/fused_cg.hpp).
+// What runs in one of our rows: a request as cgsolve would make it (format, kernel, and on the
+// CPU the --cpu-loop: fused, serial or team as the planner decides, or generic; on the GPU the
+// --gpu-loop), planned and solved through solver/solver.hpp like any solve.
 struct SolverChoice {
   KernelChoice backend;
   bool fused = false;
   bool gpu = false;
-  GpuLoop gpu_loop = GpuLoop::generic;
+  GpuLoopAsk gpu_loop = GpuLoopAsk::generic;
+  bool time_spmv = true;
   std::string kernel_label() const {
+    const std::string timing = time_spmv ? "" : "/untimed";
     if (gpu)
-      return (backend.kernel.empty() ? "default" : backend.kernel) + "/" + to_string(gpu_loop);
-    return fused ? "fused-loop" : "generic-loop";
+      return (backend.kernel.empty() ? "default" : backend.kernel) + "/" + to_string(gpu_loop) +
+             timing;
+    return (fused ? "fused-loop" : "generic-loop") + timing;
   }
 };
 
@@ -95,6 +98,7 @@ struct System {
 // What a solver run gives, ours or a baseline's, after repeats.
 struct Measured {
   std::string solver;
+  double spmv_seconds = kNaN;  // median SpMV time per iteration, as the loop timed it
   long iterations = 0;
   bool converged = false;
   double setup_seconds = kNaN;
@@ -130,13 +134,16 @@ class CgBench {
   Measured run_baseline(const System& system, const DeviceRun& device);
   Measured run_ours(const System& system, const DeviceRun& device, const SolverChoice& choice,
                     std::size_t* min_bytes);
-  void solve_ours(Measured& m, const System& system, const DeviceRun& device,
-                  SpmvBackend<double>& backend, VectorOps<double>& ops, bool fused,
-                  FusedCg<double>* gpu_loop);
+  void solve_ours(Measured& m, const System& system, Solver& solver);
   Json make_row(const LoadedMatrix& m, const System& system, const DeviceRun& device,
                 const std::string& role, const std::string& format, const std::string& kernel,
                 const Measured& run, std::size_t min_bytes, const Json* baseline);
   std::vector<SolverChoice> choices_for(Device device) const;
+  std::vector<bool> timing_modes() const {
+    if (options_.spmv_timing == "off") return {false};
+    if (options_.spmv_timing == "both") return {true, false};
+    return {true};
+  }
   void run_auto(const LoadedMatrix& m, const System& system, const DeviceRun& device);
   void judge_auto_row(Json& row, const std::string& pick_format, bool pick_sorted,
                       const std::string& pick_kernel) const;
@@ -273,13 +280,20 @@ std::vector<SolverChoice> CgBench::choices_for(Device device) const {
   if (device == Device::gpu) {
     const std::string list =
         options_.gpu_kernels == "all" ? all_gpu_kernels() : options_.gpu_kernels;
-    std::vector<GpuLoop> loops;
+    std::vector<GpuLoopAsk> loops;
     std::stringstream names(options_.gpu_loops == "all" ? "generic,graph,persistent"
                                                         : options_.gpu_loops);
-    for (std::string name; std::getline(names, name, ',');)
-      if (!name.empty()) loops.push_back(parse_gpu_loop(name));
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name.empty()) continue;
+      loops.push_back(name == "persistent" ? GpuLoopAsk::persistent
+                      : name == "graph"    ? GpuLoopAsk::graph
+                      : name == "generic"  ? GpuLoopAsk::generic
+                      : name == "auto"     ? GpuLoopAsk::automatic
+                                           : throw InputError("unknown GPU loop '" + name + "'"));
+    }
     for (const KernelChoice& k : parse_kernel_list(list))
-      for (GpuLoop loop : loops) choices.push_back({k, false, true, loop});
+      for (GpuLoopAsk loop : loops)
+        for (bool timed : timing_modes()) choices.push_back({k, false, true, loop, timed});
     return choices;
   }
   std::vector<bool> loops{false};
@@ -288,53 +302,51 @@ std::vector<SolverChoice> CgBench::choices_for(Device device) const {
     if (options_.cpu_loop == "both") loops = {true, false};
   }
   for (const KernelChoice& k : parse_kernel_list(options_.cpu_formats))
-    for (bool fused : loops) choices.push_back({k, fused, false});
+    for (bool fused : loops)
+      for (bool timed : timing_modes())
+        choices.push_back({k, fused, false, GpuLoopAsk::generic, timed});
   return choices;
 }
 
 Measured CgBench::run_ours(const System& system, const DeviceRun& device,
                            const SolverChoice& choice, std::size_t* min_bytes) {
   Measured m;
-  const std::size_t n = std::size_t(system.A->rows);
-  BackendOptions bo;
-  bo.format = choice.backend.format;
-  bo.device = device.device;
-  bo.threads = device.threads;
-  bo.kernel = choice.backend.kernel;
-  bo.hack_size = options_.hack_size;
-  bo.max_ell_fill = options_.max_ell_fill;
+  SolveRequest r;
+  r.backend.format = choice.backend.format;
+  r.backend.device = device.device;
+  r.backend.threads = device.threads;
+  r.backend.kernel = choice.backend.kernel;
+  r.backend.hack_size = options_.hack_size;
+  r.backend.max_ell_fill = options_.max_ell_fill;
+  r.precond = parse_precond(request_.jacobi ? "jacobi" : "none");
+  r.cpu_loop = choice.fused ? CpuLoopAsk::automatic : CpuLoopAsk::generic;
+  r.gpu_loop = choice.gpu_loop;
+  r.cg.check_every = options_.check_every;
+  r.cg.time_spmv = choice.time_spmv;
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<SpmvBackend<double>> backend;
-  std::unique_ptr<VectorOps<double>> ops;
+  std::unique_ptr<Solver> solver;
   try {
-    backend = make_backend(*system.A, bo);
-    ops = make_vector_ops<double>(device.device, n, device.threads);
+    const Plan plan = make_plan(r, *system.A);
+    if (choice.gpu && choice.gpu_loop != GpuLoopAsk::generic && !is_fused(plan.loop)) {
+      m.solver = choice.backend.label();
+      m.note = plan.reasons.empty() ? "no fused loop" : plan.reasons.back();
+      return m;  // SKIP: this kernel has no fused loop (the note says why)
+    }
+    solver = make_solver(plan);
+    solver->analyze(*system.A);
   } catch (const std::exception& e) {  // ELL too wide, unknown kernel, out of device memory
     m.solver = choice.backend.label();
     m.note = e.what();
     return m;
   }
-  m.solver = "cgsolve " + backend->name();
-  if (device.device != Device::gpu) m.solver += choice.fused ? " fused loop" : " generic loop";
-  if (choice.fused && !has_fused_cpu_loop(*backend)) {
-    m.note = "this backend has no row parts for the fused loop";
-    return m;
-  }
-  std::unique_ptr<FusedCg<double>> gpu_loop;
-  if (choice.gpu && choice.gpu_loop != GpuLoop::generic) {
-    try {
-      gpu_loop = make_fused_cg(*backend, choice.gpu_loop, &m.note);
-    } catch (const std::exception& e) {
-      m.note = e.what();
-    }
-    if (!gpu_loop) return m;  // SKIP: this kernel has no fused loop (the note says why)
-    m.solver += " " + to_string(gpu_loop->loop()) + " loop";
-  }
-  *min_bytes = backend->min_bytes();
+  const Plan& plan = solver->plan();
+  m.solver = "cgsolve " + to_string(plan.format) + (plan.kernel.empty() ? "" : "/" + plan.kernel) +
+             "/" + to_string(plan.device) + " " + to_string(plan.loop) + " loop";
+  *min_bytes = min_bytes_model(plan.format, system.A->rows, system.A->cols, system.A->nnz(),
+                               sizeof(double), plan.hack_size);
   m.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
   try {
-    solve_ours(m, system, device, *backend, *ops, choice.fused, gpu_loop.get());
+    solve_ours(m, system, *solver);
   } catch (const std::exception& e) {  // reported as FAIL; the run goes on
     m.failed = true;
     m.note = e.what();
@@ -342,58 +354,28 @@ Measured CgBench::run_ours(const System& system, const DeviceRun& device,
   return m;
 }
 
-void CgBench::solve_ours(Measured& m, const System& system, const DeviceRun& device,
-                         SpmvBackend<double>& backend, VectorOps<double>& ops, bool fused,
-                         FusedCg<double>* gpu_loop) {
-  const std::size_t n = std::size_t(system.A->rows);
-  const double* host_inv_diag = request_.jacobi ? system.inv_diag.data() : nullptr;
-  std::vector<double> x_host(n, 0.0);
-  const auto start = std::chrono::steady_clock::now();
-  DeviceVector<double> b(ops, fused ? 0 : n), x(ops, fused ? 0 : n);
-  DeviceVector<double> inv_diag(ops, request_.jacobi && !fused ? n : 0);
-  if (!fused) {
-    ops.upload(system.b.data(), b.data(), n);
-    if (request_.jacobi) ops.upload(host_inv_diag, inv_diag.data(), n);
-  }
-  m.setup_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  // As solve_system does it: the fused OpenMP loop on the host vectors, or the generic loop on
-  // the device's vectors reading the scalars back every 16 iterations on the GPU, every one on
-  // the CPU (unless --check-every says otherwise).
-  auto solve_once = [&](const CgOptions& cg) {
-    std::fill(x_host.begin(), x_host.end(), 0.0);
-    if (fused) {
-      return omp_fused_conjugate_gradient(backend, host_inv_diag, system.b.data(), x_host.data(),
-                                          cg);
-    }
-    ops.upload(x_host.data(), x.data(), n);
-    if (gpu_loop) {
-      return gpu_loop->solve(request_.jacobi ? inv_diag.data() : nullptr, b.data(), x.data(), cg);
-    }
-    return conjugate_gradient(backend, ops, request_.jacobi ? inv_diag.data() : nullptr, b.data(),
-                              x.data(), cg);
-  };
-  CgOptions cg;
-  cg.check_every = options_.check_every > 0 || fused ? options_.check_every
-                   : device.device == Device::gpu    ? 16
-                                                     : 1;
-  CgResult result;
+// The timed solves: as cgsolve runs them (the plan's loop, its check_every), with the stop rule
+// of the run (a fixed number of iterations, or the tolerance).
+void CgBench::solve_ours(Measured& m, const System& system, Solver& solver) {
+  std::vector<double> x;
+  CgOptions cg = solver.plan().cg;
+  SolveReport last;
   m = repeat_solver(m, options_.repeats, request_.iterations, [&](const CgRequest* warm) {
     const CgRequest& r = warm ? *warm : request_;
     cg.tol = r.iterations > 0 ? 0.0 : r.tol;  // tol 0: never met, so exactly max_iters run
     cg.max_iters = r.iterations > 0 ? r.iterations : r.max_iterations;
-    result = solve_once(cg);
+    x.clear();
+    last = solver.solve(system.b, x, false, &cg);
     CgRun run;
-    run.seconds = result.solve_seconds;
-    run.iterations = result.iterations;
-    run.converged = result.status == CgStatus::converged;
+    run.seconds = last.cg.solve_seconds;
+    run.iterations = last.cg.iterations;
+    run.converged = last.cg.status == CgStatus::converged;
     return run;
   });
-  if (result.status == CgStatus::breakdown || result.status == CgStatus::non_finite)
-    m.note = to_string(result.status);
-  if (!fused) ops.download(x.data(), x_host.data(), n);
-  m.true_residual = true_relative_residual(system, x_host);
+  if (last.cg.status == CgStatus::breakdown || last.cg.status == CgStatus::non_finite)
+    m.note = to_string(last.cg.status);
+  if (last.spmv.measured) m.spmv_seconds = last.spmv.median;
+  m.true_residual = true_relative_residual(system, x);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -426,6 +408,7 @@ Json CgBench::make_row(const LoadedMatrix& m, const System& system, const Device
   row["solve_ms"] = solve * 1e3;
   row["per_iter_us"] = per_iter * 1e6;
   row["per_iter_min_us"] = min_per_iter * 1e6;
+  row["spmv_us"] = run.spmv_seconds * 1e6;  // the loop's own SpMV time (NaN: not measured)
   row["min_bytes_iter"] = min_bytes;
   row["gbps"] = double(min_bytes) / per_iter / 1e9;
   row["copy_gbps"] = device.copy_bandwidth / 1e9;
@@ -486,15 +469,14 @@ Json CgBench::make_row(const LoadedMatrix& m, const System& system, const Device
 // measured in its own row, with the same best: it tells a bad pick from the noise of timing a
 // good one twice.
 void CgBench::run_auto(const LoadedMatrix& m, const System& system, const DeviceRun& device) {
-  SolveOptions o;
+  SolveRequest o;
   o.backend.device = device.device;
   o.backend.threads = device.threads;
   o.backend.hack_size = options_.hack_size;
   o.backend.max_ell_fill = options_.max_ell_fill;
-  o.auto_format = true;
-  o.auto_kernel = device.device == Device::gpu;
-  o.preconditioner = request_.jacobi ? Preconditioner::jacobi : Preconditioner::none;
-  o.fused_cpu_loop = options_.cpu_loop != "generic";
+  o.format_auto = true;
+  o.precond = parse_precond(request_.jacobi ? "jacobi" : "none");
+  o.cpu_loop = options_.cpu_loop == "generic" ? CpuLoopAsk::generic : CpuLoopAsk::automatic;
   o.cg.check_every = options_.check_every;
   Measured run;
   run.solver = "cgsolve --format auto";
@@ -510,10 +492,10 @@ void CgBench::run_auto(const LoadedMatrix& m, const System& system, const Device
       x.clear();
       const SolveReport report = solve_system(*system.A, system.b, x, o);
       if (!warm) {
-        inspector.push_back(report.times.autotune_seconds);
-        const std::string label = to_string(report.auto_format) +
-                                  (report.auto_kernel.empty() ? "" : "/" + report.auto_kernel) +
-                                  (report.auto_sort_rows ? " sorted" : "");
+        inspector.push_back(report.times.inspect_seconds);
+        const std::string label = to_string(report.plan.format) +
+                                  (report.plan.kernel.empty() ? "" : "/" + report.plan.kernel) +
+                                  (report.plan.sort_rows ? " sorted" : "");
         ++picks[label];
         pick_of[label] = report;
       }
@@ -534,11 +516,11 @@ void CgBench::run_auto(const LoadedMatrix& m, const System& system, const Device
     all_picks += (all_picks.empty() ? "" : ", ") + label + " x" + std::to_string(count);
   }
   const SolveReport* chosen = pick.empty() ? nullptr : &pick_of[pick];
-  const std::string format = chosen ? to_string(chosen->auto_format) : "auto";
+  const std::string format = chosen ? to_string(chosen->plan.format) : "auto";
   const std::size_t n = std::size_t(system.A->rows);
   const std::size_t min_bytes =
       (request_.jacobi ? 10 : 8) * n * sizeof(double) +
-      (chosen ? min_bytes_model(chosen->auto_format, system.A->rows, system.A->cols,
+      (chosen ? min_bytes_model(chosen->plan.format, system.A->rows, system.A->cols,
                                 system.A->nnz(), sizeof(double), options_.hack_size)
               : 0);
   const Json* base = nullptr;
@@ -553,10 +535,10 @@ void CgBench::run_auto(const LoadedMatrix& m, const System& system, const Device
   row["inspector_ms"] = inspector.empty() ? kNaN : median(inspector) * 1e3;
   row["inspector_pct"] = inspector.empty() ? kNaN : 100 * median(inspector) / solve;
   if (chosen) {
-    const std::string kernel = device.device == Device::gpu ? chosen->auto_kernel + "/auto"
-                               : o.fused_cpu_loop           ? "fused-loop"
-                                                            : "generic-loop";
-    judge_auto_row(row, format, chosen->auto_sort_rows, kernel);
+    const std::string kernel = device.device == Device::gpu        ? chosen->plan.kernel + "/auto"
+                               : o.cpu_loop != CpuLoopAsk::generic ? "fused-loop"
+                                                                   : "generic-loop";
+    judge_auto_row(row, format, chosen->plan.sort_rows, kernel);
   }
   progress("  " + device.label() + " auto picked " + pick + ": " +
            format_number(row["per_iter_us"].get<double>()) + " us/iteration, " +
@@ -795,6 +777,10 @@ Options parse_options(int argc, char** argv) {
   app.add_flag("!--no-auto", o.auto_row,
                "leave out the --format auto row (cgsolve's inspector) per matrix and device");
   app.add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  app.add_option("--spmv-timing", o.spmv_timing,
+                 "time the SpMV inside our loops: on, off, or both (each row twice: the cost)")
+      ->check(CLI::IsMember({"on", "off", "both"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

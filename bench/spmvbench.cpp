@@ -23,8 +23,9 @@
 #include "bench/lib/references.hpp"
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
-#include "solver/cg.hpp"
-#include "solver/solve.hpp"
+#include "solver/cg_types.hpp"
+#include "solver/solver.hpp"
+#include "solver/vector_ops.hpp"
 #include "spmv/cpu/cpu_backends.hpp"
 
 namespace cgs::bench {
@@ -327,7 +328,7 @@ void SpmvBench::measure_ours(Json& row, const System& system, const DeviceRun& d
   ops.upload(system.x.data(), x.data(), system.x.size());
   // VectorOps' SpMV marks time each batch on the device's clock (CUDA events on the GPU).
   auto timer = [&](int samples, int batch) {
-    ops.reset(0.0, 0);
+    ops.clear_spmv_seconds();
     for (int s = 0; s < samples; ++s) {
       ops.mark_spmv_begin();
       for (int b = 0; b < batch; ++b) A.apply(x.data(), y.data());

@@ -1,8 +1,8 @@
 // teamsweep: how many OpenMP threads the fused CPU CG loop should use for a system of a given
-// size, on this machine. For every matrix it times the fused loop (solver/omp_fused_cg.hpp) on
+// size, on this machine. For every matrix it times the fused loop (solver/fused/cpu_loop.hpp) on
 // one thread and as a thread team of each size in --threads, plus the automatic choice and
 // Eigen's ConjugateGradient on all threads, and prints microseconds per CG iteration (medians).
-// "auto" is what solver/omp_fused_cg.hpp picks (serial or all threads; timed between
+// "auto" is what the planner (solver/plan.cpp) picks (serial or all threads; timed between
 // kNeverTeamWork and kAlwaysTeamWork), auto/best its cost against the best team size timed.
 //
 //   teamsweep [--threads 2,4,8,16] [--format csr] [--jacobi] [--rcm] [--runs 9] MATRIX...
@@ -19,8 +19,8 @@
 #include "bench/lib/references.hpp"
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
-#include "solver/omp_fused_cg.hpp"
-#include "solver/team_barrier.hpp"
+#include "solver/fused/team_barrier.hpp"
+#include "solver/solver.hpp"
 #include "spmv/backend.hpp"
 
 namespace cgs::bench {
@@ -36,31 +36,28 @@ struct SweepOptions {
   std::vector<std::string> matrices;
 };
 
-std::vector<double> inverse_diagonal(const CsrMatrix<double>& A) {
-  std::vector<double> d = diagonal(A);
-  for (double& e : d) e = e > 0 ? 1.0 / e : 1.0;
-  return d;
-}
-
-// Median seconds per iteration of `runs` fused solves with `threads` threads (1: serial loop).
+// Median seconds per iteration of `runs` fused solves with `threads` threads (1: the serial
+// device), the loop as asked (automatic: what the planner picks).
 double fused_seconds(const CsrMatrix<double>& A, const std::vector<double>& b,
-                     const SweepOptions& o, int threads, FusedCpuLoop loop) {
-  BackendOptions bo;
-  bo.format = parse_format(o.format);
-  bo.device = threads == 1 ? Device::serial : Device::omp;
-  bo.threads = threads;
-  auto backend = make_backend(A, bo);
-  const std::vector<double> inv = inverse_diagonal(A);
-  CgOptions cg;
+                     const SweepOptions& o, int threads, CpuLoopAsk loop) {
+  SolveRequest r;
+  r.backend.format = parse_format(o.format);
+  r.backend.device = threads == 1 ? Device::serial : Device::omp;
+  r.backend.threads = threads;
+  r.precond = parse_precond(o.jacobi ? "jacobi" : "none");
+  r.cpu_loop = loop;
+  auto solver = make_solver(make_plan(r, A));
+  solver->analyze(A);
+  CgOptions cg = solver->plan().cg;
   cg.tol = 0;
   cg.atol = 0;
   cg.max_iters = o.iterations;
+  cg.time_spmv = false;
   std::vector<double> per_iteration;
   for (int run = 0; run <= o.runs; ++run) {
-    std::vector<double> x(b.size(), 0.0);
-    const CgResult r = omp_fused_conjugate_gradient(*backend, o.jacobi ? inv.data() : nullptr,
-                                                    b.data(), x.data(), cg, nullptr, loop);
-    if (run > 0 && r.iterations > 0) per_iteration.push_back(r.solve_seconds / r.iterations);
+    std::vector<double> x;
+    const CgResult res = solver->solve(b, x, false, &cg).cg;
+    if (run > 0 && res.iterations > 0) per_iteration.push_back(res.solve_seconds / res.iterations);
   }
   return median(per_iteration);
 }
@@ -150,15 +147,15 @@ int sweep(int argc, char** argv) {
     std::vector<std::string> row{m.label, std::to_string(m.A.rows),
                                  std::to_string(long(m.A.nnz()) + m.A.rows),
                                  micro(eigen_seconds(m.A, b, o, all))};
-    double best = fused_seconds(m.A, b, o, 1, FusedCpuLoop::serial);
+    double best = fused_seconds(m.A, b, o, 1, CpuLoopAsk::serial);
     int best_team = 1;
     row.push_back(micro(best));
     for (int t : o.teams) {
-      const double s = fused_seconds(m.A, b, o, t, FusedCpuLoop::team);
+      const double s = fused_seconds(m.A, b, o, t, CpuLoopAsk::team);
       row.push_back(micro(s));
       if (s < best) best = s, best_team = t;
     }
-    const double chosen = fused_seconds(m.A, b, o, all, FusedCpuLoop::automatic);
+    const double chosen = fused_seconds(m.A, b, o, all, CpuLoopAsk::automatic);
     row.insert(row.end(), {std::to_string(best_team), micro(chosen), format_number(chosen / best)});
     table.add_row(row);
     std::cout << m.label << " done\n" << std::flush;

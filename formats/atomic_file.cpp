@@ -4,12 +4,46 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <vector>
 
 #include "formats/types.hpp"
 
 namespace cgs {
 
+namespace {
+
+std::mutex inputs_mutex;
+std::vector<std::string>& inputs() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+// Whether two paths name the same existing file (symlinks and hard links included).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return std::filesystem::equivalent(a, b, error) && !error;
+}
+
+}  // namespace
+
+void protect_input(const std::string& path) {
+  std::lock_guard<std::mutex> lock(inputs_mutex);
+  inputs().push_back(path);
+}
+
+void check_not_an_input(const std::string& path, const std::string& option) {
+  std::lock_guard<std::mutex> lock(inputs_mutex);
+  for (const std::string& input : inputs()) {
+    if (same_file(path, input))
+      throw InputError((option.empty() ? "" : option + ": ") + path + " is the input file " +
+                       input + "; refusing to overwrite it");
+  }
+}
+
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
+  check_not_an_input(path);
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
   if (!file) throw InputError(path, 0, std::string("cannot create file: ") + std::strerror(errno));

@@ -8,6 +8,15 @@
 
 namespace cgs {
 
+// Outputs never destroy inputs: a program registers every file it reads (protect_input), and
+// every output (these writers, and refuse_output_over_inputs() before anything runs) is refused
+// with InputError when it names one of them: the same file also through a symlink, a hard link
+// or another spelling of the path.
+void protect_input(const std::string& path);
+// Throws InputError ("--output: <path> is the input file <input>; refusing to overwrite it")
+// when `path` is a registered input. `option` names the option in the message.
+void check_not_an_input(const std::string& path, const std::string& option = "");
+
 // Calls write(file) on a temporary file and renames it to `path`. Throws InputError naming
 // `path` when it cannot be created, written or renamed.
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write);

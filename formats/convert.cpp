@@ -132,6 +132,33 @@ HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size) {
 }
 
 template <typename T>
+void assign_values(CsrMatrix<T>& A, const T* csr_values) {
+  std::copy(csr_values, csr_values + A.values.size(), A.values.begin());
+}
+
+template <typename T>
+void assign_values(CooMatrix<T>& A, const T* csr_values) {
+  std::copy(csr_values, csr_values + A.values.size(), A.values.begin());  // same entry order
+}
+
+template <typename T>
+void assign_values(EllMatrix<T>& A, const T* csr_values) {
+  const T* v = csr_values;
+  for (index_t r = 0; r < A.rows; ++r)
+    for (index_t j = 0; j < A.row_length[r]; ++j) A.values[A.slot(r, j)] = *v++;
+}
+
+template <typename T>
+void assign_values(HllMatrix<T>& A, const T* csr_values) {
+  const T* v = csr_values;
+  for (index_t r = 0; r < A.rows; ++r) {
+    const index_t h = r / A.hack_size, local = r % A.hack_size;
+    for (index_t j = 0; j < A.row_length[r]; ++j)
+      A.values[A.hack_offset[h] + offset_t(j) * A.hack_size + local] = *v++;
+  }
+}
+
+template <typename T>
 CsrMatrix<T> transpose(const CsrMatrix<T>& A) {
   CsrMatrix<T> B;
   B.rows = A.cols;
@@ -202,7 +229,11 @@ std::vector<T> diagonal(const CsrMatrix<T>& A) {
   template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t);                     \
   template CsrMatrix<T> transpose(const CsrMatrix<T>&);                           \
   template std::vector<T> to_dense(const CsrMatrix<T>&);                          \
-  template std::vector<T> diagonal(const CsrMatrix<T>&);
+  template std::vector<T> diagonal(const CsrMatrix<T>&);                          \
+  template void assign_values(CsrMatrix<T>&, const T*);                           \
+  template void assign_values(CooMatrix<T>&, const T*);                           \
+  template void assign_values(EllMatrix<T>&, const T*);                           \
+  template void assign_values(HllMatrix<T>&, const T*);
 CGSOLVE_INSTANTIATE(float)
 CGSOLVE_INSTANTIATE(double)
 #undef CGSOLVE_INSTANTIATE

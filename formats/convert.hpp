@@ -20,6 +20,18 @@ EllMatrix<T> to_ell(const CsrMatrix<T>& A);
 template <typename T>
 HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size);
 
+// New values, same sparsity pattern, for a matrix converted from CSR: csr_values[k] is entry k of
+// the CSR matrix it was built from (padding keeps its zeros). No allocation: what set_values()
+// of a backend does between the Newton trials of a network.
+template <typename T>
+void assign_values(CsrMatrix<T>& A, const T* csr_values);
+template <typename T>
+void assign_values(CooMatrix<T>& A, const T* csr_values);
+template <typename T>
+void assign_values(EllMatrix<T>& A, const T* csr_values);
+template <typename T>
+void assign_values(HllMatrix<T>& A, const T* csr_values);
+
 // Same matrix with values cast to another precision (double -> float for --precision float).
 template <typename To, typename From>
 CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {

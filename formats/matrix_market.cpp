@@ -21,6 +21,7 @@
 #include <string_view>
 #include <utility>
 
+#include "formats/atomic_file.hpp"
 #include "formats/convert.hpp"
 
 namespace cgs {
@@ -569,6 +570,7 @@ class AtomicFile {
  public:
   explicit AtomicFile(const std::string& path)
       : path_(path), temp_path_(path + ".tmp." + std::to_string(::getpid())) {
+    check_not_an_input(path);  // outputs never destroy inputs (formats/atomic_file.hpp)
     file_ = std::fopen(temp_path_.c_str(), "wb");
     if (file_ == nullptr) fail_with_errno("cannot create file");
     buffer_.reserve(kFlushSize + 256);

@@ -61,25 +61,26 @@ class CgSolver final : public LinearSolver {
   // alone (found 2026-11-22: the fused loops' sums flipped Richmond from 8 trials to 40). The
   // generic loop is the one validated against EPANET (tests/network); a robust treatment of
   // those systems (deflating cut-off zones) is still to do.
-  CgSolver(const SolveOptions& options, const RefinementOptions& refinement)
-      : options_(options), refinement_(refinement) {
-    options_.preconditioner = Preconditioner::none;  // the scaling below is the preconditioner
-    options_.fused_cpu_loop = false;
+  CgSolver(const SolveRequest& request, const RefinementOptions& refinement)
+      : request_(request), refinement_(refinement) {
+    if (request_.precond.is("jacobi")) request_.precond = PrecondSpec{};  // the scaling is it
+    if (request_.cpu_loop == CpuLoopAsk::automatic) request_.cpu_loop = CpuLoopAsk::generic;
+    request_.cg.record_history = false;
     if (refinement_.max_steps < 1) refinement_.max_steps = 1;
   }
 
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
     const auto start = std::chrono::steady_clock::now();
-    CsrMatrix<double> scaled = A;
-    const std::vector<double> s = scale_symmetric(scaled);
+    LinearSolveStats stats;
+    const std::vector<double> s = scale(A);
+    stats.setup_seconds = prepare_solver();
     double scaled_b_norm = 0;
     for (std::size_t i = 0; i < b.size(); ++i) scaled_b_norm += (s[i] * b[i]) * (s[i] * b[i]);
     scaled_b_norm = std::sqrt(scaled_b_norm);
     const double b_norm = norm2(b);
     if (x.size() != b.size()) x.assign(b.size(), 0.0);  // else warm start from the previous heads
 
-    LinearSolveStats stats;
     Residual res = residual(A, b, x, s);
     std::vector<double> rhs(b.size()), dy;
     bool cg_ok = true, stalled = false;
@@ -88,8 +89,8 @@ class CgSolver final : public LinearSolver {
       // Correction: (D^-1/2 A D^-1/2) dy = D^-1/2 r, x += D^-1/2 dy.
       for (std::size_t i = 0; i < b.size(); ++i) rhs[i] = s[i] * res.r[i];
       dy.assign(b.size(), 0.0);
-      const SolveReport report = solve_system(scaled, rhs, dy, options_for(scaled));
-      remember(scaled, report);
+      const SolveReport report = solver_->solve(rhs, dy, false);
+      ++solves_;
       stats.iterations += report.cg.iterations;
       ++stats.refinement_steps;
       cg_ok = report.cg.ok();
@@ -122,62 +123,69 @@ class CgSolver final : public LinearSolver {
   }
 
   std::string name() const override {
-    const bool tuned = record_.inspections > 0;
-    const Format format = tuned ? record_.format : options_.backend.format;
-    const bool sorted = tuned ? record_.sort_rows : options_.sort_rows;
-    return "cg/" + std::string(autotuning() ? "auto:" : "") + to_string(format) + "/" +
-           to_string(options_.backend.device) + (sorted ? "/sorted" : "") +
-           " (symmetric Jacobi scaling" +
-           (refinement_.max_steps > 1 ? ", iterative refinement)" : ")");
+    const std::string scaled =
+        " (symmetric Jacobi scaling" +
+        std::string(refinement_.max_steps > 1 ? ", iterative refinement)" : ")");
+    if (!solver_) return "cg" + scaled;
+    const Plan& p = solver_->plan();
+    return "cg/" + std::string(request_.needs_inspector() ? "auto:" : "") + to_string(p.format) +
+           (p.kernel.empty() ? "" : "/" + p.kernel) + "/" + to_string(p.device) +
+           (p.sort_rows ? "/sorted" : "") + (p.rcm ? "/rcm" : "") +
+           (p.precond.is("none") ? "" : "/" + p.precond.text()) + scaled;
   }
 
   AutotuneRecord autotune() const override { return record_; }
+  const Plan* plan() const override { return solver_ ? &solver_->plan() : nullptr; }
 
  private:
-  bool autotuning() const { return options_.auto_format || options_.auto_kernel; }
-
-  // --format/--kernel auto: the inspector's choice depends on the sparsity pattern (and the
-  // device), not on the values, and every trial's junction matrix has the same pattern (closed
-  // links stay in it as 1e-8 couplings). So only the first system is inspected; the later ones
-  // take its choice as if it had been asked for by hand, unless their pattern differs.
-  SolveOptions options_for(const CsrMatrix<double>& A) {
-    if (!autotuning() || record_.inspections == 0 || !same_pattern(A)) return options_;
-    ++record_.reused;
-    SolveOptions chosen = options_;
-    chosen.auto_format = chosen.auto_kernel = false;
-    chosen.backend.format = record_.format;
-    chosen.backend.kernel = record_.kernel;
-    chosen.sort_rows = record_.sort_rows;
-    return chosen;
+  // A scaled copy of A (values only, after the first): D^-1/2 A D^-1/2; returns D^-1/2.
+  std::vector<double> scale(const CsrMatrix<double>& A) {
+    same_pattern_ = solver_ && A.row_ptr == scaled_.row_ptr && A.col_idx == scaled_.col_idx;
+    if (same_pattern_)
+      scaled_.values = A.values;
+    else
+      scaled_ = A;
+    return scale_symmetric(scaled_);
   }
 
-  void remember(const CsrMatrix<double>& A, const SolveReport& report) {
-    if (!report.autotuned) return;
+  // The solver for the scaled system: planned and analyzed on a new pattern (the inspector runs
+  // then, for auto), new values only on the same pattern. Returns the seconds it took.
+  double prepare_solver() {
+    const auto start = std::chrono::steady_clock::now();
+    if (same_pattern_) {
+      solver_->set_values(scaled_);
+      if (request_.needs_inspector()) ++record_.reused;
+    } else {
+      PlannedSolver planned = plan_and_analyze(request_, scaled_);
+      solver_ = std::move(planned.solver);
+      if (request_.needs_inspector()) remember(solver_->plan(), planned.inspect_seconds);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  void remember(const Plan& plan, double inspect_seconds) {
     ++record_.inspections;
-    record_.format = report.auto_format;
-    record_.kernel = report.auto_kernel;
-    record_.sort_rows = report.auto_sort_rows;
-    record_.reason = report.auto_reason;
-    record_.seconds += report.times.autotune_seconds;
-    pattern_row_ptr_ = A.row_ptr;
-    pattern_col_idx_ = A.col_idx;
+    record_.format = plan.format;
+    record_.kernel = plan.kernel;
+    record_.sort_rows = plan.sort_rows;
+    record_.reason = plan.inspection;
+    record_.seconds += inspect_seconds;
   }
 
-  bool same_pattern(const CsrMatrix<double>& A) const {
-    return A.row_ptr == pattern_row_ptr_ && A.col_idx == pattern_col_idx_;
-  }
-
-  SolveOptions options_;
+  SolveRequest request_;
   RefinementOptions refinement_;
   AutotuneRecord record_;
-  std::vector<index_t> pattern_row_ptr_, pattern_col_idx_;  // of the inspected system
+  CsrMatrix<double> scaled_;
+  bool same_pattern_ = false;
+  std::unique_ptr<Solver> solver_;
+  long solves_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<LinearSolver> make_cg_solver(const SolveOptions& options,
+std::unique_ptr<LinearSolver> make_cg_solver(const SolveRequest& request,
                                              const RefinementOptions& refinement) {
-  return std::make_unique<CgSolver>(options, refinement);
+  return std::make_unique<CgSolver>(request, refinement);
 }
 
 }  // namespace cgs::net

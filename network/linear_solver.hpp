@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
-#include "solver/solve.hpp"
+#include "solver/solver.hpp"
 
 namespace cgs::net {
 
@@ -19,6 +19,7 @@ struct LinearSolveStats {
   double relative_residual = 0;       // ||D^-1/2 (b - A x)|| / ||D^-1/2 b||, true, in double
   double true_relative_residual = 0;  // ||b - A x|| / ||b|| of the unscaled system
   double backward_error = 0;          // componentwise: max_i |b - A x|_i / (|A| |x| + |b|)_i
+  double setup_seconds = 0;           // of `seconds`: analyze (new pattern) or set_values
   bool converged = true;
 };
 
@@ -41,6 +42,8 @@ class LinearSolver {
                                  std::vector<double>& x) = 0;
   virtual std::string name() const = 0;
   virtual AutotuneRecord autotune() const { return {}; }
+  // The plan of the solver that ran (CG solvers), for the report.
+  virtual const Plan* plan() const { return nullptr; }
 };
 
 // How the network's CG solve stops (network/README.md, "The linear solves and the stopping test").
@@ -58,15 +61,16 @@ struct RefinementOptions {
 };
 
 // cgsolve's CG on the symmetrically scaled system D^-1/2 A D^-1/2 y = D^-1/2 b, x = D^-1/2 y
-// (D = diag A), with options.preconditioner forced to none: the scaling is the Jacobi
-// preconditioner. Each CG solve (relative residual of the scaled correction system <=
-// options.cg.tol) is wrapped in iterative refinement: the residual b - A x is recomputed in double
-// on the unscaled system, and the correction solved for, until the componentwise backward error
-// reaches refinement.backward_error or stops improving. With --format/--kernel auto the
-// inspector runs on the first system only; every later one with the same sparsity pattern (every
-// trial of a network) is solved with its choice, and a new pattern is inspected again.
-// See network/README.md.
-std::unique_ptr<LinearSolver> make_cg_solver(const SolveOptions& options,
+// (D = diag A); the scaling is the Jacobi preconditioner, so a request for jacobi runs plain CG
+// on the scaled system (other preconditioners apply to the scaled system). Each CG solve
+// (relative residual of the scaled correction system <= request.cg.tol) is wrapped in iterative
+// refinement: the residual b - A x is recomputed in double on the unscaled system, and the
+// correction solved for, until the componentwise backward error reaches
+// refinement.backward_error or stops improving. The solver is planned and analyzed on the first
+// system (the inspector runs then, for --format/--kernel auto) and every later system with the
+// same sparsity pattern (every trial of a network) only sets its values; a new pattern is
+// analyzed again. See network/README.md.
+std::unique_ptr<LinearSolver> make_cg_solver(const SolveRequest& request,
                                              const RefinementOptions& refinement = {});
 
 }  // namespace cgs::net

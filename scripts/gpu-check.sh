@@ -137,7 +137,7 @@ if wants sanitize; then
     if [[ $tool == racecheck ]]; then
       light=2
       tool_args=(--kernel-name-exclude kns=cusparse)
-      test_args=(--test-case='GPU SpMV: every kernel*,GPU CG: reading*,GPU CG: breakdown*')
+      test_args=(--test-case='GPU SpMV: every kernel*,GPU CG: reading*,GPU CG: breakdown*,Fused GPU CG: converged_at*')
     fi
     CGS_GPU_TESTS_LIGHT=$light timeout "$STEP_TIMEOUT" compute-sanitizer --tool "$tool" \
       "${tool_args[@]}" --error-exitcode 86 "$DEBUG_DIR/tests/test_gpu" "${test_args[@]}" \
@@ -166,17 +166,20 @@ if wants solve; then
 import json, sys
 label, status, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 try:
-    j = json.load(open(path)); r = j["result"]; t = j["times"]
-    print(f"{label}\t{status}\t{j['solver']['backend']}\t{r['iterations']}\t{r['converged_at']}\t"
-          f"{r['true_relative_residual']:.2e}\t{t['solve_s']*1e3:.2f}\t{t['spmv_median_s']*1e6:.1f}\t"
-          f"{t['spmv_gflops']:.1f}\t{t['upload_s']*1e3:.1f}")
+    j = json.load(open(path)); r = j["result"]; t = j["times"]; s = j["spmv"]
+    # A field that was not measured is null: print "-", never 0.
+    us = f"{s['median_s']*1e6:.1f}" if s["median_s"] is not None else "-"
+    gf = f"{s['gflops']:.1f}" if s["gflops"] is not None else "-"
+    print(f"{label}\t{status}\t{j['backend']['name']}\t{j['plan']['loop']}\t{r['iterations']}\t"
+          f"{r['converged_at']}\t{r['true_relative_residual']:.2e}\t{t['solve_s']*1e3:.2f}\t"
+          f"{us}\t{gf}\t{t['upload_s']*1e3:.1f}")
 except Exception as e:
     print(f"{label}\t{status}\tno report ({e})")
 EOF
     rm -f "$LOGS/r.json"
     return $status
   }
-  printf 'run\texit\tbackend\titers\tconverged_at\ttrue_res\tsolve_ms\tspmv_median_us\tGFLOP/s\tupload_ms\n' > "$LOGS/solve.tsv"
+  printf 'run\texit\tbackend\tloop\titers\tconverged_at\ttrue_res\tsolve_ms\tspmv_median_us\tGFLOP/s\tupload_ms\n' > "$LOGS/solve.tsv"
   systems=("data/systems/Exnet_EXN_step3.mtx.gz --rhs data/systems/Exnet_EXN_step3_b.mtx.gz"
            "data/matrices/bcsstk13.mtx" "data/matrices/gr_900_900_crg.mtx"
            "data/matrices/lap2D_5pt_n100.mtx.gz" "data/matrices/nos6.mtx")
@@ -205,7 +208,7 @@ for r in rows: print("  ".join(c.ljust(w) for c, w in zip(r, widths)))' "$LOGS/s
   python3 - "$LOGS/solve.tsv" > "$LOGS/solve-compare.txt" <<'EOF'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
-by = {r[0]: r for r in rows if len(r) > 5}
+by = {r[0]: r for r in rows if len(r) > 6}
 bad = []
 for label, r in by.items():
     if not label.endswith("cpu"):
@@ -214,7 +217,7 @@ for label, r in by.items():
     for g in (base + " gpu", base + " gpu sorted"):
         if g not in by:
             bad.append(f"{g}: missing"); continue
-        gi, ci = int(by[g][3]), int(r[3])
+        gi, ci = int(by[g][4]), int(r[4])
         # Well-conditioned systems agree to an iteration or two; on ill-conditioned ones
         # (Exnet) rounding alone moves the count by a few percent, also between CPU formats.
         slack = max(2, ci // 10) if "double" in label else max(5, ci // 5)

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ libeigen3-dev libcli11-dev doctest-dev nlohmann-json3-dev zlib1g-dev)
+packages=(cmake make g++ libeigen3-dev libcli11-dev doctest-dev nlohmann-json3-dev zlib1g-dev
+  libsuitesparse-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,81 +30,75 @@ class CpuVectorOps final : public VectorOps<T> {
   void download(const T* src, T* host, std::size_t n) override { copy_n(src, host, n); }
   void copy(const T* src, T* dst) override { copy_n(src, dst, std::size_t(n_)); }
 
-  void reset(double rr_threshold, std::size_t history_capacity) override {
-    s_ = CgScalars{};
-    rz_old_ = 0;
-    threshold_ = rr_threshold;
+  void begin(const T* b, double tol, double atol, long long max_iters,
+             std::size_t history_capacity) override {
+    double bb = 0;
+#pragma omp parallel for reduction(+ : bb) num_threads(threads_) if (threads_ > 1)
+    for (std::int64_t i = 0; i < n_; ++i) bb += double(b[i]) * double(b[i]);
+    s_ = cg::begin(bb, tol, atol, max_iters);
     history_capacity_ = history_capacity;
     history_.clear();
     spmv_seconds_.clear();
   }
 
-  void norm_b(const T* b) override {
-    double bb = 0;
-#pragma omp parallel for reduction(+ : bb) num_threads(threads_) if (threads_ > 1)
-    for (std::int64_t i = 0; i < n_; ++i) bb += double(b[i]) * double(b[i]);
-    s_.bb = bb;
-  }
-
-  void start(const T* b, const T* Ax, const T* inv_diag, T* r, T* z) override {
+  void residual(const T* b, const T* Ax, T* r, bool pointwise, const T* d, T* z) override {
     double rr = 0, rz = 0;
 #pragma omp parallel for reduction(+ : rr, rz) num_threads(threads_) if (threads_ > 1)
     for (std::int64_t i = 0; i < n_; ++i) {
       r[i] = b[i] - Ax[i];
       rr += double(r[i]) * double(r[i]);
-      if (inv_diag) {
-        z[i] = inv_diag[i] * r[i];
+      if (d) {
+        z[i] = d[i] * r[i];
         rz += double(r[i]) * double(z[i]);
       }
     }
-    s_.rr = rr;
-    s_.rz = inv_diag ? rz : rr;
-    record(0);
+    rr_pending_ = rr;
+    if (pointwise) finish_rz(d ? rz : rr, 0);
   }
 
-  void dot_pq(const T* p, const T* q) override {
+  void dot_rz(const T* r, const T* z, long k) override {
+    if (k > 0 && s_.stopped) return;
+    double rz = 0;
+#pragma omp parallel for reduction(+ : rz) num_threads(threads_) if (threads_ > 1)
+    for (std::int64_t i = 0; i < n_; ++i) rz += double(r[i]) * double(z[i]);
+    finish_rz(rz, k);
+  }
+
+  void dot_pq(const T* p, const T* q, long k) override {
+    if (s_.stopped) return;
     double pq = 0;
 #pragma omp parallel for reduction(+ : pq) num_threads(threads_) if (threads_ > 1)
     for (std::int64_t i = 0; i < n_; ++i) pq += double(p[i]) * double(q[i]);
-    s_.pq = pq;
+    cg::step(s_, pq, k);
   }
 
-  void update_xrz(const T* p, const T* q, const T* inv_diag, T* x, T* r, T* z,
-                  long iteration) override {
-    // After a breakdown, or once converged (later iterations run when check_every > 1), the
-    // vectors stay frozen: an exact r = 0 would otherwise read as a breakdown.
-    if (s_.breakdown_at >= 0 || s_.converged_at >= 0) return;
-    if (!(s_.pq > 0) || !std::isfinite(s_.pq) || !std::isfinite(s_.rz)) {
-      s_.breakdown_at = iteration;  // p.Ap <= 0: A is not positive definite
-      return;
-    }
-    const T alpha = T(s_.rz / s_.pq);
+  void update_xr(const T* p, const T* q, T* x, T* r, bool pointwise, const T* d, T* z,
+                 long k) override {
+    if (s_.stopped) return;  // converged earlier, or step() found a breakdown
+    const T alpha = T(s_.alpha);
     double rr = 0, rz = 0;
 #pragma omp parallel for reduction(+ : rr, rz) num_threads(threads_) if (threads_ > 1)
     for (std::int64_t i = 0; i < n_; ++i) {
-      x[i] += alpha * p[i];
-      r[i] -= alpha * q[i];
+      x[i] = cg::next_x(x[i], alpha, p[i]);
+      r[i] = cg::next_r(r[i], alpha, q[i]);
       rr += double(r[i]) * double(r[i]);
-      if (inv_diag) {
-        z[i] = inv_diag[i] * r[i];
+      if (d) {
+        z[i] = d[i] * r[i];
         rz += double(r[i]) * double(z[i]);
       }
     }
-    rz_old_ = s_.rz;
-    s_.rr = rr;
-    s_.rz = inv_diag ? rz : rr;
-    if (!std::isfinite(rr)) s_.breakdown_at = iteration;
-    record(iteration);
+    rr_pending_ = rr;
+    if (pointwise) finish_rz(d ? rz : rr, k);
   }
 
   void update_p(const T* z, T* p) override {
-    if (s_.breakdown_at >= 0 || s_.converged_at >= 0) return;
-    const T beta = T(s_.rz / rz_old_);
+    if (s_.stopped) return;
+    const T beta = T(s_.beta);
 #pragma omp parallel for num_threads(threads_) if (threads_ > 1)
-    for (std::int64_t i = 0; i < n_; ++i) p[i] = z[i] + beta * p[i];
+    for (std::int64_t i = 0; i < n_; ++i) p[i] = cg::next_p(z[i], beta, p[i]);
   }
 
-  CgScalars read_scalars() override { return s_; }
+  cg::State read_state() override { return s_; }
   std::vector<double> history() override { return history_; }
 
   void mark_solve_begin() override { solve_begin_ = Clock::now(); }
@@ -115,23 +109,27 @@ class CpuVectorOps final : public VectorOps<T> {
     spmv_seconds_.push_back(seconds_between(spmv_begin_, Clock::now()));
   }
   std::vector<double> spmv_seconds() override { return spmv_seconds_; }
+  void clear_spmv_seconds() override { spmv_seconds_.clear(); }
 
  private:
   void copy_n(const T* src, T* dst, std::size_t n) {
     if (n) std::memcpy(dst, src, n * sizeof(T));
   }
 
-  // History and the first iteration at which the tolerance holds.
-  void record(long iteration) {
-    if (std::size_t(iteration) < history_capacity_) history_.push_back(s_.rr);
-    if (s_.converged_at < 0 && s_.rr <= threshold_) s_.converged_at = iteration;
+  // r.r (kept from the update) and r.z known: the decision of iteration k, and its history.
+  void finish_rz(double rz, long k) {
+    if (k == 0)
+      cg::started(s_, rr_pending_, rz);
+    else
+      cg::stepped(s_, rr_pending_, rz, k);
+    if (std::size_t(k) < history_capacity_) history_.push_back(rr_pending_);
   }
 
   std::int64_t n_;
   int threads_;
   Device device_;
-  CgScalars s_;
-  double rz_old_ = 0, threshold_ = 0;
+  cg::State s_{};
+  double rr_pending_ = 0;
   std::size_t history_capacity_ = 0;
   std::vector<double> history_, spmv_seconds_;
   Clock::time_point solve_begin_, solve_end_, spmv_begin_;

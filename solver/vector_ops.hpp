@@ -1,29 +1,23 @@
-// What a device must provide for CG besides SpMV: memory, fused vector updates, reductions
-// and timers. CPU (solver/cpu_ops.*) and CUDA (spmv/cuda/cuda_ops.*) implement it; the CG
-// algorithm in solver/cg.hpp is written once against it.
+// What a device provides for the generic CG loop (solver/generic_cg.hpp) besides the SpMV and
+// the preconditioner: memory, the vector updates and reductions, each fused with the decision of
+// solver/cg_step.hpp it leads to, and timers. CPU (solver/cpu_ops.cpp) and CUDA
+// (solver/cuda/cuda_ops.cu) implement it.
 //
-// The CG scalars (dot products, alpha, beta) live with the device: on the GPU they stay in
-// device memory, so an iteration needs no host round trip. The host reads them only through
-// read_scalars(), which waits for the device. All reductions accumulate in double, also when
-// the vectors are float.
+// The solve's cg::State lives with the device: on the GPU in device memory, so an iteration
+// needs no host round trip; the host reads it through read_state(), which waits. All reductions
+// accumulate in double, also when the vectors are float. Once the state says the solve stopped,
+// every update leaves the vectors as they are (iterations may still be issued until the host
+// looks, when it reads the state only every few iterations).
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <vector>
 
+#include "solver/cg_step.hpp"
 #include "spmv/backend.hpp"
 
 namespace cgs {
-
-struct CgScalars {
-  double rr = 0;           // r.r of the latest residual
-  double rz = 0;           // r.z (equals rr without preconditioner)
-  double pq = 0;           // p.(A p) of the latest iteration
-  double bb = 0;           // b.b
-  long breakdown_at = -1;  // iteration where p.Ap <= 0 or a non-finite value appeared; -1 none
-  long converged_at = -1;  // first iteration with rr <= the threshold; -1 not yet
-};
 
 template <typename T>
 class VectorOps {
@@ -39,38 +33,26 @@ class VectorOps {
   virtual void download(const T* device_src, T* host, std::size_t n) = 0;
   virtual void copy(const T* src, T* dst) = 0;  // n entries, device to device
 
-  // Resets the scalars and sets the convergence threshold on r.r (converged_at is recorded
-  // by the first iteration whose r.r <= rr_threshold). When history_capacity > 0, r.r of
-  // iteration k (k = 0 for the initial residual) is recorded for k < history_capacity.
-  virtual void reset(double rr_threshold, std::size_t history_capacity) = 0;
-
-  // bb = b.b
-  virtual void norm_b(const T* b) = 0;
-
-  // Start of CG: r = b - Ax; z = inv_diag .* r (when inv_diag is not null); rr = r.r;
-  // rz = r.z (or rr); history[0] = rr; converged_at = 0 if rr <= threshold.
-  virtual void start(const T* b, const T* Ax, const T* inv_diag, T* r, T* z) = 0;
-
-  // pq = p.q
-  virtual void dot_pq(const T* p, const T* q) = 0;
-
-  // Iteration `iteration` (1-based), fused in one pass:
-  //   alpha = rz / pq; x += alpha p; r -= alpha q; z = inv_diag .* r (if inv_diag);
-  //   rz_old = rz; rr = r.r; rz = r.z (or rr); history[iteration] = rr;
-  //   converged_at = iteration if it is the first with rr <= threshold.
-  // If pq <= 0 or any scalar is not finite, breakdown_at = iteration and x, r stay unchanged.
-  // Once breakdown_at or converged_at is set, update_xrz and update_p change nothing (iterations
-  // still run until the host reads the scalars, when check_every > 1).
-  virtual void update_xrz(const T* p, const T* q, const T* inv_diag, T* x, T* r, T* z,
-                          long iteration) = 0;
-
-  // beta = rz / rz_old; p = z + beta p. (z is r without preconditioner.)
+  // A new solve: b.b, then cg::begin(). r.r of iteration k is recorded for k < history_capacity.
+  virtual void begin(const T* b, double tol, double atol, long long max_iters,
+                     std::size_t history_capacity) = 0;
+  // r = b - Ax and r.r. With a pointwise preconditioner (`pointwise`; d null: the identity, z
+  // is r) also z = d .* r and r.z, then cg::started(). Otherwise r.r waits for dot_rz().
+  virtual void residual(const T* b, const T* Ax, T* r, bool pointwise, const T* d, T* z) = 0;
+  // r.z after the preconditioner's apply, then cg::started() (k = 0) or cg::stepped() (k > 0).
+  virtual void dot_rz(const T* r, const T* z, long k) = 0;
+  // p.q, then cg::step().
+  virtual void dot_pq(const T* p, const T* q, long k) = 0;
+  // x += alpha p; r -= alpha q; r.r; with a pointwise preconditioner also z and r.z and then
+  // cg::stepped(). Nothing once the solve stopped (or step() found a breakdown).
+  virtual void update_xr(const T* p, const T* q, T* x, T* r, bool pointwise, const T* d, T* z,
+                         long k) = 0;
+  // p = z + beta p (z is r for the identity), unless the solve stopped.
   virtual void update_p(const T* z, T* p) = 0;
 
-  // Waits for the device and returns the scalars.
-  virtual CgScalars read_scalars() = 0;
-  // r.r per iteration, as recorded since reset() (waits for the device).
-  virtual std::vector<double> history() = 0;
+  // Waits for the device.
+  virtual cg::State read_state() = 0;
+  virtual std::vector<double> history() = 0;  // r.r per iteration recorded since begin()
 
   // Timing on the device's own clock (CUDA events on the GPU). mark_spmv_begin/end bracket
   // one SpMV of the solve; spmv_seconds() returns the time of each bracketed product.
@@ -80,6 +62,7 @@ class VectorOps {
   virtual void mark_spmv_begin() = 0;
   virtual void mark_spmv_end() = 0;
   virtual std::vector<double> spmv_seconds() = 0;  // waits
+  virtual void clear_spmv_seconds() = 0;           // forget the products timed so far
 
   // Checks the last asynchronous error (GPU); throws DeviceError.
   virtual void check_errors() {}
@@ -88,5 +71,23 @@ class VectorOps {
 // The VectorOps for a device: CPU (serial, or OpenMP with `threads`, 0 = all) or CUDA.
 template <typename T>
 std::unique_ptr<VectorOps<T>> make_vector_ops(Device device, std::size_t n, int threads);
+
+// A vector in a device's memory, released when it goes out of scope.
+template <typename T>
+class DeviceVector {
+ public:
+  DeviceVector(VectorOps<T>& ops, std::size_t n) : ops_(&ops), data_(ops.allocate(n)), n_(n) {}
+  DeviceVector(const DeviceVector&) = delete;
+  DeviceVector& operator=(const DeviceVector&) = delete;
+  ~DeviceVector() { ops_->release(data_); }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  VectorOps<T>* ops_;
+  T* data_;
+  std::size_t n_;
+};
 
 }  // namespace cgs

@@ -8,11 +8,13 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "formats/csr.hpp"
 #include "formats/types.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs {
 
@@ -25,24 +27,6 @@ Device parse_device(const std::string& name);  // "serial", "cpu"/"omp", "gpu"; 
 class DeviceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-
-template <typename T>
-struct CooMatrix;
-template <typename T>
-struct EllMatrix;
-template <typename T>
-struct HllMatrix;
-
-// A CPU backend's matrix as stored, for the fused CPU CG loops (solver/fused_cpu_passes.hpp),
-// which inline its row products: exactly one member is set; none on the GPU.
-template <typename T>
-struct HostMatrix {
-  const CsrMatrix<T>* csr = nullptr;
-  const CooMatrix<T>* coo = nullptr;
-  const EllMatrix<T>* ell = nullptr;
-  const HllMatrix<T>* hll = nullptr;
-  bool empty() const { return !csr && !coo && !ell && !hll; }
 };
 
 template <typename T>
@@ -67,16 +51,17 @@ class SpmvBackend {
   // (0 on the CPU), so that conversion and transfer are reported apart.
   virtual double transfer_seconds() const { return 0; }
 
-  // Row-partitioned products, for a solver that keeps one OpenMP team for a whole CG iteration
-  // (solver/omp_fused_cg.hpp): part p computes y for rows [part_begin(p), part_begin(p + 1)),
-  // reading all of x. The parts are fixed at construction, balanced by nonzeros. Backends
-  // without it (serial, GPU) have 0 parts.
-  virtual int parts() const { return 0; }
-  virtual index_t part_begin(int /*part*/) const { return 0; }
-  virtual void apply_part(int /*part*/, const T* /*x*/, T* /*y*/) {}
+  // The stored matrix for the fused CG loops (spmv/views.hpp), or nothing when this kernel has
+  // no row function; then no_rows_reason() says why, for the report.
+  virtual std::optional<Rows<T>> row_view() const { return std::nullopt; }
+  virtual std::string no_rows_reason() const {
+    return name() + " is a whole-product kernel with no row function";
+  }
 
-  // The stored matrix, on the CPU backends (see HostMatrix); empty elsewhere.
-  virtual HostMatrix<T> host_matrix() const { return {}; }
+  // New values for the same sparsity pattern: csr_values[k] is entry k of the CSR matrix the
+  // backend was built from (same row order). Nothing is converted or allocated again: the values
+  // go to the format's slots, and on the GPU one copy to the device.
+  virtual void set_values(const T* csr_values) = 0;
 };
 
 struct BackendOptions {

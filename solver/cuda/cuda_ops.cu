@@ -6,15 +6,16 @@
 // memory (alpha, beta, convergence and breakdown are decided there). Nothing is accumulated
 // with floating-point atomics, so results are bit-for-bit repeatable for a given n and device.
 // The next kernel reads the scalars it needs at its start; the host reads them only in
-// read_scalars().
+// read_state().
 //
-// Semantics follow solver/cpu_ops.cpp, plus one rule for check_every > 1: iterations that run
-// after convergence (before the host notices) never record a breakdown; if one would break down
-// (e.g. r became exactly 0) the vectors are simply frozen and the converged result stands.
+// The decisions are solver/cg_step.hpp's, taken by the last block of each reduction. Once the
+// state says the solve stopped, every kernel leaves the vectors alone: iterations that run after
+// convergence (before the host notices, check_every > 1) change nothing.
 #include <algorithm>
 #include <cmath>
 #include <cub/block/block_reduce.cuh>
 
+#include "solver/cg_step.hpp"
 #include "solver/cuda/cuda_ops.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 
@@ -30,14 +31,12 @@ constexpr int kMaxReduced = 2;        // rr and rz in one pass
 constexpr int kEventChunk = 256;      // SpMV event pairs created at a time
 constexpr int kMaxEventPairs = 4096;  // then timed products are read back and the pool reused
 
-// The CG scalars as the device keeps them (CgScalars plus what the kernels need internally).
+// What the device keeps of a solve: the cg::State (solver/cg_step.hpp) and, between a residual
+// update and the preconditioner's r.z, the new r.r.
 struct DeviceScalars {
-  double rr, rz, rz_old, pq, bb;
-  double threshold;        // on r.r
-  long long breakdown_at;  // -1: none
-  long long converged_at;  // -1: not yet
-  long long recorded;      // history entries written (iterations 0 .. recorded - 1)
-  int halted;              // frozen after convergence without a breakdown (see top)
+  cg::State s;
+  double rr_pending;
+  long long recorded;  // history entries written (iterations 0 .. recorded - 1)
 };
 
 struct ReduceWork {
@@ -48,26 +47,16 @@ struct ReduceWork {
   long long history_capacity;
 };
 
-__device__ __forceinline__ bool stopped(const DeviceScalars& s) {
-  return s.breakdown_at >= 0 || s.halted;
-}
-
-// Records r.r of `iteration` and the first iteration that meets the threshold (cpu_ops record()).
-__device__ void record(DeviceScalars& s, const ReduceWork& work, long long iteration) {
-  if (iteration < work.history_capacity) {
-    work.history[iteration] = s.rr;
-    s.recorded = iteration + 1;
-  }
-  if (s.converged_at < 0 && s.rr <= s.threshold) s.converged_at = iteration;
-}
-
-// A breakdown at `iteration`, unless the tolerance was already met: then the extra iterations
-// just stop (see the top of this file).
-__device__ void record_breakdown(DeviceScalars& s, long long iteration) {
-  if (s.converged_at >= 0) {
-    s.halted = 1;
-  } else if (s.breakdown_at < 0) {
-    s.breakdown_at = iteration;
+// r.r (kept) and r.z known: the decision of iteration k (cg::started or cg::stepped) and its
+// history entry. One thread.
+__device__ void finish_rz(DeviceScalars& d, const ReduceWork& work, double rz, long long k) {
+  if (k == 0)
+    cg::started(d.s, d.rr_pending, rz);
+  else
+    cg::stepped(d.s, d.rr_pending, rz, k);
+  if (k < work.history_capacity) {
+    work.history[k] = d.rr_pending;
+    d.recorded = k + 1;
   }
 }
 
@@ -104,107 +93,106 @@ __device__ void grid_reduce(const double (&local)[N], const ReduceWork& work, Fi
   }
 }
 
-__global__ void reset_kernel(DeviceScalars* s, double threshold) {
-  *s = DeviceScalars{0, 0, 0, 0, 0, threshold, -1, -1, 0, 0};
-}
-
 template <typename T>
-__global__ void norm_b_kernel(long long n, const T* __restrict__ b, ReduceWork work) {
+__global__ void begin_kernel(long long n, const T* __restrict__ b, double tol, double atol,
+                             long long max_iters, ReduceWork work) {
   double bb[1] = {0};
   for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
        i += (long long)gridDim.x * kBlock) {
     bb[0] += double(b[i]) * double(b[i]);
   }
-  grid_reduce(bb, work, [&](const double* total) { work.scalars->bb = total[0]; });
+  grid_reduce(bb, work, [&](const double* total) {
+    work.scalars->s = cg::begin(total[0], tol, atol, max_iters);
+    work.scalars->recorded = 0;
+  });
 }
 
 template <typename T>
-__global__ void start_kernel(long long n, const T* __restrict__ b, const T* __restrict__ Ax,
-                             const T* __restrict__ inv_diag, T* __restrict__ r, T* __restrict__ z,
-                             ReduceWork work) {
+__global__ void residual_kernel(long long n, const T* __restrict__ b, const T* __restrict__ Ax,
+                                T* __restrict__ r, bool pointwise, const T* __restrict__ d,
+                                T* __restrict__ z, ReduceWork work) {
   double sums[2] = {0, 0};  // r.r, r.z
   for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
        i += (long long)gridDim.x * kBlock) {
     const T ri = b[i] - Ax[i];
     r[i] = ri;
     sums[0] += double(ri) * double(ri);
-    if (inv_diag) {
-      const T zi = inv_diag[i] * ri;
+    if (d) {
+      const T zi = d[i] * ri;
       z[i] = zi;
       sums[1] += double(ri) * double(zi);
     }
   }
-  const bool preconditioned = inv_diag != nullptr;
   grid_reduce(sums, work, [&](const double* total) {
-    DeviceScalars& s = *work.scalars;
-    s.rr = total[0];
-    s.rz = preconditioned ? total[1] : total[0];
-    record(s, work, 0);
+    DeviceScalars& ds = *work.scalars;
+    ds.rr_pending = total[0];
+    if (pointwise) finish_rz(ds, work, d ? total[1] : total[0], 0);
   });
 }
 
 template <typename T>
+__global__ void dot_rz_kernel(long long n, const T* __restrict__ r, const T* __restrict__ z,
+                              long long k, ReduceWork work) {
+  if (k > 0 && work.scalars->s.stopped) return;  // uniform: written by an earlier kernel
+  double rz[1] = {0};
+  for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
+       i += (long long)gridDim.x * kBlock) {
+    rz[0] += double(r[i]) * double(z[i]);
+  }
+  grid_reduce(rz, work, [&](const double* total) { finish_rz(*work.scalars, work, total[0], k); });
+}
+
+template <typename T>
 __global__ void dot_pq_kernel(long long n, const T* __restrict__ p, const T* __restrict__ q,
-                              ReduceWork work) {
-  if (stopped(*work.scalars)) return;  // uniform: nothing writes the scalars in this kernel
+                              long long k, ReduceWork work) {
+  if (work.scalars->s.stopped) return;  // uniform: nothing writes the state in this kernel
   double pq[1] = {0};
   for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
        i += (long long)gridDim.x * kBlock) {
     pq[0] += double(p[i]) * double(q[i]);
   }
-  grid_reduce(pq, work, [&](const double* total) { work.scalars->pq = total[0]; });
+  grid_reduce(pq, work, [&](const double* total) { cg::step(work.scalars->s, total[0], k); });
 }
 
 template <typename T>
-__global__ void update_xrz_kernel(long long n, const T* __restrict__ p, const T* __restrict__ q,
-                                  const T* __restrict__ inv_diag, T* __restrict__ x,
-                                  T* __restrict__ r, T* __restrict__ z, long long iteration,
-                                  ReduceWork work) {
-  // Read before any block can finish: the last block writes the scalars only after every block
-  // has taken its ticket, and so after every block has read them here.
-  const DeviceScalars s = *work.scalars;
-  if (stopped(s)) return;
-  const bool breaks_down = !(s.pq > 0) || !isfinite(s.pq) || !isfinite(s.rz);
+__global__ void update_xr_kernel(long long n, const T* __restrict__ p, const T* __restrict__ q,
+                                 T* __restrict__ x, T* __restrict__ r, bool pointwise,
+                                 const T* __restrict__ d, T* __restrict__ z, long long k,
+                                 ReduceWork work) {
+  // Read before any block can finish: the last block writes the state only after every block
+  // has taken its ticket, and so after every block has read it here.
+  const cg::State s = work.scalars->s;
+  if (s.stopped) return;  // converged earlier, or step() found a breakdown
+  const T alpha = T(s.alpha);
   double sums[2] = {0, 0};  // r.r, r.z
-  if (!breaks_down) {
-    const T alpha = T(s.rz / s.pq);
-    for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
-         i += (long long)gridDim.x * kBlock) {
-      x[i] += alpha * p[i];
-      const T ri = r[i] - alpha * q[i];
-      r[i] = ri;
-      sums[0] += double(ri) * double(ri);
-      if (inv_diag) {
-        const T zi = inv_diag[i] * ri;
-        z[i] = zi;
-        sums[1] += double(ri) * double(zi);
-      }
+  for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
+       i += (long long)gridDim.x * kBlock) {
+    x[i] = cg::next_x(x[i], alpha, p[i]);
+    const T ri = cg::next_r(r[i], alpha, q[i]);
+    r[i] = ri;
+    sums[0] += double(ri) * double(ri);
+    if (d) {
+      const T zi = d[i] * ri;
+      z[i] = zi;
+      sums[1] += double(ri) * double(zi);
     }
   }
-  const bool preconditioned = inv_diag != nullptr;
   grid_reduce(sums, work, [&](const double* total) {
-    DeviceScalars& scalars = *work.scalars;
-    if (breaks_down) {  // p.Ap <= 0 (A not positive definite) or a non-finite scalar
-      record_breakdown(scalars, iteration);
-      return;
-    }
-    scalars.rz_old = scalars.rz;
-    scalars.rr = total[0];
-    scalars.rz = preconditioned ? total[1] : total[0];
-    if (!isfinite(scalars.rr)) record_breakdown(scalars, iteration);
-    record(scalars, work, iteration);
+    DeviceScalars& ds = *work.scalars;
+    ds.rr_pending = total[0];
+    if (pointwise) finish_rz(ds, work, d ? total[1] : total[0], k);
   });
 }
 
 template <typename T>
 __global__ void update_p_kernel(long long n, const T* __restrict__ z, T* __restrict__ p,
                                 const DeviceScalars* __restrict__ scalars) {
-  const DeviceScalars s = *scalars;
-  if (stopped(s)) return;
-  const T beta = T(s.rz / s.rz_old);
+  const cg::State s = scalars->s;
+  if (s.stopped) return;
+  const T beta = T(s.beta);
   for (long long i = blockIdx.x * (long long)kBlock + threadIdx.x; i < n;
        i += (long long)gridDim.x * kBlock) {
-    p[i] = z[i] + beta * p[i];
+    p[i] = cg::next_p(z[i], beta, p[i]);
   }
 }
 
@@ -240,9 +228,9 @@ class CudaVectorOps final : public VectorOps<T> {
         ticket_(1, "CG reduction ticket") {
     CGS_CUDA_CHECK(cudaMemsetAsync(ticket_.data(), 0, ticket_.bytes(), stream()));
     CGS_CUDA_CHECK(cudaMallocHost(&host_scalars_, sizeof(DeviceScalars)));
+    CGS_CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, sizeof(DeviceScalars), stream()));
     grow_event_pool();
     warm_up();
-    reset(0.0, 0);
     cuda::synchronize();
   }
 
@@ -263,36 +251,37 @@ class CudaVectorOps final : public VectorOps<T> {
   }
   void copy(const T* src, T* dst) override { cuda::copy_on_device(dst, src, n_ * sizeof(T)); }
 
-  void reset(double rr_threshold, std::size_t history_capacity) override {
+  void begin(const T* b, double tol, double atol, long long max_iters,
+             std::size_t history_capacity) override {
     if (history_capacity > history_.size()) {
       history_ = DeviceArray<double>(history_capacity, "CG residual history");
     }
     history_capacity_ = history_capacity;
-    reset_kernel<<<1, 1, 0, stream()>>>(scalars_.data(), rr_threshold);
-    CGS_CHECK_LAUNCH();
     spmv_times_.clear();
     pending_events_ = 0;
-  }
-
-  void norm_b(const T* b) override {
-    norm_b_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), b, work());
+    begin_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), b, tol, atol, max_iters, work());
     CGS_CHECK_LAUNCH();
   }
 
-  void start(const T* b, const T* Ax, const T* inv_diag, T* r, T* z) override {
-    start_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), b, Ax, inv_diag, r, z, work());
+  void residual(const T* b, const T* Ax, T* r, bool pointwise, const T* d, T* z) override {
+    residual_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), b, Ax, r, pointwise, d, z, work());
     CGS_CHECK_LAUNCH();
   }
 
-  void dot_pq(const T* p, const T* q) override {
-    dot_pq_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), p, q, work());
+  void dot_rz(const T* r, const T* z, long k) override {
+    dot_rz_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), r, z, k, work());
     CGS_CHECK_LAUNCH();
   }
 
-  void update_xrz(const T* p, const T* q, const T* inv_diag, T* x, T* r, T* z,
-                  long iteration) override {
-    update_xrz_kernel<T>
-        <<<grid_, kBlock, 0, stream()>>>(n(), p, q, inv_diag, x, r, z, iteration, work());
+  void dot_pq(const T* p, const T* q, long k) override {
+    dot_pq_kernel<T><<<grid_, kBlock, 0, stream()>>>(n(), p, q, k, work());
+    CGS_CHECK_LAUNCH();
+  }
+
+  void update_xr(const T* p, const T* q, T* x, T* r, bool pointwise, const T* d, T* z,
+                 long k) override {
+    update_xr_kernel<T>
+        <<<grid_, kBlock, 0, stream()>>>(n(), p, q, x, r, pointwise, d, z, k, work());
     CGS_CHECK_LAUNCH();
   }
 
@@ -301,24 +290,16 @@ class CudaVectorOps final : public VectorOps<T> {
     CGS_CHECK_LAUNCH();
   }
 
-  CgScalars read_scalars() override {
+  cg::State read_state() override {
     CGS_CUDA_CHECK(cudaMemcpyAsync(host_scalars_, scalars_.data(), sizeof(DeviceScalars),
                                    cudaMemcpyDeviceToHost, stream()));
     cuda::synchronize();
-    const DeviceScalars& d = *host_scalars_;
-    CgScalars s;
-    s.rr = d.rr;
-    s.rz = d.rz;
-    s.pq = d.pq;
-    s.bb = d.bb;
-    s.breakdown_at = long(d.breakdown_at);
-    s.converged_at = long(d.converged_at);
-    return s;
+    return host_scalars_->s;
   }
 
   // r.r of iterations 0 .. the last one recorded (stopped iterations record nothing).
   std::vector<double> history() override {
-    read_scalars();
+    read_state();
     std::vector<double> out(std::size_t(host_scalars_->recorded));
     cuda::copy_to_host(out.data(), history_.data(), out.size() * sizeof(double));
     return out;
@@ -349,6 +330,10 @@ class CudaVectorOps final : public VectorOps<T> {
     harvest_spmv_times();
     return spmv_times_;
   }
+  void clear_spmv_seconds() override {
+    harvest_spmv_times();  // waits for the products in flight, then forgets them
+    spmv_times_.clear();
+  }
 
   void check_errors() override {
     CGS_CUDA_CHECK(cudaGetLastError());
@@ -363,14 +348,17 @@ class CudaVectorOps final : public VectorOps<T> {
   }
 
   // Launches every kernel once on empty vectors: CUDA loads kernels lazily at their first
-  // launch, which would otherwise land inside the timed solve. reset() then clears the scalars.
+  // launch, which would otherwise land inside the timed solve. The state they leave is
+  // overwritten by begin().
   void warm_up() {
     const ReduceWork w = work();
-    norm_b_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, w);
-    start_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, nullptr, nullptr, nullptr, w);
-    dot_pq_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, w);
-    update_xrz_kernel<T>
-        <<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, w);
+    begin_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, 0.0, 0.0, 0, w);
+    residual_kernel<T>
+        <<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, nullptr, false, nullptr, nullptr, w);
+    dot_rz_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, 0, w);
+    dot_pq_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, 0, w);
+    update_xr_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, nullptr, nullptr, false,
+                                                    nullptr, nullptr, 0, w);
     update_p_kernel<T><<<1, kBlock, 0, stream()>>>(0, nullptr, nullptr, scalars_.data());
     CGS_CUDA_CHECK(cudaGetLastError());
   }
@@ -395,7 +383,7 @@ class CudaVectorOps final : public VectorOps<T> {
   DeviceArray<unsigned> ticket_;
   DeviceArray<double> history_;
   std::size_t history_capacity_ = 0;
-  DeviceScalars* host_scalars_ = nullptr;  // pinned, for read_scalars()
+  DeviceScalars* host_scalars_ = nullptr;  // pinned, for read_state()
   EventPair solve_;
   std::vector<std::unique_ptr<EventPair>> spmv_events_;
   std::size_t pending_events_ = 0;

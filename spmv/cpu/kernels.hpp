@@ -1,59 +1,51 @@
-// CPU SpMV kernels over a range of rows (or hacks), shared by the serial backends (one call over
-// everything), the OpenMP backends (one call per thread's share) and the fused CPU CG loops
-// (solver/fused_cpu_passes.hpp). Kept free of OpenMP so that the serial build is plain loops.
+// CPU SpMV row walkers over a range of rows, one per format, shared by the serial backends (one
+// call over everything), the OpenMP backends (one call per thread's part) and the fused CPU CG
+// loops (solver/fused/). Kept free of OpenMP so that the serial build is plain loops.
 //
-// Each format's row loop is written once, as a *_row_blocks function: `value(j)` gives entry j of
-// the vector being multiplied (x[j] for a plain product; the fused CG loops compute p_j on the
-// fly) and finish(first, count, sums) receives the products of rows [first, first + count),
-// summed in double (also for float data, as on the GPU: long rows keep their digits). A block
-// holds at most kRowBlock rows. Every row of the range is finished, empty rows with 0.
+// walk_rows(view, first, last, value, finish): `value(j)` gives entry j of the vector being
+// multiplied (x[j] for a plain product; the fused CG loops compute p_j on the fly) and
+// finish(first, count, sums) receives the products of rows [first, first + count), summed in
+// double (also for float data, as on the GPU: long rows keep their digits). A block holds at
+// most kRowBlock rows. Every row of the range is finished, empty rows with 0. HLL ranges must
+// start on a hack boundary (the OpenMP parts do).
 #pragma once
 
 #include <algorithm>
 
-#include "formats/coo.hpp"
-#include "formats/csr.hpp"
-#include "formats/ell.hpp"
-#include "formats/hll.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs::cpu {
 
 constexpr index_t kRowBlock = 64;
 
 template <typename T, typename Value, typename Finish>
-void csr_row_blocks(const CsrMatrix<T>& A, index_t first, index_t last, Value value,
-                    Finish finish) {
-  const index_t* row_ptr = A.row_ptr.data();
-  const index_t* col = A.col_idx.data();
-  const T* val = A.values.data();
+void walk_rows(const CsrView<T>& A, index_t first, index_t last, Value value, Finish finish) {
   double sum[kRowBlock];
   for (index_t start = first; start < last; start += kRowBlock) {
     const index_t count = std::min(kRowBlock, last - start);
     for (index_t i = 0; i < count; ++i) {
       double s = 0;
-      for (index_t k = row_ptr[start + i]; k < row_ptr[start + i + 1]; ++k)
-        s += double(val[k]) * value(col[k]);
+      for (index_t k = A.row_ptr[start + i]; k < A.row_ptr[start + i + 1]; ++k)
+        s += double(A.values[k]) * value(A.col_idx[k]);
       sum[i] = s;
     }
     finish(start, count, sum);
   }
 }
 
-// Rows [first_row, last_row) of a row-sorted COO matrix, whose entries start at first_entry.
+// COO sorted by row: the range's entries start at row_start[first], and each row is the run of
+// entries carrying its row index.
 template <typename T, typename Value, typename Finish>
-void coo_row_blocks(const CooMatrix<T>& A, index_t first_row, index_t last_row, index_t first_entry,
-                    Value value, Finish finish) {
-  const index_t* row = A.row_idx.data();
-  const index_t* col = A.col_idx.data();
-  const T* val = A.values.data();
-  const index_t end = A.nnz();
+void walk_rows(const CooView<T>& A, index_t first, index_t last, Value value, Finish finish) {
+  const index_t end = A.row_start[A.rows];
   double sum[kRowBlock];
-  index_t k = first_entry;
-  for (index_t start = first_row; start < last_row; start += kRowBlock) {
-    const index_t count = std::min(kRowBlock, last_row - start);
-    for (index_t i = 0; i < count; ++i) {  // one run of entries per row
+  index_t k = A.row_start[first];
+  for (index_t start = first; start < last; start += kRowBlock) {
+    const index_t count = std::min(kRowBlock, last - start);
+    for (index_t i = 0; i < count; ++i) {
       double s = 0;
-      for (; k < end && row[k] == start + i; ++k) s += double(val[k]) * value(col[k]);
+      for (; k < end && A.row_idx[k] == start + i; ++k)
+        s += double(A.values[k]) * value(A.col_idx[k]);
       sum[i] = s;
     }
     finish(start, count, sum);
@@ -63,37 +55,37 @@ void coo_row_blocks(const CooMatrix<T>& A, index_t first_row, index_t last_row, 
 // Within a block the loop walks the column-major slots slot by slot (contiguous in memory) up to
 // the block's longest row. Padding holds 0 with a valid column, so short rows need no test.
 template <typename T, typename Value, typename Finish>
-void ell_row_blocks(const EllMatrix<T>& A, index_t first, index_t last, Value value,
-                    Finish finish) {
+void walk_rows(const EllView<T>& A, index_t first, index_t last, Value value, Finish finish) {
   double sum[kRowBlock];
   for (index_t start = first; start < last; start += kRowBlock) {
     const index_t count = std::min(kRowBlock, last - start);
-    const index_t width =
-        *std::max_element(A.row_length.begin() + start, A.row_length.begin() + start + count);
+    const index_t width = *std::max_element(A.row_length + start, A.row_length + start + count);
     std::fill(sum, sum + count, 0.0);
     for (index_t j = 0; j < width; ++j) {
-      const T* val = A.values.data() + A.slot(start, j);
-      const index_t* col = A.col_idx.data() + A.slot(start, j);
+      const offset_t slot = offset_t(j) * A.rows + start;
+      const T* val = A.values + slot;
+      const index_t* col = A.col_idx + slot;
       for (index_t i = 0; i < count; ++i) sum[i] += double(val[i]) * value(col[i]);
     }
     finish(start, count, sum);
   }
 }
 
-// Hacks [first_hack, last_hack): each a column-major block of hack_size rows and its own width,
-// taken kRowBlock rows at a time; the padding rows of the last hack are skipped.
+// The hacks of rows [first, last): each a column-major block of hack_size rows and its own
+// width, taken kRowBlock rows at a time; the padding rows of the last hack are skipped. A range
+// starts on a hack boundary or at the end (the OpenMP parts do; an empty last part starts at
+// rows, which rounds up to no hack at all).
 template <typename T, typename Value, typename Finish>
-void hll_row_blocks(const HllMatrix<T>& A, index_t first_hack, index_t last_hack, Value value,
-                    Finish finish) {
+void walk_rows(const HllView<T>& A, index_t first, index_t last, Value value, Finish finish) {
   const index_t size = A.hack_size;
   double sum[kRowBlock];
-  for (index_t h = first_hack; h < last_hack; ++h) {
+  for (index_t h = (first + size - 1) / size; h < (last + size - 1) / size; ++h) {
     const index_t row0 = h * size, rows = std::min(size, A.rows - row0);
     for (index_t start = 0; start < rows; start += kRowBlock) {
       const index_t count = std::min(kRowBlock, rows - start);
       std::fill(sum, sum + count, 0.0);
-      const T* val = A.values.data() + A.hack_offset[h] + start;
-      const index_t* col = A.col_idx.data() + A.hack_offset[h] + start;
+      const T* val = A.values + A.hack_offset[h] + start;
+      const index_t* col = A.col_idx + A.hack_offset[h] + start;
       for (index_t j = 0; j < A.hack_width[h]; ++j, val += size, col += size)
         for (index_t i = 0; i < count; ++i) sum[i] += double(val[i]) * value(col[i]);
       finish(row0 + start, count, sum);
@@ -101,7 +93,7 @@ void hll_row_blocks(const HllMatrix<T>& A, index_t first_hack, index_t last_hack
   }
 }
 
-// The plain products y = A x over a range.
+// The plain product y = A x over rows [first, last).
 template <typename T>
 auto read_from(const T* x) {
   return [x](index_t j) { return x[j]; };
@@ -113,36 +105,9 @@ auto store_to(T* y) {
   };
 }
 
-template <typename T>
-void csr_rows(const CsrMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
-  csr_row_blocks(A, first, last, read_from(x), store_to(y));
-}
-
-// Rows [first_row, last_row) of a row-sorted COO matrix, whose entries start at first_entry.
-template <typename T>
-void coo_rows(const CooMatrix<T>& A, const T* x, T* y, index_t first_row, index_t last_row,
-              index_t first_entry) {
-  coo_row_blocks(A, first_row, last_row, first_entry, read_from(x), store_to(y));
-}
-
-template <typename T>
-void ell_rows(const EllMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
-  ell_row_blocks(A, first, last, read_from(x), store_to(y));
-}
-
-template <typename T>
-void hll_hacks(const HllMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
-  hll_row_blocks(A, first, last, read_from(x), store_to(y));
-}
-
-// The row-range kernels by format, for code that works on either.
-template <typename T>
-void multiply_rows(const CsrMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
-  csr_rows(A, x, y, first, last);
-}
-template <typename T>
-void multiply_rows(const EllMatrix<T>& A, const T* x, T* y, index_t first, index_t last) {
-  ell_rows(A, x, y, first, last);
+template <typename View, typename T>
+void multiply_rows(const View& A, const T* x, T* y, index_t first, index_t last) {
+  walk_rows(A, first, last, read_from(x), store_to(y));
 }
 
 }  // namespace cgs::cpu

@@ -1,58 +1,16 @@
-// Serial CPU backends: one call of the row-range kernel over the whole matrix.
+// Serial CPU backends: one walk of the format's rows over the whole matrix.
 // This file is compiled without OpenMP (see spmv/CMakeLists.txt).
-#include "formats/convert.hpp"
-#include "spmv/cpu/cpu_backend_base.hpp"
-#include "spmv/cpu/kernels.hpp"
+#include "spmv/cpu/cpu_backend.hpp"
 
 namespace cgs {
 namespace {
 
-template <typename T>
-class SerialCsr final : public cpu::BackendBase<T, Device::serial> {
+template <typename T, typename Stored>
+class SerialBackend final : public cpu::CpuBackend<T, Stored> {
  public:
-  explicit SerialCsr(const CsrMatrix<T>& A)
-      : cpu::BackendBase<T, Device::serial>(Format::csr, A), A_(A) {}
-  void apply(const T* x, T* y) override { cpu::csr_rows(A_, x, y, 0, A_.rows); }
-  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
-
- private:
-  CsrMatrix<T> A_;
-};
-
-template <typename T>
-class SerialCoo final : public cpu::BackendBase<T, Device::serial> {
- public:
-  explicit SerialCoo(const CsrMatrix<T>& A)
-      : cpu::BackendBase<T, Device::serial>(Format::coo, A), A_(to_coo(A)) {}
-  void apply(const T* x, T* y) override { cpu::coo_rows(A_, x, y, 0, A_.rows, 0); }
-  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
-
- private:
-  CooMatrix<T> A_;
-};
-
-template <typename T>
-class SerialEll final : public cpu::BackendBase<T, Device::serial> {
- public:
-  explicit SerialEll(const CsrMatrix<T>& A)
-      : cpu::BackendBase<T, Device::serial>(Format::ell, A), A_(to_ell(A)) {}
-  void apply(const T* x, T* y) override { cpu::ell_rows(A_, x, y, 0, A_.rows); }
-  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
-
- private:
-  EllMatrix<T> A_;
-};
-
-template <typename T>
-class SerialHll final : public cpu::BackendBase<T, Device::serial> {
- public:
-  SerialHll(const CsrMatrix<T>& A, index_t hack_size)
-      : cpu::BackendBase<T, Device::serial>(Format::hll, A, hack_size), A_(to_hll(A, hack_size)) {}
-  void apply(const T* x, T* y) override { cpu::hll_hacks(A_, x, y, 0, A_.hacks()); }
-  HostMatrix<T> host_matrix() const override { return cpu::host_view(A_); }
-
- private:
-  HllMatrix<T> A_;
+  SerialBackend(Format format, const CsrMatrix<T>& A, Stored stored, index_t hack_size = 0)
+      : cpu::CpuBackend<T, Stored>(Device::serial, format, A, std::move(stored), {}, hack_size) {}
+  void apply(const T* x, T* y) override { this->multiply(x, y, 0, this->rows()); }
 };
 
 }  // namespace
@@ -61,10 +19,14 @@ template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A,
                                                     const BackendOptions& options) {
   switch (options.format) {
-    case Format::csr: return std::make_unique<SerialCsr<T>>(A);
-    case Format::coo: return std::make_unique<SerialCoo<T>>(A);
-    case Format::ell: return std::make_unique<SerialEll<T>>(A);
-    case Format::hll: return std::make_unique<SerialHll<T>>(A, options.hack_size);
+    case Format::csr: return std::make_unique<SerialBackend<T, CsrMatrix<T>>>(Format::csr, A, A);
+    case Format::coo:
+      return std::make_unique<SerialBackend<T, CooMatrix<T>>>(Format::coo, A, to_coo(A));
+    case Format::ell:
+      return std::make_unique<SerialBackend<T, EllMatrix<T>>>(Format::ell, A, to_ell(A));
+    case Format::hll:
+      return std::make_unique<SerialBackend<T, HllMatrix<T>>>(
+          Format::hll, A, to_hll(A, options.hack_size), options.hack_size);
   }
   throw InputError("unknown format");
 }

@@ -11,10 +11,15 @@
 // The scan runs either with warp shuffles (default) or in shared memory (the textbook form;
 // __syncwarp between each read and write keeps it race-free under independent thread
 // scheduling).
+//
+// The fused CG loops need a product row by row, which a scan over entries is not: for them the
+// backend keeps each row's first entry (row_start, rows + 1 indices built once) and lends the
+// row function of coo_device.cuh; the COO arrays are the same.
 #include <algorithm>
 
 #include "formats/convert.hpp"
 #include "spmv/cuda/cuda_backend_base.cuh"
+#include "spmv/kernel_registry.hpp"
 
 namespace cgs::cuda {
 namespace {
@@ -108,6 +113,7 @@ class CooCudaBackend final : public CudaBackendBase<T> {
         shared_scan_(shared_scan),
         shape_(shape) {
     const CooMatrix<T> coo = to_coo(A);
+    row_start_ = DeviceArray<index_t>(A.row_ptr, "COO row starts");  // CSR order = COO order
     row_idx_ = DeviceArray<index_t>(coo.row_idx, "COO row indices");
     col_idx_ = DeviceArray<index_t>(coo.col_idx, "COO column indices");
     values_ = DeviceArray<T>(coo.values, "COO values");
@@ -133,6 +139,16 @@ class CooCudaBackend final : public CudaBackendBase<T> {
     CGS_CHECK_LAUNCH();
   }
 
+  std::optional<Rows<T>> row_view() const override {
+    return Rows<T>{CooView<T>{this->rows(), row_start_.data(), row_idx_.data(), col_idx_.data(),
+                              values_.data()},
+                   true,
+                   {}};
+  }
+  void set_values(const T* csr_values) override {
+    copy_to_device(values_.data(), csr_values, values_.bytes());  // same entry order
+  }
+
  private:
   // Without --blocks: about 4 chunks of 32 per warp for small matrices, and at most one full
   // wave of resident warps for large ones (each warp then streams a long contiguous range).
@@ -151,7 +167,7 @@ class CooCudaBackend final : public CudaBackendBase<T> {
   LaunchShape shape_;
   int grid_ = 1;
   long long per_warp_ = 1;
-  DeviceArray<index_t> row_idx_, col_idx_;
+  DeviceArray<index_t> row_start_, row_idx_, col_idx_;
   DeviceArray<T> values_;
 };
 
@@ -160,14 +176,8 @@ class CooCudaBackend final : public CudaBackendBase<T> {
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_coo_cuda_backend(const CsrMatrix<T>& A,
                                                       const BackendOptions& options) {
-  const std::string& kernel = options.kernel;
-  bool shared_scan = false;
-  if (kernel == "segscan-shared") {
-    shared_scan = true;
-  } else if (kernel != "segscan" && kernel != "segscan-shfl") {
-    throw InputError("unknown COO GPU kernel '" + kernel +
-                     "' (expected segscan, segscan-shfl, segscan-shared or cusparse)");
-  }
+  const bool shared_scan =
+      require_gpu_kernel(Format::coo, options.kernel).name == std::string("segscan-shared");
   return std::make_unique<CooCudaBackend<T>>(A, shared_scan, LaunchShape::from(options));
 }
 

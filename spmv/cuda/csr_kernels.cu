@@ -2,13 +2,14 @@
 // G = 32 is the classic warp per row). The "adaptive" variant picks G from the mean row length:
 // rows of 2-4 entries (water networks) would leave most of a 32-lane warp idle. (Measured on
 // H200, the scalar kernel still beats every group size on such short rows: consecutive rows are
-// contiguous, so a warp's loads share cache lines; see spmv/cuda/cuda_backends.cu.)
+// contiguous, so a warp's loads share cache lines; see solver/plan.cpp.) Both are row functions
+// (csr_device.cuh), so the fused CG loops run them too.
 #include <algorithm>
 #include <string>
-#include <tuple>
 
+#include "spmv/cuda/csr_device.cuh"
 #include "spmv/cuda/cuda_backend_base.cuh"
-#include "spmv/cuda/fused_spmv.cuh"
+#include "spmv/kernel_registry.hpp"
 
 namespace cgs::cuda {
 namespace {
@@ -22,44 +23,17 @@ __global__ void csr_scalar_kernel(CsrView<T> A, const T* __restrict__ x, T* __re
   }
 }
 
-// Rows are handed out in warp-sized batches (32 / G rows per warp), so the loop condition is
-// the same for all lanes of a warp and the full-mask shuffles are always legal.
 template <typename T, int G>
-__global__ void csr_vector_kernel(index_t rows, const index_t* __restrict__ row_ptr,
-                                  const index_t* __restrict__ col_idx, const T* __restrict__ values,
-                                  const T* __restrict__ x, T* __restrict__ y) {
-  constexpr int kRowsPerWarp = 32 / G;
-  const int lane = threadIdx.x % G;
-  const int group_in_warp = (threadIdx.x % 32) / G;
-  const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const long long warps = (long long)gridDim.x * blockDim.x / 32;
-  for (long long first = warp * kRowsPerWarp; first < rows; first += warps * kRowsPerWarp) {
-    const long long row = first + group_in_warp;
-    double sum = 0;
-    if (row < rows) {
-      const index_t end = row_ptr[row + 1];
-      for (index_t k = row_ptr[row] + lane; k < end; k += G) {
-        sum += product(values[k], x[col_idx[k]]);
-      }
-    }
-#pragma unroll
-    for (int offset = G / 2; offset > 0; offset /= 2) {
-      sum += __shfl_down_sync(kFullMask, sum, offset, G);
-    }
-    if (lane == 0 && row < rows) y[row] = T(sum);
-  }
-}
-
-// Lanes per row for the adaptive kernel: the smallest power of two that covers the mean row
-// length, between 2 and 32, so a typical row takes one pass of its group.
-int lanes_for_mean_length(double mean_length) {
-  int lanes = 2;
-  while (lanes < 32 && lanes < mean_length) lanes *= 2;
-  return lanes;
+__global__ void csr_vector_kernel(CsrView<T> A, const T* __restrict__ x, T* __restrict__ y) {
+  for_each_row_group<G>(A.rows, [&](long long row, int lane, bool valid) {
+    const double sum =
+        row_product_group<G>(A, row, lane, valid, [x](index_t col) { return x[col]; });
+    if (lane == 0 && valid) y[row] = T(sum);
+  });
 }
 
 template <typename T>
-class CsrCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T> {
+class CsrCudaBackend final : public CudaBackendBase<T> {
  public:
   // lanes_per_row == 1: scalar kernel; 2..32: vector kernel with that group size.
   CsrCudaBackend(const CsrMatrix<T>& A, int lanes_per_row, const std::string& kernel_label,
@@ -76,34 +50,30 @@ class CsrCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T
   void apply(const T* x, T* y) override {
     const index_t rows = this->rows();
     if (rows == 0) return;
-    const long long threads = (long long)rows * lanes_;
-    const int grid = grid_for(threads, shape_.block_size, shape_.user_blocks);
-    const auto args = std::make_tuple(rows, row_ptr_.data(), col_idx_.data(), values_.data(), x, y);
+    const int grid = grid_for((long long)rows * lanes_, shape_.block_size, shape_.user_blocks);
     switch (lanes_) {
-      case 1: launch(csr_scalar_kernel<T>, grid, std::make_tuple(view(), x, y)); break;
-      case 2: launch(csr_vector_kernel<T, 2>, grid, args); break;
-      case 4: launch(csr_vector_kernel<T, 4>, grid, args); break;
-      case 8: launch(csr_vector_kernel<T, 8>, grid, args); break;
-      case 16: launch(csr_vector_kernel<T, 16>, grid, args); break;
-      default: launch(csr_vector_kernel<T, 32>, grid, args); break;
+      case 1: launch(csr_scalar_kernel<T>, grid, x, y); break;
+      case 2: launch(csr_vector_kernel<T, 2>, grid, x, y); break;
+      case 4: launch(csr_vector_kernel<T, 4>, grid, x, y); break;
+      case 8: launch(csr_vector_kernel<T, 8>, grid, x, y); break;
+      case 16: launch(csr_vector_kernel<T, 16>, grid, x, y); break;
+      default: launch(csr_vector_kernel<T, 32>, grid, x, y); break;
     }
   }
 
-  bool device_view(MatrixView<T>& out) const override {
-    if (lanes_ != 1) return false;  // a group of lanes per row: no row function
-    out.format = Format::csr;
-    out.csr = view();
-    return true;
+  std::optional<Rows<T>> row_view() const override { return Rows<T>{view(), true, {}}; }
+  void set_values(const T* csr_values) override {
+    copy_to_device(values_.data(), csr_values, values_.bytes());
   }
 
  private:
   CsrView<T> view() const {
-    return {this->rows(), row_ptr_.data(), col_idx_.data(), values_.data()};
+    return {this->rows(), row_ptr_.data(), col_idx_.data(), values_.data(), lanes_};
   }
 
-  template <typename Kernel, typename Args>
-  void launch(Kernel kernel, int grid, const Args& args) {
-    std::apply([&](auto... a) { kernel<<<grid, shape_.block_size, 0, stream()>>>(a...); }, args);
+  template <typename Kernel>
+  void launch(Kernel kernel, int grid, const T* x, T* y) {
+    kernel<<<grid, shape_.block_size, 0, stream()>>>(view(), x, y);
     CGS_CHECK_LAUNCH();
   }
 
@@ -118,7 +88,7 @@ class CsrCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_csr_cuda_backend(const CsrMatrix<T>& A,
                                                       const BackendOptions& options) {
-  const std::string& kernel = options.kernel;
+  const std::string& kernel = require_gpu_kernel(Format::csr, options.kernel).name;
   const LaunchShape shape = LaunchShape::from(options);
   if (kernel == "scalar") return std::make_unique<CsrCudaBackend<T>>(A, 1, "scalar", shape);
   if (kernel == "vector") return std::make_unique<CsrCudaBackend<T>>(A, 32, "vector", shape);
@@ -127,17 +97,13 @@ std::unique_ptr<SpmvBackend<T>> make_csr_cuda_backend(const CsrMatrix<T>& A,
       return std::make_unique<CsrCudaBackend<T>>(A, lanes, kernel, shape);
     }
   }
-  if (kernel == "stream" || kernel == "stream4" || kernel == "stream8")
-    return make_csr_stream_backend(A, options);
+  if (kernel.rfind("stream", 0) == 0) return make_csr_stream_backend(A, options);
   if (kernel == "adaptive") {
     const double mean = A.rows > 0 ? double(A.nnz()) / A.rows : 0.0;
-    const int lanes = lanes_for_mean_length(mean);
+    const int lanes = csr_lanes(kernel, mean);
     return std::make_unique<CsrCudaBackend<T>>(A, lanes, "adaptive" + std::to_string(lanes), shape);
   }
-  throw InputError(
-      "unknown CSR GPU kernel '" + kernel +
-      "' (expected adaptive, scalar, stream, stream4, stream8, vector, vector2, vector4, vector8, "
-      "vector16, vector32 or cusparse)");
+  throw InputError("the CSR GPU kernel '" + kernel + "' is listed but not built");
 }
 
 template std::unique_ptr<SpmvBackend<float>> make_csr_cuda_backend(const CsrMatrix<float>&,

@@ -15,7 +15,7 @@
 // The matrix arrays are read once, so they are loaded with the streaming cache hint (evict
 // first): the x gathers, which are reused, keep L2 to themselves.
 // Every row is summed in a fixed order, so results repeat exactly. Not a row function, so the
-// fused CG loops do not use it (they take the scalar kernel's row_product).
+// CG loop with it is the generic one (solver/generic_cg.hpp).
 #include <cmath>
 #include <cub/block/block_reduce.cuh>
 #include <string>
@@ -207,7 +207,7 @@ class CsrStreamBackend final : public CudaBackendBase<T> {
   void apply(const T* x, T* y) override {
     const index_t rows = this->rows();
     if (rows == 0) return;
-    const CsrView<T> view{rows, row_ptr_.data(), col_idx_.data(), values_.data()};
+    const CsrView<T> view{rows, row_ptr_.data(), col_idx_.data(), values_.data(), 1};
     const PieceView pieces{
         index_t(piece_row_.size()), piece_row_.data(), piece_begin_.data(), piece_long_row_.data(),
         first_piece_.data(),        partials_.data(),  finished_.data()};
@@ -220,6 +220,14 @@ class CsrStreamBackend final : public CudaBackendBase<T> {
           <<<blocks, kBlock, 0, stream()>>>(view, starts_.data(), pieces, x, y);
     }
     CGS_CHECK_LAUNCH();
+  }
+
+  std::string no_rows_reason() const override {
+    return "csr/stream is a whole-product kernel (row blocks shared by a thread block), with no "
+           "row function for the fused loops";
+  }
+  void set_values(const T* csr_values) override {
+    copy_to_device(values_.data(), csr_values, values_.bytes());
   }
 
  private:

@@ -22,4 +22,11 @@ template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>& A,
                                                   const BackendOptions& options);
 
+// Device memory for code outside the CUDA sources (solver/device_buffer.hpp): checked
+// allocation (DeviceError with the bytes asked for and free), release, and waiting copies.
+void* gpu_allocate(std::size_t bytes, const char* what);
+void gpu_free(void* p) noexcept;
+void gpu_upload(void* device_dst, const void* host_src, std::size_t bytes);
+void gpu_download(void* host_dst, const void* device_src, std::size_t bytes);
+
 }  // namespace cgs

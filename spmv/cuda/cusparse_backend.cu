@@ -3,6 +3,7 @@
 // within a slice, every slice hack_size rows high) except that padding slots carry column -1.
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <vector>
 
 #include "formats/convert.hpp"
@@ -103,7 +104,8 @@ class CusparseBackend final : public CudaBackendBase<T> {
   }
 
   void describe_sell(const CsrMatrix<T>& A, index_t hack_size) {
-    const HllMatrix<T> hll = to_hll(A, hack_size);
+    sell_ = to_hll(A, hack_size);
+    const HllMatrix<T>& hll = *sell_;
     const SellArrays<T> sell = sell_from_hll(hll);
     arrays_i_[0] = DeviceArray<index_t>(sell.slice_offsets, "cuSPARSE SELL slice offsets");
     arrays_i_[1] = DeviceArray<index_t>(sell.col_idx, "cuSPARSE SELL column indices");
@@ -113,6 +115,22 @@ class CusparseBackend final : public CudaBackendBase<T> {
         arrays_i_[0].data(), arrays_i_[1].data(), values_.data(), CUSPARSE_INDEX_32I,
         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
     algorithm_ = CUSPARSE_SPMV_SELL_ALG1;
+    sell_->col_idx = {};  // set_values() needs the layout and the value slots only
+  }
+
+  std::string no_rows_reason() const override {
+    return this->name() + " is a cuSPARSE library call, with no row function for the fused loops";
+  }
+
+  // The values array the descriptor points at is rewritten in place (same layout).
+  void set_values(const T* csr_values) override {
+    if (!matrix_) return;
+    if (sell_) {
+      assign_values(*sell_, csr_values);
+      copy_to_device(values_.data(), sell_->values.data(), values_.bytes());
+    } else {
+      copy_to_device(values_.data(), csr_values, values_.bytes());  // CSR and COO: CSR order
+    }
   }
 
   // Vector descriptors, the work buffer and (CSR) the analysis, once, on scratch vectors; each
@@ -144,6 +162,7 @@ class CusparseBackend final : public CudaBackendBase<T> {
   DeviceArray<index_t> arrays_i_[2];
   DeviceArray<T> values_;
   DeviceArray<unsigned char> buffer_;
+  std::optional<HllMatrix<T>> sell_;  // HLL: layout and values on the host, for set_values()
   const T one_ = T(1), zero_ = T(0);
 };
 

@@ -157,6 +157,17 @@ bool cuda_device_available(std::string* why) {
   return true;
 }
 
+void* gpu_allocate(std::size_t bytes, const char* what) {
+  return cuda::device_allocate(bytes, what);
+}
+void gpu_free(void* p) noexcept { cuda::device_free(p); }
+void gpu_upload(void* device_dst, const void* host_src, std::size_t bytes) {
+  cuda::copy_to_device(device_dst, host_src, bytes);
+}
+void gpu_download(void* host_dst, const void* device_src, std::size_t bytes) {
+  cuda::copy_to_host(host_dst, device_src, bytes);
+}
+
 std::string cuda_device_description() {
   std::string why;
   if (!cuda_device_available(&why)) return "no CUDA device: " + why;

@@ -1,23 +1,12 @@
 // The ELLPACK row product as a device function, shared by ell_kernels.cu and the fused CG loops
 // (solver/cuda/fused_cg.cu); see csr_device.cuh for x_at. The layout is column-major
 // (slot j * rows + row), so consecutive rows read consecutive slots; a row stops at its own
-// length, so padding is never read.
+// length, so padding is never read, unless full_width says every row runs to the width.
 #pragma once
 
-#include "formats/types.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs::cuda {
-
-template <typename T>
-struct EllView {
-  index_t rows;
-  // > 0: every row runs to this width, padding included (see row_product); 0: each row stops at
-  // its row_length.
-  index_t full_width;
-  const index_t* __restrict__ row_length;
-  const index_t* __restrict__ col_idx;
-  const T* __restrict__ values;
-};
 
 template <typename T, typename XAt>
 __device__ __forceinline__ double row_product(const EllView<T>& A, long long row, XAt x_at) {

@@ -7,7 +7,8 @@
 
 #include "formats/convert.hpp"
 #include "spmv/cuda/cuda_backend_base.cuh"
-#include "spmv/cuda/fused_spmv.cuh"
+#include "spmv/cuda/ell_device.cuh"
+#include "spmv/kernel_registry.hpp"
 
 namespace cgs::cuda {
 namespace {
@@ -22,15 +23,16 @@ __global__ void ell_kernel(EllView<T> A, const T* __restrict__ x, T* __restrict_
 }
 
 template <typename T>
-class EllCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T> {
+class EllCudaBackend final : public CudaBackendBase<T> {
  public:
   EllCudaBackend(const CsrMatrix<T>& A, LaunchShape shape)
       : CudaBackendBase<T>(Format::ell, A, "ell/cuda"), shape_(shape) {
-    const EllMatrix<T> ell = to_ell(A);
-    full_width_ = runs_to_full_width(ell) ? ell.width : 0;
-    row_length_ = DeviceArray<index_t>(ell.row_length, "ELL row lengths");
-    col_idx_ = DeviceArray<index_t>(ell.col_idx, "ELL column indices");
-    values_ = DeviceArray<T>(ell.values, "ELL values");
+    host_ = to_ell(A);
+    full_width_ = runs_to_full_width(host_) ? host_.width : 0;
+    row_length_ = DeviceArray<index_t>(host_.row_length, "ELL row lengths");
+    col_idx_ = DeviceArray<index_t>(host_.col_idx, "ELL column indices");
+    values_ = DeviceArray<T>(host_.values, "ELL values");
+    host_.col_idx = {};  // set_values() needs the lengths and the value slots only
     this->warm_up();
   }
 
@@ -42,15 +44,16 @@ class EllCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T
     CGS_CHECK_LAUNCH();
   }
 
-  bool device_view(MatrixView<T>& out) const override {
-    out.format = Format::ell;
-    out.ell = view();
-    return true;
+  std::optional<Rows<T>> row_view() const override { return Rows<T>{view(), true, {}}; }
+  void set_values(const T* csr_values) override {
+    assign_values(host_, csr_values);
+    copy_to_device(values_.data(), host_.values.data(), values_.bytes());
   }
 
  private:
   EllView<T> view() const {
-    return {this->rows(), full_width_, row_length_.data(), col_idx_.data(), values_.data()};
+    return {this->rows(),       host_.width,     full_width_,
+            row_length_.data(), col_idx_.data(), values_.data()};
   }
 
   // Padding at most 1/kMaxPaddingShare of the entries, and no empty row (whose padding column
@@ -64,6 +67,7 @@ class EllCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T
   }
 
   LaunchShape shape_;
+  EllMatrix<T> host_;  // lengths and values on the host, for set_values()
   index_t full_width_ = 0;
   DeviceArray<index_t> row_length_, col_idx_;
   DeviceArray<T> values_;
@@ -74,9 +78,7 @@ class EllCudaBackend final : public CudaBackendBase<T>, public FusedSpmvSource<T
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_ell_cuda_backend(const CsrMatrix<T>& A,
                                                       const BackendOptions& options) {
-  if (options.kernel != "thread") {
-    throw InputError("unknown ELL GPU kernel '" + options.kernel + "' (expected thread)");
-  }
+  require_gpu_kernel(Format::ell, options.kernel);
   return std::make_unique<EllCudaBackend<T>>(A, LaunchShape::from(options));
 }
 

@@ -3,19 +3,9 @@
 // block column-major (hack_offset[h] + j * hack_size + r); a row stops at its own length.
 #pragma once
 
-#include "formats/types.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs::cuda {
-
-template <typename T>
-struct HllView {
-  index_t rows;
-  index_t hack_size;
-  const offset_t* __restrict__ hack_offset;
-  const index_t* __restrict__ row_length;
-  const index_t* __restrict__ col_idx;
-  const T* __restrict__ values;
-};
 
 template <typename T, typename XAt>
 __device__ __forceinline__ double row_product(const HllView<T>& A, long long row, XAt x_at) {

@@ -1,6 +1,5 @@
 // Built instead of the CUDA sources when no CUDA compiler was found: every GPU request fails
 // with a DeviceError that says so (cgsolve exits 4), and the CPU paths work as usual.
-#include "solver/cuda/cuda_ops.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace cgs {
@@ -21,16 +20,14 @@ std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>&, const Bac
   throw DeviceError(kNoCuda);
 }
 
-template <typename T>
-std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t) {
-  throw DeviceError(kNoCuda);
-}
+void* gpu_allocate(std::size_t, const char*) { throw DeviceError(kNoCuda); }
+void gpu_free(void*) noexcept {}
+void gpu_upload(void*, const void*, std::size_t) { throw DeviceError(kNoCuda); }
+void gpu_download(void*, const void*, std::size_t) { throw DeviceError(kNoCuda); }
 
 template std::unique_ptr<SpmvBackend<float>> make_cuda_backend(const CsrMatrix<float>&,
                                                                const BackendOptions&);
 template std::unique_ptr<SpmvBackend<double>> make_cuda_backend(const CsrMatrix<double>&,
                                                                 const BackendOptions&);
-template std::unique_ptr<VectorOps<float>> make_cuda_vector_ops(std::size_t);
-template std::unique_ptr<VectorOps<double>> make_cuda_vector_ops(std::size_t);
 
 }  // namespace cgs

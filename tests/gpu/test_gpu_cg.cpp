@@ -11,10 +11,9 @@
 
 #include "formats/row_order.hpp"
 #include "gpu_cg_util.hpp"
-#include "solver/cg.hpp"
 #include "solver/cpu_ops.hpp"
 #include "solver/cuda/cuda_ops.hpp"
-#include "solver/solve.hpp"
+#include "solver/solver.hpp"
 
 namespace cgs {
 namespace {
@@ -101,11 +100,11 @@ std::vector<NamedMatrix> spd_matrices() {
 
 // Running CG on either device -----------------------------------------------------------------
 
-// b and x on the device, the generic loop (solver/cg.hpp) as the CPU runs it.
+// b and x on the device, the generic loop (solver/generic_cg.hpp) as the CPU runs it.
 template <typename T>
 Run run_cg(const CsrMatrix<double>& A, const std::vector<double>& b, bool jacobi,
            const BackendOptions& backend_options, const CgOptions& cg_options) {
-  return run_loop<T>(A, b, jacobi, backend_options, GpuLoop::generic, cg_options);
+  return run_loop<T>(A, b, jacobi, backend_options, GpuLoopAsk::generic, cg_options);
 }
 
 struct GpuKernel {
@@ -173,11 +172,11 @@ void compare_devices(const NamedMatrix& matrix, bool sorted, bool jacobi) {
       CHECK(residual <= 10 * std::max(cg.tol, cpu_residual));
     }
     // Timing: one event pair around each SpMV of the loop, inside the solve's own span.
-    REQUIRE(r.spmv_seconds.size() == std::size_t(r.iterations));
-    const double spmv_total = std::accumulate(r.spmv_seconds.begin(), r.spmv_seconds.end(), 0.0);
+    REQUIRE(r.spmv.samples.size() == std::size_t(r.iterations));
+    const double spmv_total = std::accumulate(r.spmv.samples.begin(), r.spmv.samples.end(), 0.0);
     CHECK(spmv_total > 0);
     CHECK(r.solve_seconds >= spmv_total);
-    for (double t : r.spmv_seconds) CHECK(t > 0);
+    for (double t : r.spmv.samples) CHECK(t > 0);
   }
 }
 
@@ -258,10 +257,10 @@ TEST_CASE("GPU solve_system matches the CPU path: sorted rows, Jacobi, float and
   for (Precision precision : {Precision::double_, Precision::single}) {
     for (Format format : {Format::csr, Format::ell, Format::hll, Format::coo}) {
       INFO(to_string(format) << std::string(precision == Precision::single ? " float" : " double"));
-      SolveOptions options;
+      SolveRequest options;
       options.precision = precision;
       options.sort_rows = true;
-      options.preconditioner = Preconditioner::jacobi;
+      options.precond = parse_precond("jacobi");
       options.backend.format = format;
       options.cg.tol = precision == Precision::single ? 1e-5 : 1e-10;
       options.cg.check_every = 0;  // the device's default
@@ -280,13 +279,11 @@ TEST_CASE("GPU solve_system matches the CPU path: sorted rows, Jacobi, float and
             (precision == Precision::single ? std::max(5L, cpu.cg.converged_at / 5) : 2));
       CHECK(gpu.true_relative_residual <=
             10 * std::max(options.cg.tol, cpu.true_relative_residual));
-      // The fused loops (auto picks them for csr, ell and hll) time no SpMV apart by design.
-      if (gpu.cg_loop == "generic") {
-        CHECK(gpu.times.spmv_median_seconds > 0);
-        CHECK(gpu.spmv_gflops() > 0);
-      } else {
-        CHECK(gpu.times.spmv_median_seconds == 0);
-      }
+      // Every loop times its SpMV (the fused ones the pass that holds it).
+      CHECK(gpu.spmv.measured);
+      CHECK(gpu.spmv.median > 0);
+      CHECK(gpu.spmv_gflops() > 0);
+      CHECK(is_fused(gpu.plan.loop));  // every format has a row function now
     }
   }
 }

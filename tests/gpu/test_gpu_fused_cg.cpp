@@ -1,12 +1,14 @@
 // The fused GPU CG loops (solver/cuda/fused_cg.hpp: persistent kernel, CUDA graph) against the
 // generic GPU loop and the CPU: same status, iterations within a few, solutions to tolerance,
-// for every format with a row function, float and double, plain and Jacobi; and the edge cases
-// (n = 1, n = 33, b = 0, breakdown, max iterations, exact converged_at, fallback).
+// for every format and kernel with a row function (CSR a thread or a lane group per row, ELL,
+// HLL, COO through its row offsets), float and double, plain and Jacobi; the SpMV pass timed
+// inside the loop; and the edge cases (n = 1, n = 33, b = 0, breakdown, max iterations, exact
+// converged_at, fallback).
 #include <cmath>
 #include <memory>
 
 #include "gpu_cg_util.hpp"
-#include "solver/autotune.hpp"
+#include "solver/inspector.hpp"
 
 namespace cgs {
 namespace {
@@ -24,11 +26,12 @@ BackendOptions gpu_backend(Format format, const char* kernel) {
 // The kernels with a row function: the ones the fused loops run.
 const std::vector<std::pair<Format, const char*>>& fused_kernels() {
   static const std::vector<std::pair<Format, const char*>> kernels = {
-      {Format::csr, "scalar"}, {Format::ell, "thread"}, {Format::hll, "thread"}};
+      {Format::csr, "scalar"}, {Format::csr, "vector4"}, {Format::csr, "adaptive"},
+      {Format::ell, "thread"}, {Format::hll, "thread"},  {Format::coo, "segscan"}};
   return kernels;
 }
 
-constexpr GpuLoop kFusedLoops[] = {GpuLoop::persistent, GpuLoop::graph};
+constexpr GpuLoopAsk kFusedLoops[] = {GpuLoopAsk::persistent, GpuLoopAsk::graph};
 
 template <typename T>
 void compare_loops(const NamedMatrix& matrix, bool jacobi) {
@@ -40,15 +43,15 @@ void compare_loops(const NamedMatrix& matrix, bool jacobi) {
   cg.max_iters = 20000;
   BackendOptions cpu;
   cpu.device = Device::serial;
-  const Run reference = run_loop<T>(A, b, jacobi, cpu, GpuLoop::generic, cg);
+  const Run reference = run_loop<T>(A, b, jacobi, cpu, GpuLoopAsk::generic, cg);
   REQUIRE(reference.result.status == CgStatus::converged);
   const double cpu_residual = true_relative_residual(A, b, reference.x);
   const long slack = is_double ? 2 : std::max(5L, reference.result.iterations / 5);
 
   for (const auto& [format, kernel] : fused_kernels()) {
     const BackendOptions gpu = gpu_backend(format, kernel);
-    const Run generic = run_loop<T>(A, b, jacobi, gpu, GpuLoop::generic, cg);
-    for (GpuLoop loop : kFusedLoops) {
+    const Run generic = run_loop<T>(A, b, jacobi, gpu, GpuLoopAsk::generic, cg);
+    for (GpuLoopAsk loop : kFusedLoops) {
       INFO(matrix.name << (jacobi ? ", Jacobi, " : ", ") << (is_double ? "double, " : "float, ")
                        << to_string(format) << "/" << kernel << ", " << to_string(loop));
       const Run run = run_loop<T>(A, b, jacobi, gpu, loop, cg);
@@ -68,7 +71,15 @@ void compare_loops(const NamedMatrix& matrix, bool jacobi) {
       } else {
         CHECK(residual <= 10 * std::max(cg.tol, cpu_residual));
       }
-      CHECK(r.spmv_seconds.empty());  // fused: the SpMV is not timed apart
+      // The SpMV pass, timed inside the loop: one sample per iteration, each a fraction of it.
+      REQUIRE(r.spmv.measured());
+      CHECK(r.spmv.samples.size() == std::size_t(r.iterations));
+      double total = 0;
+      for (double t : r.spmv.samples) {
+        CHECK(t > 0);
+        total += t;
+      }
+      CHECK(total < r.solve_seconds);
       CHECK(r.solve_seconds > 0);
     }
   }
@@ -96,7 +107,7 @@ TEST_CASE("GPU CG: breakdown, b = 0, n = 1, n = 33 and max iterations in the fus
   cpu.device = Device::serial;
   for (const auto& [format, kernel] : fused_kernels()) {
     const BackendOptions gpu = gpu_backend(format, kernel);
-    for (GpuLoop loop : kFusedLoops) {
+    for (GpuLoopAsk loop : kFusedLoops) {
       INFO(to_string(format) << "/" << kernel << ", " << to_string(loop));
       CgOptions cg;
       cg.tol = 1e-12;
@@ -111,7 +122,7 @@ TEST_CASE("GPU CG: breakdown, b = 0, n = 1, n = 33 and max iterations in the fus
       // An indefinite matrix that may break down later: as on the CPU.
       CsrMatrix<double> later{5, 5, {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4}, {4, 3, 2, 1, -0.5}};
       const std::vector<double> ones(5, 1.0);
-      const Run on_cpu = run_loop<double>(later, ones, false, cpu, GpuLoop::generic, cg);
+      const Run on_cpu = run_loop<double>(later, ones, false, cpu, GpuLoopAsk::generic, cg);
       const Run on_gpu = run_loop<double>(later, ones, false, gpu, loop, cg);
       CHECK(on_gpu.result.status == on_cpu.result.status);
       CHECK(on_gpu.result.iterations == on_cpu.result.iterations);
@@ -142,7 +153,7 @@ TEST_CASE("GPU CG: breakdown, b = 0, n = 1, n = 33 and max iterations in the fus
       const CsrMatrix<double> A = testing::poisson2d(12);
       const std::vector<double> b = random_vector<double>(144, 63);
       const Run fused = run_loop<double>(A, b, false, gpu, loop, five);
-      const Run generic = run_loop<double>(A, b, false, gpu, GpuLoop::generic, five);
+      const Run generic = run_loop<double>(A, b, false, gpu, GpuLoopAsk::generic, five);
       CHECK(fused.result.status == CgStatus::max_iterations);
       CHECK(fused.result.iterations == 5);
       CHECK(relative_difference(fused.x, generic.x) <= 1e-12);
@@ -160,9 +171,9 @@ TEST_CASE("Fused GPU CG: converged_at is exact, the history repeats bit for bit"
   cg.tol = 1e-9;
   cg.record_history = true;
   cg.check_every = 16;
-  const Run generic = run_loop<double>(A, b, false, gpu, GpuLoop::generic, cg);
+  const Run generic = run_loop<double>(A, b, false, gpu, GpuLoopAsk::generic, cg);
   std::vector<std::vector<double>> histories;
-  for (GpuLoop loop : kFusedLoops) {
+  for (GpuLoopAsk loop : kFusedLoops) {
     for (bool progress : {false, true}) {  // progress: the persistent loop runs in chunks
       INFO(to_string(loop) << (progress ? " with progress" : ""));
       CgOptions options = cg;
@@ -185,70 +196,92 @@ TEST_CASE("Fused GPU CG: converged_at is exact, the history repeats bit for bit"
   for (const auto& h : histories) CHECK(h == histories.front());
 }
 
-TEST_CASE("Fused GPU CG: kernels without a row function fall back; solve_system says which ran") {
+TEST_CASE("Fused GPU CG: kernels without a row function run the generic loop, and say why") {
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = testing::poisson2d(16);
-  for (const auto& [format, kernel] : std::vector<std::pair<Format, const char*>>{
-           {Format::csr, "vector"}, {Format::csr, "cusparse"}, {Format::coo, "segscan"}}) {
-    auto backend = make_backend(A, gpu_backend(format, kernel));
-    std::string why;
-    CHECK(make_fused_cg(*backend, GpuLoop::automatic, &why) == nullptr);
-    CHECK(!why.empty());
-  }
   const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 65);
-  for (GpuLoop loop : {GpuLoop::automatic, GpuLoop::persistent, GpuLoop::graph, GpuLoop::generic}) {
-    for (Format format : {Format::csr, Format::coo}) {
-      SolveOptions options;
-      options.backend.device = Device::gpu;
-      options.backend.format = format;
-      options.gpu_loop = loop;
-      options.cg.tol = 1e-10;
+  for (GpuLoopAsk loop :
+       {GpuLoopAsk::automatic, GpuLoopAsk::persistent, GpuLoopAsk::graph, GpuLoopAsk::generic}) {
+    for (const auto& [format, kernel] :
+         std::vector<std::pair<Format, const char*>>{{Format::csr, "scalar"},
+                                                     {Format::csr, "stream"},
+                                                     {Format::csr, "cusparse"},
+                                                     {Format::coo, "segscan"},
+                                                     {Format::coo, "cusparse"},
+                                                     {Format::hll, "cusparse"}}) {
+      SolveRequest r;
+      r.backend = gpu_backend(format, kernel);
+      r.gpu_loop = loop;
+      r.cg.tol = 1e-10;
       std::vector<double> x;
-      const SolveReport report = solve_system(A, b, x, options);
-      INFO(to_string(format) << ", " << to_string(loop) << ": ran " << report.cg_loop);
+      const SolveReport report = solve_system(A, b, x, r);
+      const bool row_function = std::string(kernel) == "scalar" || std::string(kernel) == "segscan";
+      INFO(to_string(format) << "/" << kernel << ", asked " << to_string(loop) << ": ran "
+                             << to_string(report.plan.loop));
       CHECK(report.cg.status == CgStatus::converged);
       CHECK(report.true_relative_residual <= 1e-9);
-      if (format == Format::coo || loop == GpuLoop::generic) {
-        CHECK(report.cg_loop == "generic");
-      } else if (loop == GpuLoop::automatic) {
-        CHECK(report.cg_loop != "generic");
+      CHECK(report.spmv.measured);  // every loop times its SpMV
+      if (!row_function || loop == GpuLoopAsk::generic) {
+        CHECK(report.plan.loop == Loop::generic);
+        if (!row_function) {
+          bool said = false;
+          for (const std::string& why : report.plan.reasons)
+            said = said || why.find("no row function") != std::string::npos;
+          CHECK(said);
+        }
+      } else if (loop == GpuLoopAsk::automatic) {
+        CHECK(is_fused(report.plan.loop));
       } else {
-        CHECK(report.cg_loop == to_string(loop));
+        CHECK(report.plan.loop ==
+              (loop == GpuLoopAsk::persistent ? Loop::persistent : Loop::graph));
       }
     }
   }
 }
 
-TEST_CASE("Fused GPU CG: a prepared solve runs again and again to exactly solve_system's answer") {
-  // The inspector times several runs of one PreparedSolve, its loop built once: each run must
-  // be a fresh solve (x uploaded again, the graph or kernel reused on the same vectors).
+TEST_CASE(
+    "Fused GPU CG: a solver solves again and again to the same answer, and takes new values") {
+  // The inspector times several solves of one solver, netsolve one per refinement step: each
+  // must be a fresh solve (x uploaded again, the graph or kernel reused on the same vectors).
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = testing::random_spd(3000, 4, 67);
   const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 68);
+  CsrMatrix<double> B = A;  // new values, same pattern: 2 A + I
+  for (index_t row = 0; row < B.rows; ++row)
+    for (index_t k = B.row_ptr[row]; k < B.row_ptr[row + 1]; ++k)
+      B.values[k] = 2 * B.values[k] + (B.col_idx[k] == row ? 1.0 : 0.0);
   for (const auto& [format, kernel] : fused_kernels()) {
-    for (GpuLoop loop :
-         {GpuLoop::automatic, GpuLoop::persistent, GpuLoop::graph, GpuLoop::generic}) {
+    for (GpuLoopAsk loop :
+         {GpuLoopAsk::automatic, GpuLoopAsk::persistent, GpuLoopAsk::graph, GpuLoopAsk::generic}) {
       INFO(to_string(format) << "/" << kernel << ", " << to_string(loop));
-      SolveOptions options;
-      options.backend = gpu_backend(format, kernel);
-      options.sort_rows = format == Format::hll;
-      options.preconditioner = Preconditioner::jacobi;
-      options.gpu_loop = loop;
-      options.cg.tol = 1e-10;
+      SolveRequest r;
+      r.backend = gpu_backend(format, kernel);
+      r.sort_rows = format == Format::hll;
+      r.precond = parse_precond("jacobi");
+      r.gpu_loop = loop;
+      r.cg.tol = 1e-10;
       std::vector<double> x_system;
-      const SolveReport once = solve_system(A, b, x_system, options);
+      const SolveReport once = solve_system(A, b, x_system, r);
       REQUIRE(once.cg.status == CgStatus::converged);
 
-      BuiltBackend<double> built = build_backend<double>(A, options);
-      PreparedSolve<double> prepared(A, b, options, built);
+      auto solver = make_solver(once.plan);
+      solver->analyze(A);
       for (int run = 0; run < 2; ++run) {
         std::vector<double> x;
-        const SolveReport report = prepared.run(x);
-        CHECK(report.cg_loop == once.cg_loop);
+        const SolveReport report = solver->solve(b, x);
+        CHECK(report.plan.loop == once.plan.loop);
         CHECK(report.cg.iterations == once.cg.iterations);
         CHECK(x == x_system);
         CHECK(report.true_relative_residual <= 1e-9);
       }
+      solver->set_values(B);
+      std::vector<double> x_set, x_fresh;
+      const SolveReport updated = solver->solve(b, x_set);
+      auto fresh = make_solver(once.plan);
+      fresh->analyze(B);
+      const SolveReport again = fresh->solve(b, x_fresh);
+      CHECK(updated.cg.iterations == again.cg.iterations);
+      CHECK(x_set == x_fresh);
     }
   }
 }
@@ -260,13 +293,13 @@ TEST_CASE(
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = testing::poisson2d(40);
   const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 69);
-  SolveOptions options;
+  SolveRequest options;
   options.backend.device = Device::gpu;
-  options.auto_format = true;
+  options.format_auto = true;
   options.cg.tol = 1e-10;
-  const AutoChoice choice = choose_backend(A, options);
+  const Inspection choice = inspect_candidates(options, A);
   std::string timed;
-  for (const AutoCandidate& c : choice.timed) timed += c.label() + " ";
+  for (const InspectedCandidate& c : choice.timed) timed += c.label() + " ";
   std::string skipped;
   for (const std::string& s : choice.skipped) skipped += s + "; ";
   INFO("timed: " << timed << "| skipped: " << skipped << "| " << choice.reason);
@@ -277,7 +310,7 @@ TEST_CASE(
   std::vector<double> x;
   const SolveReport report = solve_system(A, b, x, options);
   CHECK(report.cg.status == CgStatus::converged);
-  CHECK(report.cg_loop != "generic");
+  CHECK(is_fused(report.plan.loop));
   CHECK(report.true_relative_residual <= 1e-9);
 }
 

@@ -20,8 +20,8 @@ namespace {
 
 // The serial device: these systems have at most a few thousand rows, where OpenMP threads only
 // add synchronisation (and on a loaded machine, 30x the time); the iterates are the same.
-SolveOptions cg_options(const Network& net) {
-  SolveOptions o;
+SolveRequest cg_options(const Network& net) {
+  SolveRequest o;
   o.backend.format = Format::csr;
   o.backend.device = Device::serial;
   o.cg.tol = 1e-12;
@@ -98,7 +98,7 @@ TEST_CASE("refinement drives the backward error to rounding level (Net3 trial 1)
   GradientAlgorithm gga(net);
   gga.initialise();
   const JunctionSystem& s = gga.assemble();
-  SolveOptions o = cg_options(net);
+  SolveRequest o = cg_options(net);
   std::vector<double> plain(gga.heads().begin(), gga.heads().begin() + net.junction_count);
   std::vector<double> refined = plain;
   const auto one = make_cg_solver(o, RefinementOptions{1e-15, 1})->solve(s.A, s.b, plain);

@@ -1,12 +1,14 @@
-// The fused CPU CG loops (solver/omp_fused_cg.hpp: serial, and the OpenMP team) against the
-// generic loop of solver/cg.hpp on the same backend, and against the known solution.
+// The fused CPU CG loops (solver/fused/cpu_loop.hpp: serial, and the OpenMP team) against the
+// generic loop of solver/generic_cg.hpp on the same backend, and against the known solution.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
-#include "solver/omp_fused_cg.hpp"
-#include "solver/solve.hpp"
+#include "formats/row_order.hpp"
+#include "solver/fused/cpu_loop.hpp"
+#include "solver/generic_cg.hpp"
+#include "solver/solver.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -15,19 +17,19 @@ using namespace cgs::testing;
 namespace {
 
 // One way to run CG on a CPU backend: the generic loop, or a fused one.
-struct Loop {
+struct LoopCase {
   const char* name;
   Device device;
   int threads;
   bool fused;
-  FusedCpuLoop choice = FusedCpuLoop::automatic;
+  bool team = false;
 };
 
-const Loop kGeneric{"generic serial", Device::serial, 1, false};
-const Loop kFusedLoops[] = {{"fused serial device", Device::serial, 1, true},
-                            {"fused serial on OpenMP", Device::omp, 2, true, FusedCpuLoop::serial},
-                            {"fused team of 2", Device::omp, 2, true, FusedCpuLoop::team},
-                            {"fused team of 5", Device::omp, 5, true, FusedCpuLoop::team}};
+const LoopCase kGeneric{"generic serial", Device::serial, 1, false};
+const LoopCase kFusedLoops[] = {{"fused serial device", Device::serial, 1, true},
+                                {"fused serial on OpenMP", Device::omp, 2, true, false},
+                                {"fused team of 2", Device::omp, 2, true, true},
+                                {"fused team of 5", Device::omp, 5, true, true}};
 
 struct Run {
   CgResult cg;
@@ -37,7 +39,7 @@ struct Run {
 
 // Solves A x = b in precision T from x0 with the loop, on a backend of the format.
 template <typename T>
-Run run_loop(const Loop& loop, const CsrMatrix<double>& A, Format format, bool jacobi,
+Run run_loop(const LoopCase& loop, const CsrMatrix<double>& A, Format format, bool jacobi,
              const std::vector<double>& b, const std::vector<double>& x0, CgOptions cg) {
   BackendOptions bo;
   bo.format = format;
@@ -46,25 +48,24 @@ Run run_loop(const Loop& loop, const CsrMatrix<double>& A, Format format, bool j
   bo.hack_size = 4;  // several hacks, the last one partial, also on small matrices
   auto backend = make_backend(cast_values<T>(A), bo);
   const std::size_t n = b.size();
-  std::vector<T> inv(n), b_t(b.begin(), b.end()), x(x0.begin(), x0.end());
-  if (jacobi)
-    for (index_t r = 0; r < A.rows; ++r)
-      for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k)
-        if (A.col_idx[k] == r) inv[r] = T(1.0 / A.values[k]);
-  const T* inv_diag = jacobi ? inv.data() : nullptr;
+  if (cg.max_iters <= 0) cg.max_iters = 10 * long(n);
+  auto M =
+      make_preconditioner<T>(parse_precond(jacobi ? "jacobi" : "none"), loop.device, loop.threads);
+  M->analyze(A);
+  std::vector<T> b_t(b.begin(), b.end()), x(x0.begin(), x0.end());
   Run run;
   if (loop.fused) {
-    REQUIRE(has_fused_cpu_loop(*backend));
-    run.cg = omp_fused_conjugate_gradient(*backend, inv_diag, b_t.data(), x.data(), cg, &run.loop,
-                                          loop.choice);
+    const std::optional<Rows<T>> rows = backend->row_view();
+    REQUIRE(rows);
+    run.cg =
+        fused_cpu_conjugate_gradient(*rows, index_t(n), *M, b_t.data(), x.data(), cg, loop.team);
+    run.loop = loop.team ? "fused-team" : "fused-serial";
   } else {
     auto ops = make_vector_ops<T>(loop.device, n, loop.threads);
-    DeviceVector<T> b_dev(*ops, n), x_dev(*ops, n), inv_dev(*ops, n);
+    DeviceVector<T> b_dev(*ops, n), x_dev(*ops, n);
     ops->upload(b_t.data(), b_dev.data(), n);
     ops->upload(x.data(), x_dev.data(), n);
-    ops->upload(inv.data(), inv_dev.data(), n);
-    run.cg = conjugate_gradient(*backend, *ops, jacobi ? inv_dev.data() : nullptr, b_dev.data(),
-                                x_dev.data(), cg);
+    run.cg = generic_conjugate_gradient(*backend, *M, *ops, b_dev.data(), x_dev.data(), cg);
     ops->download(x_dev.data(), x.data(), n);
     run.loop = "generic";
   }
@@ -135,13 +136,13 @@ TEST_CASE("fused CPU loops: every format, Jacobi or not, float or double, match 
           CgOptions cg;
           cg.tol = single ? 1e-5 : 1e-11;
           cg.record_history = true;
-          auto run = [&](const Loop& loop) {
+          auto run = [&](const LoopCase& loop) {
             return single ? run_loop<float>(loop, sys.A, format, jacobi, b, x0, cg)
                           : run_loop<double>(loop, sys.A, format, jacobi, b, x0, cg);
           };
           const Run generic = run(kGeneric);
           REQUIRE(generic.cg.status == CgStatus::converged);
-          for (const Loop& loop : kFusedLoops) {
+          for (const LoopCase& loop : kFusedLoops) {
             CAPTURE(std::string(loop.name));
             const Run fused = run(loop);
             REQUIRE(fused.cg.status == CgStatus::converged);
@@ -151,7 +152,7 @@ TEST_CASE("fused CPU loops: every format, Jacobi or not, float or double, match 
             CHECK(fused.cg.residual_history.size() == std::size_t(fused.cg.iterations) + 1);
             CHECK(fused.cg.residual_history.front() == doctest::Approx(generic.cg.rhs_norm));
             CHECK(fused.cg.residual_norm <= cg.tol * fused.cg.rhs_norm);
-            CHECK(fused.cg.spmv_seconds.empty());  // the product is not a step of its own
+            CHECK(fused.cg.spmv.measured());  // the SpMV pass, timed inside the loop
             // And the answer: the generic loop's, and x* (all these are well conditioned).
             CHECK(relative_difference(fused.x, generic.x) <= (single ? 1e-4 : 1e-9));
             CHECK(relative_difference(fused.x, sys.x_star) <= (single ? 1e-3 : 1e-8));
@@ -171,7 +172,7 @@ TEST_CASE("fused CPU loops: the residual history follows the generic loop's, ste
       CAPTURE(to_string(format));
       CAPTURE(jacobi);
       const Run generic = run_loop<double>(kGeneric, A, format, jacobi, b, x0, cg);
-      for (const Loop& loop : kFusedLoops) {
+      for (const LoopCase& loop : kFusedLoops) {
         CAPTURE(std::string(loop.name));
         const Run fused = run_loop<double>(loop, A, format, jacobi, b, x0, cg);
         REQUIRE(fused.cg.converged_at == generic.cg.converged_at);
@@ -200,7 +201,7 @@ TEST_CASE("fused CPU loops: the iteration limit leaves x where the generic loop 
       CAPTURE(limit);
       CAPTURE(jacobi);
       const Run generic = run_loop<double>(kGeneric, A, Format::csr, jacobi, b, x0, cg);
-      for (const Loop& loop : kFusedLoops) {
+      for (const LoopCase& loop : kFusedLoops) {
         CAPTURE(std::string(loop.name));
         const Run fused = run_loop<double>(loop, A, Format::csr, jacobi, b, x0, cg);
         CHECK(fused.cg.status == CgStatus::max_iterations);
@@ -225,7 +226,7 @@ TEST_CASE("fused CPU loops: an indefinite matrix breaks down where the generic l
   const Run generic = run_loop<double>(kGeneric, A, Format::ell, false, b, x0, cg);
   REQUIRE(generic.cg.status == CgStatus::breakdown);
   REQUIRE(generic.cg.iterations >= 3);  // x has moved before the breakdown
-  for (const Loop& loop : kFusedLoops) {
+  for (const LoopCase& loop : kFusedLoops) {
     CAPTURE(std::string(loop.name));
     const Run fused = run_loop<double>(loop, A, Format::ell, false, b, x0, cg);
     CHECK(fused.cg.status == CgStatus::breakdown);
@@ -238,7 +239,7 @@ TEST_CASE("fused CPU loops: an indefinite matrix breaks down where the generic l
 }
 
 TEST_CASE("fused CPU loops: NaN in the matrix, b = 0 and x0 = the answer") {
-  for (const Loop& loop : kFusedLoops) {
+  for (const LoopCase& loop : kFusedLoops) {
     CAPTURE(std::string(loop.name));
     CgOptions cg;
     cg.record_history = true;
@@ -282,7 +283,7 @@ TEST_CASE("fused CPU loops: converged_at is exact whatever check_every, and atol
   CHECK(generic7.cg.converged_at == reference.cg.converged_at);
   REQUIRE(reference.cg.converged_at % 7 != 0);  // else the test could not tell
   CHECK(generic7.cg.iterations > generic7.cg.converged_at);
-  for (const Loop& loop : kFusedLoops) {
+  for (const LoopCase& loop : kFusedLoops) {
     CAPTURE(std::string(loop.name));
     progress.clear();
     const Run fused = run_loop<double>(loop, A, Format::csr, false, b, x0, every7);
@@ -303,81 +304,72 @@ TEST_CASE("fused CPU loops: converged_at is exact whatever check_every, and atol
   }
 }
 
-TEST_CASE("solve_system routes the CPU devices to the fused loops and says which ran") {
-  auto solve = [](const CsrMatrix<double>& A, Device device, int threads, bool fused) {
-    SolveOptions o;
-    o.backend.device = device;
-    o.backend.threads = threads;
-    o.fused_cpu_loop = fused;
-    o.cg.tol = 1e-10;
-    std::vector<double> x;
-    const SolveReport r = solve_system(A, multiply(A, std::vector<double>(A.rows, 1.0)), x, o);
-    CHECK(r.cg.status == CgStatus::converged);
-    CHECK(r.true_relative_residual <= 1e-9);
-    return r;
+TEST_CASE("the plan routes the CPU devices to the fused loops and says which ran and why") {
+  auto plan = [](const CsrMatrix<double>& A, Device device, int threads, CpuLoopAsk ask) {
+    SolveRequest r;
+    r.backend.device = device;
+    r.backend.threads = threads;
+    r.cpu_loop = ask;
+    return make_plan(r, A);
+  };
+  auto said = [](const Plan& p, const std::string& text) {
+    for (const std::string& why : p.reasons)
+      if (why.find(text) != std::string::npos) return true;
+    return false;
   };
   // Below kNeverTeamWork and above kAlwaysTeamWork the choice does not depend on the machine.
   const CsrMatrix<double> small = poisson2d(10), large = poisson2d(200);
   REQUIRE(long(large.nnz()) + large.rows >= kAlwaysTeamWork);
   REQUIRE(long(small.nnz()) + small.rows < kNeverTeamWork);
-  CHECK(solve(small, Device::serial, 1, true).cg_loop == "fused");
-  CHECK(solve(small, Device::serial, 1, false).cg_loop == "generic");
-  CHECK(solve(small, Device::omp, 2, true).cg_loop == "fused (serial: n too small for threads)");
-  CHECK(solve(small, Device::omp, 1, true).cg_loop == "fused (serial: one thread)");
-  CHECK(solve(large, Device::omp, 2, true).cg_loop == "fused");
-  CHECK(solve(large, Device::omp, 2, false).cg_loop == "generic");
-  const SolveReport generic = solve(small, Device::serial, 1, false);
-  CHECK(generic.cg.spmv_seconds.size() == std::size_t(generic.cg.iterations));
+  CHECK(plan(small, Device::serial, 1, CpuLoopAsk::automatic).loop == Loop::serial);
+  CHECK(plan(small, Device::serial, 1, CpuLoopAsk::generic).loop == Loop::generic);
+  const Plan tiny = plan(small, Device::omp, 2, CpuLoopAsk::automatic);
+  CHECK(tiny.loop == Loop::serial);
+  CHECK(said(tiny, "too small for threads"));
+  const Plan one = plan(small, Device::omp, 1, CpuLoopAsk::automatic);
+  CHECK(one.loop == Loop::serial);
+  CHECK(said(one, "one thread"));
+  CHECK(plan(large, Device::omp, 2, CpuLoopAsk::automatic).loop == Loop::team);
+  CHECK(plan(large, Device::omp, 2, CpuLoopAsk::generic).loop == Loop::generic);
+  CHECK(plan(small, Device::omp, 2, CpuLoopAsk::team).loop == Loop::team);
+  CHECK(plan(large, Device::omp, 2, CpuLoopAsk::serial).loop == Loop::serial);
+  CHECK(plan(large, Device::omp, 1, CpuLoopAsk::team).loop == Loop::serial);
+  CHECK(plan(large, Device::serial, 1, CpuLoopAsk::team).loop == Loop::serial);
+
+  SolveRequest r;
+  r.backend.device = Device::serial;
+  r.cpu_loop = CpuLoopAsk::generic;
+  std::vector<double> x;
+  const SolveReport generic =
+      solve_system(small, multiply(small, std::vector<double>(small.rows, 1.0)), x, r);
+  CHECK(generic.plan.loop == Loop::generic);
+  CHECK(generic.cg.spmv.samples.size() == std::size_t(generic.cg.iterations));
 }
 
-TEST_CASE(
-    "between the size bounds the OpenMP device times serial against team and runs the faster") {
-  SUBCASE("bounds and explicit choices decide without timing") {
-    const CsrMatrix<double> small = poisson2d(10), large = poisson2d(200);
-    auto resolve = [](const CsrMatrix<double>& A, Device device, int threads, FusedCpuLoop c) {
-      BackendOptions o;
-      o.device = device;
-      o.threads = threads;
-      auto backend = make_backend(A, o);
-      const std::vector<double> b(std::size_t(A.rows), 1.0);
-      return resolve_fused_cpu_loop(*backend, static_cast<const double*>(nullptr), b.data(), c);
-    };
-    CHECK(resolve(small, Device::omp, 2, FusedCpuLoop::automatic).serial_because ==
-          "n too small for threads");
-    CHECK_FALSE(resolve(small, Device::omp, 2, FusedCpuLoop::automatic).team);
-    CHECK(resolve(small, Device::omp, 2, FusedCpuLoop::team).team);
-    CHECK(resolve(large, Device::omp, 2, FusedCpuLoop::automatic).team);
-    CHECK(resolve(large, Device::omp, 2, FusedCpuLoop::serial).serial_because == "asked for");
-    CHECK(resolve(large, Device::omp, 1, FusedCpuLoop::team).serial_because == "one thread");
-    const ResolvedCpuLoop serial_device = resolve(large, Device::serial, 1, FusedCpuLoop::team);
-    CHECK_FALSE(serial_device.team);
-    CHECK(serial_device.serial_because.empty());
-  }
-  SUBCASE("in between: either loop, the same answer as that loop asked for by name") {
-    const CsrMatrix<double> A = poisson2d(40);  // 9,600 entries and rows
-    REQUIRE(long(A.nnz()) + A.rows > kNeverTeamWork);
-    REQUIRE(long(A.nnz()) + A.rows < kAlwaysTeamWork);
-    BackendOptions o;
-    o.device = Device::omp;
-    o.threads = 2;
-    auto backend = make_backend(A, o);
-    const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
-    const double* no_jacobi = nullptr;
-    const ResolvedCpuLoop resolved = resolve_fused_cpu_loop(*backend, no_jacobi, b.data());
-    if (!resolved.team) CHECK(resolved.serial_because.rfind("a team of 2 timed ", 0) == 0);
-    CgOptions cg;
-    cg.tol = 1e-10;
-    std::vector<double> x(b.size(), 0.0), x_named(b.size(), 0.0);
-    std::string loop;
-    const CgResult r =
-        run_fused_cpu_loop(*backend, resolved, no_jacobi, b.data(), x.data(), cg, &loop);
-    const FusedCpuLoop named = resolved.team ? FusedCpuLoop::team : FusedCpuLoop::serial;
-    const CgResult r_named = omp_fused_conjugate_gradient(*backend, no_jacobi, b.data(),
-                                                          x_named.data(), cg, nullptr, named);
-    CHECK(r.status == CgStatus::converged);
-    CHECK(r.iterations == r_named.iterations);
-    CHECK(x == x_named);
-    CHECK(loop == (resolved.team ? "fused" : "fused (serial: " + resolved.serial_because + ")"));
-    for (double e : x) CHECK(e == doctest::Approx(1.0).epsilon(1e-8));
-  }
+TEST_CASE("between the size bounds the planner times serial against team and runs the faster") {
+  const CsrMatrix<double> A = poisson2d(40);  // 9,600 entries and rows
+  REQUIRE(long(A.nnz()) + A.rows > kNeverTeamWork);
+  REQUIRE(long(A.nnz()) + A.rows < kAlwaysTeamWork);
+  SolveRequest r;
+  r.backend.device = Device::omp;
+  r.backend.threads = 2;
+  r.cg.tol = 1e-10;
+  const Plan timed = make_plan(r, A);
+  REQUIRE((timed.loop == Loop::serial || timed.loop == Loop::team));
+  bool said_times = false;
+  for (const std::string& why : timed.reasons)
+    said_times = said_times || why.find("a team of 2 timed ") != std::string::npos;
+  CHECK(said_times);
+  // The same answer, bit for bit, as that loop asked for by name.
+  const std::vector<double> b = multiply(A, std::vector<double>(A.rows, 1.0));
+  std::vector<double> x, x_named;
+  auto solver = make_solver(timed);
+  solver->analyze(A);
+  const SolveReport rep = solver->solve(b, x);
+  r.cpu_loop = timed.loop == Loop::team ? CpuLoopAsk::team : CpuLoopAsk::serial;
+  const SolveReport named = solve_system(A, b, x_named, r);
+  CHECK(rep.cg.status == CgStatus::converged);
+  CHECK(rep.cg.iterations == named.cg.iterations);
+  CHECK(x == x_named);
+  for (double e : x) CHECK(e == doctest::Approx(1.0).epsilon(1e-8));
 }

@@ -1,4 +1,4 @@
-// The fused CPU team's barrier (solver/team_barrier.hpp): nobody passes before everybody has
+// The fused CPU team's barrier (solver/fused/team_barrier.hpp): nobody passes before everybody has
 // arrived, and what every thread wrote before it is seen by every thread after it.
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "solver/team_barrier.hpp"
+#include "solver/fused/team_barrier.hpp"
 
 using namespace cgs;
 

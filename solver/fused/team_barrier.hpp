@@ -1,4 +1,4 @@
-// A dissemination barrier for the fused CPU CG team (solver/omp_fused_cg.cpp).
+// A dissemination barrier for the fused CPU CG team (solver/fused/cpu_team.cpp).
 //
 // Why not `#pragma omp barrier`: a team iteration of the fused loop is two barriers, and on the
 // small systems of water networks they are most of it. libgomp's barrier is centralised: every

@@ -1,0 +1,272 @@
+#include "solver/inspector.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "formats/stats.hpp"
+#include "spmv/kernel_registry.hpp"
+
+namespace cgs {
+
+namespace {
+
+// What is timed is what the solve runs: short CG solves (tol 0, kTrialIterations iterations) on
+// the candidate's solver, so the CG loop the candidate gets counts (on the GPU a kernel with a
+// row function runs the fused loop, 3x faster per iteration at n ~ 15,000 than the generic loop
+// around an SpMV that may itself be a little faster; timing SpMVs alone picked the latter). The
+// first trial warms up; then up to kMaxTrials timed, the median per iteration. A candidate stops
+// after kMinTrials timed trials when clearly behind the best so far, or once its timed trials
+// passed the budget.
+constexpr int kTrialIterations = 10;
+constexpr int kMaxTrials = 4;
+constexpr int kMinTrials = 2;
+constexpr double kClearlySlower = 1.3;
+constexpr double kTimingBudgetSeconds = 2e-3;
+// ELL pays for every padded slot; above this fill it loses to HLL/CSR, so it is not timed.
+constexpr double kMaxEllFillWorthTiming = 2.0;
+// Sorting only changes anything when row lengths vary (HLL padding, GPU warp divergence).
+constexpr double kMinDeviationPctForSorting = 10.0;
+// On the GPU the generic loop's kernel launches alone take 35-50 us an iteration on an H200 at
+// n ~ 15,000; below this per-iteration time of the best fused candidate none of them can win.
+constexpr double kGenericLoopFloorSeconds = 20e-6;
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::atomic<long> runs{0};
+
+std::string fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+std::string micro(double seconds) { return fixed(seconds * 1e6, 2) + " us"; }
+
+// The GPU kernels worth timing for a format (spmv/kernel_registry.hpp): with --format auto those
+// marked for inspection, with --kernel auto every kernel of the format.
+std::vector<std::string> gpu_kernels_to_time(Format format, bool all_formats) {
+  std::vector<std::string> names;
+  for (const GpuKernel& k : gpu_kernels())
+    if (k.format == format && (!all_formats || k.inspect)) names.push_back(k.name);
+  return names;
+}
+
+bool has_row_function(const InspectedCandidate& c, Device device) {
+  if (device != Device::gpu) return true;
+  const GpuKernel* k = find_gpu_kernel(c.format, c.kernel);
+  return k && k->row_function;
+}
+
+// Sorting is tried only for the formats it can help: CSR (GPU: a thread per row, the kernel
+// that suffers from uneven rows in a warp) and HLL (less padding per hack).
+bool worth_sorting(const InspectedCandidate& c, Device device) {
+  if (c.format == Format::hll) return true;
+  if (c.format != Format::csr) return false;
+  return device != Device::gpu || c.kernel == "scalar";
+}
+
+std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const SolveRequest& r,
+                                               std::vector<std::string>& skipped) {
+  const Device device = r.backend.device;
+  const bool gpu = device == Device::gpu;
+  const std::vector<Format> formats =
+      r.format_auto ? std::vector<Format>{Format::csr, Format::hll, Format::ell, Format::coo}
+                    : std::vector<Format>{r.backend.format};
+  const bool try_sorting =
+      r.format_auto && stats.row_length_avg_deviation_pct >= kMinDeviationPctForSorting;
+  if (r.format_auto && !try_sorting)
+    skipped.push_back("sorting (row lengths nearly uniform, deviation " +
+                      fixed(stats.row_length_avg_deviation_pct, 1) + "%)");
+
+  std::vector<InspectedCandidate> list;
+  for (Format format : formats) {
+    if (format == Format::ell && r.format_auto) {
+      const double limit = std::min(r.backend.max_ell_fill, kMaxEllFillWorthTiming);
+      if (stats.ell_fill > limit) {
+        skipped.push_back("ell (fill " + fixed(stats.ell_fill, 1) + " > " + fixed(limit, 1) + ")");
+        continue;
+      }
+    }
+    const std::vector<std::string> kernels =
+        gpu ? (r.kernel_auto() || r.format_auto ? gpu_kernels_to_time(format, r.format_auto)
+                                                : std::vector<std::string>{r.backend.kernel})
+            : std::vector<std::string>{""};
+    for (const std::string& kernel : kernels) {
+      InspectedCandidate c;
+      c.format = format;
+      c.sort_rows = !r.format_auto && r.sort_rows;  // with auto: timed both ways
+      c.kernel = kernel;
+      list.push_back(c);
+      if (try_sorting && worth_sorting(c, device)) {
+        c.sort_rows = true;
+        list.push_back(c);
+      }
+    }
+  }
+  if (gpu)  // the fused-loop candidates first, so that the floor above can skip the others
+    std::stable_partition(list.begin(), list.end(),
+                          [&](const InspectedCandidate& c) { return has_row_function(c, device); });
+  return list;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+CgOptions trial_options(const Plan& plan) {
+  CgOptions trial = plan.cg;
+  trial.tol = 0;
+  trial.atol = 0;
+  trial.max_iters = kTrialIterations;
+  trial.record_history = false;
+  trial.progress = nullptr;
+  trial.time_spmv = false;
+  return trial;
+}
+
+// Short CG solves on the candidate's solver (see kTrialIterations); stops early once the running
+// median is clearly behind the best so far (0 = none yet).
+void time_iterations(Solver& solver, index_t n, double best_so_far, InspectedCandidate& c) {
+  const std::vector<double> b(std::size_t(n), 1.0);
+  const CgOptions trial = trial_options(solver.plan());
+  std::vector<double> per_iteration;
+  double spent = 0;
+  for (int i = 0; i <= kMaxTrials; ++i) {
+    std::vector<double> x;  // zero
+    const SolveReport report = solver.solve(b, x, false, &trial);
+    if (report.cg.iterations <= 0) break;  // nothing to time (b = 0 cannot happen: b = 1)
+    if (i == 0) continue;                  // warm-up
+    per_iteration.push_back(report.cg.solve_seconds / double(report.cg.iterations));
+    spent += report.cg.solve_seconds;
+    if (int(per_iteration.size()) < kMinTrials) continue;
+    if (spent > kTimingBudgetSeconds) break;
+    if (best_so_far > 0 && median(per_iteration) > kClearlySlower * best_so_far) break;
+  }
+  c.trials = int(per_iteration.size());
+  c.median_seconds = median(per_iteration);
+}
+
+// The request with the candidate's choice fixed, and the timing solves' stop rule.
+SolveRequest fixed_request(const SolveRequest& r, const InspectedCandidate& c,
+                           std::optional<CpuLoopAsk> cpu_loop) {
+  SolveRequest fixed = r;
+  fixed.format_auto = false;
+  fixed.backend.format = c.format;
+  fixed.backend.kernel = c.kernel;
+  fixed.sort_rows = c.sort_rows;
+  if (cpu_loop) fixed.cpu_loop = *cpu_loop;
+  return fixed;
+}
+
+// Starting the OpenMP team is paid once per process by the first parallel region: here, not in
+// the first candidate's timings, and not charged to the inspector (the solve would pay it).
+double start_thread_team(const SolveRequest& r) {
+  if (r.backend.device != Device::omp) return 0;
+  const int threads = r.backend.threads > 0 ? r.backend.threads : omp_get_max_threads();
+  const auto start = Clock::now();
+#pragma omp parallel num_threads(threads)
+  {}
+  return since(start);
+}
+
+std::string explain(const std::vector<InspectedCandidate>& timed,
+                    const std::vector<std::string>& skipped) {
+  const InspectedCandidate& best = timed.front();
+  std::string text = best.label() + ": " + micro(best.median_seconds) + " per CG iteration";
+  for (std::size_t i = 1; i < timed.size(); ++i) {
+    const InspectedCandidate& c = timed[i];
+    text += (i == 1 ? " vs " : ", ") + c.label() + " " + micro(c.median_seconds);
+    if (c.trials < kMaxTrials) text += " (" + std::to_string(c.trials) + " trials)";
+  }
+  if (!skipped.empty()) {
+    text += "; skipped";
+    for (std::size_t i = 0; i < skipped.size(); ++i) text += (i == 0 ? " " : ", ") + skipped[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string InspectedCandidate::label() const {
+  std::string text = to_string(format);
+  if (!kernel.empty()) text += "/" + kernel;
+  if (sort_rows) text += " sorted";
+  return text;
+}
+
+PlannedSolver inspect(const SolveRequest& request, const CsrMatrix<double>& A) {
+  return inspect_candidates(request, A).planned;
+}
+
+Inspection inspect_candidates(const SolveRequest& request, const CsrMatrix<double>& A) {
+  if (request.precond_auto())
+    throw InputError("--precond auto is not available yet: name a preconditioner");
+  ++runs;
+  Inspection inspection;
+  PlannedSolver& result = inspection.planned;
+  result.thread_start_seconds = start_thread_team(request);
+  const auto start = Clock::now();
+  std::vector<std::string>& skipped = inspection.skipped;
+  std::vector<InspectedCandidate> list =
+      candidate_list(compute_stats(A, request.backend.hack_size), request, skipped);
+
+  std::vector<InspectedCandidate>& timed = inspection.timed;
+  std::optional<CpuLoopAsk> cpu_loop;  // serial or team: decided by the first plan, then kept
+  double best = 0, winner_setup = 0;
+  std::string floored;  // generic-loop candidates left out (kGenericLoopFloorSeconds)
+  for (InspectedCandidate& c : list) {
+    if (!has_row_function(c, request.backend.device) && best > 0 &&
+        best < kGenericLoopFloorSeconds) {
+      floored += (floored.empty() ? "" : ", ") + c.label();
+      continue;
+    }
+    const auto built = Clock::now();
+    std::unique_ptr<Solver> solver;
+    try {
+      Plan plan = make_plan(fixed_request(request, c, cpu_loop), A);
+      if (!cpu_loop && (plan.loop == Loop::serial || plan.loop == Loop::team))
+        cpu_loop = plan.loop == Loop::team ? CpuLoopAsk::team : CpuLoopAsk::serial;
+      c.loop = plan.loop;
+      solver = make_solver(plan);
+      solver->analyze(A);
+    } catch (const InputError& e) {  // e.g. the ELL guard, a kernel that does not fit
+      skipped.push_back(c.label() + " (" + e.what() + ")");
+      continue;
+    }
+    const double setup = since(built);
+    time_iterations(*solver, A.rows, best, c);
+    timed.push_back(c);
+    if (result.solver && c.median_seconds >= best) continue;  // ties: the first, as sorted
+    best = c.median_seconds;
+    result.solver = std::move(solver);
+    winner_setup = setup;
+  }
+  if (!floored.empty())
+    skipped.push_back(floored +
+                      " (the generic loop's kernel launches alone take longer than the best "
+                      "fused loop's " +
+                      micro(best) + ")");
+  if (timed.empty())
+    throw InputError("--format/--kernel auto: no candidate could be built for this matrix");
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const InspectedCandidate& a, const InspectedCandidate& b) {
+                     return a.median_seconds < b.median_seconds;
+                   });
+  result.inspect_seconds = since(start) - winner_setup;
+  inspection.reason = explain(timed, skipped);
+  result.solver->note_inspection(inspection.reason);
+  return inspection;
+}
+
+long inspector_runs() { return runs.load(); }
+
+}  // namespace cgs

@@ -1,0 +1,47 @@
+// Built instead of solver/cuda/*.cu when no CUDA compiler was found: every GPU request of the
+// solver fails with a DeviceError that says so (cgsolve exits 4); the CPU paths work as usual.
+#include "solver/cuda/cuda_ops.hpp"
+#include "solver/cuda/fused_cg.hpp"
+#include "solver/precond/device_program.hpp"
+
+namespace cgs {
+
+namespace {
+constexpr const char* kNoCuda = "this cgsolve was built without CUDA (no nvcc found at build time)";
+}
+
+template <typename T>
+std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t) {
+  throw DeviceError(kNoCuda);
+}
+
+template <typename T>
+std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t, Preconditioner<T>&,
+                                                     Loop) {
+  throw DeviceError(kNoCuda);
+}
+
+template <typename T>
+PersistentLimits persistent_limits(Format, int) {
+  throw DeviceError(kNoCuda);
+}
+
+namespace precond {
+template <typename T>
+std::unique_ptr<DeviceProgram<T>> make_device_program(const ProgramSpec<T>&) {
+  throw DeviceError(kNoCuda);
+}
+template std::unique_ptr<DeviceProgram<float>> make_device_program(const ProgramSpec<float>&);
+template std::unique_ptr<DeviceProgram<double>> make_device_program(const ProgramSpec<double>&);
+}  // namespace precond
+
+#define CGS_NO_CUDA(T)                                                                     \
+  template std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t);                \
+  template std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t,   \
+                                                                Preconditioner<T>&, Loop); \
+  template PersistentLimits persistent_limits<T>(Format, int);
+CGS_NO_CUDA(float)
+CGS_NO_CUDA(double)
+#undef CGS_NO_CUDA
+
+}  // namespace cgs

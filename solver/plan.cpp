@@ -1,0 +1,260 @@
+#include "solver/plan.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <limits>
+
+#include "formats/stats.hpp"
+#include "solver/cuda/fused_cg.hpp"
+#include "solver/fused/cpu_loop.hpp"
+#include "spmv/kernel_registry.hpp"
+
+namespace cgs {
+
+std::string to_string(Precision precision) {
+  return precision == Precision::single ? "float" : "double";
+}
+
+int default_check_every(Device device) { return device == Device::gpu ? 16 : 1; }
+
+BackendOptions Plan::backend_options() const {
+  BackendOptions o;
+  o.format = format;
+  o.device = device;
+  o.threads = threads;
+  o.kernel = kernel;
+  o.hack_size = hack_size;
+  o.block_size = block_size;
+  o.blocks = blocks;
+  o.max_ell_fill = max_ell_fill;
+  return o;
+}
+
+std::string Plan::summary() const {
+  std::string text = to_string(format);
+  if (!kernel.empty()) text += "/" + kernel;
+  if (format == Format::hll) text += " (hack size " + std::to_string(hack_size) + ")";
+  if (rcm && sort_rows)
+    text += ", rows in reverse Cuthill-McKee order, then sorted by length";
+  else if (rcm)
+    text += ", rows in reverse Cuthill-McKee order";
+  else if (sort_rows)
+    text += ", rows sorted by length";
+  else
+    text += ", rows in file order";
+  text += ", preconditioner " + precond.text() + ", " + to_string(loop) + " loop, " +
+          to_string(precision);
+  if (device == Device::omp) text += ", " + std::to_string(threads) + " threads";
+  return text;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string micro(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
+  return text;
+}
+
+std::string count(long long n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// The kernel on the GPU: asked, or the default for the loop it will run. The fused loops need a
+// row function (spmv/kernel_registry.hpp's default_fused_gpu_kernel); the generic loop, asked
+// for by name, takes the kernel that measured fastest as a plain SpMV on an H200 (spmvbench,
+// 2026-11-22: cuSPARSE's sliced ELL for HLL, equal or up to 1.6x faster than ours, while its
+// 32-bit offsets fit; cuSPARSE for COO, 1.2-2.4x the segmented scan; CSR stream for rows longer
+// than 10, 1.03-1.4x cuSPARSE).
+std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, Plan& plan) {
+  const Format format = plan.format;
+  if (!r.backend.kernel.empty()) {
+    require_gpu_kernel(format, r.backend.kernel);
+    return r.backend.kernel;
+  }
+  const double mean = stats.mean_row_length;
+  if (r.gpu_loop != GpuLoopAsk::generic) {
+    const std::string kernel = default_fused_gpu_kernel(format, mean);
+    plan.reasons.push_back("kernel: " + kernel + " (the " + to_string(format) +
+                           " default with a row function, for the fused loop" +
+                           (format == Format::csr
+                                ? ", mean row length " + std::to_string(mean).substr(0, 4)
+                                : std::string()) +
+                           ")");
+    return kernel;
+  }
+  std::string kernel;
+  switch (format) {
+    case Format::csr: kernel = mean <= kScalarCsrMaxMeanLength ? "scalar" : "stream"; break;
+    case Format::ell: kernel = "thread"; break;
+    case Format::hll:
+      kernel = stats.hll_fill * double(stats.nnz) <= double(INT_MAX) ? "cusparse" : "thread";
+      break;
+    case Format::coo: kernel = "cusparse"; break;
+  }
+  plan.reasons.push_back("kernel: " + kernel + " (the fastest " + to_string(format) +
+                         " SpMV measured, for the generic loop)");
+  return kernel;
+}
+
+// Persistent or graph on the GPU, or generic for a kernel without a row function.
+Loop choose_gpu_loop(const SolveRequest& r, const MatrixStats& stats, Plan& plan) {
+  if (r.gpu_loop == GpuLoopAsk::generic) return Loop::generic;
+  const GpuKernel& kernel = require_gpu_kernel(plan.format, plan.kernel);
+  if (!kernel.row_function) {
+    plan.reasons.push_back("loop: generic (" + to_string(plan.format) + "/" + plan.kernel +
+                           " is a whole-product kernel with no row function for the fused loops)");
+    return Loop::generic;
+  }
+  const int lanes = plan.format == Format::csr ? csr_lanes(plan.kernel, stats.mean_row_length) : 1;
+  const PersistentLimits limits = plan.precision == Precision::single
+                                      ? persistent_limits<float>(plan.format, lanes)
+                                      : persistent_limits<double>(plan.format, lanes);
+  if (r.gpu_loop == GpuLoopAsk::graph) return Loop::graph;
+  if (r.gpu_loop == GpuLoopAsk::persistent) {
+    if (limits.cooperative) return Loop::persistent;
+    plan.reasons.push_back(
+        "loop: graph (persistent asked, but the device refuses cooperative "
+        "launches)");
+    return Loop::graph;
+  }
+  // auto: measured on an H200 (cgbench, 2026-11-21): the persistent kernel is 4-5% faster at
+  // n ~ 15,000 (a grid sync costs less than a kernel launch), the graph 1-9% faster at n = 9M
+  // (its passes stream better as separate kernels).
+  const long long n = stats.rows;
+  if (limits.cooperative && n <= limits.wave_rows) {
+    plan.reasons.push_back("loop: persistent (n = " + count(n) + " fits one resident wave of " +
+                           count(limits.wave_rows) + " threads)");
+    return Loop::persistent;
+  }
+  plan.reasons.push_back(limits.cooperative
+                             ? "loop: graph (n = " + count(n) + " exceeds one resident wave of " +
+                                   count(limits.wave_rows) + " threads)"
+                             : std::string("loop: graph (no cooperative launch on this device)"));
+  return Loop::graph;
+}
+
+// The fastest of a few short solves from x = 0 (tol 0, 10 iterations), per iteration, after one
+// to warm up.
+template <typename T>
+double time_cpu_loop(const Rows<T>& rows, index_t n, Preconditioner<T>& M, const std::vector<T>& b,
+                     bool team) {
+  constexpr int kTrialIterations = 10, kTimedTrials = 3;
+  CgOptions trial;
+  trial.tol = 0;
+  trial.max_iters = kTrialIterations;
+  trial.time_spmv = false;
+  std::vector<T> x(static_cast<std::size_t>(n));
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int run = 0; run <= kTimedTrials; ++run) {
+    std::fill(x.begin(), x.end(), T(0));
+    const CgResult r = fused_cpu_conjugate_gradient(rows, n, M, b.data(), x.data(), trial, team);
+    if (run > 0 && r.iterations > 0) fastest = std::min(fastest, r.solve_seconds / r.iterations);
+  }
+  return fastest;
+}
+
+// Serial or team on the OpenMP device, timed on a CSR backend of A with b = 1 (see
+// kNeverTeamWork). The team must win clearly: one thread is the steadier choice (nothing to
+// wait for when the machine gets busy), and short trials of loops a microsecond apart can pick
+// either.
+Loop time_serial_or_team(const CsrMatrix<double>& A, int threads, Plan& plan) {
+  BackendOptions csr;
+  csr.format = Format::csr;
+  csr.device = Device::omp;
+  csr.threads = threads;
+  const auto backend = make_backend(A, csr);
+  const Rows<double> rows = *backend->row_view();
+  const auto identity = make_preconditioner<double>(PrecondSpec{}, Device::omp, threads);
+  identity->analyze(A);
+  const std::vector<double> b(std::size_t(A.rows), 1.0);
+  const double serial = time_cpu_loop(rows, A.rows, *identity, b, false);
+  const double team = time_cpu_loop(rows, A.rows, *identity, b, true);
+  constexpr double kTeamMustBeFaster = 0.9;
+  const std::string times = "a team of " + std::to_string(threads) + " timed " + micro(team) +
+                            " against " + micro(serial) + " per iteration on one thread";
+  if (team < kTeamMustBeFaster * serial) {
+    plan.reasons.push_back("loop: fused-team (" + times + ")");
+    return Loop::team;
+  }
+  plan.reasons.push_back("loop: fused-serial (" + times + "; the team must be 10% faster)");
+  return Loop::serial;
+}
+
+Loop choose_cpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, Plan& plan) {
+  if (r.cpu_loop == CpuLoopAsk::generic) return Loop::generic;
+  if (plan.device == Device::serial) return Loop::serial;
+  if (r.cpu_loop == CpuLoopAsk::serial) return Loop::serial;
+  if (plan.threads <= 1) {
+    plan.reasons.push_back("loop: fused-serial (one thread)");
+    return Loop::serial;
+  }
+  if (r.cpu_loop == CpuLoopAsk::team) return Loop::team;
+  const long work = long(A.nnz()) + A.rows;
+  if (work < kNeverTeamWork) {
+    plan.reasons.push_back("loop: fused-serial (" + count(work) +
+                           " entries + rows: too small for threads)");
+    return Loop::serial;
+  }
+  if (!team_choice_is_timed(work)) {
+    plan.reasons.push_back("loop: fused-team (" + count(work) + " entries + rows)");
+    return Loop::team;
+  }
+  return time_serial_or_team(A, plan.threads, plan);
+}
+
+}  // namespace
+
+Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
+  if (r.needs_inspector())
+    throw std::logic_error("make_plan: a request with auto goes through the inspector");
+  if (A.rows != A.cols)
+    throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
+                     std::to_string(A.cols));
+  Plan plan;
+  plan.device = r.backend.device;
+  plan.threads = plan.device == Device::omp
+                     ? (r.backend.threads > 0 ? r.backend.threads : omp_get_max_threads())
+                     : 1;
+  plan.format = r.backend.format;
+  plan.hack_size = r.backend.hack_size;
+  plan.block_size = r.backend.block_size;
+  plan.blocks = r.backend.blocks;
+  plan.max_ell_fill = r.backend.max_ell_fill;
+  plan.precision = r.precision;
+  plan.sort_rows = r.sort_rows;
+  plan.precond = r.precond;
+  const PrecondEntry& precond = find_preconditioner(r.precond.name);
+  plan.rcm = r.rcm.value_or(precond.wants_rcm);
+  if (!r.rcm && precond.wants_rcm)
+    plan.reasons.push_back("order: reverse Cuthill-McKee (" + std::string(precond.name) +
+                           " works on a banded matrix; --no-rcm keeps the file's order)");
+  if (!r.backend.kernel.empty() && plan.device != Device::gpu)
+    throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
+
+  const MatrixStats stats = compute_stats(A, plan.hack_size);
+  if (plan.device == Device::gpu) {
+    plan.kernel = choose_kernel(r, stats, plan);
+    plan.loop = choose_gpu_loop(r, stats, plan);
+  } else {
+    plan.loop = choose_cpu_loop(r, A, plan);
+  }
+
+  plan.cg = r.cg;
+  if (plan.cg.check_every <= 0) plan.cg.check_every = default_check_every(plan.device);
+  if (plan.cg.max_iters <= 0) plan.cg.max_iters = 10 * std::max<long>(1, A.rows);
+  return plan;
+}
+
+}  // namespace cgs

@@ -1,0 +1,38 @@
+// A program placed in GPU memory (solver/cuda/device_program.cu): its operations and arrays
+// copied to the device once, the value arrays again on update_values(), and a table of the
+// slots' vectors that bind() points at r and z. The fused GPU loops read the view (operations
+// and slot table in device memory, item counts on the host); apply() runs one kernel per
+// operation on the solver's stream (the generic loop). Built without CUDA, making one throws
+// DeviceError.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "solver/precond/program_spec.hpp"
+
+namespace cgs::precond {
+
+template <typename T>
+struct DeviceProgramView {
+  const Op<T>* ops = nullptr;  // device memory, size() of them
+  T* const* table = nullptr;   // device memory: the slots' vectors
+  std::vector<index_t> items;  // host copy of each operation's item count
+  std::vector<int> dot;        // host copy of each operation's dot flag
+  int size() const { return int(items.size()); }
+};
+
+template <typename T>
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+  virtual void update_values(const ProgramSpec<T>& spec) = 0;
+  virtual void bind(const T* r, T* z) = 0;
+  virtual void apply() = 0;
+  virtual const DeviceProgramView<T>& view() const = 0;
+};
+
+template <typename T>
+std::unique_ptr<DeviceProgram<T>> make_device_program(const ProgramSpec<T>& spec);
+
+}  // namespace cgs::precond

@@ -1,0 +1,130 @@
+// The preconditioner seam: every preconditioner is one class behind this interface, with its
+// set-up on the matrix (analyze: the pattern; set_values: the numbers) and its apply in one of
+// two forms every CG loop runs:
+//   - pointwise, z_i = d_i r_i (the identity and Jacobi): the loops fuse it with the residual
+//     update, as they always have;
+//   - a program (solver/precond/program.hpp): operations separated by barriers, which the fused
+//     loops run between their passes (on a thread team or a GPU grid) and the generic loop runs
+//     through apply().
+// A preconditioner writes its set-up only; where its program runs is not its concern. Adding one:
+// a class deriving from Preconditioner<T> (analyze, set_values, and build_program() or
+// pointwise_diagonal()), and one line in solver/precond/registry.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/csr.hpp"
+#include "solver/device_buffer.hpp"
+#include "solver/precond/device_program.hpp"
+#include "solver/precond/host_program.hpp"
+#include "spmv/backend.hpp"
+
+namespace cgs {
+
+// What was asked: a name and an optional argument ("fsai:2" -> fsai, 2; "bjacobi:64").
+struct PrecondSpec {
+  std::string name = "none";
+  std::string argument;  // empty: the preconditioner's default
+  std::string text() const { return argument.empty() ? name : name + ":" + argument; }
+  bool is(const char* n) const { return name == n; }
+};
+PrecondSpec parse_precond(const std::string& text);  // throws InputError for an unknown name
+
+// What the set-up did, for the report: time per phase, and facts ("levels", "45 + 45").
+struct PrecondReport {
+  std::string name;
+  std::vector<std::pair<std::string, double>> seconds;  // phase, seconds
+  std::vector<std::pair<std::string, std::string>> facts;
+  double total_seconds() const;
+  void add_time(const std::string& phase, double s);  // adds to the phase, or appends it
+  void set_fact(const std::string& key, const std::string& value);
+};
+
+template <typename T>
+class Preconditioner {
+ public:
+  virtual ~Preconditioner();
+  Preconditioner(const Preconditioner&) = delete;
+  Preconditioner& operator=(const Preconditioner&) = delete;
+
+  virtual std::string name() const = 0;  // as it would be asked for: "ic0", "fsai:2"
+
+  // The sparsity pattern: orderings, symbolic factorisation, levels, aggregates. A is the
+  // system in the solve's row order, in double, on the host.
+  void analyze(const CsrMatrix<double>& A);
+  // New values for the same pattern (every Newton trial of a network): the numeric part only.
+  void set_values(const CsrMatrix<double>& A);
+
+  // The pointwise form: z_i = d_i r_i with d in the device's memory; null d: the identity.
+  bool pointwise() const { return pointwise_; }
+  const T* diagonal() const { return diagonal_.empty() ? nullptr : diagonal_.data(); }
+
+  // The program form, placed on the device (exactly one of the two is set when !pointwise()).
+  const precond::HostProgram<T>* host_program() const { return host_.get(); }
+  const precond::DeviceProgramView<T>* device_program() const {
+    return gpu_ ? &gpu_->view() : nullptr;
+  }
+  // Number of operations (barriers) of one apply; 0 for a pointwise preconditioner.
+  int program_size() const;
+
+  // Points the program at r and z (vectors in the device's memory): the fused loops bind their
+  // own before they run the program; apply() binds what it is given.
+  void bind(const T* r, T* z);
+  // z = M^-1 r on vectors in the device's memory (the generic loop; r.z is not computed).
+  void apply(const T* r, T* z);
+
+  const PrecondReport& report() const { return report_; }
+  Device device() const { return device_; }
+
+ protected:
+  Preconditioner(Device device, int threads, bool pointwise);
+
+  // What a preconditioner implements. analyze_pattern runs once per pattern; compute_values
+  // after it and at every set_values. A pointwise one returns its diagonal from
+  // pointwise_diagonal() (empty: the identity); the others fill `spec` in compute_values (the
+  // first time: everything; later: the value arrays only, same handles and sizes).
+  virtual void analyze_pattern(const CsrMatrix<double>& A) = 0;
+  virtual void compute_values(const CsrMatrix<double>& A, precond::ProgramSpec<T>& spec) = 0;
+  virtual std::vector<T> pointwise_diagonal(const CsrMatrix<double>&) { return {}; }
+
+  PrecondReport report_;
+  int threads() const { return threads_; }
+
+ private:
+  void place();
+
+  Device device_;
+  int threads_;
+  bool pointwise_;
+  bool placed_ = false;
+  DeviceBuffer<T> diagonal_;
+  precond::ProgramSpec<T> spec_;
+  std::unique_ptr<precond::HostProgram<T>> host_;
+  std::unique_ptr<precond::DeviceProgram<T>> gpu_;
+  const T* bound_r_ = nullptr;
+  T* bound_z_ = nullptr;
+};
+
+// One registered preconditioner: its name, what it is, its argument, and how to make it.
+struct PrecondEntry {
+  const char* name;
+  const char* what;
+  const char* argument;          // "" or e.g. "k: the pattern of tril(A^k), default 1"
+  bool wants_rcm;                // the planner renumbers rows by reverse Cuthill-McKee for it
+  bool needs_positive_diagonal;  // the solver refuses A with a diagonal entry <= 0 first
+  std::unique_ptr<Preconditioner<float>> (*make_float)(const PrecondSpec&, Device, int);
+  std::unique_ptr<Preconditioner<double>> (*make_double)(const PrecondSpec&, Device, int);
+};
+
+const std::vector<PrecondEntry>& preconditioners();
+const PrecondEntry& find_preconditioner(const std::string& name);  // InputError if unknown
+std::string preconditioner_names();                                // "none, jacobi, ..."
+
+template <typename T>
+std::unique_ptr<Preconditioner<T>> make_preconditioner(const PrecondSpec& spec, Device device,
+                                                       int threads);
+
+}  // namespace cgs

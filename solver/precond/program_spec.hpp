@@ -1,0 +1,76 @@
+// A program as a preconditioner's set-up writes it: operations that name their arrays by handle,
+// and the arrays themselves in host memory. Placing it on a device (HostProgram here,
+// DeviceProgram in solver/cuda/device_program.cuh) copies the arrays there and resolves the
+// handles; new values for the same pattern (set_values) rewrite the value arrays only, same
+// handles and sizes, and the placed program copies just those again.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "solver/precond/program.hpp"
+
+namespace cgs::precond {
+
+inline constexpr int kNoArray = -1;
+
+struct OpSpec {
+  OpKind kind = OpKind::product;
+  index_t items = 0;
+  int rows = kNoArray, row_ptr = kNoArray, col_idx = kNoArray;  // index arrays
+  int values = kNoArray, d = kNoArray, blocks = kNoArray;       // value arrays
+  index_t block = 0;
+  int x = kNoSlot, u = kNoSlot, v = kNoSlot, y = kNoSlot, w = kNoSlot, t = kNoSlot;
+  double alpha = 1, beta = 0, gamma = 0;
+  int dot = 0;
+};
+
+template <typename T>
+struct ProgramSpec {
+  std::vector<std::vector<index_t>> index_arrays;
+  std::vector<std::vector<T>> value_arrays;
+  std::vector<std::size_t> work;  // sizes of the work slots kFirstWorkSlot, ...
+  std::vector<OpSpec> ops;
+
+  int add_indices(std::vector<index_t> a) {
+    index_arrays.push_back(std::move(a));
+    return int(index_arrays.size()) - 1;
+  }
+  int add_values(std::vector<T> a) {
+    value_arrays.push_back(std::move(a));
+    return int(value_arrays.size()) - 1;
+  }
+  int add_work(std::size_t n) {
+    work.push_back(n);
+    return kFirstWorkSlot + int(work.size()) - 1;
+  }
+  int slots() const { return kFirstWorkSlot + int(work.size()); }
+};
+
+// The operations with their array handles resolved against arrays already placed somewhere.
+template <typename T, typename IndexPtr, typename ValuePtr>
+std::vector<Op<T>> resolve_ops(const std::vector<OpSpec>& specs, IndexPtr index_ptr,
+                               ValuePtr value_ptr) {
+  std::vector<Op<T>> ops;
+  for (const OpSpec& s : specs) {
+    Op<T> op{};
+    op.kind = s.kind;
+    op.items = s.items;
+    op.rows = s.rows == kNoArray ? nullptr : index_ptr(s.rows);
+    op.row_ptr = s.row_ptr == kNoArray ? nullptr : index_ptr(s.row_ptr);
+    op.col_idx = s.col_idx == kNoArray ? nullptr : index_ptr(s.col_idx);
+    op.values = s.values == kNoArray ? nullptr : value_ptr(s.values);
+    op.d = s.d == kNoArray ? nullptr : value_ptr(s.d);
+    op.blocks = s.blocks == kNoArray ? nullptr : value_ptr(s.blocks);
+    op.block = s.block;
+    op.x = s.x, op.u = s.u, op.v = s.v, op.y = s.y, op.w = s.w, op.t = s.t;
+    op.alpha = s.alpha, op.beta = s.beta, op.gamma = s.gamma;
+    op.dot = s.dot;
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+}  // namespace cgs::precond

@@ -1,0 +1,59 @@
+// netsolve run as a process: outputs never destroy inputs.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kNetsolve = CGSOLVE_BINARY_DIR "/app/netsolve";
+const std::string kData = CGSOLVE_SOURCE_DIR "/data";
+
+struct Run {
+  int exit_code;
+  std::string output;
+};
+
+Run netsolve(const std::string& arguments) {
+  const std::string command = kNetsolve + " " + arguments + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+}  // namespace
+
+TEST_CASE("netsolve refuses an output that names its network or reference files") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("netsolve-app-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "ref");
+  const fs::path network = dir / "Net1.inp";
+  fs::copy_file(kData + "/networks/Net1.inp", network);
+  fs::copy_file(kData + "/networks/reference/Net1_nodes.csv", dir / "ref" / "Net1_nodes.csv");
+  fs::copy_file(kData + "/networks/reference/Net1_links.csv", dir / "ref" / "Net1_links.csv");
+  fs::create_symlink(network, dir / "alias.inp");
+  const auto size = fs::file_size(network);
+  const std::string base =
+      "--network " + network.string() + " --reference " + (dir / "ref").string();
+  for (const std::string& output :
+       {"--nodes " + network.string(), "--links " + (dir / "alias.inp").string(),
+        "--report " + (dir / "." / "Net1.inp").string(),
+        "--nodes " + (dir / "ref" / "Net1_nodes.csv").string(),
+        "--export-systems " + network.string()}) {
+    CAPTURE(output);
+    const Run r = netsolve(base + " " + output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("refusing to overwrite") != std::string::npos);
+  }
+  CHECK(fs::file_size(network) == size);
+  CHECK(netsolve(base + " --quiet --nodes " + (dir / "nodes.csv").string()).exit_code == 0);
+  fs::remove_all(dir);
+}
