@@ -55,9 +55,9 @@ void print_spmv(std::FILE* out, const SolveReport& s) {
                t.what.c_str(), micro(t.median), micro(t.mean), micro(t.min), t.total,
                solve > 0 ? 100 * t.total / solve : 0.0, s.spmv_gflops());
   if (t.every > 1)
-    std::fprintf(
-        out, "  (timed every %d-th iteration: a clock read per iteration would cost over 1%%)\n",
-        t.every);
+    std::fprintf(out,
+                 "  (timed every %d-th iteration, to keep the timing under 1%% of the solve)\n",
+                 t.every);
   if (s.cg.iterations > 0)
     std::fprintf(out, "  %.2f us per iteration, %.2f us of it besides the SpMV\n",
                  micro(solve / double(s.cg.iterations)),

@@ -52,12 +52,14 @@ CgResult generic_conjugate_gradient(SpmvBackend<T>& A, Preconditioner<T>& M, Vec
   ops.copy(z_or_r, p.data());
   cg::State s = ops.read_state();
 
+  const int sample_every = ops.spmv_sample_every();
   long k = 0;
   while (!s.stopped && k < max_iters) {
     ++k;
-    if (options.time_spmv) ops.mark_spmv_begin();
+    const bool timed = options.time_spmv && (k - 1) % sample_every == 0;
+    if (timed) ops.mark_spmv_begin();
     A.apply(p.data(), q.data());
-    if (options.time_spmv) ops.mark_spmv_end();
+    if (timed) ops.mark_spmv_end();
     ops.dot_pq(p.data(), q.data(), k);
     ops.update_xr(p.data(), q.data(), x, r.data(), pointwise, d, z_or_r, k);
     if (!pointwise) {
@@ -79,6 +81,7 @@ CgResult generic_conjugate_gradient(SpmvBackend<T>& A, Preconditioner<T>& M, Vec
   result.solve_seconds = ops.solve_seconds();
   if (options.time_spmv) {
     result.spmv.samples = ops.spmv_seconds();
+    result.spmv.every = sample_every;
     result.spmv.what = "SpMV";
   }
   if (options.record_history) set_history(result, ops.history());

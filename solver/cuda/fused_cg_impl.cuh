@@ -14,9 +14,11 @@
 // kernel boundary in the graph. Vector traffic is 9 n per iteration (11 n with Jacobi) besides
 // the matrix and the program.
 //
-// The state: every block computes the same cg::State from the same totals; the leader (block 0,
-// thread 0) stores it, in state[0] during pass A and state[1] during pass B, and every block
-// reads the one the pass before wrote, so nothing is read in the pass that writes it.
+// The state: every block computes the same cg::State from the same totals. In the persistent
+// loop each block keeps its own; the leader (block 0, thread 0) also stores it, in state[0]
+// during pass A and state[1] during pass B, for the host and for the graph loop, whose kernels
+// read the one the pass before wrote (once per block), so nothing is read in the pass that
+// writes it.
 //
 // Measured and dropped (H200, 2026-11-22): a one-sync Chronopoulos-Gear variant (one pass and
 // one grid sync per iteration, residual replaced every 100 iterations) was only 1% faster on
@@ -55,13 +57,30 @@ struct Scalars {
 static_assert(sizeof(cg::State) % sizeof(long long) == 0, "load_state copies 8-byte words");
 
 // A state written by the leader in an earlier pass, read through L2 (another SM's L1 may hold
-// an old copy).
+// an old copy) once per block and shared: thousands of warps loading the same 13 words hit one
+// L2 slice and queue there (measured on an H100, 2026-11-23: each thread loading the state cost
+// 15 us per iteration at n = 90,000). Every thread of the block must call it.
+constexpr int kStateWords = int(sizeof(cg::State) / sizeof(long long));
 __device__ __forceinline__ cg::State load_state(const cg::State* p) {
+  __shared__ long long words[kStateWords];
+  if (threadIdx.x < kStateWords)
+    words[threadIdx.x] = __ldcg(reinterpret_cast<const long long*>(p) + threadIdx.x);
+  __syncthreads();
   cg::State s;
-  const long long* from = reinterpret_cast<const long long*>(p);
   long long* to = reinterpret_cast<long long*>(&s);
-  for (int i = 0; i < int(sizeof(cg::State) / sizeof(long long)); ++i) to[i] = __ldcg(from + i);
+  for (int i = 0; i < kStateWords; ++i) to[i] = words[i];
+  __syncthreads();  // words is reused by the next call
   return s;
+}
+
+// One word written by the leader, loaded once per block (as load_state); every thread calls it.
+__device__ __forceinline__ long long block_load(const long long* p) {
+  __shared__ long long word;
+  if (threadIdx.x == 0) word = __ldcg(p);
+  __syncthreads();
+  const long long value = word;
+  __syncthreads();
+  return value;
 }
 
 template <typename T, typename Source>
@@ -102,7 +121,7 @@ __device__ __forceinline__ long long phase_op(const Work<T, Source>& w, long lon
 }
 
 __device__ __forceinline__ bool stopped_before(const Scalars* s, long long phase) {
-  const long long stop = load(&s->stop_phase);
+  const long long stop = block_load(&s->stop_phase);
   return stop >= 0 && stop < phase;
 }
 
@@ -136,19 +155,18 @@ __device__ double program_op(const Work<T, Source>& w, int op) {
                             (long long)o.items, (long long)gridDim.x * kBlock);
 }
 
-// Pass A(k): false when the solve stopped before iteration k (x is then final).
+// Pass A(k): false when the solve stopped before iteration k (x is then final). s: the state
+// after pass B(k - 1) on entry (ignored for k = 1), after the decision of pass A on return.
 template <typename T, typename Source>
-__device__ bool pass_a(const Work<T, Source>& w, long long k) {
+__device__ bool pass_a(const Work<T, Source>& w, long long k, cg::State& s) {
   const Sums<3> t = grid_totals(w.partials, {kRr, kRz, kBb});
   const bool identity = !w.d && w.op_count == 0;
   const double rr = t.v[0], rz = identity ? rr : t.v[1];
-  cg::State s;
   bool stop;
   if (k == 1) {
     s = cg::begin(t.v[2], load(&w.s->tol), load(&w.s->atol), load(&w.s->max_iters));
     stop = cg::started(s, rr, rz);
   } else {
-    s = load_state(&w.s->state[1]);
     stop = cg::stepped(s, rr, rz, k - 1);
   }
   if (leader()) {
@@ -185,10 +203,10 @@ __device__ bool pass_a(const Work<T, Source>& w, long long k) {
 }
 
 // Pass B(k): false on a breakdown (p.Ap <= 0 or a non-finite scalar): x, r stay as they were.
+// s: the state after pass A(k) on entry, after the step on return.
 template <typename T, typename Source>
-__device__ bool pass_b(const Work<T, Source>& w, long long k) {
+__device__ bool pass_b(const Work<T, Source>& w, long long k, cg::State& s) {
   const double pq = grid_totals(w.partials, {kPq}).v[0];
-  cg::State s = load_state(&w.s->state[0]);
   const bool ok = cg::step(s, pq, k);
   if (leader()) {
     w.s->state[1] = s;
@@ -250,13 +268,18 @@ __device__ void persistent_iterations(const Work<T, Source>& w, long long k_firs
     grid.sync();
     if (w.op_count > 0) program(0);
   }
+  // Every block computes the same state from the same totals, so within one launch each keeps
+  // its own and never reads the leader's (loading it cost 2-3 us per iteration on small
+  // systems, H100, 2026-11-23); a later launch (progress chunks) starts from the leader's.
+  cg::State s{};
+  if (k_first > 1) s = load_state(&w.s->state[1]);
   for (long long k = k_first; k <= k_last; ++k) {  // every block leaves at the same pass
     long long pass_start = 0;
     if (leader() && w.time_spmv) pass_start = clock64();
-    if (!pass_a(w, k)) return;
+    if (!pass_a(w, k, s)) return;
     grid.sync();
     if (leader() && w.time_spmv) record_spmv(w, k, clock64() - pass_start);
-    if (!pass_b(w, k)) return;
+    if (!pass_b(w, k, s)) return;
     grid.sync();
     if (w.op_count > 0) program(k);
   }
@@ -293,20 +316,23 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm) start_kernel(Work<T, 
 template <typename T, typename Source>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     pass_a_kernel(Work<T, Source> w, long long j) {
-  const long long k = load(&w.s->base) + j;
+  const long long k = block_load(&w.s->base) + j;
   if (stopped_before(w.s, phase_a(w, k))) return;
   if (leader() && w.time_spmv) w.s->pass_start_ns = (long long)global_ns();
-  pass_a(w, k);
+  cg::State s{};
+  if (k > 1) s = load_state(&w.s->state[1]);
+  pass_a(w, k, s);
 }
 
 template <typename T, typename Source>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     pass_b_kernel(Work<T, Source> w, long long j) {
-  const long long k = load(&w.s->base) + j;
+  const long long k = block_load(&w.s->base) + j;
   if (stopped_before(w.s, phase_a(w, k) + 1)) return;
   if (leader() && w.time_spmv)
     record_spmv(w, k, (long long)global_ns() - load(&w.s->pass_start_ns));
-  pass_b(w, k);
+  cg::State s = load_state(&w.s->state[0]);
+  pass_b(w, k, s);
 }
 
 // Operation `op` of the program after pass B(base + j) (after the start: `start` true). The
@@ -314,7 +340,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 template <typename T, typename Source>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     program_op_kernel(Work<T, Source> w, long long j, int op, bool start, int first_dot) {
-  if (!start && stopped_before(w.s, phase_op(w, load(&w.s->base) + j, op))) return;
+  if (!start && stopped_before(w.s, phase_op(w, block_load(&w.s->base) + j, op))) return;
   const double rz = program_op(w, op);
   if (w.ops[op].dot) {
     const double mine[1] = {rz};
