@@ -32,7 +32,11 @@ PrecondSpec parse_precond(const std::string& text) {
   PrecondSpec spec;
   const auto colon = text.find(':');
   spec.name = text.substr(0, colon);
-  if (colon != std::string::npos) spec.argument = text.substr(colon + 1);
+  if (colon != std::string::npos) {
+    spec.argument = text.substr(colon + 1);
+    if (spec.argument.empty())
+      throw InputError("'" + text + "': nothing after the ':' (leave it out for the default)");
+  }
   if (spec.name != "auto") find_preconditioner(spec.name);  // InputError if unknown
   return spec;
 }
@@ -68,6 +72,16 @@ template std::unique_ptr<Preconditioner<double>> make_preconditioner(const Preco
 
 namespace {
 using Clock = std::chrono::steady_clock;
+// Whether the operations' scalar coefficients are those already placed (Chebyshev's change
+// with the spectrum at set_values; the others' never do).
+bool same_coefficients(const std::vector<precond::OpSpec>& a,
+                       const std::vector<precond::OpSpec>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].alpha != b[i].alpha || a[i].beta != b[i].beta || a[i].gamma != b[i].gamma)
+      return false;
+  return true;
+}
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -108,6 +122,7 @@ void Preconditioner<T>::set_values(const CsrMatrix<double>& A) {
   compute_values(A, spec_);
   report_.add_time("values", since(start));
   start = Clock::now();
+  if (placed_ && !same_coefficients(spec_.ops, placed_ops_)) placed_ = false;
   if (!placed_) {
     place();
   } else if (host_) {
@@ -120,6 +135,7 @@ void Preconditioner<T>::set_values(const CsrMatrix<double>& A) {
 
 template <typename T>
 void Preconditioner<T>::place() {
+  placed_ops_ = spec_.ops;
   host_.reset();
   gpu_.reset();
   if (device_ == Device::gpu)

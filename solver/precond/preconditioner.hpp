@@ -102,6 +102,7 @@ class Preconditioner {
   bool placed_ = false;
   DeviceBuffer<T> diagonal_;
   precond::ProgramSpec<T> spec_;
+  std::vector<precond::OpSpec> placed_ops_;  // the operations as place() last placed them
   std::unique_ptr<precond::HostProgram<T>> host_;
   std::unique_ptr<precond::DeviceProgram<T>> gpu_;
   const T* bound_r_ = nullptr;

@@ -1,4 +1,7 @@
 // The preconditioners cgsolve and netsolve know: one line each.
+#include <charconv>
+
+#include "solver/precond/builtin.hpp"
 #include "solver/precond/pointwise.hpp"
 #include "solver/precond/preconditioner.hpp"
 
@@ -22,8 +25,30 @@ const std::vector<PrecondEntry>& preconditioners() {
        &make_simple<precond::Identity, double>},
       {"jacobi", "diagonal scaling, z = r / diag(A)", "", false, true,
        &make_simple<precond::Jacobi, float>, &make_simple<precond::Jacobi, double>},
+      {"ic0", "incomplete Cholesky, zero fill, level-scheduled triangular solves", "", true, true,
+       &precond::make_ic0<float>, &precond::make_ic0<double>},
+      {"fsai", "factorized sparse approximate inverse G^T G", "k: pattern of tril(A^k), default 1",
+       false, true, &precond::make_fsai<float>, &precond::make_fsai<double>},
+      {"bjacobi", "exact inverses of diagonal blocks", "N: rows per block, default 64", true, true,
+       &precond::make_bjacobi<float>, &precond::make_bjacobi<double>},
+      {"cheb", "Chebyshev polynomial in D^-1 A", "d: degree, default 4", false, true,
+       &precond::make_chebyshev<float>, &precond::make_chebyshev<double>},
   };
   return table;
 }
+
+namespace precond {
+int integer_argument(const PrecondSpec& spec, int fallback, int low, int high) {
+  if (spec.argument.empty()) return fallback;
+  int value = 0;
+  const char* end = spec.argument.data() + spec.argument.size();
+  const auto [ptr, ec] = std::from_chars(spec.argument.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < low || value > high)
+    throw InputError("the " + spec.name + " preconditioner's argument must be an integer in " +
+                     std::to_string(low) + ".." + std::to_string(high) + " (got '" + spec.text() +
+                     "')");
+  return value;
+}
+}  // namespace precond
 
 }  // namespace cgs

@@ -1,0 +1,263 @@
+// The preconditioners behind the seam (ic0, fsai, bjacobi, cheb): each apply against a dense
+// reference computed here independently (Eigen), the preconditioned operator symmetric and
+// positive definite, set_values taking new numbers, and each solving to Jacobi-CG's answer in
+// every CPU loop with fewer iterations.
+#include <doctest/doctest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <regex>
+
+#include "solver/precond/preconditioner.hpp"
+#include "solver/solver.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+
+namespace {
+
+Eigen::MatrixXd dense(const CsrMatrix<double>& A) {
+  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows, A.cols);
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) D(i, A.col_idx[k]) = A.values[k];
+  return D;
+}
+
+std::unique_ptr<Preconditioner<double>> built(const std::string& name, const CsrMatrix<double>& A,
+                                              Device device = Device::serial, int threads = 1) {
+  auto M = make_preconditioner<double>(parse_precond(name), device, threads);
+  M->analyze(A);
+  return M;
+}
+
+// M^-1 as a dense matrix: apply to every unit vector.
+Eigen::MatrixXd inverse_of(Preconditioner<double>& M, index_t n) {
+  Eigen::MatrixXd Minv(n, n);
+  std::vector<double> e(static_cast<std::size_t>(n), 0.0), z(static_cast<std::size_t>(n));
+  for (index_t j = 0; j < n; ++j) {
+    e[j] = 1;
+    M.apply(e.data(), z.data());
+    e[j] = 0;
+    for (index_t i = 0; i < n; ++i) Minv(i, j) = z[i];
+  }
+  return Minv;
+}
+
+double relative(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return (a - b).norm() / b.norm();
+}
+
+// A tridiagonal SPD matrix: its Cholesky factor has no fill, so IC(0) is exact.
+CsrMatrix<double> tridiagonal(index_t n) {
+  std::vector<index_t> r, c;
+  std::vector<double> v;
+  for (index_t i = 0; i < n; ++i) {
+    r.push_back(i), c.push_back(i), v.push_back(2.5 + 0.1 * (i % 7));
+    if (i + 1 < n) {
+      r.insert(r.end(), {i, i + 1}), c.insert(c.end(), {i + 1, i});
+      v.insert(v.end(), {-1.0 - 0.002 * (i % 5), -1.0 - 0.002 * (i % 5)});
+    }
+  }
+  return csr_from_triplets(n, n, r, c, v);
+}
+
+// FSAI's G on the pattern of tril(A), written out directly from the definition.
+Eigen::MatrixXd fsai_reference(const Eigen::MatrixXd& A) {
+  const Eigen::Index n = A.rows();
+  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    std::vector<Eigen::Index> P;
+    for (Eigen::Index j = 0; j <= i; ++j)
+      if (A(i, j) != 0) P.push_back(j);
+    Eigen::MatrixXd local(P.size(), P.size());
+    for (std::size_t a = 0; a < P.size(); ++a)
+      for (std::size_t b = 0; b < P.size(); ++b) local(a, b) = A(P[a], P[b]);
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(Eigen::Index(P.size()));
+    e(Eigen::Index(P.size()) - 1) = 1;
+    const Eigen::VectorXd y = local.llt().solve(e);
+    for (std::size_t a = 0; a < P.size(); ++a)
+      G(i, P[a]) = y(Eigen::Index(a)) / std::sqrt(y(y.size() - 1));
+  }
+  return G;
+}
+
+double chebyshev_t(int d, double x) {  // T_d(x) for any real x
+  double t0 = 1, t1 = x;
+  if (d == 0) return t0;
+  for (int k = 1; k < d; ++k) {
+    const double t2 = 2 * x * t1 - t0;
+    t0 = t1;
+    t1 = t2;
+  }
+  return t1;
+}
+
+std::string fact(const Preconditioner<double>& M, const std::string& key) {
+  for (const auto& [k, v] : M.report().facts)
+    if (k == key) return v;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("ic0 is exact where Cholesky makes no fill, and matches A on A's pattern elsewhere") {
+  for (index_t n : {1, 2, 33, 64}) {
+    CAPTURE(n);
+    const CsrMatrix<double> T = tridiagonal(n);
+    auto M = built("ic0", T);
+    CHECK(relative(inverse_of(*M, n), dense(T).inverse()) < 1e-12);
+    CHECK(fact(*M, "diagonal shift") == "none");
+  }
+  // In general (L L^T)_ij = A_ij wherever A_ij != 0 (the defining property of IC(0)).
+  for (unsigned seed : {3u, 4u}) {
+    const CsrMatrix<double> A = random_spd(60, 4, seed);
+    auto M = built("ic0", A);
+    const Eigen::MatrixXd LLt = inverse_of(*M, A.rows).inverse();
+    const Eigen::MatrixXd D = dense(A);
+    double worst = 0;
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t j = 0; j < A.rows; ++j)
+        if (D(i, j) != 0) worst = std::max(worst, std::abs(LLt(i, j) - D(i, j)) / D.norm());
+    CHECK(worst < 1e-12);
+    CHECK(relative(LLt, D) > 1e-6);  // and it is not A^-1's inverse: fill was dropped
+  }
+}
+
+TEST_CASE("fsai:1 applies G^T G with G from the definition; a full pattern gives A^-1") {
+  const CsrMatrix<double> A = random_spd(40, 3, 7);
+  const Eigen::MatrixXd G = fsai_reference(dense(A));
+  auto M = built("fsai", A);
+  CHECK(relative(inverse_of(*M, A.rows), G.transpose() * G) < 1e-12);
+  // tril(A^k) is the whole lower triangle once k reaches the graph's diameter (a path of 5).
+  const CsrMatrix<double> T = tridiagonal(5);
+  CHECK(relative(inverse_of(*built("fsai:4", T), 5), dense(T).inverse()) < 1e-12);
+  CHECK(relative(inverse_of(*built("fsai:2", T), 5), dense(T).inverse()) > 1e-6);
+}
+
+TEST_CASE("bjacobi inverts each diagonal block exactly, the last one shorter") {
+  const CsrMatrix<double> A = random_spd(37, 4, 11);  // 37 = 9 blocks of 4 and one of 1
+  const Eigen::MatrixXd D = dense(A);
+  Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(37, 37);
+  for (index_t first = 0; first < 37; first += 4) {
+    const index_t m = std::min<index_t>(4, 37 - first);
+    expected.block(first, first, m, m) = D.block(first, first, m, m).inverse();
+  }
+  CHECK(relative(inverse_of(*built("bjacobi:4", A), 37), expected) < 1e-12);
+  CHECK(relative(inverse_of(*built("bjacobi:64", A), 37), D.inverse()) < 1e-12);
+}
+
+TEST_CASE("cheb:d is (I - P_d(D^-1 A)) A^-1 with P_d the scaled Chebyshev polynomial") {
+  const CsrMatrix<double> A = random_spd(50, 4, 13);
+  const Eigen::MatrixXd D = dense(A);
+  const Eigen::VectorXd s = D.diagonal().cwiseSqrt().cwiseInverse();
+  const Eigen::MatrixXd S = s.asDiagonal() * D * s.asDiagonal();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(S);
+  for (int degree : {1, 2, 5}) {
+    CAPTURE(degree);
+    auto M = built("cheb:" + std::to_string(degree), A);
+    std::smatch m;
+    const std::string interval = fact(*M, "interval");
+    REQUIRE(std::regex_search(interval, m, std::regex(R"(\[([^,]+), ([^\]]+)\])")));
+    const double a = std::stod(m[1]), b = std::stod(m[2]);
+    CHECK(b >= eig.eigenvalues().maxCoeff());  // p stays positive on the whole spectrum
+    const double theta = (a + b) / 2, delta = (b - a) / 2;
+    Eigen::VectorXd q(eig.eigenvalues().size());
+    for (Eigen::Index i = 0; i < q.size(); ++i) {
+      const double l = eig.eigenvalues()(i);
+      q(i) =
+          (1 - chebyshev_t(degree, (theta - l) / delta) / chebyshev_t(degree, theta / delta)) / l;
+    }
+    const Eigen::MatrixXd expected = s.asDiagonal() * eig.eigenvectors() * q.asDiagonal() *
+                                     eig.eigenvectors().transpose() * s.asDiagonal();
+    CHECK(relative(inverse_of(*M, A.rows), expected) < 1e-10);
+  }
+}
+
+TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 1 up") {
+  for (const char* name : {"ic0", "fsai", "fsai:2", "bjacobi:4", "cheb:3", "cheb:6"})
+    for (index_t n : {1, 7, 33, 70}) {
+      CAPTURE(std::string(name));
+      CAPTURE(n);
+      const CsrMatrix<double> A = random_spd(n, 4, unsigned(n));
+      auto M = built(name, A, Device::omp, 2);
+      const Eigen::MatrixXd Minv = inverse_of(*M, n);
+      CHECK((Minv - Minv.transpose()).norm() <= 1e-12 * Minv.norm());
+      const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig((Minv + Minv.transpose()) / 2);
+      CHECK(eig.eigenvalues().minCoeff() > 0);
+    }
+}
+
+TEST_CASE("set_values: new numbers on the same pattern give the preconditioner of the new A") {
+  CsrMatrix<double> A = random_spd(45, 4, 17);
+  for (const char* name : {"ic0", "fsai:2", "bjacobi:8", "cheb:4"}) {
+    CAPTURE(std::string(name));
+    auto M = built(name, A);
+    CsrMatrix<double> B = A;
+    for (index_t i = 0; i < B.rows; ++i)  // a different SPD matrix, same pattern
+      for (index_t k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k)
+        B.values[k] *= B.col_idx[k] == i ? 3.0 + 0.05 * (i % 5) : 0.5;
+    M->set_values(B);
+    CHECK(relative(inverse_of(*M, B.rows), inverse_of(*built(name, B), B.rows)) < 1e-14);
+  }
+}
+
+TEST_CASE("preconditioner arguments: integers in range, or a clear error") {
+  for (const char* bad :
+       {"fsai:x", "fsai:0", "fsai:9", "bjacobi:0", "cheb:", "cheb:2.5", "ic0:1"}) {
+    CAPTURE(std::string(bad));
+    CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
+  }
+  CHECK_THROWS_AS(parse_precond("ilu"), InputError);
+}
+
+TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, in fewer steps") {
+  struct Case {
+    const char* name;
+    CsrMatrix<double> A;
+  };
+  const Case cases[] = {{"poisson 30x30", poisson2d(30)},
+                        {"random SPD 500", random_spd(500, 5, 23)}};
+  for (const Case& c : cases) {
+    const std::vector<double> b = multiply(c.A, random_vector(c.A.rows, 29));
+    SolveRequest o;
+    o.backend.format = Format::csr;
+    o.backend.device = Device::omp;
+    o.backend.threads = 2;
+    o.cg.tol = 1e-10;
+    o.precond = parse_precond("jacobi");
+    std::vector<double> x_jacobi;
+    const SolveReport jacobi = solve_system(c.A, b, x_jacobi, o);
+    REQUIRE(jacobi.cg.ok());
+    for (const char* name : {"ic0", "fsai", "fsai:2", "bjacobi:64", "cheb:4"}) {
+      long iterations = -1;
+      for (CpuLoopAsk loop : {CpuLoopAsk::generic, CpuLoopAsk::serial, CpuLoopAsk::team}) {
+        CAPTURE(std::string(c.name));
+        CAPTURE(std::string(name));
+        CAPTURE(int(loop));
+        o.precond = parse_precond(name);
+        o.cpu_loop = loop;
+        std::vector<double> x;
+        const SolveReport r = solve_system(c.A, b, x, o);
+        REQUIRE(r.cg.ok());
+        CHECK(r.true_relative_residual <= 1e-9);
+        double diff = 0, norm = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          diff = std::max(diff, std::abs(x[i] - x_jacobi[i]));
+          norm = std::max(norm, std::abs(x_jacobi[i]));
+        }
+        CHECK(diff <= 1e-8 * norm);
+        // Poisson is what they are for; on the diagonally dominant random matrix (21 Jacobi
+        // steps) block-Jacobi gains nothing, but none may lose.
+        if (c.A.rows == 900)
+          CHECK(r.cg.converged_at < jacobi.cg.converged_at);
+        else
+          CHECK(r.cg.converged_at <= jacobi.cg.converged_at);
+        // One algorithm in every loop: the same iteration count, up to rounding.
+        if (iterations < 0) iterations = r.cg.converged_at;
+        CHECK(std::abs(r.cg.converged_at - iterations) <= 1);
+        CHECK(r.spmv.measured);
+      }
+    }
+  }
+}
