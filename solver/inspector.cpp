@@ -208,8 +208,6 @@ PlannedSolver inspect(const SolveRequest& request, const CsrMatrix<double>& A) {
 }
 
 Inspection inspect_candidates(const SolveRequest& request, const CsrMatrix<double>& A) {
-  if (request.precond_auto())
-    throw InputError("--precond auto is not available yet: name a preconditioner");
   ++runs;
   Inspection inspection;
   PlannedSolver& result = inspection.planned;

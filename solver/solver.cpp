@@ -14,6 +14,7 @@
 #include "solver/fused/cpu_loop.hpp"
 #include "solver/generic_cg.hpp"
 #include "solver/inspector.hpp"
+#include "solver/precond_probe.hpp"
 #include "solver/vector_ops.hpp"
 
 namespace cgs {
@@ -297,6 +298,7 @@ std::unique_ptr<Solver> make_solver(const Plan& plan) {
 }
 
 PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A) {
+  if (request.precond_auto()) return choose_preconditioner(request, A);
   if (request.needs_inspector()) return inspect(request, A);
   PlannedSolver planned;
   planned.solver = make_solver(make_plan(request, A));

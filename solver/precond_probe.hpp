@@ -1,0 +1,15 @@
+// --precond auto: picks the preconditioner with the shortest estimated time to solution
+// (set-up + iterations x time per iteration), each candidate probed for a few dozen iterations
+// on the matrix itself. Says what it chose, why, and what the probe cost (Plan::inspection).
+#pragma once
+
+#include "formats/csr.hpp"
+#include "solver/solver.hpp"
+
+namespace cgs {
+
+// The request must ask for --precond auto; the format may be fixed or auto (each candidate then
+// runs the format inspector too).
+PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A);
+
+}  // namespace cgs
