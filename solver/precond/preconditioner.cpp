@@ -96,6 +96,7 @@ Preconditioner<T>::~Preconditioner() = default;
 
 template <typename T>
 void Preconditioner<T>::analyze(const CsrMatrix<double>& A) {
+  report_.name = name();
   const auto start = Clock::now();
   analyze_pattern(A);
   report_.add_time("analyze", since(start));
