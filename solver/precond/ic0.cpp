@@ -117,11 +117,25 @@ class Ic0 final : public Preconditioner<T> {
       op.dot = forward ? 0 : 1;
       spec.ops.push_back(op);
     };
+    if (sequential()) {  // one thread: each solve in one sweep, rows in order (no levels)
+      std::vector<index_t> ascending(std::size_t(A.rows)), descending;
+      for (index_t i = 0; i < A.rows; ++i) ascending[i] = i;
+      descending.assign(ascending.rbegin(), ascending.rend());
+      level_op(ascending, true);
+      level_op(descending, false);
+      return;
+    }
     for (const auto& rows : forward_levels_) level_op(rows, true);
     for (const auto& rows : backward_levels_) level_op(rows, false);
   }
 
  private:
+  // A sweep in row order is a valid triangular solve only when nothing splits its rows among
+  // threads: on the serial device, or an OpenMP team of one. (The operation contract, items
+  // independent of each other, is then stronger than needed; the level sets cost a barrier
+  // each and scattered rows.)
+  bool sequential() const { return this->device() == Device::serial || this->threads() == 1; }
+
   static bool has_diagonal(const CsrMatrix<double>& A, index_t i) {
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
       if (A.col_idx[k] == i) return true;
