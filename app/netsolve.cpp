@@ -1,8 +1,9 @@
 // netsolve: an EPANET network in, its time-0 hydraulics out, every gradient-algorithm trial's
-// linear system solved by cgsolve's CG (any format, device, sorting). See network/README.md.
+// linear system solved by a sparse Cholesky factorisation (--solver direct, the default) or by
+// cgsolve's CG (--solver cg: any format, device, sorting). See network/README.md.
 //
-// Exit codes as cgsolve's: 0 converged, 1 not converged (hydraulics or a CG solve), 2 bad input,
-// 4 device unavailable.
+// Exit codes as cgsolve's: 0 converged, 1 not converged (hydraulics or a CG solve) or the
+// equations could not be solved (EPANET's error 110), 2 bad input, 4 device unavailable.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -27,7 +28,8 @@ using namespace cgs::net;
 
 struct Args {
   std::string network, nodes_csv, links_csv, export_dir, report;
-  std::string reference_dir;  // EPANET's <net>_nodes.csv / _links.csv to compare with
+  std::string reference_dir;      // EPANET's <net>_nodes.csv / _links.csv to compare with
+  std::string solver = "direct";  // direct (sparse Cholesky) or cg
   bool quiet = false;
   RefinementOptions refinement;
 };
@@ -72,6 +74,16 @@ void print_summary(const Network& net, const HydraulicResults& r, const LinearSo
   std::printf("%5s %10s %5s %11s %12s %13s %13s %11s %11s\n", "trial", "CG iters", "solves",
               "solve (s)", "rel. change", "max dH", "max dQ", "scaled res.", "backw. err.");
   for (const TrialReport& t : r.trial_reports) {
+    if (t.failed_junction >= 0) {
+      std::printf("%5d  factorisation failed at junction %s%s\n", t.trial,
+                  net.nodes[t.failed_junction].id.c_str(),
+                  t.fixed_valve >= 0
+                      ? (": valve " + net.links[t.fixed_valve].id +
+                         " caused ill-conditioning, its status fixed; trial repeated")
+                            .c_str()
+                      : "");
+      continue;
+    }
     std::printf("%5d %10ld %5d %11.4g %12.4g %13.6g %13.6g %11.3g %11.3g%s\n", t.trial,
                 t.cg_iterations, t.refinement_steps, t.solve_seconds, t.relative_flow_change,
                 user_head(net, t.max_head_change), user_flow(net, t.max_flow_change),
@@ -80,6 +92,7 @@ void print_summary(const Network& net, const HydraulicResults& r, const LinearSo
   }
   long iterations = 0;
   for (const TrialReport& t : r.trial_reports) iterations += t.cg_iterations;
+  if (!r.error.empty()) std::printf("ERROR: %s\n", r.error.c_str());
   std::printf("%s after %d trials (relative flow change %.3g, ACCURACY %g); %ld CG iterations\n",
               r.converged ? "converged" : "NOT CONVERGED", r.trials, r.relative_flow_change,
               net.options.accuracy, iterations);
@@ -108,7 +121,8 @@ nlohmann::json json_report(const Network& net, const HydraulicResults& r, const 
                   {"links", net.links.size()},
                   {"flow_units", to_string(net.units.flow_units)}};
   j["matrix"] = {{"order", net.junction_count}, {"nnz", nnz}};
-  j["solver"] = s.name();
+  j["solver"] = {{"kind", s.kind()}, {"backend", s.backend()}, {"name", s.name()}};
+  j["error"] = r.error;
   if (const AutotuneRecord a = s.autotune(); a.inspections > 0)
     j["autotune"] = {
         {"inspections", a.inspections},  {"reused_solves", a.reused},
@@ -162,7 +176,8 @@ int run(const Args& args, SolverCli& cli) {
       {"--export-systems", &args.export_dir}};
   for (const auto& [option, path] : outputs)
     if (!path->empty()) check_not_an_input(*path, option);
-  auto solver = make_cg_solver(request, args.refinement);
+  auto solver =
+      args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct_solver();
 
   RunOptions run;
   index_t nnz = 0;
@@ -179,6 +194,8 @@ int run(const Args& args, SolverCli& cli) {
   };
   const HydraulicResults r = solve_hydraulics(net, *solver, run);
   if (!args.quiet) print_summary(net, r, *solver, nnz);
+  if (!r.error.empty())
+    std::fprintf(stderr, "netsolve: %s: %s\n", net.source.c_str(), r.error.c_str());
   if (!args.nodes_csv.empty()) write_nodes_csv(args.nodes_csv, net, r);
   if (!args.links_csv.empty()) write_links_csv(args.links_csv, net, r);
   bool reference_ok = true;
@@ -215,6 +232,11 @@ int main(int argc, char** argv) {
   SolverCli cli;
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   app.add_option("--network", args.network, "EPANET .inp file")->required();
+  app.add_option("--solver", args.solver,
+                 "Linear solver of each trial: direct (sparse Cholesky: CHOLMOD, or Eigen's "
+                 "SimplicialLDLT without it) or cg (cgsolve's CG, --format/--device/... apply)")
+      ->check(CLI::IsMember({"direct", "cg"}))
+      ->capture_default_str();
   add_solver_options(app, cli);
   app.add_option("--nodes", args.nodes_csv, "Write node results (head, pressure, demand) as CSV");
   app.add_option("--links", args.links_csv, "Write link results (flow, head loss, status) as CSV");

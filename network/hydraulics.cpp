@@ -806,6 +806,19 @@ bool GradientAlgorithm::update_link_status() {
   return change;
 }
 
+int GradientAlgorithm::fix_bad_valve(int node) {
+  for (int k : net_.valves) {
+    const Link& link = net_.links[k];
+    if (link.from != node && link.to != node) continue;
+    const bool control_valve =
+        link.type == LinkType::prv || link.type == LinkType::psv || link.type == LinkType::fcv;
+    if (!control_valve || status_[k] != LinkStatus::active) return -1;
+    status_[k] = link.type == LinkType::fcv ? LinkStatus::xfcv : LinkStatus::xpressure;
+    return k;
+  }
+  return -1;
+}
+
 // Controls on junction pressure, checked once a solution has converged (EPANET's pswitch).
 bool GradientAlgorithm::apply_pressure_controls() {
   bool any = false;
@@ -862,7 +875,9 @@ HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, cons
   double relerr = 1e10;
   bool converged = false;
   double linear_seconds = 0;
-  for (int trial = 1; trial <= max_trials; ++trial) {
+  std::string error;
+  int trial = 1;
+  while (trial <= max_trials) {
     TrialReport report;
     report.trial = trial;
     auto t0 = Clock::now();
@@ -878,6 +893,19 @@ HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, cons
     report.refinement_steps = stats.refinement_steps;
     report.linear_converged = stats.converged;
     linear_seconds += stats.seconds;
+    if (stats.failed_row >= 0) {
+      // As EPANET's hydsolve: an active control valve at the failing junction is fixed and the
+      // same trial repeated (its count does not advance); anything else is error 110.
+      report.failed_junction = stats.failed_row;
+      report.fixed_valve = gga.fix_bad_valve(stats.failed_row);
+      reports.push_back(report);
+      if (report.fixed_valve >= 0) continue;
+      error =
+          "cannot solve the hydraulic equations (EPANET error 110): the matrix is not positive "
+          "definite at junction '" +
+          net.nodes[stats.failed_row].id + "' (trial " + std::to_string(trial) + ")";
+      break;
+    }
     t0 = Clock::now();
     relerr = gga.update(x, report);
     report.relative_flow_change = relerr;
@@ -902,14 +930,16 @@ HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, cons
     report.assemble_seconds += since(t0);
     reports.push_back(report);
     if (stop) break;
+    ++trial;
   }
   HydraulicResults results = gga.results();
-  results.converged = converged;
-  results.trials = static_cast<int>(reports.size());
+  results.converged = converged && error.empty();
+  results.trials = std::min(trial, max_trials);
   results.relative_flow_change = relerr;
   results.trial_reports = std::move(reports);
   results.linear_seconds = linear_seconds;
   results.cut_off_nodes = cut_off_nodes(net, results.status);
+  results.error = std::move(error);
   results.total_seconds = since(start);
   return results;
 }

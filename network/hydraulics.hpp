@@ -28,6 +28,11 @@ struct TrialReport {
   double backward_error = 0;        // componentwise backward error of the solve
   int refinement_steps = 0;         // CG solves in this trial
   bool linear_converged = true;
+  // A direct solver's factorisation met a pivot <= 0 at this junction (-1: none). EPANET then
+  // fixes an active control valve at that junction (fixed_valve, -1: none) and repeats the trial,
+  // or stops with its error 110.
+  int failed_junction = -1;
+  int fixed_valve = -1;
 };
 
 struct HydraulicResults {
@@ -42,6 +47,9 @@ struct HydraulicResults {
   std::vector<double> flow;  // per link, cfs
   std::vector<LinkStatus> status;
   std::vector<int> cut_off_nodes;  // not linked to a fixed head through open links
+  // Why the trials stopped without a solution (EPANET's error 110: a matrix not positive definite
+  // at a junction that no control valve explains); empty otherwise.
+  std::string error;
 };
 
 // The junction system of one trial: rows in the junction order of the .inp file.
@@ -72,6 +80,10 @@ class GradientAlgorithm {
   bool update_link_status();
   bool apply_pressure_controls();
   bool has_converged(double relative_change);
+  // EPANET's badvalve: the factorisation failed at this node; if the first valve joined to it is
+  // an active PRV, PSV or FCV, that valve becomes XPRESSURE (XFCV) and its index is returned (the
+  // trial is repeated), else -1 (the equations cannot be solved).
+  int fix_bad_valve(int node);
 
   HydraulicResults results() const;
   const std::vector<double>& heads() const { return head_; }

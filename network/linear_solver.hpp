@@ -1,6 +1,7 @@
 // The linear solve of one gradient-algorithm trial, behind an interface so the hydraulics do not
-// depend on how the junction system is solved: netsolve uses cgsolve's CG (any format, device,
-// sorting), the tests can also use an independent direct solver as a reference.
+// depend on how the junction system is solved: a sparse Cholesky factorisation (the default, as
+// EPANET's own solver; network/direct_solver.cpp) or cgsolve's CG (any format, device, sorting;
+// network/cg_solver.cpp).
 #pragma once
 
 #include <memory>
@@ -21,6 +22,10 @@ struct LinearSolveStats {
   double backward_error = 0;          // componentwise: max_i |b - A x|_i / (|A| |x| + |b|)_i
   double setup_seconds = 0;           // of `seconds`: analyze (new pattern) or set_values
   bool converged = true;
+  // A direct solver whose factorisation met a pivot <= 0 (the matrix is singular or not positive
+  // definite, as EPANET's error 110): the row (junction index) of that pivot, and x is unchanged.
+  // -1 when the factorisation succeeded (and always for CG, which has no pivots).
+  int failed_row = -1;
 };
 
 // What --format/--kernel auto did over a run of solves (inspections 0 without it).
@@ -41,6 +46,9 @@ class LinearSolver {
   virtual LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                                  std::vector<double>& x) = 0;
   virtual std::string name() const = 0;
+  // For reports: "direct" or "cg", and the library doing the work ("cholmod", "eigen", "cgsolve").
+  virtual std::string kind() const { return "cg"; }
+  virtual std::string backend() const { return "cgsolve"; }
   virtual AutotuneRecord autotune() const { return {}; }
   // The plan of the solver that ran (CG solvers), for the report.
   virtual const Plan* plan() const { return nullptr; }
@@ -72,5 +80,17 @@ struct RefinementOptions {
 // analyzed again. See network/README.md.
 std::unique_ptr<LinearSolver> make_cg_solver(const SolveRequest& request,
                                              const RefinementOptions& refinement = {});
+
+// Sparse Cholesky A = L L^T with a fill-reducing ordering (network/direct_solver.cpp). The symbolic
+// analysis (ordering, elimination tree, the pattern of L) runs on the first system and is reused
+// by every later system with the same sparsity pattern (every trial and time step of a network:
+// the GradientAlgorithm builds the CSR structure once); each solve factorises numerically. A pivot
+// <= 0 stops the factorisation and is reported in LinearSolveStats::failed_row.
+//   cholmod: SuiteSparse CHOLMOD (AMD ordering, LL^T), when built with it (CGSOLVE_HAVE_CHOLMOD);
+//   eigen:   Eigen's SimplicialLDLT (AMD ordering), a pivot d <= 0 of D counts as the failure;
+//   automatic: CHOLMOD when available, else Eigen.
+enum class DirectBackend { automatic, cholmod, eigen };
+std::unique_ptr<LinearSolver> make_direct_solver(DirectBackend backend = DirectBackend::automatic);
+bool cholmod_available();
 
 }  // namespace cgs::net

@@ -1,7 +1,8 @@
 // Every real network of ../shared/data/networks against EPANET 2.3.5's own time-0 results:
 // heads within 1e-3 and flows within 1e-3 (relative or absolute), at every node and link joined
-// to a reservoir or tank through open links. The linear systems are solved here by an
-// independent direct solver (Eigen LDL^T); test_cg_networks.cpp does the same with our CG.
+// to a reservoir or tank through open links. The linear systems are solved by netsolve's direct
+// solver (network/direct_solver.cpp), each of its backends; test_cg_networks.cpp does the same
+// with our CG.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <set>
 
-#include "direct_solver.hpp"
 #include "formats/types.hpp"
 #include "network/hydraulics.hpp"
 #include "network/inp_reader.hpp"
@@ -53,26 +53,30 @@ TEST_CASE("real networks match EPANET's time-0 results (direct solver)") {
   const std::string dir = test::shared_data() + "/networks/";
   const auto names = reference_networks();
   CHECK(names.size() == 26);
-  for (const std::string& name : names) {
-    CAPTURE(name);
-    const Network net = read_inp(dir + name + ".inp");
-    test::DirectSolver solver;
-    const HydraulicResults r = solve_hydraulics(net, solver);
-    const bool loose = converges_only_to_accuracy(name);
-    const double head_tol = loose ? 0.05 : 1e-3;
-    const double flow_tol = loose ? net.options.accuracy * largest_flow(net, r) : 1e-3;
-    const auto c = compare_with_reference(net, r, dir + "reference/" + name + "_nodes.csv",
-                                          dir + "reference/" + name + "_links.csv", head_tol,
-                                          flow_tol, flow_noise_floor(net));
-    MESSAGE(name << std::string(loose ? " [to ACCURACY]" : "") << ": " << r.trials << " trials, "
-                 << c.nodes_compared << " nodes (" << c.cut_off_skipped << " cut off), "
-                 << c.links_compared << " links; max head error " << c.max_head_error << " ("
-                 << c.worst_node << "), max flow error " << c.max_flow_error << " (" << c.worst_link
-                 << ")");
-    for (const auto& f : c.failures) MESSAGE("  " << f);
-    CHECK(r.converged);
-    CHECK(c.ok());
-  }
+  std::vector<DirectBackend> backends{DirectBackend::eigen};
+  if (cholmod_available()) backends.push_back(DirectBackend::cholmod);
+  for (DirectBackend backend : backends)
+    for (const std::string& name : names) {
+      CAPTURE(name);
+      CAPTURE(backend == DirectBackend::eigen ? "eigen" : "cholmod");
+      const Network net = read_inp(dir + name + ".inp");
+      auto solver = make_direct_solver(backend);
+      const HydraulicResults r = solve_hydraulics(net, *solver);
+      const bool loose = converges_only_to_accuracy(name);
+      const double head_tol = loose ? 0.05 : 1e-3;
+      const double flow_tol = loose ? net.options.accuracy * largest_flow(net, r) : 1e-3;
+      const auto c = compare_with_reference(net, r, dir + "reference/" + name + "_nodes.csv",
+                                            dir + "reference/" + name + "_links.csv", head_tol,
+                                            flow_tol, flow_noise_floor(net));
+      MESSAGE(name << std::string(loose ? " [to ACCURACY]" : "") << ": " << r.trials << " trials, "
+                   << c.nodes_compared << " nodes (" << c.cut_off_skipped << " cut off), "
+                   << c.links_compared << " links; max head error " << c.max_head_error << " ("
+                   << c.worst_node << "), max flow error " << c.max_flow_error << " ("
+                   << c.worst_link << ")");
+      for (const auto& f : c.failures) MESSAGE("  " << f);
+      CHECK(r.converged);
+      CHECK(c.ok());
+    }
 }
 
 TEST_CASE("the networks EPANET rejects are rejected too") {
