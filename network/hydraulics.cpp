@@ -60,18 +60,6 @@ double friction_factor(double q, double e, double s, double& dfdq) {
   return x1 + r * (x2 + r * (x3 + r * x4));
 }
 
-double interpolate(const std::vector<double>& x, const std::vector<double>& y, double at) {
-  const std::size_t n = x.size();
-  if (n == 0) return 0;
-  if (at <= x.front()) return y.front();
-  if (at >= x.back()) return y.back();
-  std::size_t k = 1;
-  while (k < n && x[k] < at) ++k;
-  const double dx = x[k] - x[k - 1];
-  if (std::abs(dx) < kTiny) return y[k];
-  return y[k] - (x[k] - at) * (y[k] - y[k - 1]) / dx;
-}
-
 }  // namespace
 
 GradientAlgorithm::GradientAlgorithm(const Network& net)
@@ -154,7 +142,7 @@ static double hexp(HeadlossFormula f) { return f == HeadlossFormula::hazen_willi
 void GradientAlgorithm::initialise() {
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& node = net_.nodes[i];
-    head_[i] = node.type == NodeType::tank ? node.initial_head : node.elevation;
+    head_[i] = node.initial_head;
   }
   for (int i = 0; i < nj_; ++i) {
     head_[i] = net_.nodes[i].elevation;
@@ -209,6 +197,8 @@ void GradientAlgorithm::set_demands_and_patterns() {
   }
 }
 
+// EPANET's tankvolume() and tankgrade(): volume and head of a tank, through its volume curve
+// (stored in the file's units) or its area.
 double GradientAlgorithm::tank_volume(int node, double head) const {
   const Node& tank = net_.nodes[node];
   if (tank.type != NodeType::tank) return 0.0;  // reservoirs: no volume
@@ -217,8 +207,16 @@ double GradientAlgorithm::tank_volume(int node, double head) const {
     const double depth = (head - tank.elevation) * net_.units.length;
     return interpolate(c.x, c.y, depth) / net_.units.volume;
   }
-  const double area = kPi * tank.diameter * tank.diameter / 4.0;
-  return tank.min_volume + (head - tank.min_head) * area;
+  return tank.min_volume + (head - tank.min_head) * tank.area;
+}
+
+double GradientAlgorithm::tank_grade(int node, double volume) const {
+  const Node& tank = net_.nodes[node];
+  if (tank.volume_curve >= 0) {
+    const Curve& c = net_.curves[tank.volume_curve];
+    return tank.elevation + interpolate(c.y, c.x, volume * net_.units.volume) / net_.units.length;
+  }
+  return tank.min_head + (volume - tank.min_volume) / tank.area;
 }
 
 // Simple controls that act at time 0 (EPANET's controls()): tank levels, AT TIME 0 and
@@ -725,55 +723,48 @@ bool GradientAlgorithm::update_valve_status() {
   return change;
 }
 
-// Closes links that would fill a full tank or drain an empty one.
-void GradientAlgorithm::tank_link_status(int k) {
-  const Link& link = net_.links[k];
+// EPANET 2.3's tankstatus: a link is closed (TEMPCLOSED) when it would add water to a full tank
+// (one that cannot overflow) or take water from an empty one. q is the flow out of the tank; a
+// flow within EPANET's TINY of zero counts as moving the wrong way.
+void GradientAlgorithm::tank_link_status(int k, int node, double q) {
   if (is_closed(status_[k])) return;
-  int n1 = link.from, n2 = link.to;
-  const double htol = opt_.head_tolerance;
-  if (!net_.is_junction(n1) && !net_.is_junction(n2)) {  // a link between two tanks
-    const Node &t1 = net_.nodes[n1], &t2 = net_.nodes[n2];
-    const double h1 = head_[n1], h2 = head_[n2];
-    bool close = false;
-    if (t1.type == NodeType::tank) {
-      if (h1 >= t1.max_head - htol && h2 >= h1)
-        close = true;
-      else if (h1 <= t1.min_head + htol && h1 >= h2)
-        close = true;
-    }
-    if (!close && t2.type == NodeType::tank) {
-      if (h2 >= t2.max_head - htol && h1 >= h2)
-        close = true;
-      else if (h2 <= t2.min_head + htol && h2 >= h1)
-        close = true;
-    }
-    if (close) status_[k] = LinkStatus::temp_closed;
-    return;
-  }
-  double q = flow_[k];
-  if (net_.is_junction(n1)) {  // make n1 the tank
-    std::swap(n1, n2);
-    q = -q;
-  }
-  const Node& tank = net_.nodes[n1];
-  if (tank.type != NodeType::tank) return;
-  const double h = head_[n1] - head_[n2];
-  if (head_[n1] >= tank.max_head - htol && !tank.can_overflow) {
-    if (link.type == LinkType::pump) {
-      if (link.to == n1) status_[k] = LinkStatus::temp_closed;
-    } else if (check_valve_status(LinkStatus::open, h, q) == LinkStatus::closed) {
-      status_[k] = LinkStatus::temp_closed;
-    }
-  }
-  if (head_[n1] <= tank.min_head + htol) {
-    if (link.type == LinkType::pump) {
-      if (link.from == n1) status_[k] = LinkStatus::temp_closed;
-    } else if (check_valve_status(LinkStatus::closed, h, q) == LinkStatus::open) {
-      status_[k] = LinkStatus::temp_closed;
-    }
-  }
+  const Node& tank = net_.nodes[node];
+  if (tank.type != NodeType::tank) return;  // reservoirs
+  if (head_[node] >= tank.max_head && !tank.can_overflow && q < kTiny)
+    status_[k] = LinkStatus::temp_closed;
+  else if (head_[node] <= tank.min_head && q > -kTiny)
+    status_[k] = LinkStatus::temp_closed;
 }
 
+// EPANET 2.3's pumpstatus for an open pump: a constant-power pump with (almost) no flow is closed
+// for the trial (TEMPCLOSED); any other pump is closed (XHEAD) when the head it must add exceeds
+// its shutoff head at its speed.
+LinkStatus GradientAlgorithm::pump_status(int k, double head_gain) const {
+  const Pump& pump = net_.pumps[net_.links[k].pump];
+  double hmax = 1e10;  // EPANET's BIG for constant power
+  if (pump.type == PumpCurveType::constant_power) {
+    if (flow_[k] < kTiny) return LinkStatus::temp_closed;
+  } else {
+    hmax = setting_[k] * setting_[k] * pump.max_head;
+  }
+  return head_gain > hmax + opt_.head_tolerance ? LinkStatus::xhead : LinkStatus::open;
+}
+
+// EPANET 2.3's fcvstatus: reverse head or flow makes the valve XFCV (an open valve); XFCV becomes
+// active again once the flow reaches the setting; an active valve whose loss coefficient would
+// have to be below the fully open one's cannot deliver its flow (XFCV).
+LinkStatus GradientAlgorithm::fcv_status(int k, LinkStatus s) const {
+  const Link& link = net_.links[k];
+  const double h1 = head_[link.from], h2 = head_[link.to], q = flow_[k];
+  if (h1 - h2 < -opt_.head_tolerance) return LinkStatus::xfcv;
+  if (q < -opt_.flow_tolerance) return LinkStatus::xfcv;
+  if (s == LinkStatus::xfcv && q >= setting_[k]) return LinkStatus::active;
+  if (s == LinkStatus::active && (h1 - h2) / (q * q) < link.minor_loss) return LinkStatus::xfcv;
+  return s;
+}
+
+// EPANET's linkstatus: check valves, pumps, flow control valves and links to tanks, every
+// CHECKFREQ trials up to MAXCHECK and once the flows have converged.
 bool GradientAlgorithm::update_link_status() {
   bool change = false;
   for (std::size_t kk = 0; kk < net_.links.size(); ++kk) {
@@ -783,24 +774,11 @@ bool GradientAlgorithm::update_link_status() {
     const LinkStatus s = status_[k];
     if (s == LinkStatus::xhead || s == LinkStatus::temp_closed) status_[k] = LinkStatus::open;
     if (link.type == LinkType::cv_pipe) status_[k] = check_valve_status(status_[k], dh, flow_[k]);
-    if (link.type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0) {
-      const Pump& pump = net_.pumps[link.pump];
-      const double hmax = pump.type == PumpCurveType::constant_power
-                              ? 1e10
-                              : setting_[k] * setting_[k] * pump.max_head;
-      status_[k] = -dh > hmax + opt_.head_tolerance ? LinkStatus::xhead : LinkStatus::open;
-    }
-    if (link.type == LinkType::fcv && setting_[k] != kMissing) {
-      LinkStatus next = s;
-      if (head_[link.from] - head_[link.to] < -opt_.head_tolerance)
-        next = LinkStatus::xfcv;
-      else if (flow_[k] < -opt_.flow_tolerance)
-        next = LinkStatus::xfcv;
-      else if (s == LinkStatus::xfcv && flow_[k] >= setting_[k])
-        next = LinkStatus::active;
-      status_[k] = next;
-    }
-    if (!net_.is_junction(link.from) || !net_.is_junction(link.to)) tank_link_status(k);
+    if (link.type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0)
+      status_[k] = pump_status(k, -dh);
+    if (link.type == LinkType::fcv && setting_[k] != kMissing) status_[k] = fcv_status(k, s);
+    if (!net_.is_junction(link.from)) tank_link_status(k, link.from, flow_[k]);
+    if (!net_.is_junction(link.to)) tank_link_status(k, link.to, -flow_[k]);
     change = change || status_[k] != s;
   }
   return change;

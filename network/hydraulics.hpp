@@ -124,8 +124,11 @@ class GradientAlgorithm {
   void control_valve_contributions();
 
   LinkStatus check_valve_status(LinkStatus s, double dh, double q) const;
-  void tank_link_status(int k);
+  LinkStatus pump_status(int k, double head_gain) const;
+  LinkStatus fcv_status(int k, LinkStatus s) const;
+  void tank_link_status(int k, int node, double q);
   double tank_volume(int node, double head) const;
+  double tank_grade(int node, double volume) const;
 };
 
 // The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.

@@ -502,16 +502,30 @@ class InpReader {
       return;
     }
     need(r, 6, "ID, elevation, initial, minimum and maximum level, diameter");
-    int n = add_node(r, NodeType::tank);
+    const double diameter = number(r, 5, "diameter");
+    // As EPANET: a tank of diameter 0 is a reservoir (at its initial level).
+    int n = add_node(r, diameter == 0 ? NodeType::reservoir : NodeType::tank);
     Node& tank = net_.nodes[n];
     tank.elevation = number(r, 1, "elevation");
+    // Levels and volumes stay in the file's units until convert_nodes (EPANET's order).
     tank.initial_head = number(r, 2, "initial level");
     tank.min_head = number(r, 3, "minimum level");
     tank.max_head = number(r, 4, "maximum level");
-    tank.diameter = number(r, 5, "diameter");
+    tank.diameter = diameter;
     if (r.tokens.size() > 6) tank.min_volume = number(r, 6, "minimum volume");
-    if (r.tokens.size() > 7 && r.tokens[7] != "*") tank.volume_curve = curve_ref(r, 7);
+    if (r.tokens.size() > 7 && r.tokens[7] != "*") {
+      tank.volume_curve = curve_ref(r, 7);
+      const Curve& c = net_.curves[tank.volume_curve];
+      bool increasing = c.x.size() >= 2;
+      for (std::size_t k = 1; k < c.x.size(); ++k) increasing = increasing && c.x[k] > c.x[k - 1];
+      if (!increasing)
+        fail(r.line, "tank '" + tank.id + "': volume curve " + c.id +
+                         " needs at least 2 points of increasing level");
+    }
     if (r.tokens.size() > 8) tank.can_overflow = upper(r.tokens[8]) == "YES";
+    if (tank.initial_head < 0 || tank.min_head < 0 || tank.max_head < 0 || diameter < 0 ||
+        tank.min_volume < 0)
+      fail(r.line, "tank '" + tank.id + "': negative level, diameter or volume (EPANET error 209)");
     if (tank.initial_head > tank.max_head || tank.min_head > tank.max_head ||
         tank.initial_head < tank.min_head)
       fail(r.line, "tank '" + tank.id + "': levels out of order (min <= initial <= max)");
@@ -817,14 +831,41 @@ class InpReader {
         const double q = net_.options.emitter_exponent;
         node.emitter = std::pow(u.flow, q) / u.pressure / std::pow(node.emitter, q);
       }
-      if (node.type == NodeType::tank) {
+      if (node.type == NodeType::tank)
+        convert_tank(node);
+      else
         node.initial_head = node.elevation + node.initial_head / u.length;
-        node.min_head = node.elevation + node.min_head / u.length;
-        node.max_head = node.elevation + node.max_head / u.length;
-        node.diameter /= u.length;
-        node.min_volume /= u.volume;
-      }
     }
+  }
+
+  // EPANET's tankdata, inittanks and convertunits, in that order and in the same arithmetic:
+  // volumes in the file's units from the diameter (or the volume curve), then converted.
+  void convert_tank(Node& tank) {
+    const UnitSystem& u = net_.units;
+    constexpr double pi = 3.14159265358979323846;
+    double diameter = tank.diameter;
+    const double area = pi * (diameter * diameter) / 4.0;
+    double vmin = area * tank.min_head;
+    if (tank.min_volume > 0.0) vmin = tank.min_volume;
+    double v0 = vmin + area * (tank.initial_head - tank.min_head);
+    double vmax = vmin + area * (tank.max_head - tank.min_head);
+    if (tank.volume_curve >= 0) {
+      const Curve& c = net_.curves[tank.volume_curve];
+      vmin = interpolate(c.x, c.y, tank.min_head);
+      vmax = interpolate(c.x, c.y, tank.max_head);
+      v0 = interpolate(c.x, c.y, tank.initial_head);
+      const std::size_t n = c.x.size() - 1;
+      const double a = (c.y[n] - c.y[0]) / (c.x[n] - c.x[0]);
+      diameter = std::sqrt(4.0 * a / pi);  // a nominal diameter
+    }
+    tank.initial_head = tank.elevation + tank.initial_head / u.length;
+    tank.min_head = tank.elevation + tank.min_head / u.length;
+    tank.max_head = tank.elevation + tank.max_head / u.length;
+    tank.diameter = diameter / u.length;
+    tank.area = pi * ((diameter / u.length) * (diameter / u.length)) / 4.0;
+    tank.initial_volume = v0 / u.volume;
+    tank.min_volume = vmin / u.volume;
+    tank.max_volume = vmax / u.volume;
   }
 
   double convert_valve_setting(LinkType type, double setting) const {

@@ -1,5 +1,7 @@
 #include "network/network.hpp"
 
+#include <cmath>
+
 namespace cgs::net {
 
 int Network::find_node(const std::string& id) const {
@@ -19,6 +21,20 @@ int Network::default_pattern() const {
     if (patterns[p].id == options.default_pattern_id) return static_cast<int>(p);
   }
   return -1;
+}
+
+double interpolate(const std::vector<double>& x, const std::vector<double>& y, double at) {
+  const std::size_t n = x.size();
+  if (n == 0) return 0;
+  if (at <= x.front()) return y.front();
+  for (std::size_t k = 1; k < n; ++k) {
+    if (x[k] >= at) {
+      const double dx = x[k] - x[k - 1];
+      if (std::abs(dx) < 1e-6) return y[k];  // EPANET's TINY
+      return y[k] - (x[k] - at) * (y[k] - y[k - 1]) / dx;
+    }
+  }
+  return y.back();
 }
 
 std::string to_string(LinkType type) {

@@ -45,9 +45,14 @@ struct Node {
   std::vector<Demand> demands;
   double emitter = 0;     // head loss coefficient (ft per cfs^emitter_exponent), 0: none
   int head_pattern = -1;  // reservoirs
-  // Tanks (levels turned into heads at read time).
-  double initial_head = 0, min_head = 0, max_head = 0;
-  double diameter = 0, min_volume = 0;
+  // Tanks, as EPANET's Stank in internal units and computed in EPANET's order (tankdata,
+  // inittanks, convertunits), so that volumes and the full/empty tests agree to the last bit:
+  // levels become heads; volumes come from the diameter (or the volume curve), the minimum volume
+  // given in the file replacing area x minimum level.
+  double initial_head = 0, min_head = 0, max_head = 0;  // ft; a reservoir's initial_head: its head
+  double diameter = 0;                                  // ft, nominal for a volume-curve tank
+  double area = 0;                                      // ft^2, EPANET's tank->A
+  double initial_volume = 0, min_volume = 0, max_volume = 0;  // ft^3
   int volume_curve = -1;
   bool can_overflow = false;
   long line = 0;  // where it was defined, for messages
@@ -162,6 +167,9 @@ struct Network {
 
   std::unordered_map<std::string, int> node_index, link_index;
 };
+
+// EPANET's interp(): linear interpolation in a table, constant beyond its ends.
+double interpolate(const std::vector<double>& x, const std::vector<double>& y, double at);
 
 std::string to_string(LinkType type);
 std::string to_string(NodeType type);

@@ -3,45 +3,17 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <sstream>
 
-#include "direct_solver.hpp"
-#include "network/hydraulics.hpp"
-#include "network/inp_reader.hpp"
-#include "network/results_io.hpp"
+#include "hand_built.hpp"
 
 namespace cgs::net {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kG = 9.80665;
-
-// Parses an .inp text, solves it with a direct solver, returns heads (m) and flows (LPS).
-struct Solved {
-  Network net;
-  HydraulicResults r;
-  double head(const std::string& id) const { return user_head(net, r.head[net.find_node(id)]); }
-  double flow(const std::string& id) const { return user_flow(net, r.flow[net.find_link(id)]); }
-};
-
-Solved solve_text(const std::string& text) {
-  std::istringstream in(text);
-  Solved s{parse_inp(in, "test.inp"), {}};
-  test::DirectSolver solver;
-  s.r = solve_hydraulics(s.net, solver);
-  CAPTURE(text);
-  REQUIRE(s.r.converged);
-  return s;
-}
-
-std::string options(const std::string& headloss) {
-  return "[OPTIONS]\nUNITS LPS\nHEADLOSS " + headloss + "\nACCURACY 1e-8\nTRIALS 100\n";
-}
-
-// Hazen-Williams in SI: h = 10.67 L Q^1.852 / (C^1.852 D^4.871), Q in m3/s.
-double hazen_williams_m(double L, double D, double C, double q_lps) {
-  return 10.67 * L * std::pow(q_lps / 1000.0, 1.852) / std::pow(C, 1.852) / std::pow(D, 4.871);
-}
+using test::hazen_williams_m;
+using test::kG;
+using test::kPi;
+using test::options;
+using test::solve_text;
 
 TEST_CASE("one reservoir, one pipe, one junction (Hazen-Williams)") {
   const auto s = solve_text(options("H-W") +
