@@ -1,37 +1,55 @@
-// netsolve: an EPANET network in, its time-0 hydraulics out, every gradient-algorithm trial's
-// linear system solved by a sparse Cholesky factorisation (--solver direct, the default) or by
-// cgsolve's CG (--solver cg: any format, device, sorting). See network/README.md.
+// netsolve: an EPANET network in, its hydraulics out over the duration of its [TIMES] (an
+// extended-period simulation as EPANET's; --duration 0: the steady state at time 0), every
+// gradient-algorithm trial's linear system solved by a sparse Cholesky factorisation (--solver
+// direct, the default) or by cgsolve's CG (--solver cg: any format, device, sorting). See
+// network/README.md.
 //
-// Exit codes as cgsolve's: 0 converged, 1 not converged (hydraulics or a CG solve) or the
-// equations could not be solved (EPANET's error 110), 2 bad input, 4 device unavailable.
+// Exit codes as cgsolve's: 0 every period converged, 1 a period did not converge (hydraulics or
+// a CG solve), could not be solved (EPANET's error 110; the results up to it are written) or the
+// reference does not match, 2 bad input, 4 device unavailable.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "app/cli_options.hpp"
 #include "formats/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
+#include "network/epanet_time.hpp"
 #include "network/hydraulics.hpp"
 #include "network/inp_reader.hpp"
 #include "network/results_io.hpp"
+#include "network/simulation.hpp"
 #include "spmv/backend.hpp"
 
 namespace {
 
 using namespace cgs;
 using namespace cgs::net;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct Args {
-  std::string network, nodes_csv, links_csv, export_dir, report;
-  std::string reference_dir;      // EPANET's <net>_nodes.csv / _links.csv to compare with
+  std::string network, nodes_csv, links_csv, tanks_csv, export_dir, report;
+  std::string reference_dir;      // EPANET's <net>_nodes.csv(.gz) / _links.csv(.gz) to compare with
   std::string solver = "direct";  // direct (sparse Cholesky) or cg
+  std::string duration;           // empty: the file's DURATION
   bool quiet = false;
   RefinementOptions refinement;
+};
+
+// What netsolve measured besides the simulation itself.
+struct RunInfo {
+  double read_seconds = 0, total_seconds = 0;
+  index_t nnz = 0;
 };
 
 std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
@@ -55,25 +73,31 @@ std::string describe_autotune(const AutotuneRecord& a, double linear_seconds) {
   return text + cost;
 }
 
-void print_summary(const Network& net, const HydraulicResults& r, const LinearSolver& solver,
-                   index_t nnz) {
+void print_network(const Network& net, const LinearSolver& solver, const RunInfo& info,
+                   double linear_seconds) {
   int tanks = 0, reservoirs = 0, pumps = 0, valves = 0;
   for (const Node& n : net.nodes)
     tanks += n.type == NodeType::tank, reservoirs += n.type == NodeType::reservoir;
   for (const Link& l : net.links)
     pumps += l.type == LinkType::pump, valves += l.type >= LinkType::prv;
   std::printf(
-      "network %s: %d junctions, %d reservoirs, %d tanks, %zu links (%d pumps, %d valves)\n",
-      net.source.c_str(), net.junction_count, reservoirs, tanks, net.links.size(), pumps, valves);
+      "network %s: %d junctions, %d reservoirs, %d tanks, %zu links (%d pumps, %d valves), "
+      "%zu controls, %zu rules\n",
+      net.source.c_str(), net.junction_count, reservoirs, tanks, net.links.size(), pumps, valves,
+      net.controls.size(), net.rules.size());
   std::printf("junction matrix: order %d, %d nonzeros (%.4f%% nonzero); linear solver %s\n",
-              net.junction_count, nnz,
-              100.0 * nnz / (double(net.junction_count) * std::max(1, net.junction_count)),
+              net.junction_count, info.nnz,
+              100.0 * info.nnz / (double(net.junction_count) * std::max(1, net.junction_count)),
               solver.name().c_str());
   const AutotuneRecord a = solver.autotune();
-  if (a.inspections > 0) std::printf("%s\n", describe_autotune(a, r.linear_seconds).c_str());
+  if (a.inspections > 0) std::printf("%s\n", describe_autotune(a, linear_seconds).c_str());
+}
+
+// The trials of one period, as the steady state has always printed them.
+void print_trials(const Network& net, const PeriodSolve& p) {
   std::printf("%5s %10s %5s %11s %12s %13s %13s %11s %11s\n", "trial", "CG iters", "solves",
               "solve (s)", "rel. change", "max dH", "max dQ", "scaled res.", "backw. err.");
-  for (const TrialReport& t : r.trial_reports) {
+  for (const TrialReport& t : p.trial_reports) {
     if (t.failed_junction >= 0) {
       std::printf("%5d  factorisation failed at junction %s%s\n", t.trial,
                   net.nodes[t.failed_junction].id.c_str(),
@@ -90,52 +114,96 @@ void print_summary(const Network& net, const HydraulicResults& r, const LinearSo
                 t.scaled_residual, t.backward_error,
                 t.linear_converged ? "" : "  CG NOT CONVERGED");
   }
+}
+
+// One line per hydraulic step.
+void print_steps(const SimulationResults& s) {
+  std::printf("%10s %8s %6s %6s %11s %11s %12s\n", "time", "step (s)", "trials", "solves",
+              "iterations", "linear (s)", "rel. change");
+  for (const StepReport& r : s.steps) {
+    const PeriodSolve& p = r.solve;
+    std::printf("%10s %8ld %6d %6d %11ld %11.4g %12.4g%s\n", clock_text(r.time).c_str(), r.length,
+                p.trials, p.linear_solves, p.linear_iterations, p.linear_seconds,
+                p.relative_flow_change,
+                !p.error.empty()      ? "  NOT SOLVED"
+                : !p.converged        ? "  UNBALANCED"
+                : !p.linear_converged ? "  CG NOT CONVERGED"
+                                      : "");
+  }
+}
+
+struct Totals {
+  int trials = 0, solves = 0;
   long iterations = 0;
-  for (const TrialReport& t : r.trial_reports) iterations += t.cg_iterations;
-  if (!r.error.empty()) std::printf("ERROR: %s\n", r.error.c_str());
-  std::printf("%s after %d trials (relative flow change %.3g, ACCURACY %g); %ld CG iterations\n",
-              r.converged ? "converged" : "NOT CONVERGED", r.trials, r.relative_flow_change,
-              net.options.accuracy, iterations);
-  std::printf("time: %.4g s total, %.4g s in linear solves (%.1f%%), %.4g s in the rest\n",
-              r.total_seconds, r.linear_seconds,
-              r.total_seconds > 0 ? 100.0 * r.linear_seconds / r.total_seconds : 0.0,
-              r.total_seconds - r.linear_seconds);
-  if (!r.cut_off_nodes.empty()) {
+  bool linear_ok = true;
+};
+
+Totals totals_of(const SimulationResults& s) {
+  Totals t;
+  for (const StepReport& r : s.steps) {
+    t.trials += r.solve.trials;
+    t.solves += r.solve.linear_solves;
+    t.iterations += r.solve.linear_iterations;
+    t.linear_ok = t.linear_ok && r.solve.linear_converged;
+  }
+  return t;
+}
+
+// Junctions cut off from every reservoir and tank at some reporting time.
+std::vector<int> ever_cut_off(const SimulationResults& s) {
+  std::set<int> nodes;
+  for (const Snapshot& snap : s.reports) nodes.insert(snap.cut_off.begin(), snap.cut_off.end());
+  return {nodes.begin(), nodes.end()};
+}
+
+void print_summary(const Network& net, const SimulationResults& s, const LinearSolver& solver,
+                   const RunInfo& info) {
+  print_network(net, solver, info, s.linear_seconds);
+  const bool steady = s.duration == 0 && s.steps.size() == 1;
+  if (steady)
+    print_trials(net, s.steps.front().solve);
+  else
+    print_steps(s);
+  const Totals t = totals_of(s);
+  if (!s.error.empty()) std::printf("ERROR: %s\n", s.error.c_str());
+  if (steady) {
+    const PeriodSolve& p = s.steps.front().solve;
+    std::printf("%s after %d trials (relative flow change %.3g, ACCURACY %g); %ld CG iterations\n",
+                p.converged ? "converged" : "NOT CONVERGED", p.trials, p.relative_flow_change,
+                net.options.accuracy, t.iterations);
+  } else {
+    int unbalanced = 0;
+    for (const StepReport& r : s.steps) unbalanced += !r.solve.converged && r.solve.error.empty();
     std::printf(
-        "%zu junctions cut off from every reservoir and tank by closed links (heads not "
+        "%s: %zu hydraulic steps to %s (duration %s), %zu reporting times; %d trials, %d linear "
+        "solves, %ld CG iterations%s\n",
+        s.completed ? "completed" : "STOPPED", s.steps.size(),
+        clock_text(s.steps.empty() ? 0 : s.steps.back().time).c_str(),
+        clock_text(s.duration).c_str(), s.reports.size(), t.trials, t.solves, t.iterations,
+        unbalanced ? (", " + std::to_string(unbalanced) + " step(s) UNBALANCED").c_str() : "");
+  }
+  std::printf(
+      "time: %.4g s total: %.4g s reading the network, %.4g s in linear solves (%.1f%%), %.4g s "
+      "in the rest\n",
+      info.total_seconds, info.read_seconds, s.linear_seconds,
+      info.total_seconds > 0 ? 100.0 * s.linear_seconds / info.total_seconds : 0.0,
+      info.total_seconds - info.read_seconds - s.linear_seconds);
+  const std::vector<int> cut = ever_cut_off(s);
+  if (!cut.empty()) {
+    std::printf(
+        "%zu junctions cut off from every reservoir and tank by closed links%s (heads not "
         "determined by the network):",
-        r.cut_off_nodes.size());
-    for (std::size_t i = 0; i < r.cut_off_nodes.size(); ++i)
-      std::printf("%s %s", i ? "," : "", net.nodes[r.cut_off_nodes[i]].id.c_str());
-    std::printf("\n");
+        cut.size(), steady ? "" : " at some reporting time");
+    for (std::size_t i = 0; i < cut.size() && i < 20; ++i)
+      std::printf("%s %s", i ? "," : "", net.nodes[cut[i]].id.c_str());
+    std::printf("%s\n", cut.size() > 20 ? ", ..." : "");
   }
   for (const std::string& note : net.notes) std::printf("note: %s\n", note.c_str());
 }
 
-nlohmann::json json_report(const Network& net, const HydraulicResults& r, const LinearSolver& s,
-                           index_t nnz) {
-  nlohmann::json j;
-  j["network"] = {{"file", net.source},
-                  {"junctions", net.junction_count},
-                  {"nodes", net.nodes.size()},
-                  {"links", net.links.size()},
-                  {"flow_units", to_string(net.units.flow_units)}};
-  j["matrix"] = {{"order", net.junction_count}, {"nnz", nnz}};
-  j["solver"] = {{"kind", s.kind()}, {"backend", s.backend()}, {"name", s.name()}};
-  j["error"] = r.error;
-  if (const AutotuneRecord a = s.autotune(); a.inspections > 0)
-    j["autotune"] = {
-        {"inspections", a.inspections},  {"reused_solves", a.reused},
-        {"format", to_string(a.format)}, {"kernel", a.kernel},
-        {"sort_rows", a.sort_rows},      {"reason", a.reason},
-        {"seconds", a.seconds},          {"summary", describe_autotune(a, r.linear_seconds)}};
-  j["converged"] = r.converged;
-  j["trials"] = r.trials;
-  j["relative_flow_change"] = r.relative_flow_change;
-  j["total_seconds"] = r.total_seconds;
-  j["linear_seconds"] = r.linear_seconds;
+nlohmann::json json_trials(const Network& net, const PeriodSolve& p) {
   nlohmann::json trials = nlohmann::json::array();
-  for (const TrialReport& t : r.trial_reports) {
+  for (const TrialReport& t : p.trial_reports) {
     trials.push_back({{"trial", t.trial},
                       {"cg_iterations", t.cg_iterations},
                       {"solve_seconds", t.solve_seconds},
@@ -147,19 +215,116 @@ nlohmann::json json_report(const Network& net, const HydraulicResults& r, const 
                       {"scaled_relative_residual", t.scaled_residual},
                       {"backward_error", t.backward_error},
                       {"refinement_steps", t.refinement_steps},
-                      {"cg_converged", t.linear_converged}});
+                      {"cg_converged", t.linear_converged},
+                      {"failed_junction", t.failed_junction >= 0
+                                              ? nlohmann::json(net.nodes[t.failed_junction].id)
+                                              : nlohmann::json()}});
   }
-  j["trial_reports"] = trials;
+  return trials;
+}
+
+nlohmann::json json_report(const Network& net, const SimulationResults& s, const LinearSolver& sv,
+                           const RunInfo& info) {
+  nlohmann::json j;
+  j["network"] = {{"file", net.source},
+                  {"junctions", net.junction_count},
+                  {"nodes", net.nodes.size()},
+                  {"links", net.links.size()},
+                  {"controls", net.controls.size()},
+                  {"rules", net.rules.size()},
+                  {"flow_units", to_string(net.units.flow_units)}};
+  j["matrix"] = {{"order", net.junction_count}, {"nnz", info.nnz}};
+  j["solver"] = {{"kind", sv.kind()}, {"backend", sv.backend()}, {"name", sv.name()}};
+  if (const AutotuneRecord a = sv.autotune(); a.inspections > 0)
+    j["autotune"] = {
+        {"inspections", a.inspections},  {"reused_solves", a.reused},
+        {"format", to_string(a.format)}, {"kernel", a.kernel},
+        {"sort_rows", a.sort_rows},      {"reason", a.reason},
+        {"seconds", a.seconds},          {"summary", describe_autotune(a, s.linear_seconds)}};
+  const Totals t = totals_of(s);
+  j["series"] = {
+      {"duration_s", s.duration},
+      {"steps", s.steps.size()},
+      {"reporting_times", s.reports.size()},
+      {"last_time_s", s.steps.empty() ? 0 : s.steps.back().time},
+      {"trials", t.trials},
+      {"linear_solves", t.solves},
+      {"linear_iterations", t.iterations},
+      {"completed", s.completed},
+      {"unbalanced", s.unbalanced},
+      {"error", s.error},
+      {"error_time_s", s.error_time >= 0 ? nlohmann::json(s.error_time) : nlohmann::json()}};
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepReport& r : s.steps)
+    steps.push_back({{"time_s", r.time},
+                     {"length_s", r.length},
+                     {"trials", r.solve.trials},
+                     {"converged", r.solve.converged},
+                     {"relative_flow_change", r.solve.relative_flow_change},
+                     {"linear_solves", r.solve.linear_solves},
+                     {"linear_iterations", r.solve.linear_iterations},
+                     {"linear_seconds", r.solve.linear_seconds},
+                     {"seconds", r.solve.seconds}});
+  j["steps"] = steps;
+  // The first period in full, as the steady-state report has always had it.
+  if (!s.steps.empty()) {
+    const PeriodSolve& first = s.steps.front().solve;
+    j["converged"] = first.converged;
+    j["trials"] = first.trials;
+    j["relative_flow_change"] = first.relative_flow_change;
+    j["trial_reports"] = json_trials(net, first);
+  }
+  j["error"] = s.error;
+  j["total_seconds"] = info.total_seconds;
+  j["read_seconds"] = info.read_seconds;
+  j["linear_seconds"] = s.linear_seconds;
   nlohmann::json cut = nlohmann::json::array();
-  for (int n : r.cut_off_nodes) cut.push_back(net.nodes[n].id);
+  for (int n : ever_cut_off(s)) cut.push_back(net.nodes[n].id);
   j["cut_off_nodes"] = cut;
   j["notes"] = net.notes;
   return j;
 }
 
+// --reference DIR: the series against EPANET's; prints one line and the first failures.
+bool compare_reference(const Args& args, const Network& net, const SimulationResults& s,
+                       nlohmann::json& report) {
+  const std::string name = stem(args.network);
+  const std::string nodes = find_reference_file(args.reference_dir, name, "nodes");
+  const std::string links = find_reference_file(args.reference_dir, name, "links");
+  if (nodes.empty() || links.empty())
+    throw InputError(args.reference_dir + "/" + name + "_nodes.csv", 0,
+                     "no reference results (" + name + "_nodes.csv[.gz] and " + name +
+                         "_links.csv[.gz]) in " + args.reference_dir);
+  const SeriesComparison c =
+      compare_series_with_reference(net, s, nodes, links, 1e-3, 1e-3, flow_noise_floor(net));
+  std::printf(
+      "vs EPANET: %d reporting times, %ld values compared (%ld cut off); max head error %.3g "
+      "(%s), max flow error %.3g (%s), max tank level error %.3g (%s), %d status differences%s: "
+      "%s\n",
+      c.times_compared, c.values_compared, c.cut_off_skipped, c.max_head_error,
+      c.worst_head.c_str(), c.max_flow_error, c.worst_flow.c_str(), c.max_level_error,
+      c.worst_level.c_str(), c.status_mismatches,
+      c.times_missing.empty() ? ""
+                              : (", " + std::to_string(c.times_missing.size()) +
+                                 " reference times not computed (from " +
+                                 std::to_string(c.times_missing.front()) + " s)")
+                                    .c_str(),
+      c.ok() ? "match" : "MISMATCH");
+  for (const auto& f : c.failures) std::printf("  %s\n", f.c_str());
+  report["reference"] = {
+      {"times_compared", c.times_compared},   {"times_missing", c.times_missing.size()},
+      {"max_head_error", c.max_head_error},   {"max_flow_error", c.max_flow_error},
+      {"max_level_error", c.max_level_error}, {"status_mismatches", c.status_mismatches},
+      {"failures", c.failure_count},          {"match", c.ok()}};
+  return c.ok();
+}
+
 int run(const Args& args, SolverCli& cli) {
   cli.resolve();
+  const auto start = Clock::now();
+  RunInfo info;
   const Network net = read_inp(args.network);
+  info.read_seconds = since(start);
   SolveRequest request = cli.request;
   if (request.cg.max_iters == 0)  // these systems need far more than 10 n iterations (README)
     request.cg.max_iters = std::max<long>(200000, 100L * net.junction_count);
@@ -179,73 +344,71 @@ int run(const Args& args, SolverCli& cli) {
   auto solver =
       args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct_solver();
 
-  RunOptions run;
-  index_t nnz = 0;
+  SimulationOptions sim;
+  if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
-  run.on_system = [&](int trial, const JunctionSystem& system) {
-    nnz = system.A.nnz();
+  sim.run.on_system = [&](long time, int trial, const JunctionSystem& system) {
+    info.nnz = system.A.nnz();
     if (args.export_dir.empty()) return;
+    const std::string when = time == 0 ? "" : "_t" + std::to_string(time);
     const std::string base =
-        args.export_dir + "/" + stem(args.network) + "_trial" + std::to_string(trial);
-    const std::string comment = "netsolve: " + stem(args.network) + ", gradient-algorithm trial " +
+        args.export_dir + "/" + stem(args.network) + when + "_trial" + std::to_string(trial);
+    const std::string comment = "netsolve: " + stem(args.network) + ", time " +
+                                std::to_string(time) + " s, gradient-algorithm trial " +
                                 std::to_string(trial) + ", junction order of the .inp file";
     write_matrix_market(base + ".mtx", system.A, true, comment);
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
-  const HydraulicResults r = solve_hydraulics(net, *solver, run);
-  if (!args.quiet) print_summary(net, r, *solver, nnz);
-  if (!r.error.empty())
-    std::fprintf(stderr, "netsolve: %s: %s\n", net.source.c_str(), r.error.c_str());
-  if (!args.nodes_csv.empty()) write_nodes_csv(args.nodes_csv, net, r);
-  if (!args.links_csv.empty()) write_links_csv(args.links_csv, net, r);
-  bool reference_ok = true;
-  nlohmann::json report = json_report(net, r, *solver, nnz);
-  if (!args.reference_dir.empty()) {
-    const std::string base = args.reference_dir + "/" + stem(args.network);
-    const auto c = compare_with_reference(net, r, base + "_nodes.csv", base + "_links.csv", 1e-3,
-                                          1e-3, flow_noise_floor(net));
-    std::printf(
-        "vs EPANET: %d nodes, %d links compared (%d cut off); max head error %.3g (%s), "
-        "max flow error %.3g (%s): %s\n",
-        c.nodes_compared, c.links_compared, c.cut_off_skipped, c.max_head_error,
-        c.worst_node.c_str(), c.max_flow_error, c.worst_link.c_str(),
-        c.ok() ? "match" : "MISMATCH");
-    for (const auto& f : c.failures) std::printf("  %s\n", f.c_str());
-    report["reference"] = {{"max_head_error", c.max_head_error},
-                           {"max_flow_error", c.max_flow_error},
-                           {"failures", c.failure_count}};
-    reference_ok = c.ok();
-  }
-  if (!args.report.empty()) {
-    write_file_atomically(args.report, report.dump(2) + "\n");
-  }
-  bool linear_ok = true;
-  for (const TrialReport& t : r.trial_reports) linear_ok = linear_ok && t.linear_converged;
-  return r.converged && linear_ok && reference_ok ? kExitOk : kExitNotConverged;
+  const SimulationResults s = simulate(net, *solver, sim);
+  info.total_seconds = since(start);
+  if (!args.quiet) print_summary(net, s, *solver, info);
+  if (!s.error.empty())
+    std::fprintf(stderr, "netsolve: %s: %s\n", net.source.c_str(), s.error.c_str());
+  // Written whole, also when a period could not be solved: the reporting times up to it.
+  if (!args.nodes_csv.empty()) write_node_series_csv(args.nodes_csv, net, s);
+  if (!args.links_csv.empty()) write_link_series_csv(args.links_csv, net, s);
+  if (!args.tanks_csv.empty()) write_tank_series_csv(args.tanks_csv, net, s);
+  nlohmann::json report = json_report(net, s, *solver, info);
+  const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
+  if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
+  return s.ok() && totals_of(s).linear_ok && reference_ok ? kExitOk : kExitNotConverged;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"netsolve: EPANET network hydraulics at time 0, linear systems solved by CG"};
+  CLI::App app{
+      "netsolve: EPANET network hydraulics over time (extended period) or at time 0, every "
+      "trial's linear system solved by a sparse Cholesky factorisation or by CG"};
   Args args;
   SolverCli cli;
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   app.add_option("--network", args.network, "EPANET .inp file")->required();
+  app.add_option("--duration", args.duration,
+                 "Simulated time instead of the file's DURATION: EPANET's forms (24, 24:00, "
+                 "\"24 HOURS\") or 24h, 90min, 1d, 86400s; 0 = the steady state at time 0");
   app.add_option("--solver", args.solver,
                  "Linear solver of each trial: direct (sparse Cholesky: CHOLMOD, or Eigen's "
                  "SimplicialLDLT without it) or cg (cgsolve's CG, --format/--device/... apply)")
       ->check(CLI::IsMember({"direct", "cg"}))
       ->capture_default_str();
   add_solver_options(app, cli);
-  app.add_option("--nodes", args.nodes_csv, "Write node results (head, pressure, demand) as CSV");
-  app.add_option("--links", args.links_csv, "Write link results (flow, head loss, status) as CSV");
+  app.add_option("--nodes", args.nodes_csv,
+                 "Write node results at every reporting time as CSV "
+                 "(time_s,node,head,pressure,demand,cut_off)");
+  app.add_option("--links", args.links_csv,
+                 "Write link results at every reporting time as CSV "
+                 "(time_s,link,flow,headloss,status)");
+  app.add_option(
+      "--tanks", args.tanks_csv,
+      "Write tank levels at every reporting time as CSV (time_s,tank,level,head,volume)");
   app.add_option("--export-systems", args.export_dir,
                  "Write each trial's matrix (Matrix Market, symmetric) and right-hand side here");
   app.add_option("--report", args.report, "Write the run summary as JSON here");
   app.add_option("--reference", args.reference_dir,
-                 "Folder with EPANET's <net>_nodes.csv and <net>_links.csv: compare (exit 1 if "
-                 "heads differ by more than 1e-3 or flows by more than 1e-3)");
+                 "Folder with EPANET's <net>_nodes.csv[.gz] and <net>_links.csv[.gz] (the "
+                 "series, or time 0): compare every reporting time (exit 1 if heads differ by "
+                 "more than 1e-3, flows by more than 1e-3, or a status)");
   app.add_option("--refine", args.refinement.max_steps,
                  "Iterative refinement: at most this many CG solves per trial, x += CG(A, b - A x) "
                  "(1 = plain CG to --tol)")

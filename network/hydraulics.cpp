@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <deque>
 
 #include "formats/convert.hpp"
 #include "formats/types.hpp"
@@ -69,6 +68,7 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   demand_.assign(n, 0.0);
   fixed_inflow_.assign(n, 0.0);
   emitter_flow_.assign(n, 0.0);
+  volume_.assign(n, 0.0);
   xflow_.assign(n, 0.0);
   flow_.assign(m, 0.0);
   setting_.assign(m, 0.0);
@@ -143,10 +143,12 @@ void GradientAlgorithm::initialise() {
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& node = net_.nodes[i];
     head_[i] = node.initial_head;
+    volume_[i] = node.initial_volume;
+    fixed_inflow_[i] = 0.0;
   }
   for (int i = 0; i < nj_; ++i) {
     head_[i] = net_.nodes[i].elevation;
-    if (net_.nodes[i].emitter > 0) emitter_flow_[i] = 1.0;
+    emitter_flow_[i] = net_.nodes[i].emitter > 0 ? 1.0 : 0.0;
   }
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
@@ -161,25 +163,34 @@ void GradientAlgorithm::initialise() {
     else if (link.type == LinkType::pump)
       flow_[k] = setting_[k] * net_.pumps[link.pump].q0;
     else
-      flow_[k] = kPi * link.diameter * link.diameter / 4.0;  // 1 ft/s
+      flow_[k] = kPi * (link.diameter * link.diameter) / 4.0;  // 1 ft/s
   }
-  set_demands_and_patterns();
-  apply_time_zero_controls();
 }
 
-// Demands, reservoir heads and pump speeds of the pattern period that contains time 0.
-void GradientAlgorithm::set_demands_and_patterns() {
-  const long period = net_.times.pattern_start / net_.times.pattern_step;
+void GradientAlgorithm::start_period(long time) {
+  demands(time);
+  controls(time);
+}
+
+// EPANET's demands(): the pattern period that contains `time` (counted from PATTERN START) sets
+// junction demands, reservoir heads and pump speeds.
+void GradientAlgorithm::demands(long time) {
+  const long period = (time + net_.times.pattern_start) / net_.times.pattern_step;
   auto factor = [&](int p) {
     if (p < 0) return 1.0;
     const auto& f = net_.patterns[p].factors;
     return f.empty() ? 1.0 : f[period % static_cast<long>(f.size())];
   };
   const int default_pattern = net_.default_pattern();
+  system_demand_ = 0;
   for (int i = 0; i < nj_; ++i) {
     double sum = 0;
-    for (const Demand& d : net_.nodes[i].demands)
-      sum += d.base * factor(d.pattern >= 0 ? d.pattern : default_pattern) * opt_.demand_multiplier;
+    for (const Demand& d : net_.nodes[i].demands) {
+      const double q =
+          d.base * factor(d.pattern >= 0 ? d.pattern : default_pattern) * opt_.demand_multiplier;
+      if (q > 0.0) system_demand_ += q;
+      sum += q;
+    }
     demand_[i] = sum;
   }
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
@@ -190,10 +201,102 @@ void GradientAlgorithm::set_demands_and_patterns() {
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
     if (link.type != LinkType::pump || net_.pumps[link.pump].speed_pattern < 0) continue;
-    const double speed = factor(net_.pumps[link.pump].speed_pattern);
-    setting_[k] = speed;
-    if (speed > 0 && is_closed(status_[k])) status_[k] = LinkStatus::open;
-    if (speed == 0 && !is_closed(status_[k])) status_[k] = LinkStatus::closed;
+    set_link_setting(static_cast<int>(k), factor(net_.pumps[link.pump].speed_pattern));
+  }
+}
+
+// EPANET's controls(): simple controls on tank levels (with a tolerance of one second's inflow),
+// elapsed time and time of day act at the start of a period; controls on junction pressures act
+// after convergence (apply_pressure_controls).
+int GradientAlgorithm::controls(long time) {
+  int changes = 0;
+  for (const Control& c : net_.controls) {
+    bool fire = false;
+    if (c.node >= 0 && !net_.is_junction(c.node)) {
+      const double margin = std::abs(fixed_inflow_[c.node]);
+      const double v_now = tank_volume(c.node, head_[c.node]);
+      const double v_set = tank_volume(c.node, c.grade);
+      if (c.type == ControlType::low_level && v_now <= v_set + margin) fire = true;
+      if (c.type == ControlType::high_level && v_now >= v_set - margin) fire = true;
+    }
+    if (c.type == ControlType::timer && c.time == time) fire = true;
+    if (c.type == ControlType::time_of_day && (time + net_.times.start_clocktime) % 86400 == c.time)
+      fire = true;
+    if (!fire) continue;
+    const Link& link = net_.links[c.link];
+    const LinkStatus s1 = is_closed(status_[c.link]) ? LinkStatus::closed : LinkStatus::open;
+    const double k1 = setting_[c.link];
+    const double k2 = link.type > LinkType::pipe ? c.setting : k1;
+    if (link.type == LinkType::pump && s1 == LinkStatus::closed && c.status == LinkStatus::open)
+      reset_pump_flow(c.link);
+    if (s1 != c.status || k1 != k2) {
+      status_[c.link] = c.status;
+      setting_[c.link] = k2;
+      ++changes;
+    }
+  }
+  return changes;
+}
+
+// A constant-power pump switched on starts again from its initial flow: at zero flow its curve is
+// infinite (EPANET's resetpumpflow).
+void GradientAlgorithm::reset_pump_flow(int k) {
+  const Pump& pump = net_.pumps[net_.links[k].pump];
+  if (pump.type == PumpCurveType::constant_power) flow_[k] = pump.q0;
+}
+
+void GradientAlgorithm::set_link_open(int k, bool open) {
+  const Link& link = net_.links[k];
+  const bool valve = link.type > LinkType::pump && link.type != LinkType::gpv;
+  if (open) {
+    if (link.type == LinkType::pump) {
+      setting_[k] = 1.0;
+      if (status_[k] == LinkStatus::closed) reset_pump_flow(k);
+    }
+    if (valve) setting_[k] = kMissing;
+    status_[k] = LinkStatus::open;
+  } else {
+    if (link.type == LinkType::pump) setting_[k] = 0.0;
+    if (valve) setting_[k] = kMissing;
+    status_[k] = LinkStatus::closed;
+  }
+}
+
+void GradientAlgorithm::set_link_setting(int k, double value) {
+  const Link& link = net_.links[k];
+  if (link.type == LinkType::pump) {
+    setting_[k] = value;
+    if (value > 0 && is_closed(status_[k])) {
+      reset_pump_flow(k);
+      status_[k] = LinkStatus::open;
+    }
+    if (value == 0 && !is_closed(status_[k])) status_[k] = LinkStatus::closed;
+  } else if (link.type == LinkType::fcv) {
+    setting_[k] = value;
+    status_[k] = LinkStatus::active;
+  } else {
+    if (setting_[k] == kMissing && is_closed(status_[k])) status_[k] = LinkStatus::open;
+    setting_[k] = value;
+  }
+}
+
+double GradientAlgorithm::node_demand(int node) const {
+  return net_.is_junction(node) ? demand_[node] + emitter_flow_[node] : fixed_inflow_[node];
+}
+
+// EPANET's tanklevels(): each tank's volume after dt seconds of its current net inflow, set to its
+// limit when within one second's inflow of it, and the head of that volume.
+void GradientAlgorithm::tank_levels(long dt) {
+  for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
+    const Node& tank = net_.nodes[i];
+    if (tank.type != NodeType::tank) continue;
+    const double q = fixed_inflow_[i];
+    volume_[i] += q * static_cast<double>(dt);
+    if (volume_[i] + q >= tank.max_volume)
+      volume_[i] = tank.max_volume;
+    else if (q < 0.0 && volume_[i] - q <= tank.min_volume)
+      volume_[i] = tank.min_volume;
+    head_[i] = tank_grade(static_cast<int>(i), volume_[i]);
   }
 }
 
@@ -217,35 +320,6 @@ double GradientAlgorithm::tank_grade(int node, double volume) const {
     return tank.elevation + interpolate(c.y, c.x, volume * net_.units.volume) / net_.units.length;
   }
   return tank.min_head + (volume - tank.min_volume) / tank.area;
-}
-
-// Simple controls that act at time 0 (EPANET's controls()): tank levels, AT TIME 0 and
-// AT CLOCKTIME equal to the start clock time. Junction-pressure controls act after convergence.
-void GradientAlgorithm::apply_time_zero_controls() {
-  for (const Control& c : net_.controls) {
-    bool fire = false;
-    if (c.node >= 0 && !net_.is_junction(c.node)) {
-      const double v_now = tank_volume(c.node, head_[c.node]);
-      const double v_set = tank_volume(c.node, c.grade);
-      if (c.type == ControlType::low_level && v_now <= v_set) fire = true;
-      if (c.type == ControlType::high_level && v_now >= v_set) fire = true;
-    }
-    if (c.type == ControlType::timer && c.time == 0) fire = true;
-    if (c.type == ControlType::time_of_day && net_.times.start_clocktime % 86400 == c.time)
-      fire = true;
-    if (!fire) continue;
-    const Link& link = net_.links[c.link];
-    const LinkStatus s1 = is_closed(status_[c.link]) ? LinkStatus::closed : LinkStatus::open;
-    const double k2 = link.type != LinkType::pipe ? c.setting : setting_[c.link];
-    // A re-opened constant-power pump would start from zero flow, where its curve is infinite.
-    if (link.type == LinkType::pump && s1 == LinkStatus::closed && c.status == LinkStatus::open &&
-        net_.pumps[link.pump].type == PumpCurveType::constant_power)
-      flow_[c.link] = net_.pumps[link.pump].q0;
-    if (s1 != c.status || setting_[c.link] != k2) {
-      status_[c.link] = c.status;
-      setting_[c.link] = k2;
-    }
-  }
 }
 
 // ---- head loss coefficients: P = 1 / (dh/dq), Y = h / (dh/dq) ----------------------------------
@@ -730,10 +804,16 @@ void GradientAlgorithm::tank_link_status(int k, int node, double q) {
   if (is_closed(status_[k])) return;
   const Node& tank = net_.nodes[node];
   if (tank.type != NodeType::tank) return;  // reservoirs
-  if (head_[node] >= tank.max_head && !tank.can_overflow && q < kTiny)
-    status_[k] = LinkStatus::temp_closed;
-  else if (head_[node] <= tank.min_head && q > -kTiny)
-    status_[k] = LinkStatus::temp_closed;
+  // A pump discharging into a full tank (drawing from an empty one) is closed whatever its flow,
+  // as in EPANET (a closed pump's flow is ~1e-8 of its head difference and would reopen it);
+  // any other link when water flows in (out).
+  const Link& link = net_.links[k];
+  const bool pump = link.type == LinkType::pump;
+  if (head_[node] >= tank.max_head && !tank.can_overflow) {
+    if (pump ? link.to == node : q < 0.0) status_[k] = LinkStatus::temp_closed;
+  } else if (head_[node] <= tank.min_head) {
+    if (pump ? link.from == node : q > 0.0) status_[k] = LinkStatus::temp_closed;
+  }
 }
 
 // EPANET 2.3's pumpstatus for an open pump: a constant-power pump with (almost) no flow is closed
@@ -840,28 +920,22 @@ HydraulicResults GradientAlgorithm::results() const {
 }
 
 // ---- the trial loop (EPANET's hydsolve) --------------------------------------------------------
-HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, const RunOptions& run) {
+PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<double>& x, long time,
+                                            const RunOptions& run) {
   const auto start = Clock::now();
-  check_connectivity(net);
-  GradientAlgorithm gga(net);
-  gga.initialise();
-  const HydraulicOptions& opt = net.options;
-  const int max_trials = opt.max_trials + std::max(0, opt.extra_trials);
-  int next_check = opt.check_frequency;
-  std::vector<TrialReport> reports;
-  std::vector<double> x(gga.heads().begin(), gga.heads().begin() + net.junction_count);
+  const int max_trials = opt_.max_trials + std::max(0, opt_.extra_trials);
+  int next_check = opt_.check_frequency;
+  PeriodSolve out;
   double relerr = 1e10;
   bool converged = false;
-  double linear_seconds = 0;
-  std::string error;
   int trial = 1;
   while (trial <= max_trials) {
     TrialReport report;
     report.trial = trial;
     auto t0 = Clock::now();
-    const JunctionSystem& system = gga.assemble();
+    const JunctionSystem& system = assemble();
     report.assemble_seconds = since(t0);
-    if (run.on_system) run.on_system(trial, system);
+    if (run.on_system) run.on_system(time, trial, system);
     const LinearSolveStats stats = solver.solve(system.A, system.b, x);
     report.solve_seconds = stats.seconds;
     report.cg_iterations = stats.iterations;
@@ -870,96 +944,124 @@ HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, cons
     report.backward_error = stats.backward_error;
     report.refinement_steps = stats.refinement_steps;
     report.linear_converged = stats.converged;
-    linear_seconds += stats.seconds;
+    out.linear_seconds += stats.seconds;
+    out.linear_iterations += stats.iterations;
+    ++out.linear_solves;
     if (stats.failed_row >= 0) {
       // As EPANET's hydsolve: an active control valve at the failing junction is fixed and the
       // same trial repeated (its count does not advance); anything else is error 110.
       report.failed_junction = stats.failed_row;
-      report.fixed_valve = gga.fix_bad_valve(stats.failed_row);
-      reports.push_back(report);
+      report.fixed_valve = fix_bad_valve(stats.failed_row);
+      out.trial_reports.push_back(report);
       if (report.fixed_valve >= 0) continue;
-      error =
-          "cannot solve the hydraulic equations (EPANET error 110): the matrix is not positive "
-          "definite at junction '" +
-          net.nodes[stats.failed_row].id + "' (trial " + std::to_string(trial) + ")";
+      out.error =
+          "cannot solve the hydraulic equations (EPANET error 110): the matrix is not "
+          "positive definite at junction '" +
+          net_.nodes[stats.failed_row].id + "' (trial " + std::to_string(trial) + ")";
       break;
     }
+    out.linear_converged = out.linear_converged && stats.converged;
     t0 = Clock::now();
-    relerr = gga.update(x, report);
+    relerr = update(x, report);
     report.relative_flow_change = relerr;
-    const bool valve_change = gga.update_valve_status();
+    const bool valve_change = update_valve_status();
     bool stop = false;
-    if (gga.has_converged(relerr)) {
-      if (trial > opt.max_trials) {
+    if (has_converged(relerr)) {
+      if (trial > opt_.max_trials) {
         stop = converged = true;
       } else {
         bool status_change = valve_change;
-        if (gga.update_link_status()) status_change = true;
-        if (gga.apply_pressure_controls()) status_change = true;
+        if (update_link_status()) status_change = true;
+        if (apply_pressure_controls()) status_change = true;
         if (!status_change)
           stop = converged = true;
         else
-          next_check = trial + opt.check_frequency;
+          next_check = trial + opt_.check_frequency;
       }
-    } else if (trial <= opt.max_check && trial == next_check) {
-      gga.update_link_status();
-      next_check += opt.check_frequency;
+    } else if (trial <= opt_.max_check && trial == next_check) {
+      update_link_status();
+      next_check += opt_.check_frequency;
     }
     report.assemble_seconds += since(t0);
-    reports.push_back(report);
+    out.trial_reports.push_back(report);
+    if (run.on_trial) run.on_trial(report);
     if (stop) break;
     ++trial;
   }
+  out.converged = converged && out.error.empty();
+  out.trials = std::min(trial, max_trials);
+  out.relative_flow_change = relerr;
+  out.seconds = since(start);
+  return out;
+}
+
+HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver, const RunOptions& run) {
+  const auto start = Clock::now();
+  check_connectivity(net);
+  GradientAlgorithm gga(net);
+  gga.initialise();
+  gga.start_period(0);
+  std::vector<double> x(gga.heads().begin(), gga.heads().begin() + net.junction_count);
+  PeriodSolve period = gga.solve_period(solver, x, 0, run);
   HydraulicResults results = gga.results();
-  results.converged = converged && error.empty();
-  results.trials = std::min(trial, max_trials);
-  results.relative_flow_change = relerr;
-  results.trial_reports = std::move(reports);
-  results.linear_seconds = linear_seconds;
+  results.converged = period.converged;
+  results.trials = period.trials;
+  results.relative_flow_change = period.relative_flow_change;
+  results.trial_reports = std::move(period.trial_reports);
+  results.linear_seconds = period.linear_seconds;
   results.cut_off_nodes = cut_off_nodes(net, results.status);
-  results.error = std::move(error);
+  results.error = std::move(period.error);
   results.total_seconds = since(start);
   return results;
 }
 
 // ---- connectivity -------------------------------------------------------------------------------
-namespace {
-std::vector<bool> reachable_from_fixed_heads(const Network& net,
-                                             const std::function<bool(int)>& link_passes) {
-  std::vector<std::vector<int>> adjacent(net.nodes.size());
+NetworkGraph::NetworkGraph(const Network& net) : net_(net) {
+  const std::size_t n = net.nodes.size();
+  first_.assign(n + 1, 0);
+  for (const Link& link : net.links) ++first_[link.from + 1], ++first_[link.to + 1];
+  for (std::size_t i = 0; i < n; ++i) first_[i + 1] += first_[i];
+  neighbour_.resize(first_[n]);
+  link_.resize(first_[n]);
+  std::vector<int> next(first_.begin(), first_.end() - 1);
   for (std::size_t k = 0; k < net.links.size(); ++k) {
-    if (!link_passes(static_cast<int>(k))) continue;
-    adjacent[net.links[k].from].push_back(net.links[k].to);
-    adjacent[net.links[k].to].push_back(net.links[k].from);
+    const Link& link = net.links[k];
+    neighbour_[next[link.from]] = link.to, link_[next[link.from]++] = static_cast<int>(k);
+    neighbour_[next[link.to]] = link.from, link_[next[link.to]++] = static_cast<int>(k);
   }
-  std::vector<bool> seen(net.nodes.size(), false);
-  std::deque<int> queue;
-  for (std::size_t i = net.junction_count; i < net.nodes.size(); ++i) {
-    seen[i] = true;
-    queue.push_back(static_cast<int>(i));
-  }
-  while (!queue.empty()) {
-    const int n = queue.front();
-    queue.pop_front();
-    for (int m : adjacent[n]) {
-      if (!seen[m]) {
-        seen[m] = true;
-        queue.push_back(m);
-      }
+}
+
+// Nodes reached from the fixed-head nodes, through every link or (status given) the open ones.
+std::vector<int> NetworkGraph::reached(const std::vector<LinkStatus>* status) const {
+  const int n = static_cast<int>(net_.nodes.size());
+  std::vector<int> seen(n, 0), queue;
+  queue.reserve(n);
+  for (int i = net_.junction_count; i < n; ++i) seen[i] = 1, queue.push_back(i);
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const int node = queue[head];
+    for (int e = first_[node]; e < first_[node + 1]; ++e) {
+      if (status && is_closed((*status)[link_[e]])) continue;
+      if (!seen[neighbour_[e]]) seen[neighbour_[e]] = 1, queue.push_back(neighbour_[e]);
     }
   }
-  return seen;
+  std::vector<int> missing;
+  for (int i = 0; i < net_.junction_count; ++i)
+    if (!seen[i]) missing.push_back(i);
+  return missing;
 }
-}  // namespace
+
+std::vector<int> NetworkGraph::cut_off(const std::vector<LinkStatus>& status) const {
+  return reached(&status);
+}
+
+std::vector<int> NetworkGraph::unreachable() const { return reached(nullptr); }
 
 void check_connectivity(const Network& net) {
-  const auto seen = reachable_from_fixed_heads(net, [](int) { return true; });
-  std::vector<std::string> lost;
-  for (int i = 0; i < net.junction_count; ++i)
-    if (!seen[i]) lost.push_back(net.nodes[i].id);
+  const std::vector<int> lost = NetworkGraph(net).unreachable();
   if (lost.empty()) return;
   std::string names;
-  for (std::size_t i = 0; i < lost.size() && i < 20; ++i) names += (i ? ", " : "") + lost[i];
+  for (std::size_t i = 0; i < lost.size() && i < 20; ++i)
+    names += (i ? ", " : "") + net.nodes[lost[i]].id;
   if (lost.size() > 20) names += ", ... (" + std::to_string(lost.size()) + " in all)";
   throw InputError(net.source, 0,
                    "junctions not connected to any reservoir or tank (their heads are "
@@ -968,11 +1070,7 @@ void check_connectivity(const Network& net) {
 }
 
 std::vector<int> cut_off_nodes(const Network& net, const std::vector<LinkStatus>& status) {
-  const auto seen = reachable_from_fixed_heads(net, [&](int k) { return !is_closed(status[k]); });
-  std::vector<int> cut;
-  for (int i = 0; i < net.junction_count; ++i)
-    if (!seen[i]) cut.push_back(i);
-  return cut;
+  return NetworkGraph(net).cut_off(status);
 }
 
 }  // namespace cgs::net

@@ -1,8 +1,10 @@
-// Steady-state hydraulics at time 0 with the Global Gradient Algorithm (Todini & Pilati) as
-// EPANET 2.2/2.3 implements it: each trial linearises every link's head loss around its current
-// flow, assembles the SPD junction system A H = F (A = A12^T D^-1 A12 in the GGA's notation),
-// solves it with a LinearSolver, updates the flows, and checks EPANET's convergence test sum |dQ| /
-// sum |Q| <= ACCURACY and its status rules for pumps, check valves and control valves.
+// The hydraulics of one period with the Global Gradient Algorithm (Todini & Pilati) as EPANET
+// 2.2/2.3 implements it: each trial linearises every link's head loss around its current flow,
+// assembles the SPD junction system A H = F (A = A12^T D^-1 A12 in the GGA's notation), solves it
+// with a LinearSolver, updates the flows, and checks EPANET's convergence test sum |dQ| / sum |Q|
+// <= ACCURACY and its status rules for pumps, check valves and control valves. The state (flows,
+// statuses, settings, heads, tank volumes) lives on from one period to the next: an
+// extended-period run (network/simulation.hpp) steps it through time as EPANET's hydraul.c.
 #pragma once
 
 #include <functional>
@@ -35,6 +37,19 @@ struct TrialReport {
   int fixed_valve = -1;
 };
 
+// What one period's trials did (EPANET's hydsolve).
+struct PeriodSolve {
+  bool converged = false;  // flows within ACCURACY and no status change left (or extra trials)
+  int trials = 0;
+  double relative_flow_change = 0;
+  std::vector<TrialReport> trial_reports;
+  long linear_iterations = 0;  // CG iterations (0 for a direct solver)
+  int linear_solves = 0;
+  double linear_seconds = 0, seconds = 0;
+  bool linear_converged = true;  // every linear solve reached its own test
+  std::string error;             // EPANET's error 110, else empty
+};
+
 struct HydraulicResults {
   bool converged = false;
   int trials = 0;
@@ -59,18 +74,30 @@ struct JunctionSystem {
 };
 
 struct RunOptions {
-  // Called with each trial's system before it is solved (for --export-systems).
-  std::function<void(int trial, const JunctionSystem&)> on_system;
+  // Called with each trial's system before it is solved (for --export-systems); time in seconds.
+  std::function<void(long time, int trial, const JunctionSystem&)> on_system;
+  // Called after each trial (progress lines).
+  std::function<void(const TrialReport&)> on_trial;
 };
 
-// The gradient algorithm's state: flows, statuses, settings, heads. Exposed so tests can build the
-// first trial's system and compare it with EPANET's.
+// The gradient algorithm's state: flows, statuses, settings, heads, tank volumes. Exposed so tests
+// can build the first trial's system and compare it with EPANET's, and for the time stepping of
+// network/simulation.cpp.
 class GradientAlgorithm {
  public:
   explicit GradientAlgorithm(const Network& net);
 
-  // Statuses, settings, initial flows, demands, patterns and simple controls at time 0.
+  // EPANET's inithyd: tanks at their initial levels, initial statuses, settings and flows.
   void initialise();
+  // The start of a period at `time` (EPANET's runhyd before the trials): demands, reservoir heads
+  // and pump speeds of its pattern period, then the simple controls that act at it.
+  void start_period(long time);
+  void demands(long time);
+  int controls(long time);  // the number of links changed
+  // The trials of the current period, until EPANET's convergence (EPANET's hydsolve). x: the
+  // junction heads the linear solver starts from (the previous solution, for CG).
+  PeriodSolve solve_period(LinearSolver& solver, std::vector<double>& x, long time,
+                           const RunOptions& run = {});
   // Head loss coefficients of every link and the junction system for the current flows.
   const JunctionSystem& assemble();
   // New heads for the junctions: updates flows; returns EPANET's relative flow change.
@@ -88,11 +115,31 @@ class GradientAlgorithm {
   HydraulicResults results() const;
   const std::vector<double>& heads() const { return head_; }
 
+  // Tanks: EPANET's tanklevels (volumes after dt seconds of the current inflows, held to their
+  // limits, heads from volumes), tankvolume and tankgrade.
+  void tank_levels(long dt);
+  double tank_volume(int node, double head) const;
+  double tank_grade(int node, double volume) const;
+  double volume(int node) const { return volume_[node]; }
+
+  // What rules and time steps read, as EPANET's NodeDemand, LinkFlow, ... (internal units).
+  double head(int node) const { return head_[node]; }
+  // Junctions: demand plus emitter flow; tanks and reservoirs: net inflow.
+  double node_demand(int node) const;
+  double system_demand() const { return system_demand_; }  // sum of positive junction demands
+  double flow(int link) const { return flow_[link]; }
+  LinkStatus status(int link) const { return status_[link]; }
+  double setting(int link) const { return setting_[link]; }
+  // EPANET's setlinkstatus and setlinksetting (rule actions, pump speed patterns).
+  void set_link_open(int link, bool open);
+  void set_link_setting(int link, double value);
+
  private:
   const Network& net_;
   const HydraulicOptions& opt_;
   int nj_;
-  std::vector<double> head_, demand_, fixed_inflow_, emitter_flow_;
+  std::vector<double> head_, demand_, fixed_inflow_, emitter_flow_, volume_;
+  double system_demand_ = 0;
   std::vector<double> flow_, setting_, P_, Y_, R_, xflow_;
   std::vector<LinkStatus> status_;
   // Matrix structure, built once: CSR slots of each junction's diagonal and each link's pair.
@@ -100,9 +147,8 @@ class GradientAlgorithm {
   std::vector<int> diag_slot_, link_slot_ij_, link_slot_ji_;
 
   void build_structure();
-  void set_demands_and_patterns();
-  void apply_time_zero_controls();
   void compute_resistances();
+  void reset_pump_flow(int link);
 
   void headloss_coefficients();
   void pipe_coefficients(int k);
@@ -127,19 +173,33 @@ class GradientAlgorithm {
   LinkStatus pump_status(int k, double head_gain) const;
   LinkStatus fcv_status(int k, LinkStatus s) const;
   void tank_link_status(int k, int node, double q);
-  double tank_volume(int node, double head) const;
-  double tank_grade(int node, double volume) const;
 };
 
 // The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.
 HydraulicResults solve_hydraulics(const Network& net, LinearSolver& solver,
                                   const RunOptions& run = {});
 
-// Nodes with no path at all (whatever the link statuses) to a reservoir or tank: their heads are
-// undetermined and the system singular. Throws InputError naming them.
+// Which junctions reach a reservoir or tank, through any links or through open ones: adjacency
+// built once, a breadth-first search per question.
+class NetworkGraph {
+ public:
+  explicit NetworkGraph(const Network& net);
+  // Junctions not joined to a fixed-head node through links that are not closed.
+  std::vector<int> cut_off(const std::vector<LinkStatus>& status) const;
+  // Junctions with no path at all to one (whatever the statuses).
+  std::vector<int> unreachable() const;
+
+ private:
+  const Network& net_;
+  std::vector<int> first_, neighbour_, link_;  // CSR: node -> (neighbour, link)
+  std::vector<int> reached(const std::vector<LinkStatus>* status) const;
+};
+
+// Junctions with no path at all to a reservoir or tank: their heads are undetermined and the
+// system singular. Throws InputError naming them.
 void check_connectivity(const Network& net);
 
-// Nodes not joined to a fixed-head node through open links, given link statuses.
+// Junctions not joined to a fixed-head node through open links, given link statuses.
 std::vector<int> cut_off_nodes(const Network& net, const std::vector<LinkStatus>& status);
 
 }  // namespace cgs::net

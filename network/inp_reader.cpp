@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "formats/types.hpp"
+#include "network/epanet_time.hpp"
 
 namespace cgs::net {
 namespace {
@@ -152,7 +153,7 @@ class InpReader {
     for_section(Section::emitters, [&](const Record& r) { read_emitter(r); });
     for_section(Section::status, [&](const Record& r) { read_status(r); });
     for_section(Section::controls, [&](const Record& r) { read_control(r); });
-    note_rules();
+    read_rules();
     finish();
     return std::move(net_);
   }
@@ -165,6 +166,7 @@ class InpReader {
   std::vector<bool> demands_replaced_;
   std::string flow_units_text_ = "GPM", pressure_units_text_ = "PSI";
   double viscosity_input_ = kMissing;
+  long rule_step_ = 0;  // RULE TIMESTEP as given (0: a tenth of the hydraulic step)
   double emitter_exponent_input_ = 0.5;
 
   [[noreturn]] void fail(long line, const std::string& message) const {
@@ -366,77 +368,67 @@ class InpReader {
     }
   }
 
-  // EPANET's time values: decimal hours, h:mm[:ss], or a number with a unit (SEC, MIN, HOURS,
-  // DAYS, AM, PM). Returns seconds; fails like EPANET on values it rejects (e.g. "20 PM").
-  long parse_time(const Record& r, const std::string& value, const std::string& unit,
-                  const std::string& what) const {
-    auto bad = [&]() { fail(r.line, "invalid option value " + value + " in " + what); };
-    double hours = 0;
-    if (value.find(':') != std::string::npos) {
-      double parts[3] = {0, 0, 0};
-      int n = 0;
-      std::size_t start = 0;
-      while (start <= value.size() && n < 3) {
-        std::size_t colon = value.find(':', start);
-        std::string part =
-            value.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (!is_number(part)) bad();
-        parts[n++] = std::strtod(part.c_str(), nullptr);
-        if (colon == std::string::npos) break;
-        start = colon + 1;
-      }
-      hours = parts[0] + parts[1] / 60.0 + parts[2] / 3600.0;
-    } else {
-      if (!is_number(value)) bad();
-      hours = std::strtod(value.c_str(), nullptr);
-    }
-    if (hours < 0) bad();
-    const std::string u = upper(unit);
-    if (u.empty() || starts_with_keyword(u, "HOUR")) {
-    } else if (starts_with_keyword(u, "SEC")) {
-      hours /= 3600.0;
-    } else if (starts_with_keyword(u, "MIN")) {
-      hours /= 60.0;
-    } else if (starts_with_keyword(u, "DAY")) {
-      hours *= 24.0;
-    } else if (u == "AM" || u == "PM") {
-      if (hours >= 13.0) bad();
-      if (hours >= 12.0) hours -= 12.0;
-      if (u == "PM") hours += 12.0;
-    } else {
-      bad();
-    }
-    return std::lround(hours * 3600.0);
-  }
-
+  // [TIMES] as EPANET's timedata: the value is the last token when it is a number or a time
+  // (h:mm[:ss]), else the token before it with the last as its unit; rounded to the second.
   void read_time(const Record& r) {
     const auto& t = r.tokens;
-    const std::string key = upper(t[0]);
-    if (key == "STATISTIC") return;
-    // The value is the last token unless the last one is a unit.
-    std::size_t value_at = t.size() - 1;
-    std::string unit;
-    if (t.size() >= 3 && !is_number(t.back()) && t.back().find(':') == std::string::npos) {
-      unit = t.back();
-      value_at = t.size() - 2;
+    if (t.size() < 2) fail(r.line, "missing value in [TIMES]");
+    if (starts_with_keyword(t[0], "STAT")) return;  // STATISTIC: reporting only
+    const std::size_t n = t.size() - 1;
+    double hours = 0;
+    if (!parse_number(t[n], hours)) {
+      hours = epanet_hours(t[n], "");
+      if (hours < 0 && n >= 2) hours = epanet_hours(t[n - 1], t[n]);
+      if (hours < 0) {
+        const std::string value = n >= 2 ? t[n - 1] + " " + t[n] : t[n];
+        fail(r.line, "invalid option value " + t[n >= 2 ? n - 1 : n] + " in [TIMES] section ('" +
+                         value +
+                         "' is not a time: hours, h:mm[:ss], or a number with SEC, MIN, HOURS, "
+                         "DAYS, AM or PM)");
+      }
     }
-    if (t.size() < 2 || value_at < 1) fail(r.line, "missing value in [TIMES]");
-    const std::string second = t.size() > 1 ? upper(t[1]) : "";
-    long seconds = parse_time(r, t[value_at], unit, "[TIMES] section");
+    if (!(hours >= 0) || !std::isfinite(hours))
+      fail(r.line, "invalid option value " + t[n] + " in [TIMES] section: negative time");
+    const long seconds = static_cast<long>(3600.0 * hours + 0.5);
     auto& times = net_.times;
-    if (key == "DURATION")
+    auto second_word = [&](long& time_value, long& start_value) {
+      if (t.size() > 2 && starts_with_keyword(t[1], "TIME"))
+        time_value = seconds;
+      else if (t.size() > 2 && starts_with_keyword(t[1], "STAR"))
+        start_value = seconds;
+      else
+        fail(r.line, "unknown [TIMES] keyword " + t[0] + " " + t[1]);
+    };
+    if (starts_with_keyword(t[0], "DURA"))
       times.duration = seconds;
-    else if (key == "PATTERN" && second == "TIMESTEP")
-      times.pattern_step = seconds;
-    else if (key == "PATTERN" && second == "START")
-      times.pattern_start = seconds;
-    else if (key == "START")
-      times.start_clocktime = seconds;
-    else if (key == "HYDRAULIC" || key == "QUALITY" || key == "RULE" || key == "REPORT")
-      return;
+    else if (starts_with_keyword(t[0], "HYDR"))
+      times.hydraulic_step = seconds;
+    else if (starts_with_keyword(t[0], "QUAL") || starts_with_keyword(t[0], "MINI"))
+      return;  // water quality is not simulated
+    else if (starts_with_keyword(t[0], "RULE"))
+      rule_step_ = seconds;
+    else if (starts_with_keyword(t[0], "PATT"))
+      second_word(times.pattern_step, times.pattern_start);
+    else if (starts_with_keyword(t[0], "REPO"))
+      second_word(times.report_step, times.report_start);
+    else if (starts_with_keyword(t[0], "STAR"))
+      times.start_clocktime = seconds % 86400;
     else
       fail(r.line, "unknown [TIMES] keyword " + t[0]);
-    if (times.pattern_step <= 0) fail(r.line, "PATTERN TIMESTEP must be positive");
+  }
+
+  // EPANET's adjustdata for the time steps.
+  void adjust_times() {
+    auto& times = net_.times;
+    if (times.pattern_step <= 0) times.pattern_step = 3600;
+    if (times.report_step == 0) times.report_step = times.pattern_step;
+    if (times.hydraulic_step <= 0) times.hydraulic_step = 3600;
+    times.hydraulic_step = std::min({times.hydraulic_step, times.pattern_step, times.report_step});
+    if (times.report_start > times.duration) times.report_start = 0;
+    times.rule_step = rule_step_ == 0 ? times.hydraulic_step / 10 : rule_step_;
+    times.rule_step = std::min(times.rule_step, times.hydraulic_step);
+    if (times.report_step <= 0) times.report_step = times.hydraulic_step;
+    if (times.rule_step <= 0) times.rule_step = 1;
   }
 
   // ---- [PATTERNS] and [CURVES] --------------------------------------------------------------
@@ -763,7 +755,11 @@ class InpReader {
         c.type = ControlType::time_of_day;
       else
         fail(r.line, "control must be AT TIME or AT CLOCKTIME");
-      c.time = parse_time(r, t[5], unit, "[CONTROLS] section");
+      const double hours = epanet_hours(t[5], unit);
+      if (!(hours >= 0))
+        fail(r.line, "invalid time '" + t[5] + (unit.empty() ? "" : " " + unit) +
+                         "' in [CONTROLS] (hours, h:mm[:ss], a unit, or AM/PM)");
+      c.time = static_cast<long>(3600.0 * hours);  // truncated, as EPANET's controldata
       if (c.type == ControlType::time_of_day) c.time %= 86400;
     } else {
       fail(r.line, "control must have IF NODE ... or AT TIME ...");
@@ -771,16 +767,176 @@ class InpReader {
     net_.controls.push_back(c);
   }
 
-  void note_rules() {
-    long rules = 0;
+  // ---- [RULES] (EPANET's rules.c: ruledata, newpremise, newaction, newpriority) -------------
+  enum class RuleClause { rule, if_, and_, or_, then_, else_, priority };
+
+  // EPANET's findmatch: the first keyword the word begins with, or -1.
+  static int find_keyword(const std::string& word, const std::vector<const char*>& keywords) {
+    for (std::size_t i = 0; i < keywords.size(); ++i)
+      if (starts_with_keyword(word, keywords[i])) return static_cast<int>(i);
+    return -1;
+  }
+
+  void read_rules() {
+    static const std::vector<const char*> clauses = {"RULE", "IF",   "AND", "OR",
+                                                     "THEN", "ELSE", "PRIO"};
+    // EPANET starts as if after a PRIORITY line: the first clause must be RULE.
+    RuleClause state = RuleClause::priority;
     for_section(Section::rules, [&](const Record& r) {
-      if (upper(r.tokens[0]) == "RULE") ++rules;
+      const int key = find_keyword(r.tokens[0], clauses);
+      if (key < 0) fail(r.line, "syntax error in [RULES]: unknown clause '" + r.tokens[0] + "'");
+      const auto clause = static_cast<RuleClause>(key);
+      auto misplaced = [&]() {
+        fail(r.line, "mis-placed clause " + upper(r.tokens[0]) + " in rule " + rule_label() +
+                         " (EPANET error 221)");
+      };
+      switch (clause) {
+        case RuleClause::rule:
+          if (r.tokens.size() != 2) fail(r.line, "RULE needs exactly one label");
+          net_.rules.push_back({r.tokens[1], 0.0, {}, {}, {}, r.line});
+          break;
+        case RuleClause::if_:
+          if (state != RuleClause::rule) misplaced();
+          add_premise(r, false);
+          break;
+        case RuleClause::and_:
+          if (state == RuleClause::if_)
+            add_premise(r, false);
+          else if (state == RuleClause::then_ || state == RuleClause::else_)
+            add_action(r, state == RuleClause::then_);
+          else
+            misplaced();
+          return;  // AND keeps the state
+        case RuleClause::or_:
+          if (state != RuleClause::if_) misplaced();
+          add_premise(r, true);
+          return;
+        case RuleClause::then_:
+          if (state != RuleClause::if_) misplaced();
+          add_action(r, true);
+          break;
+        case RuleClause::else_:
+          if (state != RuleClause::then_) misplaced();
+          add_action(r, false);
+          break;
+        case RuleClause::priority:
+          if (state != RuleClause::then_ && state != RuleClause::else_) misplaced();
+          if (r.tokens.size() < 2 || !parse_number(r.tokens[1], net_.rules.back().priority))
+            fail(r.line, "bad PRIORITY value in rule " + rule_label() + " (EPANET error 202)");
+          break;
+      }
+      state = clause;
     });
-    if (rules > 0) {
-      net_.notes.push_back(std::to_string(rules) +
-                           " rule-based controls read but not applied: EPANET evaluates [RULES] "
-                           "only after the time-0 solution");
+  }
+
+  std::string rule_label() const {
+    return net_.rules.empty() ? std::string("(none)") : net_.rules.back().label;
+  }
+
+  // IF/AND/OR <object> <id> <variable> <relation> <value>, or SYSTEM <variable> <relation>
+  // <value> [unit].
+  void add_premise(const Record& r, bool or_) {
+    const auto& t = r.tokens;
+    const std::string where = " in rule " + rule_label();
+    if (t.size() != 5 && t.size() != 6)
+      fail(r.line, "syntax error: a premise has 5 or 6 words" + where + " (EPANET error 201)");
+    static const std::vector<const char*> objects = {"JUNC",  "RESER", "TANK", "PIPE",  "PUMP",
+                                                     "VALVE", "NODE",  "LINK", "SYSTEM"};
+    static const std::vector<const char*> variables = {
+        "DEMAND",  "HEAD",  "GRADE", "LEVEL",     "PRESSURE", "FLOW",     "STATUS",
+        "SETTING", "POWER", "TIME",  "CLOCKTIME", "FILLTIME", "DRAINTIME"};
+    RulePremise p;
+    p.or_ = or_;
+    const int object = find_keyword(t[1], objects);
+    if (object < 0) fail(r.line, "unknown object '" + t[1] + "'" + where + " (EPANET error 201)");
+    const std::size_t variable_at = object == 8 ? 2 : 3;
+    const int variable = find_keyword(t[variable_at], variables);
+    if (variable < 0)
+      fail(r.line, "unknown variable '" + t[variable_at] + "'" + where + " (EPANET error 201)");
+    p.variable = static_cast<RuleVariable>(variable);
+    using V = RuleVariable;
+    if (object == 8) {
+      p.object = RuleObject::system;
+      if (p.variable != V::demand && p.variable != V::time && p.variable != V::clocktime)
+        fail(r.line, "SYSTEM has DEMAND, TIME or CLOCKTIME only" + where + " (EPANET error 201)");
+    } else if (object <= 2 || object == 6) {
+      p.object = RuleObject::node;
+      p.index = net_.find_node(t[2]);
+      if (p.index < 0) fail(r.line, "unknown node '" + t[2] + "'" + where + " (EPANET error 203)");
+      const bool tank_time = p.variable == V::filltime || p.variable == V::draintime;
+      if ((p.variable > V::pressure && !tank_time) || (tank_time && net_.is_junction(p.index)))
+        fail(r.line, "variable " + upper(t[3]) + " does not apply to node " + t[2] + where +
+                         " (EPANET error 201)");
+    } else {
+      p.object = RuleObject::link;
+      p.index = net_.find_link(t[2]);
+      if (p.index < 0) fail(r.line, "unknown link '" + t[2] + "'" + where + " (EPANET error 204)");
+      if (p.variable != V::flow && p.variable != V::status && p.variable != V::setting)
+        fail(r.line, "variable " + upper(t[3]) + " does not apply to link " + t[2] + where +
+                         " (EPANET error 201)");
     }
+    const std::size_t relation_at = variable_at + 1;
+    static const std::vector<const char*> relations = {"=", "<>", "<=",  ">=",    "<",
+                                                       ">", "IS", "NOT", "BELOW", "ABOVE"};
+    static const RuleRelation relation_of[] = {
+        RuleRelation::eq, RuleRelation::ne, RuleRelation::le, RuleRelation::ge, RuleRelation::lt,
+        RuleRelation::gt, RuleRelation::eq, RuleRelation::ne, RuleRelation::lt, RuleRelation::gt};
+    const int relation = find_keyword(t[relation_at], relations);
+    if (relation < 0)
+      fail(r.line, "unknown relation '" + t[relation_at] + "'" + where + " (EPANET error 201)");
+    p.relation = relation_of[relation];
+    read_premise_value(r, p, where);
+    if (p.state != RuleState::none && p.object != RuleObject::link)
+      fail(r.line, "OPEN, CLOSED or ACTIVE compares a link's status, not a node's" + where);
+    net_.rules.back().premises.push_back(p);
+  }
+
+  void read_premise_value(const Record& r, RulePremise& p, const std::string& where) {
+    const auto& t = r.tokens;
+    if (p.variable == RuleVariable::time || p.variable == RuleVariable::clocktime) {
+      const double hours = epanet_hours(t[4], t.size() == 6 ? t[5] : "");
+      if (!(hours >= 0))
+        fail(r.line, "invalid time '" + t[4] + "'" + where + " (EPANET error 202)");
+      p.value = hours * 3600.0;
+      return;
+    }
+    const int state = find_keyword(t.back(), {"XXXX", "OPEN", "CLOSED", "ACTIVE"});
+    if (state > 0) {
+      p.state = static_cast<RuleState>(state);
+      return;
+    }
+    if (!parse_number(t.back(), p.value))
+      fail(r.line, "bad value '" + t.back() + "'" + where + " (EPANET error 202)");
+    if (p.variable == RuleVariable::filltime || p.variable == RuleVariable::draintime)
+      p.value *= 3600.0;
+  }
+
+  // THEN/ELSE/AND <LINK|PUMP|PIPE|VALVE> <id> <STATUS|SETTING> IS <value>
+  void add_action(const Record& r, bool then_branch) {
+    const auto& t = r.tokens;
+    const std::string where = " in rule " + rule_label();
+    if (t.size() != 6)
+      fail(r.line, "syntax error: an action has 6 words" + where + " (EPANET error 201)");
+    RuleAction a;
+    a.link = net_.find_link(t[2]);
+    if (a.link < 0) fail(r.line, "unknown link '" + t[2] + "'" + where + " (EPANET error 204)");
+    const LinkType type = net_.links[a.link].type;
+    if (type == LinkType::cv_pipe)
+      fail(r.line, "cannot control check valve " + t[2] + where + " (EPANET error 207)");
+    const int state = find_keyword(t[5], {"XXXX", "OPEN", "CLOSED", "ACTIVE"});
+    if (state > 0) {
+      a.state = static_cast<RuleState>(state);
+    } else if (!parse_number(t[5], a.setting) || a.setting < 0) {
+      fail(r.line, "bad setting '" + t[5] + "'" + where + " (EPANET error 202)");
+    }
+    if (a.setting != kMissing && type == LinkType::gpv)
+      fail(r.line, "a rule cannot set a GPV's setting" + where + " (EPANET error 202)");
+    if (a.setting != kMissing && type == LinkType::pipe) {  // a pipe's setting is its status
+      a.state = a.setting == 0.0 ? RuleState::closed : RuleState::open;
+      a.setting = kMissing;
+    }
+    Rule& rule = net_.rules.back();
+    (then_branch ? rule.then_actions : rule.else_actions).push_back(a);
   }
 
   // ---- units and derived values -------------------------------------------------------------
@@ -962,6 +1118,7 @@ class InpReader {
   }
 
   void finish() {
+    adjust_times();
     if (net_.nodes.empty()) fail(0, "the network has no nodes");
     if (net_.junction_count == static_cast<int>(net_.nodes.size()))
       fail(0, "the network has no reservoir or tank (EPANET error 224)");

@@ -139,8 +139,61 @@ struct HydraulicOptions {
   std::string default_pattern_id = "1";
 };
 
+// [TIMES], in seconds, after EPANET's adjustdata: a hydraulic step no longer than the pattern
+// and report steps, a report step of 0 taking the pattern step, a rule step of 0 a tenth of the
+// hydraulic step (and never more than it), a report start beyond the duration reset to 0.
 struct TimeOptions {
-  long duration = 0, pattern_step = 3600, pattern_start = 0, start_clocktime = 0;
+  long duration = 0;
+  long hydraulic_step = 3600;
+  long pattern_step = 3600, pattern_start = 0;
+  long report_step = 3600, report_start = 0;
+  long rule_step = 360;
+  long start_clocktime = 0;  // time of day at time 0, mod 24 h
+};
+
+// [RULES]: IF/AND/OR premises, THEN/ELSE actions, PRIORITY (EPANET's rules.c). Values are kept in
+// the file's units, as EPANET compares them (with its tolerance of 0.001) in those units.
+enum class RuleObject { node, link, system };
+enum class RuleVariable {
+  demand,
+  head,
+  grade,
+  level,
+  pressure,
+  flow,
+  status,
+  setting,
+  power,
+  time,
+  clocktime,
+  filltime,
+  draintime
+};
+enum class RuleRelation { eq, ne, le, ge, lt, gt };
+enum class RuleState { none, open, closed, active };  // a status value; none: a number
+
+struct RulePremise {
+  bool or_ = false;  // joined to the ones before by OR (else AND)
+  RuleObject object = RuleObject::system;
+  int index = -1;  // node or link
+  RuleVariable variable = RuleVariable::demand;
+  RuleRelation relation = RuleRelation::eq;
+  RuleState state = RuleState::none;
+  double value = kMissing;  // seconds for TIME, CLOCKTIME, FILLTIME, DRAINTIME
+};
+
+struct RuleAction {
+  int link = -1;
+  RuleState state = RuleState::none;
+  double setting = kMissing;  // the file's units; kMissing: a status action
+};
+
+struct Rule {
+  std::string label;
+  double priority = 0;
+  std::vector<RulePremise> premises;
+  std::vector<RuleAction> then_actions, else_actions;
+  long line = 0;
 };
 
 struct Network {
@@ -152,6 +205,7 @@ struct Network {
   std::vector<Pattern> patterns;
   std::vector<Curve> curves;
   std::vector<Control> controls;
+  std::vector<Rule> rules;
   std::vector<int> valves;  // link indices of valves, in file order
   HydraulicOptions options;
   TimeOptions times;

@@ -1,0 +1,68 @@
+// Extended-period simulation: the hydraulics stepped through time as EPANET 2.2/2.3's hydraul.c
+// does it (runhyd, nexthyd, timestep, tanktimestep, controltimestep, ruletimestep, tanklevels).
+// Each period sets its demands, reservoir heads and pump speeds from the patterns, applies the
+// simple controls, and runs the trials from the previous period's flows and statuses (a warm
+// start); then the next step is the hydraulic time step cut short at the next pattern period, the
+// next reporting time, a tank filling or emptying, a simple control coming due, or a rule firing,
+// and the tank levels move over it. One LinearSolver (analysed once) serves the whole run.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "network/hydraulics.hpp"
+#include "network/network.hpp"
+
+namespace cgs::net {
+
+struct StepReport {
+  long time = 0;    // seconds from the start
+  long length = 0;  // seconds to the next step (0 for the last one)
+  PeriodSolve solve;
+};
+
+// The results at a reporting time (internal units), as EPANET reports them.
+struct Snapshot {
+  long time = 0;
+  std::vector<double> head;  // per node
+  std::vector<double>
+      demand;                // junctions: delivered (emitters included); tanks, reservoirs: inflow
+  std::vector<double> flow;  // per link, 0 when closed
+  std::vector<LinkStatus> status;
+  std::vector<double> volume;  // per tank, in the order of SimulationResults::tanks
+  std::vector<int> cut_off;    // junctions not joined to a reservoir or tank through open links
+};
+
+struct SimulationOptions {
+  long duration = -1;  // seconds; < 0: the file's DURATION
+  RunOptions run;      // --export-systems
+  // After each step and after each trial (progress lines): the step so far.
+  std::function<void(const StepReport&)> on_step;
+  std::function<void(long time, const TrialReport&)> on_trial;
+};
+
+struct SimulationResults {
+  long duration = 0;
+  std::vector<StepReport> steps;
+  std::vector<Snapshot> reports;  // at the reporting times (REPORT START, every REPORT TIMESTEP)
+  std::vector<int> tanks;         // node indices of the tanks
+  bool completed = false;         // every period up to the duration was solved
+  // A period ended unbalanced (trials exhausted); with UNBALANCED STOP, EPANET ends the run there
+  // (its results are reported).
+  bool unbalanced = false;
+  std::string error;  // a period that could not be solved (EPANET's error 110), with its time
+  long error_time = -1;
+  double seconds = 0, linear_seconds = 0;
+  bool ok() const { return completed && !unbalanced && error.empty(); }
+};
+
+// Checks connectivity (InputError), then steps from time 0 to the duration. A period that cannot
+// be solved ends the run with `error` set; the reports up to it are kept.
+SimulationResults simulate(const Network& net, LinearSolver& solver,
+                           const SimulationOptions& options = {});
+
+// A reporting time: at or after REPORT START, a whole number of REPORT TIMESTEPs from it.
+bool is_report_time(const TimeOptions& times, long t);
+
+}  // namespace cgs::net
