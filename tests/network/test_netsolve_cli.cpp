@@ -84,3 +84,59 @@ TEST_CASE("netsolve's JSON report names the solver") {
   CHECK(contains(j["solver"]["name"].get<std::string>(), "direct:"));
   fs::remove_all(report.parent_path());
 }
+
+TEST_CASE(
+    "netsolve runs Net1's 24 h: one line per step, series outputs, the whole series compared") {
+  const fs::path dir = scratch_dir();
+  const std::string nodes = (dir / "n.csv").string(), links = (dir / "l.csv").string(),
+                    tanks = (dir / "t.csv").string(), report = (dir / "r.json").string();
+  const Run r = netsolve("--network " + kNet1 + " --reference " + kReference + "-eps --nodes " +
+                         nodes + " --links " + links + " --tanks " + tanks + " --report " + report);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "12:32:34"));  // a step cut short by pump 9's tank-level control
+  CHECK(contains(r.output, "completed: 27 hydraulic steps to 24:00:00"));
+  CHECK(contains(r.output, "vs EPANET: 25 reporting times"));
+  CHECK(contains(r.output, ": match"));
+  auto first_line = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  CHECK(first_line(nodes) == "time_s,node,head,pressure,demand,cut_off");
+  CHECK(first_line(links) == "time_s,link,flow,headloss,status");
+  CHECK(contains(first_line(tanks), "time_s,tank,level"));
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["series"]["steps"] == 27);
+  CHECK(j["series"]["completed"] == true);
+  CHECK(j["solver"]["kind"] == "direct");
+  CHECK(j["reference"]["match"] == true);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("netsolve: bad times, controls and rules exit 2 naming the file and line") {
+  CHECK(netsolve("--network " + kNet1 + " --duration 3x").exit_code == 2);
+  const fs::path dir = scratch_dir();
+  std::ifstream in(kNet1);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string original = text.str();
+  const std::string control = " LINK 9 OPEN IF NODE 2 BELOW 110";
+  REQUIRE(contains(original, control));
+  for (const auto& [bad, message] : {std::pair<std::string, std::string>{
+                                         " LINK 9 OPEN IF NODE XX BELOW 110", "unknown node 'XX'"},
+                                     {" LINK NOPE OPEN AT TIME 2", "unknown link 'NOPE'"},
+                                     {" LINK 9 OPEN AT TIME 1:7x", "invalid time '1:7x'"}}) {
+    CAPTURE(bad);
+    std::string edited = original;
+    edited.replace(edited.find(control), control.size(), bad);
+    const std::string path = (dir / "bad.inp").string();
+    std::ofstream(path) << edited;
+    const Run r = netsolve("--network " + path);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, "bad.inp:68: "));
+    CHECK(contains(r.output, message));
+  }
+  fs::remove_all(dir);
+}
