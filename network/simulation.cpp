@@ -128,8 +128,16 @@ class Stepper {
   }
 };
 
+// The cut-off junctions depend on the statuses only (open or closed): a reporting time whose links
+// are open and closed as at the one before reuses its answer instead of another search.
+struct CutOffCache {
+  std::vector<char> closed;
+  std::vector<int> cut_off;
+  bool valid = false;
+};
+
 Snapshot snapshot(const GradientAlgorithm& state, const NetworkGraph& graph,
-                  const std::vector<int>& tanks, long time) {
+                  const std::vector<int>& tanks, long time, CutOffCache& cache) {
   HydraulicResults r = state.results();
   Snapshot s;
   s.time = time;
@@ -138,7 +146,14 @@ Snapshot snapshot(const GradientAlgorithm& state, const NetworkGraph& graph,
   s.flow = std::move(r.flow);
   s.status = std::move(r.status);
   for (int n : tanks) s.volume.push_back(state.volume(n));
-  s.cut_off = graph.cut_off(s.status);
+  std::vector<char> closed(s.status.size());
+  for (std::size_t k = 0; k < s.status.size(); ++k) closed[k] = is_closed(s.status[k]);
+  if (!cache.valid || closed != cache.closed) {
+    cache.cut_off = graph.cut_off(s.status);
+    cache.closed = std::move(closed);
+    cache.valid = true;
+  }
+  s.cut_off = cache.cut_off;
   return s;
 }
 
@@ -156,6 +171,7 @@ SimulationResults simulate(const Network& net, LinearSolver& solver,
   GradientAlgorithm state(net);
   const RuleEngine rules(net);
   Stepper stepper(net, state, rules);
+  CutOffCache cut_off_cache;
   SimulationResults out;
   out.duration = options.duration >= 0 ? options.duration : net.times.duration;
   for (int i = net.junction_count; i < static_cast<int>(net.nodes.size()); ++i)
@@ -187,7 +203,7 @@ SimulationResults simulate(const Network& net, LinearSolver& solver,
                       net.options.extra_trials == -1;
     if (!report.solve.converged) out.unbalanced = true;
     if (is_report_time(net.times, time))
-      out.reports.push_back(snapshot(state, graph, out.tanks, time));
+      out.reports.push_back(snapshot(state, graph, out.tanks, time, cut_off_cache));
     // EPANET's nexthyd: the step to the next period, tanks and rules moved over it.
     if (!halt && time < out.duration) report.length = stepper.next_step(time, report_time);
     out.steps.push_back(std::move(report));

@@ -6,9 +6,9 @@
 #   scripts/eps-check.sh [--build DIR] [--data DIR] [--runs N] [--solver direct|cg] [net ...]
 #
 # For each network: one run with --reference (errors, statuses), then N timing runs (--quiet, no
-# output files) whose median in-process time is reported: netsolve's own "total" (reading the
-# .inp file and the whole simulation, as EPANET's table counts parsing; process start-up is not
-# in either). Prints one table row per network; exit 1 if a network EPANET solves does not match.
+# output files) whose best in-process time is reported, as EPANET's table gives its best of 5:
+# netsolve's own "total" (reading the .inp file and the whole simulation, as EPANET's table counts
+# parsing; process start-up is not in either). Prints one table row per network; exit 1 if a network EPANET solves does not match.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,13 +63,13 @@ for net in "${nets[@]}"; do
       --report "$tmp/t.json" >/dev/null 2>&1 || true
     times+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_seconds"])' "$tmp/t.json")")
   done
-  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-  python3 - "$tmp/ref.json" "$net" "$median" "$(epanet_time "$net")" "$rc" >"$tmp/row" <<'EOF' || status=1
+  best=$(printf '%s\n' "${times[@]}" | sort -g | head -1)
+  python3 - "$tmp/ref.json" "$net" "$best" "$(epanet_time "$net")" "$rc" >"$tmp/row" <<'EOF' || status=1
 import json, sys
 j = json.load(open(sys.argv[1]))
-net, median, epanet, rc = sys.argv[2], float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+net, best, epanet, rc = sys.argv[2], float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 s, r = j["series"], j.get("reference", {})
-ratio = f"{median / float(epanet):.2f}" if epanet else "-"
+ratio = f"{best / float(epanet):.2f}" if epanet else "-"
 result = "match" if r.get("match") else "MISMATCH"
 if s["error"]:
     result += f"; stopped at {s['error_time_s']} s: error 110"
@@ -80,7 +80,7 @@ if r.get("times_missing"):
 print(f"{net:22s} {s['steps']:6d} {s['trials']:7d} {r.get('max_head_error', 0):10.2e} "
       f"{r.get('max_flow_error', 0):10.2e} {r.get('max_level_error', 0):10.2e} "
       f"{'equal' if r.get('status_mismatches', 1) == 0 else str(r['status_mismatches']) + ' diff':>8s} "
-      f"{median:9.4f} {epanet or '-':>9s} {ratio:>7s}  {result}")
+      f"{best:9.4f} {epanet or '-':>9s} {ratio:>7s}  {result}")
 sys.exit(0 if r.get("match") else 1)
 EOF
   cat "$tmp/row"
