@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "network/linear_solver.hpp"
 #include "network_test_data.hpp"
@@ -137,6 +138,23 @@ TEST_CASE("netsolve: bad times, controls and rules exit 2 naming the file and li
     CHECK(r.exit_code == 2);
     CHECK(contains(r.output, "bad.inp:68: "));
     CHECK(contains(r.output, message));
+  }
+  // A rule naming an unknown tank, a junction naming an unknown pattern.
+  const std::string junction = " 11              \t710         \t150         \t                \t;";
+  REQUIRE(contains(original, junction));
+  for (const auto& [from, to, where] :
+       {std::tuple<std::string, std::string, std::string>{
+            "[RULES]\n", "[RULES]\nRULE 1\nIF TANK XX LEVEL ABOVE 5\nTHEN LINK 10 STATUS IS OPEN\n",
+            "unknown node 'XX' in rule 1"},
+        {junction, " 11 710 150 NOPAT ;", "bad.inp:9: unknown pattern 'NOPAT'"}}) {
+    CAPTURE(to);
+    std::string edited = original;
+    edited.replace(edited.find(from), from.size(), to);
+    const std::string path = (dir / "bad.inp").string();
+    std::ofstream(path) << edited;
+    const Run r = netsolve("--network " + path);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, where));
   }
   fs::remove_all(dir);
 }
