@@ -3,7 +3,7 @@
 # (../shared/data/epanet-systems, else data/systems), cgsolve's criterion ||r|| <= tol ||b||,
 # against Jacobi-CG and a direct Cholesky (the validation reference, timed by --validate).
 # Usage: scripts/precond-study.sh [build dir (default build)] [device (default serial)]
-#        PRECONDS="jacobi ic0 ..." TOL=1e-10 to change what runs.
+#        PRECONDS="jacobi ic0 ..." TOL=1e-10 ONLY=regex (system names) to change what runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -18,6 +18,7 @@ printf '%-34s %-12s %8s %9s %10s %10s %12s %6s\n' system precond iters "x fewer"
 for A in "$SYSTEMS"/*_step*.mtx.gz; do
   [[ $A =~ _[bx]\.mtx ]] && continue
   name=$(basename "$A" .mtx.gz)
+  [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && continue
   base=""
   for p in $PRECONDS; do
     "$BUILD/app/cgsolve" --matrix "$A" --rhs "${A%.mtx.gz}_b.mtx.gz" --device "$DEVICE" \
