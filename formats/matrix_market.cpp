@@ -2,9 +2,12 @@
 //
 // The reader loads the whole (decompressed) file into memory and parses it with a small
 // scanner built on std::from_chars: no iostreams and no per-line allocation, because reading
-// SuiteSparse-sized files must not dominate a solver run.
+// SuiteSparse-sized files must not dominate a solver run. The path readers and the in-memory
+// ones (read_*_bytes, which the fuzz targets of tests/fuzz call) share everything after the
+// bytes are loaded, gzip decompression included.
 #include "formats/matrix_market.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -33,15 +36,6 @@ constexpr long long kIndexLimit = std::numeric_limits<index_t>::max();
 // ---------------------------------------------------------------------------------------------
 // Loading the file
 
-[[noreturn]] void fail_to_read(const std::string& path, gzFile file) {
-  int code = Z_OK;
-  const char* zlib_message = gzerror(file, &code);
-  std::string reason = code == Z_ERRNO ? std::strerror(errno) : zlib_message;
-  if (code == Z_BUF_ERROR || code == Z_DATA_ERROR) reason = "corrupt or truncated gzip data";
-  gzclose(file);
-  throw InputError(path, 0, "cannot read file: " + reason);
-}
-
 // A file's bytes. Not a std::string: resizing one zero-fills it, which for a large file costs
 // as much as a third of the parse.
 struct FileText {
@@ -56,38 +50,84 @@ struct FileText {
     bytes = std::move(bigger);
     capacity = new_capacity;
   }
+  void make_room() {
+    if (size == capacity) reserve(std::max<std::size_t>(2 * capacity, 1 << 16));
+  }
 };
 
-// Room for the whole file in one read: its size if plain (one more byte, so that the read that
-// sees the end needs no growth), a guess if compressed (the buffer then doubles as needed).
-std::size_t initial_capacity(const std::string& path, gzFile file) {
+// The file as stored on disk, compressed or not: room for its size plus one byte (so that the
+// read that sees the end needs no growth), doubling if it grows meanwhile or is not a regular
+// file (a pipe).
+FileText read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  FileText file;
   struct stat status {};
-  if (stat(path.c_str(), &status) != 0) return 1 << 20;
-  auto bytes = static_cast<std::size_t>(status.st_size);
-  return gzdirect(file) ? bytes + 1 : std::max<std::size_t>(4 * bytes, 1 << 16);
+  const bool regular = ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
+  file.reserve(regular ? static_cast<std::size_t>(status.st_size) + 1 : std::size_t{1} << 16);
+  for (;;) {
+    file.make_room();
+    const std::size_t chunk = std::min<std::size_t>(file.capacity - file.size, 1u << 30);
+    const ssize_t got = ::read(fd, file.bytes.get() + file.size, chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw InputError(path, 0, std::string("cannot read file: ") + std::strerror(errno));
+    if (got == 0) break;
+    file.size += static_cast<std::size_t>(got);
+  }
+  return file;
 }
 
-// Whole file contents; gzread reads gzip (recognised by its magic bytes) and plain files alike.
-FileText load_file(const std::string& path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    throw InputError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
-  }
-  gzbuffer(file, 1 << 20);
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() > 1 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+// Decompresses gzip data as zlib's gzread does: members that follow one another are
+// concatenated, and bytes after the last member that do not start another are ignored. The
+// size a member's trailer claims is not trusted: the buffer starts at a guess and doubles.
+FileText gunzip(std::string_view compressed, const std::string& name) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) throw std::bad_alloc();
+  struct Ender {
+    z_stream* stream;
+    ~Ender() { inflateEnd(stream); }
+  } ender{&stream};
+  auto corrupt = [&]() -> InputError {
+    return InputError(name, 0, "cannot read file: corrupt or truncated gzip data");
+  };
   FileText text;
-  text.reserve(initial_capacity(path, file));
+  text.reserve(std::max<std::size_t>(4 * compressed.size(), 1 << 16));
+  auto* next = reinterpret_cast<const unsigned char*>(compressed.data());
+  std::size_t left = compressed.size();
   for (;;) {
-    if (text.size == text.capacity) text.reserve(2 * text.capacity);
-    auto chunk = static_cast<unsigned>(std::min<std::size_t>(text.capacity - text.size, 1u << 30));
-    int got = gzread(file, text.bytes.get() + text.size, chunk);
-    if (got < 0) fail_to_read(path, file);
-    if (got == 0) break;
-    text.size += static_cast<std::size_t>(got);
+    text.make_room();
+    const auto in_chunk = static_cast<uInt>(std::min<std::size_t>(left, 1u << 30));
+    const auto out_chunk =
+        static_cast<uInt>(std::min<std::size_t>(text.capacity - text.size, 1u << 30));
+    stream.next_in = const_cast<unsigned char*>(next);
+    stream.avail_in = in_chunk;
+    stream.next_out = reinterpret_cast<unsigned char*>(text.bytes.get() + text.size);
+    stream.avail_out = out_chunk;
+    const int code = inflate(&stream, Z_NO_FLUSH);
+    next += in_chunk - stream.avail_in;
+    left -= in_chunk - stream.avail_in;
+    text.size += out_chunk - stream.avail_out;
+    if (code == Z_STREAM_END) {
+      if (!is_gzip({reinterpret_cast<const char*>(next), left})) break;
+      if (inflateReset(&stream) != Z_OK) throw corrupt();
+    } else if (code == Z_MEM_ERROR) {
+      throw std::bad_alloc();
+    } else if (code != Z_OK) {
+      // Z_DATA_ERROR, Z_NEED_DICT, or Z_BUF_ERROR: no progress with room to write, so the
+      // input ran out before the member's end.
+      throw corrupt();
+    }
   }
-  int code = Z_OK;
-  gzerror(file, &code);
-  if (code != Z_OK) fail_to_read(path, file);
-  gzclose(file);
   return text;
 }
 
@@ -512,16 +552,16 @@ class MatrixBuilder {
 
 // Everything but the sorting, which is left to the caller so that the file's text is freed
 // first: it can be as large as the matrix.
-MatrixBuilder read_matrix_entries(const std::string& path, MatrixMarketInfo* info) {
-  const FileText text = load_file(path);
-  Scanner in(path, text.view());
+MatrixBuilder read_matrix_entries(std::string_view text, const std::string& name,
+                                  MatrixMarketInfo* info) {
+  Scanner in(name, text);
   const Header header = read_header(in);
   if (header.format == MmFormat::array && header.rows * header.cols > kIndexLimit) {
     in.fail_at(header.size_line, "dense array of " + std::to_string(header.rows) + " x " +
                                      std::to_string(header.cols) +
                                      " exceeds the 32-bit index limit");
   }
-  MatrixBuilder matrix(header, text.size);
+  MatrixBuilder matrix(header, text.size());
   read_entries(in, header, [&](index_t row, index_t col, double value, long line) {
     matrix.add(in, row, col, value, line);
   });
@@ -533,15 +573,8 @@ MatrixBuilder read_matrix_entries(const std::string& path, MatrixMarketInfo* inf
   return matrix;
 }
 
-}  // namespace
-
-CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info) {
-  return read_matrix_entries(path, info).build();
-}
-
-std::vector<double> read_vector_market(const std::string& path) {
-  const FileText text = load_file(path);
-  Scanner in(path, text.view());
+std::vector<double> read_vector_entries(std::string_view text, const std::string& name) {
+  Scanner in(name, text);
   const Header header = read_header(in);
   if (header.rows != 1 && header.cols != 1) {
     in.fail_at(header.size_line, "not a vector: the matrix is " + std::to_string(header.rows) +
@@ -557,6 +590,39 @@ std::vector<double> read_vector_market(const std::string& path) {
     slot = summed ? slot + value : value;
   });
   return x;
+}
+
+// A file's text: its bytes, decompressed if they are gzip data (told by content, not name).
+FileText load_file(const std::string& path) {
+  FileText file = read_file(path);
+  if (is_gzip(file.view())) return gunzip(file.view(), path);
+  return file;
+}
+
+}  // namespace
+
+// The path and the in-memory readers share everything after the bytes are in memory. The
+// file's text is a temporary of the first statement, freed before the CSR is built.
+CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info) {
+  MatrixBuilder entries = read_matrix_entries(load_file(path).view(), path, info);
+  return entries.build();
+}
+
+CsrMatrix<double> read_matrix_market_bytes(std::string_view bytes, const std::string& name,
+                                           MatrixMarketInfo* info) {
+  MatrixBuilder entries = is_gzip(bytes)
+                              ? read_matrix_entries(gunzip(bytes, name).view(), name, info)
+                              : read_matrix_entries(bytes, name, info);
+  return entries.build();
+}
+
+std::vector<double> read_vector_market(const std::string& path) {
+  return read_vector_entries(load_file(path).view(), path);
+}
+
+std::vector<double> read_vector_market_bytes(std::string_view bytes, const std::string& name) {
+  if (is_gzip(bytes)) return read_vector_entries(gunzip(bytes, name).view(), name);
+  return read_vector_entries(bytes, name);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/csr.hpp"
@@ -30,6 +31,13 @@ CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* 
 // Reads a dense vector: an `array` file with one column, or an n x 1 `coordinate` file
 // (missing entries are 0).
 std::vector<double> read_vector_market(const std::string& path);
+
+// The same from a file's bytes in memory (plain text, or gzip data told apart by its magic
+// bytes): what the path versions do after reading the file. `name` stands for the file in
+// error messages.
+CsrMatrix<double> read_matrix_market_bytes(std::string_view bytes, const std::string& name,
+                                           MatrixMarketInfo* info = nullptr);
+std::vector<double> read_vector_market_bytes(std::string_view bytes, const std::string& name);
 
 // Writes a vector as a Matrix Market `array` file with 17 significant digits, so it reads back
 // bit-identical. Written to a temporary file and renamed: never left half-written.
