@@ -30,7 +30,9 @@ bool get_number(const std::string& s, double& v) {
 
 }  // namespace
 
-double epanet_hours(const std::string& value, const std::string& unit) {
+namespace {
+// EPANET's parse as written (a negative result: not a time).
+double epanet_hours_unchecked(const std::string& value, const std::string& unit) {
   std::vector<std::string> parts;
   std::size_t start = 0;
   while (true) {
@@ -62,6 +64,14 @@ double epanet_hours(const std::string& value, const std::string& unit) {
     return y[0] >= 12.0 ? y[0] : y[0] + 12.0;
   }
   return -1.0;
+}
+}  // namespace
+
+// Beyond 1e9 hours (about 114,000 years) a time is refused like any unreadable one: converting it
+// to whole seconds (a long) would be undefined (fuzz_inp: 'AT TIME 1e20'); NaN and Inf too.
+double epanet_hours(const std::string& value, const std::string& unit) {
+  const double hours = epanet_hours_unchecked(value, unit);
+  return std::isfinite(hours) && hours <= 1e9 ? hours : -1.0;
 }
 
 long parse_duration(const std::string& text) {

@@ -129,6 +129,11 @@ std::string read_whole(std::istream& in) {
   return text;
 }
 
+// Limits that keep arithmetic on values from the file defined: counts of trials and checks,
+// and time values (about 114,000 years, in seconds far inside a long).
+constexpr int kMaxCount = 100'000'000;
+constexpr double kMaxHours = 1e9;
+
 class InpReader {
  public:
   explicit InpReader(std::string name) { net_.source = std::move(name); }
@@ -292,6 +297,15 @@ class InpReader {
     const auto& t = r.tokens;
     const std::string key = upper(t[0]);
     auto value = [&](std::size_t i) { return number(r, i, "option " + key); };
+    // Counts are read as numbers and truncated, as EPANET does, within limits that keep the
+    // trial loop's int arithmetic (trials + extra trials, trial + CHECKFREQ) from overflowing.
+    auto count = [&](std::size_t i, int min, const char* what) {
+      const double v = value(i);
+      if (!(v >= min && v <= kMaxCount))
+        fail(r.line, std::string(what) + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(kMaxCount));
+      return static_cast<int>(v);
+    };
     auto word = [&](std::size_t i) {
       if (i >= t.size()) fail(r.line, "missing value for option " + key);
       return upper(t[i]);
@@ -315,8 +329,7 @@ class InpReader {
       o.specific_gravity = value(t.size() > 2 ? 2 : 1);
       if (o.specific_gravity <= 0) fail(r.line, "SPECIFIC GRAVITY must be positive");
     } else if (key == "TRIALS") {
-      o.max_trials = static_cast<int>(value(1));
-      if (o.max_trials < 1) fail(r.line, "TRIALS must be at least 1");
+      o.max_trials = count(1, 1, "TRIALS");
     } else if (key == "ACCURACY") {
       o.accuracy = value(1);
       if (o.accuracy < 1e-8 || o.accuracy > 1e-1) fail(r.line, "ACCURACY out of range");
@@ -325,7 +338,7 @@ class InpReader {
       if (w == "STOP")
         o.extra_trials = -1;
       else if (starts_with_keyword(w, "CONT"))
-        o.extra_trials = t.size() > 2 ? int(value(2)) : 0;
+        o.extra_trials = t.size() > 2 ? count(2, 0, "UNBALANCED CONTINUE") : 0;
       else
         fail(r.line, "UNBALANCED must be STOP or CONTINUE [n]");
     } else if (key == "PATTERN") {
@@ -347,9 +360,9 @@ class InpReader {
       else if (word(1) == "BACKFLOW")
         o.emitter_backflow = word(2) == "YES";
     } else if (key == "CHECKFREQ") {
-      o.check_frequency = static_cast<int>(value(1));
+      o.check_frequency = count(1, 0, "CHECKFREQ");
     } else if (key == "MAXCHECK") {
-      o.max_check = static_cast<int>(value(1));
+      o.max_check = count(1, 0, "MAXCHECK");
     } else if (key == "DAMPLIMIT") {
       o.damp_limit = value(1);
     } else if (key == "HEADERROR") {
@@ -389,6 +402,9 @@ class InpReader {
     }
     if (!(hours >= 0) || !std::isfinite(hours))
       fail(r.line, "invalid option value " + t[n] + " in [TIMES] section: negative time");
+    if (hours > kMaxHours)  // beyond this the conversion to whole seconds is undefined
+      fail(r.line, "invalid option value " + t[n] + " in [TIMES] section: over " +
+                       std::to_string(long(kMaxHours)) + " hours");
     const long seconds = static_cast<long>(3600.0 * hours + 0.5);
     auto& times = net_.times;
     auto second_word = [&](long& time_value, long& start_value) {
