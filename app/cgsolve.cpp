@@ -117,14 +117,14 @@ int run(Arguments& args) {
   }
   require_spd_candidate(A, run.matrix_info, args.matrix);
   std::vector<double> b = args.rhs.empty() ? multiply(A, std::vector<double>(A.rows, 1.0))
-                                           : read_vector_market(args.rhs);
+                                           : read_vector_market(args.rhs, A.rows);
   if (b.size() != std::size_t(A.rows))
     throw InputError(args.rhs, 0,
                      "the right-hand side has " + std::to_string(b.size()) +
                          " entries but the matrix has " + std::to_string(A.rows) + " rows");
   std::vector<double> x;
   if (!args.x0.empty()) {
-    x = read_vector_market(args.x0);
+    x = read_vector_market(args.x0, A.rows);
     if (x.size() != std::size_t(A.rows))
       throw InputError(args.x0, 0,
                        "the initial guess has " + std::to_string(x.size()) +

@@ -21,6 +21,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -233,7 +235,7 @@ class Scanner {
   }
 
   static bool parse_integer(std::string_view field, long long& value) {
-    if (field.size() > 1 && field[0] == '+') field.remove_prefix(1);
+    if (field.size() > 1 && field[0] == '+' && field[1] != '-') field.remove_prefix(1);
     auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
     return error == std::errc() && end == field.data() + field.size();
   }
@@ -438,6 +440,43 @@ Header read_header(Scanner& in) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What the size line is trusted with
+//
+// A size line is a claim: "2000000000 2000000000 5" in a 100-byte file would have the reader
+// allocate row pointers, or a dense vector, of gigabytes. Entries are backed by the file's bytes,
+// so nothing is reserved for more entries than the file can hold; rows (and a vector's length)
+// that no entry fills are backed by nothing, so they are allowed only up to as many as the
+// entries can fill, or kUnfilledAllowance, whichever is more. A real file never comes near: a
+// matrix CG can solve has an entry in every row.
+
+constexpr long long kUnfilledAllowance = 1 << 20;
+
+// The entries the file can really hold: as declared, but no more than its bytes allow (every
+// entry takes at least two bytes, a digit and a line end, as "1\n" in an array file).
+long long entries_the_file_can_hold(const Header& header, std::size_t text_bytes) {
+  return std::min<long long>(header.entries, static_cast<long long>(text_bytes / 2) + 1);
+}
+
+// Refuses, at the size line, a length (rows, or a vector's entries) of which more than
+// max(filled, kUnfilledAllowance) would stay empty, where `filled` is the most the file's
+// entries can fill.
+void check_length_is_backed(const Scanner& in, const Header& header, std::size_t text_bytes,
+                            long long length, long long filled, const char* what) {
+  const long long unfilled_limit = std::max(filled, kUnfilledAllowance);
+  if (length <= filled + unfilled_limit) return;
+  const long long holds = entries_the_file_can_hold(header, text_bytes);
+  const std::string entries = holds < header.entries ? "the file (" + std::to_string(text_bytes) +
+                                                           " bytes) has room for only " +
+                                                           std::to_string(holds) + " entries"
+                                                     : "only " + std::to_string(holds) + " entries";
+  in.fail_at(header.size_line, "the size line declares " + std::to_string(length) + " " + what +
+                                   " but " + entries + ", which can fill at most " +
+                                   std::to_string(filled) + " " + what + "; more than " +
+                                   std::to_string(unfilled_limit) + " empty " + what +
+                                   " are refused rather than allocated");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Entries
 
 [[noreturn]] void fail_too_few(const Scanner& in, long long expected, long long found) {
@@ -504,10 +543,9 @@ class MatrixBuilder {
         cols_count_(static_cast<index_t>(header.cols)),
         mirrored_(header.symmetry != MmSymmetry::general),
         skew_(header.symmetry == MmSymmetry::skew_symmetric) {
-    // Reserving for the declared count alone would let a corrupt size line claim gigabytes;
-    // every entry takes at least 2 bytes ("1\n" in an array file), which bounds the real count.
-    auto stored = std::min<std::size_t>(static_cast<std::size_t>(header.entries), file_bytes / 2);
-    std::size_t expected = mirrored_ ? 2 * stored : stored;
+    // Reserving for the declared count alone would let a corrupt size line claim gigabytes.
+    const auto stored = static_cast<std::size_t>(entries_the_file_can_hold(header, file_bytes));
+    const std::size_t expected = mirrored_ ? 2 * stored : stored;
     rows_.reserve(expected);
     cols_.reserve(expected);
     values_.reserve(expected);
@@ -527,9 +565,22 @@ class MatrixBuilder {
     if (mirror) push(col, row, skew_ ? -value : value);
   }
 
-  CsrMatrix<double> build() {
-    return csr_from_triplets<double>(rows_count_, cols_count_, std::move(rows_), std::move(cols_),
-                                     std::move(values_));
+  // The CSR matrix, duplicates summed. `name` is the file's, for the one error left: duplicates
+  // whose sum overflows (each value was checked finite as it was read).
+  CsrMatrix<double> build(const std::string& name) {
+    CsrMatrix<double> A = csr_from_triplets<double>(rows_count_, cols_count_, std::move(rows_),
+                                                    std::move(cols_), std::move(values_));
+    for (index_t row = 0; row < A.rows; ++row) {
+      for (index_t k = A.row_ptr[row]; k < A.row_ptr[row + 1]; ++k) {
+        if (!std::isfinite(A.values[k])) {
+          throw InputError(name, 0,
+                           "the duplicate entries of (" + std::to_string(row + 1) + ", " +
+                               std::to_string(A.col_idx[k] + 1) +
+                               ") sum to beyond the double range");
+        }
+      }
+    }
+    return A;
   }
 
  private:
@@ -561,6 +612,10 @@ MatrixBuilder read_matrix_entries(std::string_view text, const std::string& name
                                      std::to_string(header.cols) +
                                      " exceeds the 32-bit index limit");
   }
+  const long long stored = entries_the_file_can_hold(header, text.size());
+  const bool mirrored = header.symmetry != MmSymmetry::general;
+  check_length_is_backed(in, header, text.size(), header.rows, mirrored ? 2 * stored : stored,
+                         "rows");
   MatrixBuilder matrix(header, text.size());
   read_entries(in, header, [&](index_t row, index_t col, double value, long line) {
     matrix.add(in, row, col, value, line);
@@ -573,7 +628,8 @@ MatrixBuilder read_matrix_entries(std::string_view text, const std::string& name
   return matrix;
 }
 
-std::vector<double> read_vector_entries(std::string_view text, const std::string& name) {
+std::vector<double> read_vector_entries(std::string_view text, const std::string& name,
+                                        std::optional<index_t> matrix_rows) {
   Scanner in(name, text);
   const Header header = read_header(in);
   if (header.rows != 1 && header.cols != 1) {
@@ -581,13 +637,41 @@ std::vector<double> read_vector_entries(std::string_view text, const std::string
                                      " x " + std::to_string(header.cols) +
                                      " (expected n x 1 or 1 x n)");
   }
-  std::vector<double> x(static_cast<std::size_t>(header.rows * header.cols), 0.0);
-  // One of row and col is always 0, so their sum is the position in either orientation.
-  // Array values are assigned, not added to 0, so that -0.0 keeps its sign.
-  const bool summed = header.format == MmFormat::coordinate;
-  read_entries(in, header, [&](index_t row, index_t col, double value, long) {
+  const long long length = header.rows * header.cols;
+  if (matrix_rows && length != *matrix_rows) {
+    in.fail_at(header.size_line, "the vector has " + std::to_string(length) +
+                                     " entries but the matrix has " + std::to_string(*matrix_rows) +
+                                     " rows");
+  }
+  std::vector<double> x;
+  if (header.format == MmFormat::array) {
+    // Every value is stored, in order: the vector grows as they are read, never beyond the file.
+    x.reserve(static_cast<std::size_t>(entries_the_file_can_hold(header, text.size())));
+    read_entries(in, header, [&](index_t row, index_t col, double value, long) {
+      // One of row and col is 0: their sum is the position in either orientation.
+      if (static_cast<std::size_t>(row) + static_cast<std::size_t>(col) != x.size()) {
+        throw std::logic_error("Matrix Market: array vector values out of order");
+      }
+      x.push_back(value);  // assigned, not added to 0, so that -0.0 keeps its sign
+    });
+    x.resize(static_cast<std::size_t>(length), 0.0);  // a 1 x 1 skew-symmetric one stores none
+    return x;
+  }
+  // Coordinate: missing entries are 0, so the length is allocated whole, once the file has
+  // shown it can back it (or the matrix it goes with does).
+  if (!matrix_rows) {
+    check_length_is_backed(in, header, text.size(), length,
+                           entries_the_file_can_hold(header, text.size()),
+                           header.cols == 1 ? "rows" : "columns");
+  }
+  x.assign(static_cast<std::size_t>(length), 0.0);
+  read_entries(in, header, [&](index_t row, index_t col, double value, long line) {
     double& slot = x[static_cast<std::size_t>(row) + static_cast<std::size_t>(col)];
-    slot = summed ? slot + value : value;
+    slot += value;  // duplicates are summed
+    if (!std::isfinite(slot)) {
+      in.fail_at(line, "the duplicate entries of position " + std::to_string(row + col + 1) +
+                           " sum to beyond the double range");
+    }
   });
   return x;
 }
@@ -605,7 +689,7 @@ FileText load_file(const std::string& path) {
 // file's text is a temporary of the first statement, freed before the CSR is built.
 CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* info) {
   MatrixBuilder entries = read_matrix_entries(load_file(path).view(), path, info);
-  return entries.build();
+  return entries.build(path);
 }
 
 CsrMatrix<double> read_matrix_market_bytes(std::string_view bytes, const std::string& name,
@@ -613,16 +697,18 @@ CsrMatrix<double> read_matrix_market_bytes(std::string_view bytes, const std::st
   MatrixBuilder entries = is_gzip(bytes)
                               ? read_matrix_entries(gunzip(bytes, name).view(), name, info)
                               : read_matrix_entries(bytes, name, info);
-  return entries.build();
+  return entries.build(name);
 }
 
-std::vector<double> read_vector_market(const std::string& path) {
-  return read_vector_entries(load_file(path).view(), path);
+std::vector<double> read_vector_market(const std::string& path,
+                                       std::optional<index_t> matrix_rows) {
+  return read_vector_entries(load_file(path).view(), path, matrix_rows);
 }
 
-std::vector<double> read_vector_market_bytes(std::string_view bytes, const std::string& name) {
-  if (is_gzip(bytes)) return read_vector_entries(gunzip(bytes, name).view(), name);
-  return read_vector_entries(bytes, name);
+std::vector<double> read_vector_market_bytes(std::string_view bytes, const std::string& name,
+                                             std::optional<index_t> matrix_rows) {
+  if (is_gzip(bytes)) return read_vector_entries(gunzip(bytes, name).view(), name, matrix_rows);
+  return read_vector_entries(bytes, name, matrix_rows);
 }
 
 // ---------------------------------------------------------------------------------------------
