@@ -6,12 +6,12 @@
 #include "solver/cg_result.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "solver/fused/cpu_passes.hpp"
+#include "solver/fused/cpu_solve.hpp"
 #include "solver/fused/spmv_timer.hpp"
 
 namespace cgs::fused {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // On one thread, pass A needs no second p buffer: p_k replaces p_{k-1} (and x catches up) row by
 // row just ahead of the product, up to the furthest column the rows of the next chunk read, so
@@ -138,28 +138,10 @@ void run(const View& A, index_t n, Vectors<T> v, const precond::HostProgram<T>* 
 template <typename T>
 CgResult serial_loop(const Rows<T>& rows, index_t n, Preconditioner<T>& M, const T* b, T* x,
                      const CgOptions& options) {
-  cg::State s = cg::begin(norm2(b, n), options.tol, options.atol, options.max_iters);
-  if (s.zero_rhs) {
-    std::fill(x, x + n, T(0));
-    return result_of(s);
-  }
-  const bool identity = M.pointwise() && !M.diagonal();
-  Workspace<T> w(n, !identity);
-  const Vectors<T> v = w.vectors(b, M.pointwise() ? M.diagonal() : nullptr, x);
-  const precond::HostProgram<T>* program = nullptr;
-  if (!M.pointwise()) {
-    M.bind(v.r, v.z);
-    program = M.host_program();
-  }
-  Monitor monitor(options, options.max_iters);
-  SpmvTimer timer(options.time_spmv);
-  const auto begin = Clock::now();
-  std::visit([&](const auto& A) { run(A, n, v, program, s, monitor, timer); }, rows.view);
-  CgResult result = result_of(s);
-  result.solve_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  result.spmv = timer.result("SpMV pass (p and x updates fused in)");
-  set_history(result, monitor.history());
-  return result;
+  return solve_fused(
+      rows, n, M, b, x, options,
+      [&](const auto& A, const Vectors<T>& v, const precond::HostProgram<T>* program, cg::State& s,
+          Monitor& monitor, SpmvTimer& timer) { run(A, n, v, program, s, monitor, timer); });
 }
 
 template CgResult serial_loop(const Rows<float>&, index_t, Preconditioner<float>&, const float*,

@@ -9,13 +9,13 @@
 #include "solver/cg_result.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "solver/fused/cpu_passes.hpp"
+#include "solver/fused/cpu_solve.hpp"
 #include "solver/fused/spmv_timer.hpp"
 #include "solver/fused/team_barrier.hpp"
 
 namespace cgs::fused {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // One part's partial sums, on a cache line of its own.
 struct alignas(64) Partial {
@@ -127,29 +127,11 @@ void run_team(const View& A, const std::vector<index_t>& bounds, Vectors<T> v,
 template <typename T>
 CgResult team_loop(const Rows<T>& rows, index_t n, Preconditioner<T>& M, const T* b, T* x,
                    const CgOptions& options) {
-  cg::State s = cg::begin(norm2(b, n), options.tol, options.atol, options.max_iters);
-  if (s.zero_rhs) {
-    std::fill(x, x + n, T(0));
-    return result_of(s);
-  }
-  const bool identity = M.pointwise() && !M.diagonal();
-  Workspace<T> w(n, !identity);
-  const Vectors<T> v = w.vectors(b, M.pointwise() ? M.diagonal() : nullptr, x);
-  const precond::HostProgram<T>* program = nullptr;
-  if (!M.pointwise()) {
-    M.bind(v.r, v.z);
-    program = M.host_program();
-  }
-  Monitor monitor(options, options.max_iters);
-  SpmvTimer timer(options.time_spmv);
-  const auto begin = Clock::now();
-  std::visit([&](const auto& A) { run_team(A, rows.parts, v, program, s, monitor, timer); },
-             rows.view);
-  CgResult result = result_of(s);
-  result.solve_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  result.spmv = timer.result("SpMV pass (p and x updates fused in)");
-  set_history(result, monitor.history());
-  return result;
+  return solve_fused(rows, n, M, b, x, options,
+                     [&](const auto& A, const Vectors<T>& v, const precond::HostProgram<T>* program,
+                         cg::State& s, Monitor& monitor, SpmvTimer& timer) {
+                       run_team(A, rows.parts, v, program, s, monitor, timer);
+                     });
 }
 
 template CgResult team_loop(const Rows<float>&, index_t, Preconditioner<float>&, const float*,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "formats/matrix_market.hpp"
+#include "run_command.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace fs = std::filesystem;
@@ -19,21 +20,13 @@ namespace {
 const std::string kCgsolve = CGSOLVE_BINARY_DIR "/app/cgsolve";
 const std::string kData = CGSOLVE_SOURCE_DIR "/data";
 
-struct Run {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using cgs::testing::Run;
+using cgs::testing::run_command;
 
 // environment: "NAME=value " assignments for the shell, before the program.
 Run cgsolve(const std::string& arguments, const std::string& environment = "") {
-  const std::string command = environment + kCgsolve + " " + arguments + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  const std::string command = environment + kCgsolve + " " + arguments;
+  return run_command(command);
 }
 
 fs::path scratch_dir() {

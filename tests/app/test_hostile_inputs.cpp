@@ -14,6 +14,7 @@
 #include <string>
 
 #include "memory_limit.hpp"
+#include "run_command.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,10 +23,8 @@ namespace {
 const std::string kBin = CGSOLVE_BINARY_DIR "/app/";
 const std::string kData = CGSOLVE_SOURCE_DIR "/data";
 
-struct Run {
-  int exit_code;
-  std::string output;
-};
+using cgs::testing::Run;
+using cgs::testing::run_command;
 
 // KiB of address space the tool occupies before it does anything: its file and the shared
 // libraries it maps (a build with CUDA maps cuBLAS and cuSPARSE, several hundred MB; a 200 MB
@@ -57,14 +56,8 @@ Run run_limited(const std::string& tool, const std::string& arguments) {
 #else
   const std::string limit = "ulimit -v " + std::to_string(200000 + startup_kib(tool)) + " && ";
 #endif
-  const std::string command = limit + kBin + tool + " " + arguments + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  const std::string command = limit + kBin + tool + " " + arguments;
+  return run_command(command);
 }
 
 struct Scratch {

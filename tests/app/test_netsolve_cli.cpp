@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -13,20 +15,12 @@ namespace {
 const std::string kNetsolve = CGSOLVE_BINARY_DIR "/app/netsolve";
 const std::string kData = CGSOLVE_SOURCE_DIR "/data";
 
-struct Run {
-  int exit_code;
-  std::string output;
-};
+using cgs::testing::Run;
+using cgs::testing::run_command;
 
 Run netsolve(const std::string& arguments) {
-  const std::string command = kNetsolve + " " + arguments + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  const std::string command = kNetsolve + " " + arguments;
+  return run_command(command);
 }
 
 }  // namespace

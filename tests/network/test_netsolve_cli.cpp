@@ -14,6 +14,7 @@
 
 #include "network/linear_solver.hpp"
 #include "network_test_data.hpp"
+#include "run_command.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,20 +22,12 @@ namespace {
 
 const std::string kNetsolve = CGSOLVE_BINARY_DIR "/app/netsolve";
 
-struct Run {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using cgs::testing::Run;
+using cgs::testing::run_command;
 
 Run netsolve(const std::string& arguments) {
-  const std::string command = kNetsolve + " " + arguments + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  const std::string command = kNetsolve + " " + arguments;
+  return run_command(command);
 }
 
 bool contains(const std::string& text, const std::string& part) {
