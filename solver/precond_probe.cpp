@@ -2,9 +2,16 @@
 // few dozen CG iterations on a fixed random right-hand side; the time to solution is estimated
 // from the residual's rate over the last third of the probe, the time per iteration and the
 // set-up, and the fastest estimate wins. The winner's solver, as probed, is the one that solves.
+//
+// The probe is bounded by what it can still change: the strongest candidate goes first, a
+// candidate whose set-up alone costs more than the best estimate so far is not run, and one that
+// is run gets only the iterations that could still beat that estimate (a short first run gives
+// its time per iteration). When no candidate's residual falls steadily enough to extrapolate,
+// auto does not refuse: it solves with the candidate whose probe reached the lowest residual.
 #include "solver/precond_probe.hpp"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -17,19 +24,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Jacobi first (the baseline), then the ones that cut the iterations on EPANET's systems most
-// (issue 13's table), then the GPU-friendly ones.
-const char* const kCandidates[] = {"jacobi", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
+// The one that cuts the iterations on EPANET's systems most (issue 13's table) first, so that
+// the bound on the others is tight early; Jacobi, the baseline; then the GPU-friendly ones.
+const char* const kCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
+// The first, short run of a probe: its time per iteration bounds the rest.
+constexpr int kFirstRun = 20;
 
 struct Probe {
   std::string name;
   PlannedSolver planned;
   double setup_seconds = 0, per_iteration = 0, predicted_iterations = 0, estimate = 0;
   bool converged = false;
+  double reached = 1;   // the lowest ||r|| / ||b|| of the probe
   std::string failure;  // set-up refused (e.g. bjacobi's memory) or a breakdown
+  std::string pruned;   // why it was stopped early: it could not beat the best so far
 };
 
 std::string format_ms(double s) {
@@ -53,8 +64,35 @@ double predicted_iterations(const std::vector<double>& history, double target) {
   return double(K) + std::max(0.0, std::log(target / low) / std::log(rate));
 }
 
+// One probe run of at most `iterations` from x = 0; false on a breakdown.
+bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
+  CgOptions stop = p.planned.solver->plan().cg;
+  stop.max_iters = iterations;
+  stop.record_history = true;
+  stop.progress = nullptr;
+  std::vector<double> x(b.size(), 0.0);
+  const SolveReport report = p.planned.solver->solve(b, x, false, &stop);
+  const CgResult& cg = report.cg;
+  if (cg.status == CgStatus::breakdown) {
+    p.failure = "broke down in the probe";
+    return false;
+  }
+  p.per_iteration = report.times.solve_seconds / double(std::max<long>(cg.iterations, 1));
+  p.converged = cg.ok();
+  const double target = std::max(stop.tol * norm2(b), stop.atol);
+  const double b_norm = norm2(b);
+  if (!cg.residual_history.empty() && b_norm > 0)
+    p.reached = *std::min_element(cg.residual_history.begin(), cg.residual_history.end()) / b_norm;
+  p.predicted_iterations =
+      p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target);
+  p.estimate = p.setup_seconds + p.predicted_iterations * p.per_iteration;
+  return true;
+}
+
+// `best`: the lowest estimate so far (infinite before the first); a candidate that cannot beat
+// it is stopped as soon as that is known.
 Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
-            const std::vector<double>& b) {
+            const std::vector<double>& b, double best) {
   Probe p;
   p.name = name;
   SolveRequest r = request;
@@ -63,27 +101,27 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
     const auto start = Clock::now();
     p.planned = plan_and_analyze(r, A);
     p.setup_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    CgOptions stop = p.planned.solver->plan().cg;
-    stop.max_iters = kProbeIterations;
-    stop.record_history = true;
-    stop.progress = nullptr;
-    std::vector<double> x(b.size(), 0.0);
-    const SolveReport report = p.planned.solver->solve(b, x, false, &stop);
-    const CgResult& cg = report.cg;
-    if (cg.status == CgStatus::breakdown) {
-      p.failure = "broke down in the probe";
+    if (p.setup_seconds >= best) {
+      p.pruned = "set-up " + format_ms(p.setup_seconds) + " alone is above the best";
       return p;
     }
-    p.per_iteration = report.times.solve_seconds / double(std::max<long>(cg.iterations, 1));
-    p.converged = cg.ok();
-    const double target = std::max(stop.tol * norm2(b), stop.atol);
-    p.predicted_iterations =
-        p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target);
-    p.estimate = p.setup_seconds + p.predicted_iterations * p.per_iteration;
+    if (!run_probe(p, b, kFirstRun) || p.converged) return p;
+    // Iterations that could still finish under the best estimate: fewer than the probe would
+    // run means this candidate cannot win (its probe would cost more than the winner's solve).
+    const double affordable = (best - p.setup_seconds) / std::max(p.per_iteration, 1e-9);
+    if (affordable <= double(kFirstRun)) {
+      p.pruned = format_ms(p.per_iteration) + " an iteration: cannot beat the best";
+      return p;
+    }
+    run_probe(p, b, int(std::min<double>(kProbeIterations, affordable)));
   } catch (const InputError& e) {
     p.failure = e.what();
   }
   return p;
+}
+
+bool usable(const Probe& p) {
+  return p.failure.empty() && p.pruned.empty() && std::isfinite(p.estimate);
 }
 
 }  // namespace
@@ -96,21 +134,35 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   for (double& v : b) v = uniform(rng);
 
   std::vector<Probe> probes;
-  for (const char* name : kCandidates) probes.push_back(probe(request, A, name, b));
   Probe* best = nullptr;
-  for (Probe& p : probes)
-    if (p.failure.empty() && std::isfinite(p.estimate) && (!best || p.estimate < best->estimate))
-      best = &p;
-  if (!best) throw InputError("--precond auto: no candidate converges on this matrix");
-
-  std::string why = best->name + ": about " + std::to_string(long(best->predicted_iterations)) +
-                    " iterations x " + format_ms(best->per_iteration) + " + set-up " +
-                    format_ms(best->setup_seconds) + " = " + format_ms(best->estimate);
+  for (const char* name : kCandidates) {
+    probes.push_back(probe(request, A, name, b,
+                           best ? best->estimate : std::numeric_limits<double>::infinity()));
+    best = nullptr;  // pointers into `probes` move as it grows
+    for (Probe& p : probes)
+      if (usable(p) && (!best || p.estimate < best->estimate)) best = &p;
+  }
+  std::string why;
+  if (best) {
+    why = best->name + ": about " + std::to_string(long(best->predicted_iterations)) +
+          " iterations x " + format_ms(best->per_iteration) + " + set-up " +
+          format_ms(best->setup_seconds) + " = " + format_ms(best->estimate);
+  } else {  // nothing to extrapolate: the lowest residual reached, never a refusal
+    for (Probe& p : probes)
+      if (p.failure.empty() && p.planned.solver && (!best || p.reached < best->reached)) best = &p;
+    if (!best) throw InputError("--precond auto: no candidate could be set up on this matrix");
+    char reached[32];
+    std::snprintf(reached, sizeof reached, "%.1e", best->reached);
+    why = best->name + ": no candidate's residual fell steadily in its probe; this one reached " +
+          reached + " of ||b||, the lowest";
+  }
   for (const Probe& p : probes) {
     if (&p == best) continue;
     why += "; " + p.name + " ";
     if (!p.failure.empty())
       why += "(" + p.failure + ")";
+    else if (!p.pruned.empty())
+      why += "(" + p.pruned + ")";
     else if (!std::isfinite(p.estimate))
       why += "(residual not falling in " + std::to_string(kProbeIterations) + " iterations)";
     else
@@ -118,8 +170,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   }
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-  why += "; probing " + std::to_string(probes.size()) + " candidates for " +
-         std::to_string(kProbeIterations) + " iterations each cost " + format_ms(spent);
+  why += "; probing " + std::to_string(probes.size()) + " candidates (at most " +
+         std::to_string(kProbeIterations) + " iterations each) cost " + format_ms(spent);
   chosen.inspect_seconds += spent - best->setup_seconds;  // the winner's set-up is the solve's
   const std::string format_choice = chosen.solver->plan().inspection;  // --format auto's
   chosen.solver->note_inspection("preconditioner " + why +

@@ -45,7 +45,12 @@ class BlockJacobi final : public Preconditioner<T> {
         throw InputError("bjacobi: the diagonal block of rows " + std::to_string(first + 1) + ".." +
                          std::to_string(first + count) +
                          " is not positive definite (A is not SPD)");
-      const Eigen::MatrixXd inverse = llt.solve(Eigen::MatrixXd::Identity(count, count));
+      // The inverse of an SPD block is symmetric; the one LLT computes is so only to rounding
+      // times the block's condition, and a non-symmetric M^-1 stalls CG (BWSN_Network_2 step 10
+      // stalled at 4e-8, its blocks holding pockets behind closed valves). Symmetrised, M^-1 is
+      // symmetric to the last bit, as CG's theory needs.
+      Eigen::MatrixXd inverse = llt.solve(Eigen::MatrixXd::Identity(count, count));
+      inverse = (0.5 * (inverse + inverse.transpose())).eval();
       T* out = inverses.data() + std::size_t(first) * m;  // block first / m, column-major m x m
       for (index_t c = 0; c < count; ++c)
         for (index_t r = 0; r < count; ++r) out[std::size_t(c) * m + r] = T(inverse(r, c));

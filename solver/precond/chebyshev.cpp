@@ -24,9 +24,13 @@ struct Interval {
   double a, b, ritz_max, gershgorin;
 };
 
+// The set-up runs on every host core whatever device solves: 40 products of a 9M-row matrix on
+// one core took 6 s (issue 21). Rows are split statically, so the sums, and with them the
+// interval, do not depend on the thread count's timing, only on the count.
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale) {
   const index_t n = A.rows;
   auto multiply = [&](const std::vector<double>& x, std::vector<double>& y) {
+#pragma omp parallel for schedule(static)
     for (index_t i = 0; i < n; ++i) {
       double s = 0;
       for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
@@ -35,6 +39,7 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
     }
   };
   double gershgorin = 0;
+#pragma omp parallel for schedule(static) reduction(max : gershgorin)
   for (index_t i = 0; i < n; ++i) {
     double s = 0;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
@@ -58,16 +63,21 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
   for (int j = 0; j < steps; ++j) {
     multiply(v, w);
     double a = 0;
+#pragma omp parallel for schedule(static) reduction(+ : a)
     for (index_t i = 0; i < n; ++i) a += w[i] * v[i];
-    for (index_t i = 0; i < n; ++i) w[i] -= a * v[i] + beta_prev * v_old[i];
+    double b = 0;
+#pragma omp parallel for schedule(static) reduction(+ : b)
+    for (index_t i = 0; i < n; ++i) {
+      w[i] -= a * v[i] + beta_prev * v_old[i];
+      b += w[i] * w[i];
+    }
     alpha(j) = a;
     done = j + 1;
-    double b = 0;
-    for (double x : w) b += x * x;
     b = std::sqrt(b);
     if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
     beta(j) = b;
     v_old.swap(v);
+#pragma omp parallel for schedule(static)
     for (index_t i = 0; i < n; ++i) v[i] = w[i] / b;
     beta_prev = b;
   }

@@ -25,7 +25,10 @@ const std::vector<PrecondEntry>& preconditioners() {
        &make_simple<precond::Identity, double>},
       {"jacobi", "diagonal scaling, z = r / diag(A)", "", false, true,
        &make_simple<precond::Jacobi, float>, &make_simple<precond::Jacobi, double>},
-      {"ic0", "incomplete Cholesky, zero fill, level-scheduled triangular solves", "", true, true,
+      {"ic0", "incomplete Cholesky, zero fill, triangular solves level by level",
+       "levels (exact order) or colour (a level per colour); default levels on the CPU, colour "
+       "on the GPU",
+       true, true,
        &precond::make_ic0<float>, &precond::make_ic0<double>},
       {"fsai", "factorized sparse approximate inverse G^T G", "k: pattern of tril(A^k), default 1",
        false, true, &precond::make_fsai<float>, &precond::make_fsai<double>},

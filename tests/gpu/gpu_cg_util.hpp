@@ -19,13 +19,14 @@ struct Run {
 
 // loop: on the GPU the loop asked for (automatic lets the plan choose); on the CPU devices
 // generic asks for the generic loop, anything else the fused one.
+// precond: a preconditioner as --precond names it ("jacobi", "ic0:colour", ...).
 template <typename T>
-Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, bool jacobi,
+Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, const std::string& precond,
              const BackendOptions& backend, GpuLoopAsk loop, const CgOptions& cg) {
   SolveRequest r;
   r.backend = backend;
   r.precision = sizeof(T) == 4 ? Precision::single : Precision::double_;
-  r.precond = parse_precond(jacobi ? "jacobi" : "none");
+  r.precond = parse_precond(precond);
   r.gpu_loop = loop;
   r.cpu_loop = loop == GpuLoopAsk::generic ? CpuLoopAsk::generic : CpuLoopAsk::automatic;
   r.cg = cg;
@@ -40,6 +41,12 @@ Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, bool jaco
   run.result = report.cg;
   run.loop = report.plan.loop;
   return run;
+}
+
+template <typename T>
+Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, bool jacobi,
+             const BackendOptions& backend, GpuLoopAsk loop, const CgOptions& cg) {
+  return run_loop<T>(A, b, jacobi ? "jacobi" : "none", backend, loop, cg);
 }
 
 inline double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,

@@ -124,6 +124,53 @@ TEST_CASE("ic0 is exact where Cholesky makes no fill, and matches A on A's patte
   }
 }
 
+TEST_CASE("ic0:colour: IC(0) in a colour-by-colour elimination order, one level per colour") {
+  // (L L^T)_ij = A_ij on A's pattern holds in any elimination order.
+  for (unsigned seed : {5u, 6u}) {
+    const CsrMatrix<double> A = random_spd(70, 4, seed);
+    auto M = built("ic0:colour", A, Device::omp, 2);
+    const Eigen::MatrixXd LLt = inverse_of(*M, A.rows).inverse();
+    const Eigen::MatrixXd D = dense(A);
+    double worst = 0;
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t j = 0; j < A.rows; ++j)
+        if (D(i, j) != 0) worst = std::max(worst, std::abs(LLt(i, j) - D(i, j)) / D.norm());
+    CHECK(worst < 1e-12);
+    const int colours = std::stoi(fact(*M, "colours"));
+    CHECK(colours >= 2);
+    CHECK(M->program_size() <= 2 * colours);
+    // The same factor whether a team runs it level by level or one thread in one sweep.
+    CHECK(relative(inverse_of(*built("ic0:colour", A), A.rows), inverse_of(*M, A.rows)) < 1e-13);
+  }
+  // A 5-point grid is red-black: two colours, 2 + 2 operations per apply.
+  auto M = built("ic0:colour", poisson2d(20), Device::omp, 2);
+  CHECK(fact(*M, "colours") == "2");
+  CHECK(fact(*M, "levels") == "2 + 2");
+  CHECK(M->program_size() == 4);
+  // The exact order on the same grid: a level per anti-diagonal.
+  CHECK(built("ic0:levels", poisson2d(20), Device::omp, 2)->program_size() == 2 * 39);
+  // The default order is the exact one (on the GPU too: tests/gpu).
+  CHECK(built("ic0", poisson2d(4))->name() == "ic0:levels");
+}
+
+TEST_CASE("ic0:parts: interiors of row parts first, separators last; still IC(0)") {
+  const CsrMatrix<double> A = poisson2d(12);  // 144 rows, parts of 24 = two grid rows each
+  auto M = built("ic0:parts:24", A, Device::omp, 2);
+  CHECK(M->name() == "ic0:parts:24");
+  // A part's last grid row touches the next part: 12 separators in each of the first 5 parts.
+  CHECK(fact(*M, "parts") == "6 of 24 rows, 60 separator rows last");
+  const Eigen::MatrixXd LLt = inverse_of(*M, A.rows).inverse();
+  const Eigen::MatrixXd D = dense(A);
+  double worst = 0;
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t j = 0; j < A.rows; ++j)
+      if (D(i, j) != 0) worst = std::max(worst, std::abs(LLt(i, j) - D(i, j)) / D.norm());
+  CHECK(worst < 1e-12);
+  CHECK(M->program_size() < built("ic0:levels", A, Device::omp, 2)->program_size());
+  CHECK_THROWS_AS(built("ic0:parts:1", A), InputError);
+  CHECK_THROWS_AS(built("ic0:parts:x", A), InputError);
+}
+
 TEST_CASE("fsai:1 applies G^T G with G from the definition; a full pattern gives A^-1") {
   const CsrMatrix<double> A = random_spd(40, 3, 7);
   const Eigen::MatrixXd G = fsai_reference(dense(A));
@@ -175,7 +222,7 @@ TEST_CASE("cheb:d is (I - P_d(D^-1 A)) A^-1 with P_d the scaled Chebyshev polyno
 }
 
 TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 1 up") {
-  for (const char* name : {"ic0", "fsai", "fsai:2", "bjacobi:4", "cheb:3", "cheb:6"})
+  for (const char* name : {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:4", "cheb:3", "cheb:6"})
     for (index_t n : {1, 7, 33, 70}) {
       CAPTURE(std::string(name));
       CAPTURE(n);
@@ -190,7 +237,7 @@ TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 
 
 TEST_CASE("set_values: new numbers on the same pattern give the preconditioner of the new A") {
   CsrMatrix<double> A = random_spd(45, 4, 17);
-  for (const char* name : {"ic0", "fsai:2", "bjacobi:8", "cheb:4"}) {
+  for (const char* name : {"ic0", "ic0:colour", "fsai:2", "bjacobi:8", "cheb:4"}) {
     CAPTURE(std::string(name));
     auto M = built(name, A);
     CsrMatrix<double> B = A;
@@ -204,7 +251,7 @@ TEST_CASE("set_values: new numbers on the same pattern give the preconditioner o
 
 TEST_CASE("preconditioner arguments: integers in range, or a clear error") {
   for (const char* bad :
-       {"fsai:x", "fsai:0", "fsai:9", "bjacobi:0", "cheb:", "cheb:2.5", "ic0:1"}) {
+       {"fsai:x", "fsai:0", "fsai:9", "bjacobi:0", "cheb:", "cheb:2.5", "ic0:1", "ic0:red"}) {
     CAPTURE(std::string(bad));
     CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
   }
@@ -229,7 +276,7 @@ TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, i
     std::vector<double> x_jacobi;
     const SolveReport jacobi = solve_system(c.A, b, x_jacobi, o);
     REQUIRE(jacobi.cg.ok());
-    for (const char* name : {"ic0", "fsai", "fsai:2", "bjacobi:64", "cheb:4"}) {
+    for (const char* name : {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:64", "cheb:4"}) {
       long iterations = -1;
       for (CpuLoopAsk loop : {CpuLoopAsk::generic, CpuLoopAsk::serial, CpuLoopAsk::team}) {
         CAPTURE(std::string(c.name));
