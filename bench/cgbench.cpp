@@ -3,23 +3,29 @@
 //   GPU: CG the way NVIDIA's conjugateGradient sample does it (cuSPARSE SpMV, cuBLAS dot/axpy,
 //        every scalar read back to the host each iteration);
 //   CPU: Eigen's ConjugateGradient (Lower|Upper) with the same number of threads.
+// With --cusparse-ic0, also cuSPARSE's IC(0)-PCG (csric02 + cusparseSpSV) on the GPU, its own
+// row (role "reference") beside ours with --precond ic0: set-up, solve, time to solution.
 //
-//   cgbench [matrices...] [--iterations 200 | --iterations 0 --tol 1e-8] [--precond none|jacobi]
+//   cgbench [matrices...] [--iterations 200 | --iterations 0 --tol 1e-8] [--precond NAME]
+//           [--rhs random|given|FILE] [--cusparse-ic0]
 //           [--devices auto|serial,cpu,gpu] [--threads T] [--sorted no|yes|both]
 //           [--gpu-kernels LIST|all] [--gpu-loops generic,auto|LIST|all] [--cpu-formats LIST]
 //           [--spmv-timing on|off|both] [--repeats 3] [--out-dir DIR]
 //
 // b = A x_true (x_true random in [0, 1)), so every system is consistent, also the singular
-// semi-definite ones. --iterations N (the default, 200) runs exactly N iterations everywhere,
-// so times compare at equal work; --iterations 0 runs each solver to --tol instead. Each run is
-// repeated --repeats times after a warm-up; the median is reported. Every solution is checked:
-// its true residual ||b - A x|| / ||b|| must be finite and close to the baseline's (within 10x,
-// or at least half its reduction in decades).
+// semi-definite ones; --rhs given reads b from the matrix's <name>_b.mtx(.gz) beside it instead
+// (data/systems), --rhs FILE from FILE (one matrix only). --iterations N (the default, 200) runs
+// exactly N iterations everywhere, so times compare at equal work; --iterations 0 runs each
+// solver to --tol instead. Each run is repeated --repeats times after a warm-up; the median is
+// reported. Every solution is checked: its true residual ||b - A x|| / ||b|| must be finite and
+// close to the baseline's (within 10x, or at least half its reduction in decades).
 // Exit status: 0 all correct, 1 some solve FAILED, 2 bad input, 4 no usable GPU.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -29,6 +35,7 @@
 #include "bench/lib/bench_util.hpp"
 #include "bench/lib/references.hpp"
 #include "formats/convert.hpp"
+#include "formats/matrix_market.hpp"
 #include "formats/row_order.hpp"
 #include "solver/plan.hpp"
 #include "solver/solver.hpp"
@@ -53,7 +60,9 @@ struct Options {
   long iterations = 200;
   double tol = 1e-8;
   long max_iterations = 20000;
-  std::string preconditioner = "none";
+  std::string preconditioner = "none";  // any name cgsolve's --precond takes
+  std::string rhs = "random";           // random (b = A x_true), given (<name>_b.mtx), or a file
+  bool cusparse_ic0 = false;            // the cuSPARSE IC(0)-PCG reference row on the GPU
   std::string cpu_loop = "fused";
   int repeats = 3;
   int check_every = 0;
@@ -101,8 +110,10 @@ struct Measured {
   double spmv_seconds = kNaN;  // median SpMV time per iteration, as the loop timed it
   long iterations = 0;
   bool converged = false;
-  double setup_seconds = kNaN;
-  std::vector<double> solve_seconds;  // one per repeat
+  double setup_seconds = kNaN;          // everything before the first solve (time to solution)
+  double precond_setup_seconds = kNaN;  // of which the preconditioner's set-up
+  std::string precond = "none";         // the preconditioner this solver ran
+  std::vector<double> solve_seconds;    // one per repeat
   double true_residual = kNaN;
   bool failed = false;  // an error during the solves (a failed CUDA call)
   std::string note;
@@ -132,6 +143,8 @@ class CgBench {
  private:
   void run_system(const LoadedMatrix& m, const System& system);
   Measured run_baseline(const System& system, const DeviceRun& device);
+  Measured run_cusparse_ic0(const System& system);
+  std::vector<double> right_hand_side(const LoadedMatrix& m, std::string* why) const;
   Measured run_ours(const System& system, const DeviceRun& device, const SolverChoice& choice,
                     std::size_t* min_bytes);
   void solve_ours(Measured& m, const System& system, Solver& solver);
@@ -184,9 +197,12 @@ void CgBench::run_matrix(const std::string& spec, std::size_t index, std::size_t
     e = 1.0 / e;
   }
 
-  const std::vector<double> x_true = random_vector(m.A.rows, options_.seed, 0.0, 1.0);
-  System as_given{&m.A, false, multiply(m.A, x_true), d, 0};
+  std::string why;
+  std::vector<double> b = right_hand_side(m, &why);
+  if (b.empty()) return skip_matrix(m, why);
+  System as_given{&m.A, false, std::move(b), d, 0};
   as_given.b_norm = norm2(as_given.b);
+  if (!(as_given.b_norm > 0)) return skip_matrix(m, "b = 0");
   for (bool sorted : parse_sorted_modes(options_.sorted)) {
     if (!sorted) {
       run_system(m, as_given);
@@ -200,6 +216,31 @@ void CgBench::run_matrix(const std::string& spec, std::size_t index, std::size_t
     for (const DeviceRun& device : devices_) run_auto(m, as_given, device);
 }
 
+// b = A x_true (--rhs random), or read: the matrix file's <name>_b.mtx(.gz) (--rhs given) or
+// the --rhs file. Empty with *why set when there is none to read.
+std::vector<double> CgBench::right_hand_side(const LoadedMatrix& m, std::string* why) const {
+  if (options_.rhs == "random")
+    return multiply(m.A, random_vector(m.A.rows, options_.seed, 0.0, 1.0));
+  std::string path = options_.rhs;
+  if (options_.rhs == "given") {
+    path.clear();
+    for (const char* ext : {".mtx.gz", ".mtx"}) {
+      const std::string e = ext;
+      if (m.spec.size() > e.size() && m.spec.compare(m.spec.size() - e.size(), e.size(), e) == 0)
+        for (const char* b_ext : {"_b.mtx.gz", "_b.mtx"}) {
+          const std::string candidate = m.spec.substr(0, m.spec.size() - e.size()) + b_ext;
+          if (path.empty() && std::ifstream(candidate).good()) path = candidate;
+        }
+    }
+    if (path.empty()) {
+      *why = "--rhs given: no <name>_b.mtx(.gz) beside it";
+      return {};
+    }
+  }
+  progress("  b from " + path);
+  return read_vector_market(path, m.A.rows);  // InputError (matrix not benchmarked) if unreadable
+}
+
 void CgBench::run_system(const LoadedMatrix& m, const System& system) {
   const std::size_t n = std::size_t(system.A->rows);
   const std::size_t vector_bytes = (request_.jacobi ? 10 : 8) * n * sizeof(double);
@@ -211,6 +252,13 @@ void CgBench::run_system(const LoadedMatrix& m, const System& system) {
                                device.device == Device::gpu ? "sample" : "eigen", baseline,
                                csr_bytes + vector_bytes, nullptr);
     results_.push_back(base);
+    if (device.device == Device::gpu && options_.cusparse_ic0) {
+      // Its own row beside ours, measured in this process on the same system; compared with
+      // the plain baseline like ours (time per iteration), its set-up in setup_ms.
+      const Measured ic0 = run_cusparse_ic0(system);
+      results_.push_back(make_row(m, system, device, "reference", "csr", "cusparse-ic0", ic0,
+                                  csr_bytes + vector_bytes, &base));
+    }
     for (const SolverChoice& choice : choices_for(device.device)) {
       std::size_t spmv_bytes = 0;
       const Measured ours = run_ours(system, device, choice, &spmv_bytes);
@@ -238,6 +286,7 @@ Measured repeat_solver(Measured m, int repeats, long iterations, Solve solve) {
 
 Measured CgBench::run_baseline(const System& system, const DeviceRun& device) {
   Measured m;
+  m.precond = request_.jacobi ? "jacobi" : "none";  // the baselines have no other
   std::vector<double> x;
   const auto start = std::chrono::steady_clock::now();
   auto finish = [&](auto& solver, const std::string& name) {
@@ -269,6 +318,38 @@ Measured CgBench::run_baseline(const System& system, const DeviceRun& device) {
     m.failed = true;
     m.note = e.what();
     if (m.solver.empty()) m.solver = device.device == Device::gpu ? "sample-style" : "Eigen";
+    return m;
+  }
+  m.true_residual = true_relative_residual(system, x);
+  return m;
+}
+
+// cuSPARSE IC(0)-PCG: setup_seconds from the host matrix (A's upload, handles, and the IC(0)
+// set-up) as ours counts from make_plan; precond_setup_seconds the IC(0) set-up alone. A zero
+// or non-positive pivot (IC(0) breaks down on this matrix) is a SKIP with the row named in the
+// note; a failed CUDA call a FAIL.
+Measured CgBench::run_cusparse_ic0(const System& system) {
+  Measured m;
+  m.solver = "cuSPARSE IC(0)-PCG (csric02 + SpSV)";
+  m.precond = "ic0";
+  std::vector<double> x;
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    CusparseIc0Cg solver(*system.A);
+    m.precond_setup_seconds = solver.setup();
+    m.setup_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m = repeat_solver(m, options_.repeats, request_.iterations, [&](const CgRequest* warm) {
+      CgRun run = solver.run(system.b, warm ? *warm : request_);
+      if (!warm) x = run.x;
+      return run;
+    });
+  } catch (const InputError& e) {  // IC(0) broke down: no solve to time
+    m.note = e.what();
+    return m;
+  } catch (const std::exception& e) {  // a failed CUDA, cuSPARSE or cuBLAS call
+    m.failed = true;
+    m.note = e.what();
     return m;
   }
   m.true_residual = true_relative_residual(system, x);
@@ -311,6 +392,7 @@ std::vector<SolverChoice> CgBench::choices_for(Device device) const {
 Measured CgBench::run_ours(const System& system, const DeviceRun& device,
                            const SolverChoice& choice, std::size_t* min_bytes) {
   Measured m;
+  m.precond = options_.preconditioner;
   SolveRequest r;
   r.backend.format = choice.backend.format;
   r.backend.device = device.device;
@@ -318,7 +400,7 @@ Measured CgBench::run_ours(const System& system, const DeviceRun& device,
   r.backend.kernel = choice.backend.kernel;
   r.backend.hack_size = options_.hack_size;
   r.backend.max_ell_fill = options_.max_ell_fill;
-  r.precond = parse_precond(request_.jacobi ? "jacobi" : "none");
+  r.precond = parse_precond(options_.preconditioner);
   r.cpu_loop = choice.fused ? CpuLoopAsk::automatic : CpuLoopAsk::generic;
   r.gpu_loop = choice.gpu_loop;
   r.cg.check_every = options_.check_every;
@@ -375,6 +457,7 @@ void CgBench::solve_ours(Measured& m, const System& system, Solver& solver) {
   if (last.cg.status == CgStatus::breakdown || last.cg.status == CgStatus::non_finite)
     m.note = to_string(last.cg.status);
   if (last.spmv.measured) m.spmv_seconds = last.spmv.median;
+  m.precond_setup_seconds = last.times.precond_seconds;  // in analyze(), so in setup_seconds
   m.true_residual = true_relative_residual(system, x);
 }
 
@@ -400,12 +483,15 @@ Json CgBench::make_row(const LoadedMatrix& m, const System& system, const Device
   row["format"] = format;
   row["kernel"] = kernel;
   row["solver"] = run.solver;
-  row["preconditioner"] = request_.jacobi ? "jacobi" : "none";
+  row["preconditioner"] = run.precond;
   row["iterations"] = run.iterations;
   row["converged"] = run.converged;
   row["repeats"] = int(run.solve_seconds.size());
   row["setup_ms"] = run.setup_seconds * 1e3;
+  row["precond_setup_ms"] = run.precond_setup_seconds * 1e3;
   row["solve_ms"] = solve * 1e3;
+  // Time to solution: set-up (from the host matrix) + the median solve.
+  row["time_to_solution_ms"] = (run.setup_seconds + solve) * 1e3;
   row["per_iter_us"] = per_iter * 1e6;
   row["per_iter_min_us"] = min_per_iter * 1e6;
   row["spmv_us"] = run.spmv_seconds * 1e6;  // the loop's own SpMV time (NaN: not measured)
@@ -475,11 +561,12 @@ void CgBench::run_auto(const LoadedMatrix& m, const System& system, const Device
   o.backend.hack_size = options_.hack_size;
   o.backend.max_ell_fill = options_.max_ell_fill;
   o.format_auto = true;
-  o.precond = parse_precond(request_.jacobi ? "jacobi" : "none");
+  o.precond = parse_precond(options_.preconditioner);
   o.cpu_loop = options_.cpu_loop == "generic" ? CpuLoopAsk::generic : CpuLoopAsk::automatic;
   o.cg.check_every = options_.check_every;
   Measured run;
   run.solver = "cgsolve --format auto";
+  run.precond = options_.preconditioner;
   std::vector<double> inspector;
   std::map<std::string, int> picks;  // label -> how many of the timed solves picked it
   std::map<std::string, SolveReport> pick_of;
@@ -637,14 +724,18 @@ void CgBench::write_outputs(const Json& meta) const {
       {"tol", options_.tol},
       {"max_iterations", options_.max_iterations},
       {"preconditioner", options_.preconditioner},
+      {"cusparse_ic0", options_.cusparse_ic0},
       {"repeats", options_.repeats},
       {"check_every", options_.check_every},
       {"cpu_loop", options_.cpu_loop},
       {"sorted", options_.sorted},
-      {"rhs", "b = A x_true, x_true uniform in [0, 1)"},
+      {"rhs", options_.rhs == "random"  ? "b = A x_true, x_true uniform in [0, 1)"
+              : options_.rhs == "given" ? "the matrix's <name>_b.mtx(.gz)"
+                                        : options_.rhs},
       {"min_bytes_model",
        "SpMV minimal bytes of the format + (8 or, with Jacobi, 10) n doubles of "
-       "vector traffic; see BENCHMARKS.md"}};
+       "vector traffic (a triangular or other preconditioner's own traffic is not counted); see "
+       "BENCHMARKS.md"}};
   document["skipped"] = skipped_;
   document["results"] = results_;
   document["targets"] = target_rows();
@@ -669,28 +760,32 @@ void CgBench::print_summary() const {
     std::cout << t.str() << '\n';
   }
   TextTable table({"matrix", "n", "device", "sorted", "solver", "iters", "us/iter", "total ms",
-                   "%copy", "x base", "residual", "check"});
+                   "setup ms", "tts ms", "%copy", "x base", "residual", "check"});
   std::string last;
   for (const Json& r : results_) {
     if (!last.empty() && r["matrix"] != last) table.add_separator();
     last = r["matrix"].get<std::string>();
-    table.add_row({text(r["matrix"]), std::to_string(r["n"].get<long long>()), text(r["device"]),
-                   r["sorted"].get<bool>() ? "yes" : "no",
-                   (r["role"] == "baseline" ? "[base] " : "") +
-                       (r["role"] == "auto" ? "[auto: " + text(r["auto_pick"]) + "] " : "") +
-                       r["solver"].get<std::string>(),
-                   std::to_string(r["iterations"].get<long>()),
-                   format_number(r["per_iter_us"].get<double>()),
-                   format_number(r["solve_ms"].get<double>()),
-                   format_number(100 * r["bw_fraction"].get<double>()),
-                   format_number(r["speedup_vs_baseline"].get<double>()),
-                   format_number(r["true_rel_residual"].get<double>(), 2), text(r["check"])});
+    table.add_row(
+        {text(r["matrix"]), std::to_string(r["n"].get<long long>()), text(r["device"]),
+         r["sorted"].get<bool>() ? "yes" : "no",
+         (r["role"] == "baseline"    ? "[base] "
+          : r["role"] == "reference" ? "[ref] "
+                                     : "") +
+             (r["role"] == "auto" ? "[auto: " + text(r["auto_pick"]) + "] " : "") +
+             r["solver"].get<std::string>(),
+         std::to_string(r["iterations"].get<long>()), format_number(r["per_iter_us"].get<double>()),
+         format_number(r["solve_ms"].get<double>()), format_number(r["setup_ms"].get<double>()),
+         format_number(r["time_to_solution_ms"].get<double>()),
+         format_number(100 * r["bw_fraction"].get<double>()),
+         format_number(r["speedup_vs_baseline"].get<double>()),
+         format_number(r["true_rel_residual"].get<double>(), 2), text(r["check"])});
   }
   std::cout << table.str();
   std::cout
-      << "us/iter = CG loop time / iterations (median of repeats); x base = baseline time / this "
-         "time; %copy = minimal bytes per iteration / time / copy bandwidth; residual = "
-         "||b - Ax|| / ||b||\n";
+      << "us/iter = CG loop time / iterations (median of repeats); total ms = that solve; setup "
+         "ms = before the first solve (plan, copies, preconditioner); tts ms = setup + total; x "
+         "base = baseline time / this time; %copy = minimal bytes per iteration / time / copy "
+         "bandwidth; residual = ||b - Ax|| / ||b||\n";
   print_auto_table();
   if (failures_ > 0) std::cout << failures_ << " solve(s) FAILED the residual check\n";
 }
@@ -748,9 +843,25 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--tol", o.tol, "relative tolerance when --iterations 0")->capture_default_str();
   app.add_option("--max-iters", o.max_iterations, "iteration limit when --iterations 0")
       ->capture_default_str();
-  app.add_option("--precond", o.preconditioner, "none or jacobi (for every solver)")
-      ->check(CLI::IsMember({"none", "jacobi"}))
+  app.add_option("--precond", o.preconditioner,
+                 "our preconditioner, any of cgsolve's (" + preconditioner_names() +
+                     "); the baselines run jacobi with jacobi, else none")
+      ->check([](const std::string& name) {
+        try {
+          parse_precond(name);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      })
       ->capture_default_str();
+  app.add_option("--rhs", o.rhs,
+                 "b: random (b = A x_true), given (each matrix's <name>_b.mtx(.gz) beside it; "
+                 "matrices without one are skipped), or a Matrix Market file (one matrix only)")
+      ->capture_default_str();
+  app.add_flag("--cusparse-ic0", o.cusparse_ic0,
+               "also run cuSPARSE's IC(0)-PCG (csric02 + cusparseSpSV, natural order) on the GPU, "
+               "a reference row per system beside ours; compare with --precond ic0");
   app.add_option("--cpu-loop", o.cpu_loop,
                  "OpenMP CG loop: fused (cgsolve's default), generic or both")
       ->check(CLI::IsMember({"fused", "generic", "both"}))
@@ -792,8 +903,14 @@ Options parse_options(int argc, char** argv) {
 int run(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   const std::vector<std::string> specs = expand_matrix_args(options.matrices);
+  if (options.rhs != "random" && options.rhs != "given" && specs.size() != 1)
+    throw InputError("--rhs FILE goes with one matrix (" + std::to_string(specs.size()) +
+                     " given); --rhs given reads each matrix's <name>_b.mtx");
   parse_sorted_modes(options.sorted);
   const std::vector<Device> devices = parse_devices(options.devices);
+  if (options.cusparse_ic0 &&
+      std::find(devices.begin(), devices.end(), Device::gpu) == devices.end())
+    std::fprintf(stderr, "cgbench: --cusparse-ic0 runs on the GPU only; no GPU in --devices\n");
   const Json meta = run_metadata(argc, argv, options.commit);
   std::vector<DeviceRun> runs = prepare_devices(
       devices, options.threads, options.cpu_copy_mib << 20, options.gpu_copy_mib << 20);

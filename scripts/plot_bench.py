@@ -416,7 +416,8 @@ def cg_section(data, device, full):
     out.append(md_table(["matrix", "sorted", "solver", "iterations", "µs/iter", "total ms", "setup ms",
                          "% copy", "× baseline", "residual", "check"],
                         [[short(r["matrix"]), "yes" if r["sorted"] else "no",
-                          ("**base** " + r["solver"]) if r["role"] == "baseline" else r["solver"],
+                          ("**base** " + r["solver"]) if r["role"] == "baseline" else
+                          ("**ref** " + r["solver"]) if r["role"] == "reference" else r["solver"],
                           r["iterations"], fmt(r["per_iter_us"]), fmt(r["solve_ms"]), fmt(r["setup_ms"]),
                           percent(r["bw_fraction"]), fmt(r["speedup_vs_baseline"]), fmt(r["true_rel_residual"], 2), r["check"]]
                          for r in rows]))

@@ -25,4 +25,11 @@ CgRun SampleStyleCg::run(const std::vector<double>&, const std::vector<double>&,
   no_gpu();
 }
 
+struct CusparseIc0Cg::Impl {};
+CusparseIc0Cg::CusparseIc0Cg(const CsrMatrix<double>&) { no_gpu(); }
+CusparseIc0Cg::~CusparseIc0Cg() = default;
+double CusparseIc0Cg::setup() { no_gpu(); }
+double CusparseIc0Cg::setup_seconds() const { no_gpu(); }
+CgRun CusparseIc0Cg::run(const std::vector<double>&, const CgRequest&) { no_gpu(); }
+
 }  // namespace cgs::bench

@@ -2,8 +2,9 @@
 // backends so that a bug there cannot hide in the comparison:
 //   CPU: Eigen's sparse matrix x vector and Eigen's ConjugateGradient (Lower|Upper), both with
 //        the same number of threads as the row they are compared with;
-//   GPU: cuSPARSE's CSR SpMV, and CG done the way NVIDIA's conjugateGradient sample does it
-//        (cusparseSpMV + cublasDdot/Daxpy/Dscal with every scalar read back to the host).
+//   GPU: cuSPARSE's CSR SpMV, CG done the way NVIDIA's conjugateGradient sample does it
+//        (cusparseSpMV + cublasDdot/Daxpy/Dscal with every scalar read back to the host), and
+//        the same loop preconditioned by cuSPARSE's own IC(0) (csric02 + cusparseSpSV).
 // The GPU side is in gpu_reference.cpp (CUDA runtime, cuSPARSE, cuBLAS); without CUDA,
 // gpu_reference_stub.cpp throws DeviceError from every GPU reference.
 #pragma once
@@ -27,7 +28,8 @@ struct CgRequest {
 
 struct CgRun {
   long iterations = 0;
-  double seconds = 0;  // the solve: initial residual and the iterations, not setup
+  double seconds = 0;        // the solve: initial residual and the iterations, not setup
+  double setup_seconds = 0;  // the preconditioner's set-up where it has one (else 0)
   bool converged = false;
   std::vector<double> x;
 };
@@ -100,6 +102,35 @@ class SampleStyleCg {
   // inv_diag: 1 / diag(A), used when request.jacobi.
   CgRun run(const std::vector<double>& b, const std::vector<double>& inv_diag,
             const CgRequest& request);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// IC(0)-preconditioned CG as an expert writes it with cuSPARSE alone, the GPU anchor for our
+// --precond ic0 (issue 21): the lower triangle of A (with its diagonal) factorised in place by
+// cusparseDcsric02 (level-scheduled analysis), M = L L^T applied as two cusparseSpSV solves on
+// the one L descriptor (L, then L^T by CUSPARSE_OPERATION_TRANSPOSE), each analysed once. The
+// CG loop is SampleStyleCg's: cusparseSpMV, cublasDdot returned to the host, cublasDaxpy/Dscal.
+// A is taken in the order it comes: no reordering, so the factor (and with it the iteration
+// count) is IC(0) of A as given, where ours may renumber rows first (RCM for ic0). A zero pivot,
+// or a pivot that is not positive (NaN in L), throws InputError naming the row.
+class CusparseIc0Cg {
+ public:
+  // A: CSR, full symmetric storage (both triangles), sorted column indices, positive diagonal;
+  // it must outlive setup(), which reads its lower triangle. The constructor uploads A for the
+  // SpMV and creates the handles; the factorisation is setup().
+  explicit CusparseIc0Cg(const CsrMatrix<double>& A);
+  ~CusparseIc0Cg();
+  // tril(A) extracted on the host and uploaded, csric02 (buffer, analysis, zero-pivot check,
+  // factorisation, zero-pivot check) and both SpSV analyses; returns their wall-clock seconds
+  // (stream synchronised at both ends). Done once; later calls return the same time.
+  double setup();
+  double setup_seconds() const;  // 0 before setup()
+  // PCG from x0 = 0 (setup() first if it has not run); run.setup_seconds = setup_seconds().
+  // request.jacobi is ignored: M is IC(0).
+  CgRun run(const std::vector<double>& b, const CgRequest& request);
 
  private:
   struct Impl;
