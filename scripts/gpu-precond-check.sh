@@ -4,14 +4,18 @@
 # EPANET's five target systems against CPU serial ic0 (scripts/precond-gpu-study.sh), set-up
 # times on large grids, and plain CG per iteration on gen:poisson2d:122. Logs under $OUT.
 # Usage: OUT=dir scripts/gpu-precond-check.sh [systems dir (default .gpu-data)]
-# Env: PHASES="build test study setup periter" (default all), RUNS (study, default 3).
+# Env: PHASES="build test study ref setup periter" (default all), RUNS (study, default 3).
+# Everything is logged under $BUILD/logs and packed into $OUT/logs.tgz; the tables are printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
 SYSTEMS=${1:-.gpu-data}
 BUILD=${BUILD:-build-gpu}
-PHASES=${PHASES:-"build test study setup periter"}
-mkdir -p "$OUT"
+PHASES=${PHASES:-"build test study ref setup periter"}
+FINAL_OUT=$OUT
+OUT=$BUILD/logs
+mkdir -p "$OUT" "$FINAL_OUT"
+trap 'tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" . 2>/dev/null; cp "$OUT"/study.txt "$FINAL_OUT"/ 2>/dev/null' EXIT
 export PATH=/usr/local/cuda/bin:$PATH
 wants() { [[ " $PHASES " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/machine.txt"
@@ -38,9 +42,20 @@ fi
 if wants study; then
   RUNS=${RUNS:-3} scripts/precond-gpu-study.sh "$BUILD" "$SYSTEMS" 2>&1 | tee "$OUT/study.txt"
 fi
+if wants ref; then
+  echo "== cgbench: our ic0 against cuSPARSE IC(0)-PCG (csric02 + SpSV), same process"
+  timeout 240 "$BUILD/bench/cgbench" "$SYSTEMS"/*_step*[0-9].mtx.gz --rhs given --devices gpu \
+    --gpu-kernels csr:scalar --precond ic0 --cusparse-ic0 --iterations 0 --tol 1e-10 --no-auto \
+    --repeats 3 --out-dir "$OUT/ref" > "$OUT/ref.txt" 2>&1
+  echo "exit $?"; tail -45 "$OUT/ref.txt"
+  timeout 120 "$BUILD/bench/cgbench" gen:poisson2d:1000 --devices gpu --gpu-kernels csr:scalar \
+    --precond ic0 --cusparse-ic0 --iterations 0 --tol 1e-10 --no-auto --repeats 1 \
+    --out-dir "$OUT/ref-poisson" > "$OUT/ref-poisson.txt" 2>&1
+  echo "exit $?"; tail -15 "$OUT/ref-poisson.txt"
+fi
 if wants setup; then
   echo "== set-up on generated grids (gpu, 10 iterations; setup = reorder + format + precond + upload)"
-  RUNS=1 TOL=1e-8 CPU="" PRECONDS="jacobi ic0 fsai:2 cheb:8" GEN="gen:poisson2d:1000 gen:poisson2d:3000" \
+  MAXITERS=20 RUNS=1 TOL=1e-8 CPU="" PRECONDS="jacobi ic0 ic0:colour fsai:2 cheb:8" GEN="gen:poisson2d:1000 gen:poisson2d:3000" \
     scripts/precond-gpu-study.sh "$BUILD" none 2>&1 | tee "$OUT/setup.txt"
 fi
 if wants periter; then

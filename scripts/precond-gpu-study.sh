@@ -9,7 +9,7 @@
 #   ../shared/data/epanet-systems, else data/systems; "none": generated matrices only.
 #   Env: RUNS=3, TOL=1e-10, ONLY=regex (system names), PRECONDS="jacobi ic0 ...",
 #        CPU="serial:ic0" (device:precond pairs run as the reference and beside it),
-#        GEN="gen:poisson2d:1000" (generated matrices to run too, b = A*1).
+#        GEN="gen:poisson2d:1000" (generated matrices to run too, b = A*1), MAXITERS=400000.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -30,7 +30,7 @@ row() {  # name device precond ref_ms cgsolve-args...
   : > "$tmp/runs.txt"
   for ((i = 0; i < RUNS; i++)); do
     timeout 300 "$BUILD/app/cgsolve" "$@" --device "$device" --precond "$precond" --tol "$TOL" \
-      --max-iters 400000 --quiet --report "$tmp/r.json" > "$tmp/out.txt" 2>&1
+      --max-iters "${MAXITERS:-400000}" --quiet --report "$tmp/r.json" > "$tmp/out.txt" 2>&1
     echo "$? $(cat "$tmp/r.json" 2>/dev/null | tr -d '\n')" >> "$tmp/runs.txt"
     rm -f "$tmp/r.json"
   done
