@@ -4,7 +4,7 @@
 # EPANET's five target systems against CPU serial ic0 (scripts/precond-gpu-study.sh), set-up
 # times on large grids, and plain CG per iteration on gen:poisson2d:122. Logs under $OUT.
 # Usage: OUT=dir scripts/gpu-precond-check.sh [systems dir (default .gpu-data)]
-# Env: PHASES="build test study ref setup periter" (default all), RUNS (study, default 3).
+# Env: PHASES="build test sanitize study ref setup periter" (default all but sanitize), RUNS.
 # Everything is logged under $BUILD/logs and packed into $OUT/logs.tgz; the tables are printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +38,16 @@ if wants test; then
   grep -B2 -A12 "ERROR" "$OUT/test_gpu_rest.log" | head -40
   "$BUILD/tests/test_solver" -tc='*ic0*,*preconditioner*' > "$OUT/test_solver.log" 2>&1
   echo "test_solver (preconditioners, CPU): exit $?"; tail -2 "$OUT/test_solver.log"
+fi
+if wants sanitize; then
+  # The Release build (kernels carry -lineinfo): memcheck over the preconditioner tests, racecheck
+  # over one apply of every program (the operations' kernels).
+  for tool in memcheck racecheck; do
+    tc='GPU preconditioners*'; [[ $tool == racecheck ]] && tc='GPU preconditioners: one apply*'
+    CGS_GPU_TESTS_LIGHT=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 86 \
+      "$BUILD/tests/test_gpu" -tc="$tc" > "$OUT/sanitize-$tool.log" 2>&1
+    echo "compute-sanitizer $tool: exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" "$OUT/sanitize-$tool.log"
+  done
 fi
 if wants study; then
   RUNS=${RUNS:-3} scripts/precond-gpu-study.sh "$BUILD" "$SYSTEMS" 2>&1 | tee "$OUT/study.txt"

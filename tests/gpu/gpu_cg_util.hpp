@@ -19,10 +19,12 @@ struct Run {
 
 // loop: on the GPU the loop asked for (automatic lets the plan choose); on the CPU devices
 // generic asks for the generic loop, anything else the fused one.
-// precond: a preconditioner as --precond names it ("jacobi", "ic0:colour", ...).
+// precond: a preconditioner as --precond names it ("jacobi", "ic0:colour", ...). (Not an
+// overload of run_loop: a string literal would convert to its bool first.)
 template <typename T>
-Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, const std::string& precond,
-             const BackendOptions& backend, GpuLoopAsk loop, const CgOptions& cg) {
+Run run_loop_with(const CsrMatrix<double>& A, const std::vector<double>& b,
+                  const std::string& precond, const BackendOptions& backend, GpuLoopAsk loop,
+                  const CgOptions& cg) {
   SolveRequest r;
   r.backend = backend;
   r.precision = sizeof(T) == 4 ? Precision::single : Precision::double_;
@@ -46,7 +48,7 @@ Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, const std
 template <typename T>
 Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, bool jacobi,
              const BackendOptions& backend, GpuLoopAsk loop, const CgOptions& cg) {
-  return run_loop<T>(A, b, jacobi ? "jacobi" : "none", backend, loop, cg);
+  return run_loop_with<T>(A, b, jacobi ? "jacobi" : "none", backend, loop, cg);
 }
 
 inline double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,

@@ -103,7 +103,7 @@ TEST_CASE("GPU preconditioners: every one converges in every GPU loop as on the 
       BackendOptions cpu;
       cpu.device = Device::omp;
       cpu.threads = 2;
-      const Run reference = run_loop<double>(s.A, b, name, cpu, GpuLoopAsk::automatic, cg);
+      const Run reference = run_loop_with<double>(s.A, b, name, cpu, GpuLoopAsk::automatic, cg);
       CAPTURE(s.name);
       CAPTURE(std::string(name));
       REQUIRE(reference.result.status == CgStatus::converged);
@@ -113,7 +113,7 @@ TEST_CASE("GPU preconditioners: every one converges in every GPU loop as on the 
         BackendOptions gpu;
         gpu.device = Device::gpu;
         gpu.format = Format::csr;
-        const Run run = run_loop<double>(s.A, b, name, gpu, loop, cg);
+        const Run run = run_loop_with<double>(s.A, b, name, gpu, loop, cg);
         INFO(to_string(loop) << ": " << run.result.iterations << " iterations, CPU " << its);
         CHECK(run.result.status == CgStatus::converged);
         CHECK(std::abs(run.result.iterations - its) <= slack);
@@ -134,10 +134,10 @@ TEST_CASE("GPU ic0: the exact order by default; colour and parts orders converge
   const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 3);
   BackendOptions gpu;
   gpu.device = Device::gpu;
-  const Run jacobi = run_loop<double>(A, b, "jacobi", gpu, GpuLoopAsk::automatic, cg);
+  const Run jacobi = run_loop_with<double>(A, b, "jacobi", gpu, GpuLoopAsk::automatic, cg);
   for (const char* name : {"ic0", "ic0:colour", "ic0:parts:256"}) {
     CAPTURE(std::string(name));
-    const Run run = run_loop<double>(A, b, name, gpu, GpuLoopAsk::automatic, cg);
+    const Run run = run_loop_with<double>(A, b, name, gpu, GpuLoopAsk::automatic, cg);
     REQUIRE(run.result.status == CgStatus::converged);
     CHECK(run.result.iterations < jacobi.result.iterations);
     CHECK(true_relative_residual(A, b, run.x) <= 10 * cg.tol);
