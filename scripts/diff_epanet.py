@@ -3,7 +3,8 @@
 
 Generates variants of EPANET networks with a fixed seed (tank levels and limits, control levels
 and times, rule thresholds, demand multiplier, pump speeds and speed patterns, valve settings,
-duration 24-72 h, hydraulic/pattern/report steps, start clock time), runs netsolve and epanet-run
+duration 24-72 h, hydraulic/pattern/report steps, start clock time, DAMPLIMIT, CHECKFREQ and
+MAXCHECK), runs netsolve and epanet-run
 on each, and compares heads, flows, link statuses and tank levels at every reporting time.
 
   scripts/diff_epanet.py [--netsolve build/app/netsolve] [--epanet ../shared/tools/epanet/epanet-run]
@@ -15,12 +16,17 @@ Each variant's seed is (S, its index), so `--only I` regenerates one variant exa
 writes every variant that does not match there (its .inp, EPANET's series, netsolve's output).
 
 Outcomes (one per variant):
-  match          both complete; every value at every reporting time within tolerance
+  match          both complete (netsolve's exit 0, or 5: completed with UNBALANCED warnings);
+                 every value at every reporting time within tolerance
+  non-unique     both complete, values differ, and EPANET's own series differs as much (from the
+                 same reporting time or earlier) when only the order of [JUNCTIONS] is reversed:
+                 the answer there is set by rounding (issue 29 item 2), not by the network
   differ         both complete; some value differs (the first ones are printed)
-  netsolve-error EPANET completes (warnings allowed), netsolve exits non-zero
+  netsolve-error EPANET completes (warnings allowed), netsolve exits with an error (not 0 or 5)
   epanet-error   EPANET stops with an error; netsolve completes (nothing to compare after it)
   both-error     both stop with an error
 Exit status: 0 when no variant is `differ` or `netsolve-error`, 1 otherwise, 2 on bad arguments.
+A csv (--csv) has one row per variant with its outcome, counts by kind and its changes.
 
 Tolerances (issue 29): heads and tank levels 1e-3 (file units), flows 1e-3 absolute or relative
 (plus 1e-5 cfs, the noise floor of links in the low-flow linearisation), statuses equal.
@@ -149,6 +155,20 @@ def mutate(inp, rng):
     return done
 
 
+def vary_solver(inp, rng, done):
+    """The trial loop's options (drawn from a stream of their own, so adding them kept every
+    earlier variant as it was)."""
+    if rng.random() < 0.2:
+        d = rng.choice([0.01, 0.05, 0.1, 0.5])
+        inp.set_option("OPTIONS", ["DAMPLIMIT"], num(d))
+        done.append("DAMPLIMIT %g" % d)
+    if rng.random() < 0.2:
+        f, m = rng.choice([1, 2, 3]), rng.choice([5, 10, 20])
+        inp.set_option("OPTIONS", ["CHECKFREQ"], str(f))
+        inp.set_option("OPTIONS", ["MAXCHECK"], str(m))
+        done.append("CHECKFREQ %d MAXCHECK %d" % (f, m))
+
+
 def vary_times(inp, rng, done):
     duration = rng.choice([24, 24, 36, 48, 72])
     hstep = rng.choice(["1:00", "1:00", "0:30", "0:15", "0:20", "2:00"])
@@ -274,6 +294,7 @@ def make_variant(data, networks, seed, index):
     with open(os.path.join(data, name + ".inp"), encoding="latin-1") as f:
         inp = Inp(f.read())
     changes = mutate(inp, rng)
+    vary_solver(inp, random.Random("%d:%d:solver" % (seed, index)), changes)
     return name, inp.text(), changes
 
 
@@ -317,6 +338,7 @@ def compare(inp_text, epa_dir, ns_dir):
 
     def note(kind, t, what):
         diffs[kind] += 1
+        diffs["first_time"] = min(diffs.get("first_time", t), t)
         if len(first) < 6:
             first.append("t=%s %s %s" % (hms(t / 3600.0), kind, what))
 
@@ -347,6 +369,39 @@ def compare(inp_text, epa_dir, ns_dir):
     return diffs, first
 
 
+def differs(diffs):
+    return any(v for k, v in diffs.items() if k != "first_time")
+
+
+def permuted_junctions(text):
+    """The same network with its [JUNCTIONS] in reverse order: nothing in the hydraulics changes,
+    but EPANET's node numbering, hence its minimum-degree ordering and the rounding of its
+    factorisation, does."""
+    inp = Inp(text)
+    lines = inp.section("JUNCTIONS")
+    data = [i for i, _, _ in inp.data_lines("JUNCTIONS")]
+    values = [lines[i] for i in data]
+    for i, v in zip(data, reversed(values)):
+        lines[i] = v
+    return inp.text()
+
+
+def epanet_self_difference(args, work, name, text):
+    """When EPANET's own answer changes with the order of the junctions in the file (rounding in
+    a zone joined to the rest only through closed links' 1e-8 couplings, a control or tank
+    decision on a knife edge), the time of the first change; else None."""
+    inp = os.path.join(work, "%s_permuted.inp" % name)
+    with open(inp, "w", encoding="latin-1") as f:
+        f.write(permuted_junctions(text))
+    os.makedirs(work + "/epanet-permuted", exist_ok=True)
+    rc, _ = run([args.epanet, inp, "--runs", "1", "--nodes", work + "/epanet-permuted/nodes.csv",
+                 "--links", work + "/epanet-permuted/links.csv"], args.timeout)
+    if rc != 0:
+        return 0  # EPANET itself fails on the permuted copy
+    diffs, _ = compare(text, work + "/epanet", work + "/epanet-permuted")
+    return diffs.get("first_time") if differs(diffs) else None
+
+
 def run_variant(args, index):
     name, text, changes = make_variant(args.data, args.networks, args.seed, index)
     work = tempfile.mkdtemp(prefix="diffepa.")
@@ -372,12 +427,23 @@ def run_variant(args, index):
         else:
             diffs, first = compare(text, work + "/epanet", work + "/netsolve")
             result["diffs"], result["first"] = diffs, first
-            if nrc != 0:
+            # netsolve's exit 5: completed with warnings (UNBALANCED periods), as EPANET's
+            # warning-level completion; its series are compared like any other.
+            if nrc not in (0, 5):
                 result["outcome"] = "netsolve-error"
                 lines = [l for l in nout.strip().splitlines() if l.strip()]
                 result["message"] = lines[-1] if lines else "exit %d" % nrc
+            elif not differs(diffs):
+                result["outcome"] = "match"
             else:
-                result["outcome"] = "match" if not any(diffs.values()) else "differ"
+                # Counted apart (issue 29 item 2) only where EPANET's own answer moves as much, at
+                # or before netsolve's first difference, when just the junction order changes.
+                t = epanet_self_difference(args, work, name, text)
+                result["outcome"] = "differ"
+                if t is not None and t <= diffs["first_time"]:
+                    result["outcome"] = "non-unique"
+                    result["message"] = "EPANET's own series changes from %s with the junctions " \
+                                        "in reverse order" % hms(t / 3600.0)
         if args.keep and result["outcome"] not in ("match",):
             dest = os.path.join(args.keep, "%s_v%d" % (name, index))
             shutil.rmtree(dest, ignore_errors=True)
@@ -421,14 +487,15 @@ def main():
     indices = [args.only] if args.only is not None else \
         range(args.first, args.first + args.variants)
     start = time.time()
-    counts = {k: 0 for k in ("match", "differ", "netsolve-error", "epanet-error", "both-error")}
+    counts = {k: 0 for k in ("match", "non-unique", "differ", "netsolve-error", "epanet-error",
+                             "both-error")}
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for r in pool.map(lambda i: run_variant(args, i), indices):
             results.append(r)
             counts[r["outcome"]] += 1
             if r["outcome"] != "match" and not args.quiet:
-                kinds = ", ".join("%s %d" % kv for kv in r["diffs"].items() if kv[1])
+                kinds = ", ".join("%s %d" % kv for kv in r["diffs"].items() if kv[1] and kv[0] != "first_time")
                 print("variant %d (%s): %s%s%s" % (r["index"], r["network"], r["outcome"],
                       " [" + kinds + "]" if kinds else "",
                       ": " + r["message"] if r["message"] else ""))
