@@ -148,6 +148,9 @@ void print_trials(const Network& net, const PeriodSolve& p) {
                 user_head(net, t.max_head_change), user_flow(net, t.max_flow_change),
                 t.scaled_residual, t.backward_error,
                 t.linear_converged ? "" : "  CG NOT CONVERGED");
+    if (t.file_order)
+      std::printf("      solved in the file's junction order: the fill-reducing order met a pivot "
+                  "<= 0 that no control valve explains\n");
     for (const auto& [link, status] : t.status_changes)
       std::printf("      link %s: %s\n", net.links[link].id.c_str(), status_name(status));
   }

@@ -954,7 +954,17 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     const JunctionSystem& system = assemble();
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system);
-    const LinearSolveStats stats = solver.solve(system.A, system.b, x);
+    LinearSolveStats stats = solver.solve(system.A, system.b, x);
+    // As EPANET's hydsolve: a pivot <= 0 at the junction of an active control valve fixes that
+    // valve and repeats the trial (its count does not advance); anything else is error 110,
+    // unless the factorisation goes through in another elimination order (linear_solver.hpp).
+    int failed_junction = -1, fixed_valve = -1;
+    if (stats.failed_row >= 0) {
+      failed_junction = stats.failed_row;
+      fixed_valve = fix_bad_valve(failed_junction);
+      if (fixed_valve < 0 && solver.solve_in_file_order(system.A, system.b, x, stats))
+        report.file_order = true;
+    }
     report.solve_seconds = stats.seconds;
     report.cg_iterations = stats.iterations;
     report.residual = stats.true_relative_residual;
@@ -965,11 +975,9 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     out.linear_seconds += stats.seconds;
     out.linear_iterations += stats.iterations;
     ++out.linear_solves;
-    if (stats.failed_row >= 0) {
-      // As EPANET's hydsolve: an active control valve at the failing junction is fixed and the
-      // same trial repeated (its count does not advance); anything else is error 110.
-      report.failed_junction = stats.failed_row;
-      report.fixed_valve = fix_bad_valve(stats.failed_row);
+    if (!report.file_order && failed_junction >= 0) {
+      report.failed_junction = failed_junction;
+      report.fixed_valve = fixed_valve;
       out.trial_reports.push_back(report);
       if (report.fixed_valve >= 0) continue;
       out.error =

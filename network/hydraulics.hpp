@@ -35,6 +35,9 @@ struct TrialReport {
   // or stops with its error 110.
   int failed_junction = -1;
   int fixed_valve = -1;
+  // The fill-reducing order met a pivot <= 0 that no valve explains, and the system was solved
+  // in the file's junction order instead (LinearSolver::solve_in_file_order).
+  bool file_order = false;
   // With RunOptions::trace: the links whose status this trial's checks changed, and to what.
   std::vector<std::pair<int, LinkStatus>> status_changes;
 };
