@@ -18,8 +18,9 @@ writes every variant that does not match there (its .inp, EPANET's series, netso
 Outcomes (one per variant):
   match          both complete (netsolve's exit 0, or 5: completed with UNBALANCED warnings);
                  every value at every reporting time within tolerance
-  non-unique     both complete, values differ, and EPANET's own series differs as much (from the
-                 same reporting time or earlier) when only the order of [JUNCTIONS] is reversed:
+  non-unique     both complete, values differ, and EPANET's own series differs (from the same
+                 reporting time or earlier) when only the order of [JUNCTIONS] changes (reversed,
+                 or shuffled with a fixed seed):
                  the answer there is set by rounding (issue 29 item 2), not by the network
   differ         both complete; some value differs (the first ones are printed)
   netsolve-error EPANET completes (warnings allowed), netsolve exits with an error (not 0 or 5)
@@ -373,33 +374,42 @@ def differs(diffs):
     return any(v for k, v in diffs.items() if k != "first_time")
 
 
-def permuted_junctions(text):
-    """The same network with its [JUNCTIONS] in reverse order: nothing in the hydraulics changes,
-    but EPANET's node numbering, hence its minimum-degree ordering and the rounding of its
-    factorisation, does."""
+def permuted_junctions(text, how):
+    """The same network with its [JUNCTIONS] reordered ("reversed", or shuffled with a fixed
+    seed): nothing in the hydraulics changes, but EPANET's node numbering, hence its
+    minimum-degree ordering and the rounding of its factorisation, does."""
     inp = Inp(text)
     lines = inp.section("JUNCTIONS")
     data = [i for i, _, _ in inp.data_lines("JUNCTIONS")]
     values = [lines[i] for i in data]
-    for i, v in zip(data, reversed(values)):
+    if how == "reversed":
+        values.reverse()
+    else:
+        random.Random(29).shuffle(values)
+    for i, v in zip(data, values):
         lines[i] = v
     return inp.text()
 
 
-def epanet_self_difference(args, work, name, text):
-    """When EPANET's own answer changes with the order of the junctions in the file (rounding in
-    a zone joined to the rest only through closed links' 1e-8 couplings, a control or tank
-    decision on a knife edge), the time of the first change; else None."""
-    inp = os.path.join(work, "%s_permuted.inp" % name)
-    with open(inp, "w", encoding="latin-1") as f:
-        f.write(permuted_junctions(text))
-    os.makedirs(work + "/epanet-permuted", exist_ok=True)
-    rc, _ = run([args.epanet, inp, "--runs", "1", "--nodes", work + "/epanet-permuted/nodes.csv",
-                 "--links", work + "/epanet-permuted/links.csv"], args.timeout)
-    if rc != 0:
-        return 0  # EPANET itself fails on the permuted copy
-    diffs, _ = compare(text, work + "/epanet", work + "/epanet-permuted")
-    return diffs.get("first_time") if differs(diffs) else None
+def epanet_self_difference(args, work, name, text, before):
+    """When EPANET's own answer changes, at or before `before`, with the order of the junctions in
+    the file (rounding in a zone joined to the rest only through closed links' 1e-8 couplings, a
+    control or tank decision on a knife edge): (the time of the first change, the order that
+    showed it); else None."""
+    for how in ("reversed", "shuffled"):
+        inp = os.path.join(work, "%s_%s.inp" % (name, how))
+        with open(inp, "w", encoding="latin-1") as f:
+            f.write(permuted_junctions(text, how))
+        out = work + "/epanet-" + how
+        os.makedirs(out, exist_ok=True)
+        rc, _ = run([args.epanet, inp, "--runs", "1", "--nodes", out + "/nodes.csv",
+                     "--links", out + "/links.csv"], args.timeout)
+        if rc != 0:
+            return 0, how  # EPANET itself stops with an error on the reordered copy
+        diffs, _ = compare(text, work + "/epanet", out)
+        if differs(diffs) and diffs["first_time"] <= before:
+            return diffs["first_time"], how
+    return None
 
 
 def run_variant(args, index):
@@ -438,12 +448,12 @@ def run_variant(args, index):
             else:
                 # Counted apart (issue 29 item 2) only where EPANET's own answer moves as much, at
                 # or before netsolve's first difference, when just the junction order changes.
-                t = epanet_self_difference(args, work, name, text)
+                seen = epanet_self_difference(args, work, name, text, diffs["first_time"])
                 result["outcome"] = "differ"
-                if t is not None and t <= diffs["first_time"]:
+                if seen is not None:
                     result["outcome"] = "non-unique"
                     result["message"] = "EPANET's own series changes from %s with the junctions " \
-                                        "in reverse order" % hms(t / 3600.0)
+                                        "%s" % (hms(seen[0] / 3600.0), seen[1])
         if args.keep and result["outcome"] not in ("match",):
             dest = os.path.join(args.keep, "%s_v%d" % (name, index))
             shutil.rmtree(dest, ignore_errors=True)

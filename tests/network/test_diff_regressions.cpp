@@ -69,3 +69,18 @@ TEST_CASE("a tank at its minimum that takes in less than a second's inflow stays
   state.tank_levels(10);  // ten seconds: the tank fills by 10 q
   CHECK(state.volume(t) == doctest::Approx(v_min + 10 * q));
 }
+
+TEST_CASE("a pump closed in [STATUS] has speed 0, as EPANET's changestatus") {
+  // Its closing control then changes nothing and cuts no time step while the tank rises.
+  const auto r = netsolve_against_epanet("pump_closed_in_status");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "13 reporting times"));
+  CHECK(contains(r.output, "0 status differences: match"));
+  std::istringstream in("[RESERVOIRS]\nR 10\n[TANKS]\nT 0 1 0 5 10\n[PUMPS]\nPU R T HEAD C\n"
+                        "[CURVES]\nC 100 20\n[STATUS]\nPU Closed\n");
+  const cgs::net::Network net = cgs::net::parse_inp(in, "test.inp");
+  const cgs::net::Link& pump = net.links[net.find_link("PU")];
+  CHECK(pump.status == cgs::net::LinkStatus::closed);
+  CHECK(pump.setting == 0.0);
+}
