@@ -4,9 +4,12 @@
 // direct, the default) or by cgsolve's CG (--solver cg: any format, device, sorting). See
 // network/README.md.
 //
-// Exit codes as cgsolve's: 0 every period converged, 1 a period did not converge (hydraulics or
-// a CG solve), could not be solved (EPANET's error 110; the results up to it are written) or the
-// reference does not match, 2 bad input, 4 device unavailable.
+// Exit codes as cgsolve's: 0 every period converged, 1 a period could not be solved (EPANET's
+// error 110; the results up to it are written), a CG solve did not converge or the reference does
+// not match, 2 bad input, 4 device unavailable, and 5 completed with warnings: some period ended
+// UNBALANCED (its trials exhausted) and the run went on (UNBALANCED CONTINUE) or halted after it
+// (UNBALANCED STOP) exactly where EPANET completes with its warning "system unbalanced". A warning
+// line on stderr names those periods, also with --quiet: never a silent exit.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -44,6 +47,7 @@ struct Args {
   std::string reference_dir;      // EPANET's <net>_nodes.csv(.gz) / _links.csv(.gz) to compare with
   std::string solver = "direct";  // direct (sparse Cholesky) or cg
   std::string duration;           // empty: the file's DURATION
+  std::string trace;              // --trace: the periods whose trials are printed
   bool quiet = false;
   RefinementOptions refinement;
 };
@@ -95,6 +99,35 @@ void print_network(const Network& net, const LinearSolver& solver, const RunInfo
   if (a.inspections > 0) std::printf("%s\n", describe_autotune(a, linear_seconds).c_str());
 }
 
+// EPANET completes such a run with warnings (codes below 100); netsolve says so on stderr and
+// exits with its own code, distinct from both success and failure.
+constexpr int kExitCompletedWithWarnings = 5;
+
+void warn_unbalanced(const Network& net, const SimulationResults& s) {
+  int count = 0, trials = 0;
+  long first = -1;
+  for (const StepReport& r : s.steps)
+    if (!r.solve.converged && r.solve.error.empty() && count++ == 0)
+      first = r.time, trials = r.solve.trials;
+  const bool halted = !s.completed;
+  std::fprintf(stderr,
+               "netsolve: %s: warning: %d period(s) UNBALANCED, the first at %s after %d trials%s "
+               "(exit %d)\n",
+               net.source.c_str(), count, clock_text(first).c_str(), trials,
+               halted ? ("; UNBALANCED STOP: the run halted at " +
+                         clock_text(s.steps.back().time) + ", as EPANET's")
+                            .c_str()
+                      : "; the run went on (UNBALANCED CONTINUE)",
+               kExitCompletedWithWarnings);
+}
+
+const char* status_name(LinkStatus s) {
+  static const char* const names[] = {"closed (head too high)", "temporarily closed", "closed",
+                                      "open", "active", "open (flow too high)",
+                                      "open (XFCV)", "open (XPRESSURE)"};
+  return names[static_cast<int>(s)];
+}
+
 // The trials of one period, as the steady state has always printed them.
 void print_trials(const Network& net, const PeriodSolve& p) {
   std::printf("%5s %10s %5s %11s %12s %13s %13s %11s %11s\n", "trial", "CG iters", "solves",
@@ -115,6 +148,11 @@ void print_trials(const Network& net, const PeriodSolve& p) {
                 user_head(net, t.max_head_change), user_flow(net, t.max_flow_change),
                 t.scaled_residual, t.backward_error,
                 t.linear_converged ? "" : "  CG NOT CONVERGED");
+    if (t.file_order)
+      std::printf("      solved in the file's junction order: the fill-reducing order met a pivot "
+                  "<= 0 that no control valve explains\n");
+    for (const auto& [link, status] : t.status_changes)
+      std::printf("      link %s: %s\n", net.links[link].id.c_str(), status_name(status));
   }
 }
 
@@ -361,9 +399,16 @@ int run(const Args& args, SolverCli& cli) {
     write_matrix_market(base + ".mtx", system.A, true, comment);
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
+  const long trace_time = args.trace.empty() ? -1 : parse_duration(args.trace);
+  sim.run.trace = trace_time >= 0;
   const SimulationResults s = simulate(net, *solver, sim);
   info.total_seconds = since(start);
   if (!args.quiet) print_summary(net, s, *solver, info);
+  for (const StepReport& r : s.steps) {
+    if (r.time != trace_time) continue;
+    std::printf("trials at %s:\n", clock_text(r.time).c_str());
+    print_trials(net, r.solve);
+  }
   if (!s.error.empty())
     std::fprintf(stderr, "netsolve: %s: %s\n", net.source.c_str(), s.error.c_str());
   // Written whole, also when a period could not be solved: the reporting times up to it.
@@ -373,7 +418,12 @@ int run(const Args& args, SolverCli& cli) {
   nlohmann::json report = json_report(net, s, *solver, info);
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
-  return s.ok() && totals_of(s).linear_ok && reference_ok ? kExitOk : kExitNotConverged;
+  if (!s.error.empty() || !totals_of(s).linear_ok || !reference_ok) return kExitNotConverged;
+  if (s.unbalanced) {
+    warn_unbalanced(net, s);
+    return kExitCompletedWithWarnings;
+  }
+  return s.completed ? kExitOk : kExitNotConverged;
 }
 
 }  // namespace
@@ -428,6 +478,9 @@ int main(int argc, char** argv) {
                  "is this small, or stops improving")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--trace", args.trace,
+                 "Print the trials of the period(s) at this time (as --duration) and the status "
+                 "changes of each trial, as EPANET's STATUS FULL report");
   app.add_flag("--quiet", args.quiet, "Print nothing but errors");
   try {
     app.parse(argc, argv);

@@ -284,17 +284,21 @@ double GradientAlgorithm::node_demand(int node) const {
   return net_.is_junction(node) ? demand_[node] + emitter_flow_[node] : fixed_inflow_[node];
 }
 
-// EPANET's tanklevels(): each tank's volume after dt seconds of its current net inflow, set to its
-// limit when within one second's inflow of it, and the head of that volume.
+// EPANET 2.3's tanklevels(): each tank's volume after dt seconds of its current net inflow, set to
+// its limit when within one second's inflow of it, and the head of that volume. As EPANET: a tank
+// whose inflow is within QZERO of zero is left as it is, and the test for empty does not look at
+// the sign of the inflow (a tank at its minimum that takes in less than a second's worth of water
+// over the step stays empty): both decide which step a level control fires at.
 void GradientAlgorithm::tank_levels(long dt) {
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& tank = net_.nodes[i];
     if (tank.type != NodeType::tank) continue;
     const double q = fixed_inflow_[i];
+    if (std::abs(q) <= kZeroFlow) continue;
     volume_[i] += q * static_cast<double>(dt);
     if (volume_[i] + q >= tank.max_volume)
       volume_[i] = tank.max_volume;
-    else if (q < 0.0 && volume_[i] - q <= tank.min_volume)
+    else if (volume_[i] - q <= tank.min_volume)
       volume_[i] = tank.min_volume;
     head_[i] = tank_grade(static_cast<int>(i), volume_[i]);
   }
@@ -676,7 +680,7 @@ double GradientAlgorithm::update(const std::vector<double>& junction_heads, Tria
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
     const double dh = head_[link.from] - head_[link.to];
-    double dq = Y_[k] - P_[k] * dh;
+    double dq = (Y_[k] - P_[k] * dh) * relax_;
     if (link.type == LinkType::pump &&
         net_.pumps[link.pump].type == PumpCurveType::constant_power && dq > flow_[k])
       dq = flow_[k] / 2.0;  // keeps constant-power pump flow positive
@@ -694,7 +698,7 @@ double GradientAlgorithm::update(const std::vector<double>& junction_heads, Tria
     double hloss, hgrad;
     emitter_headloss(i, hloss, hgrad);
     const double dh = head_[i] - net_.nodes[i].elevation;
-    const double dq = (hloss - dh) / hgrad;
+    const double dq = (hloss - dh) / hgrad * relax_;
     emitter_flow_[i] -= dq;
     qsum += std::abs(emitter_flow_[i]);
     dqsum += std::abs(dq);
@@ -702,6 +706,17 @@ double GradientAlgorithm::update(const std::vector<double>& junction_heads, Tria
   }
   report.max_flow_change = max_dq;
   return qsum > opt_.accuracy ? dqsum / qsum : dqsum;
+}
+
+// EPANET's DAMPLIMIT: with a limit > 0, control valves are checked only once the relative flow
+// change is at or below it, and from then on the next trial's flow changes are damped to 60%;
+// without one, valves are checked every trial and flows move the full Newton step.
+bool GradientAlgorithm::damp_and_check_valves(double relative_change) {
+  relax_ = 1.0;
+  if (opt_.damp_limit <= 0.0) return update_valve_status();
+  if (relative_change > opt_.damp_limit) return false;
+  relax_ = 0.6;
+  return update_valve_status();
 }
 
 bool GradientAlgorithm::has_converged(double relative_change) {
@@ -926,17 +941,30 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
   const int max_trials = opt_.max_trials + std::max(0, opt_.extra_trials);
   int next_check = opt_.check_frequency;
   PeriodSolve out;
+  relax_ = 1.0;
   double relerr = 1e10;
   bool converged = false;
   int trial = 1;
+  std::vector<LinkStatus> statuses_before;
   while (trial <= max_trials) {
     TrialReport report;
     report.trial = trial;
+    if (run.trace) statuses_before = status_;
     auto t0 = Clock::now();
     const JunctionSystem& system = assemble();
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system);
-    const LinearSolveStats stats = solver.solve(system.A, system.b, x);
+    LinearSolveStats stats = solver.solve(system.A, system.b, x);
+    // As EPANET's hydsolve: a pivot <= 0 at the junction of an active control valve fixes that
+    // valve and repeats the trial (its count does not advance); anything else is error 110,
+    // unless the factorisation goes through in another elimination order (linear_solver.hpp).
+    int failed_junction = -1, fixed_valve = -1;
+    if (stats.failed_row >= 0) {
+      failed_junction = stats.failed_row;
+      fixed_valve = fix_bad_valve(failed_junction);
+      if (fixed_valve < 0 && solver.solve_in_file_order(system.A, system.b, x, stats))
+        report.file_order = true;
+    }
     report.solve_seconds = stats.seconds;
     report.cg_iterations = stats.iterations;
     report.residual = stats.true_relative_residual;
@@ -947,11 +975,9 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     out.linear_seconds += stats.seconds;
     out.linear_iterations += stats.iterations;
     ++out.linear_solves;
-    if (stats.failed_row >= 0) {
-      // As EPANET's hydsolve: an active control valve at the failing junction is fixed and the
-      // same trial repeated (its count does not advance); anything else is error 110.
-      report.failed_junction = stats.failed_row;
-      report.fixed_valve = fix_bad_valve(stats.failed_row);
+    if (!report.file_order && failed_junction >= 0) {
+      report.failed_junction = failed_junction;
+      report.fixed_valve = fixed_valve;
       out.trial_reports.push_back(report);
       if (report.fixed_valve >= 0) continue;
       out.error =
@@ -964,7 +990,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     t0 = Clock::now();
     relerr = update(x, report);
     report.relative_flow_change = relerr;
-    const bool valve_change = update_valve_status();
+    const bool valve_change = damp_and_check_valves(relerr);
     bool stop = false;
     if (has_converged(relerr)) {
       if (trial > opt_.max_trials) {
@@ -983,6 +1009,10 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
       next_check += opt_.check_frequency;
     }
     report.assemble_seconds += since(t0);
+    if (run.trace)
+      for (std::size_t k = 0; k < status_.size(); ++k)
+        if (status_[k] != statuses_before[k])
+          report.status_changes.emplace_back(static_cast<int>(k), status_[k]);
     out.trial_reports.push_back(report);
     if (run.on_trial) run.on_trial(report);
     if (stop) break;

@@ -35,6 +35,11 @@ struct TrialReport {
   // or stops with its error 110.
   int failed_junction = -1;
   int fixed_valve = -1;
+  // The fill-reducing order met a pivot <= 0 that no valve explains, and the system was solved
+  // in the file's junction order instead (LinearSolver::solve_in_file_order).
+  bool file_order = false;
+  // With RunOptions::trace: the links whose status this trial's checks changed, and to what.
+  std::vector<std::pair<int, LinkStatus>> status_changes;
 };
 
 // What one period's trials did (EPANET's hydsolve).
@@ -78,6 +83,8 @@ struct RunOptions {
   std::function<void(long time, int trial, const JunctionSystem&)> on_system;
   // Called after each trial (progress lines).
   std::function<void(const TrialReport&)> on_trial;
+  // Record each trial's status changes (TrialReport::status_changes; netsolve --trace).
+  bool trace = false;
 };
 
 // The gradient algorithm's state: flows, statuses, settings, heads, tank volumes. Exposed so tests
@@ -104,6 +111,8 @@ class GradientAlgorithm {
   double update(const std::vector<double>& junction_heads, TrialReport& report);
   // EPANET's status rules: valves every trial, links/pumps/tanks periodically and at convergence.
   bool update_valve_status();
+  // DAMPLIMIT: the valve checks of a trial and the relaxation of the next one's flow update.
+  bool damp_and_check_valves(double relative_change);
   bool update_link_status();
   bool apply_pressure_controls();
   bool has_converged(double relative_change);
@@ -140,6 +149,7 @@ class GradientAlgorithm {
   int nj_;
   std::vector<double> head_, demand_, fixed_inflow_, emitter_flow_, volume_;
   double system_demand_ = 0;
+  double relax_ = 1.0;  // EPANET's RelaxFactor: 0.6 once the trials are within DAMPLIMIT
   std::vector<double> flow_, setting_, P_, Y_, R_, xflow_;
   std::vector<LinkStatus> status_;
   // Matrix structure, built once: CSR slots of each junction's diagonal and each link's pair.

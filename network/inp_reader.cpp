@@ -713,6 +713,9 @@ class InpReader {
         link.setting = 1.0;
         link.status = LinkStatus::open;
       } else if (*status == LinkStatus::closed) {
+        // As EPANET's changestatus: a pump closed in [STATUS] has speed 0, so a control that
+        // closes it changes nothing (and cuts no time step) until one opens it.
+        link.setting = 0.0;
         link.status = LinkStatus::closed;
       }
     } else {  // valves: a number is a setting, OPEN/CLOSED fix the status

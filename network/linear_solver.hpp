@@ -52,6 +52,14 @@ class LinearSolver {
   virtual AutotuneRecord autotune() const { return {}; }
   // The plan of the solver that ran (CG solvers), for the report.
   virtual const Plan* plan() const { return nullptr; }
+  // After solve() met a pivot <= 0: the same system factorised in the file's junction order
+  // instead of the fill-reducing one. False where the solver has no such fallback or that
+  // factorisation fails too (then the caller has EPANET's error 110).
+  virtual bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
+                                   std::vector<double>& x, LinearSolveStats& stats) {
+    (void)A, (void)b, (void)x, (void)stats;
+    return false;
+  }
 };
 
 // How the network's CG solve stops (network/README.md, "The linear solves and the stopping test").

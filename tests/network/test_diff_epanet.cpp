@@ -1,0 +1,73 @@
+// The fast slice of the differential test against EPANET (issue 29): scripts/diff_epanet.py
+// generates seeded variants of shared networks (tank levels, controls, rules, pump speeds and
+// patterns, valve settings, demand multiplier, steps, durations, DAMPLIMIT/CHECKFREQ/MAXCHECK),
+// runs netsolve and EPANET 2.3.5 (../shared/tools/epanet/epanet-run) on each and compares heads,
+// tank levels, flows and link statuses at every reporting time. The full sweep is the same script
+// with more variants (network/DIFFERENTIAL.md).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "network_test_data.hpp"
+#include "run_command.hpp"
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The script and its two programs; empty (with a message saying why) when one is missing.
+std::string sweep_command() {
+  const std::string epanet = cgs::net::test::shared_data() + "/../tools/epanet/epanet-run";
+  if (!std::filesystem::exists(epanet)) {
+    MESSAGE("skipped: " << epanet << " is absent (EPANET 2.3.5, the reference)");
+    return {};
+  }
+  if (cgs::testing::run_command("python3 --version").exit_code != 0) {
+    MESSAGE("skipped: python3 is not installed (scripts/diff_epanet.py)");
+    return {};
+  }
+  return "python3 " CGSOLVE_SOURCE_DIR "/scripts/diff_epanet.py --netsolve " CGSOLVE_BINARY_DIR
+         "/app/netsolve --epanet " +
+         epanet + " --data " + cgs::net::test::shared_data() + "/networks --jobs 2";
+}
+
+}  // namespace
+
+TEST_CASE("differential: seeded variants of shared networks match EPANET at every reporting time") {
+  if (!cgs::net::test::have_shared_data()) return;
+  const std::string command = sweep_command();
+  if (command.empty()) return;
+  // The first 22 variants of seed 29 over the script's default networks (Net1, Net2, Net3,
+  // Anytown, C-Town, Richmond_skeleton, BWSN_Network_1, ky2, ky3, ky5, ky6, ky7, ky14). On
+  // 2026-11-25: 16 match, 6 are non-unique (C-Town, ky2, ky5, ky14: EPANET's own series changes
+  // as much with the junctions in reverse order), none differs.
+  const auto r = cgs::testing::run_command(command + " --seed 29 --variants 22");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "22 variants (seed 29)"));
+  CHECK(contains(r.output, "differ 0, netsolve-error 0, epanet-error 0, both-error 0"));
+  const auto at = r.output.find(": match ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(r.output.substr(at + 8)) >= 16);
+}
+
+TEST_CASE("differential: a pivot <= 0 in the fill-reducing order is not error 110 where EPANET "
+          "goes on (C-Town variants 199 and 238)") {
+  // CHOLMOD's AMD order met a pivot <= 0 at J36 (next to the zone behind PRV v1, joined to the
+  // rest by 1e-8 couplings when it closes); EPANET's own order goes through. netsolve stopped with
+  // error 110 at 7:16:15 (variant 199) and 36:30:00 (variant 238); it now solves those systems in
+  // the file's order and runs to the end. Their series are EPANET's only up to rounding (EPANET's
+  // own changes with the junction order: non-unique), so the check is that both complete.
+  if (!cgs::net::test::have_shared_data()) return;
+  const std::string command = sweep_command();
+  if (command.empty()) return;
+  for (const char* variant : {"199", "238"}) {
+    const auto r = cgs::testing::run_command(command + " --seed 29 --only " + variant);
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.output, "netsolve-error 0"));
+  }
+}

@@ -1,0 +1,86 @@
+// Regressions found by the differential test against EPANET (issue 29, scripts/diff_epanet.py):
+// small networks with EPANET 2.3.5's own series (data/networks/regressions/README.md), and
+// EPANET 2.3.5's rule for tank levels at their limits.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+#include "network/hydraulics.hpp"
+#include "network/inp_reader.hpp"
+#include "network/linear_solver.hpp"
+#include "network_test_data.hpp"
+#include "run_command.hpp"
+
+namespace {
+
+const std::string kRegressions = cgs::net::test::repo_networks() + "/regressions";
+
+cgs::testing::Run netsolve_against_epanet(const std::string& name) {
+  return cgs::testing::run_command(CGSOLVE_BINARY_DIR "/app/netsolve --network " + kRegressions +
+                                   "/" + name + ".inp --quiet --reference " + kRegressions);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("DAMPLIMIT: valve checks and 60% flow updates once within it, as EPANET (Net1)") {
+  const auto r = netsolve_against_epanet("Net1_damplimit");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "25 reporting times"));
+  CHECK(contains(r.output, "0 status differences: match"));
+}
+
+TEST_CASE("a run EPANET completes with UNBALANCED warnings exits 5, says so, and matches it") {
+  // TRIALS 3, UNBALANCED CONTINUE 0: five periods end unbalanced; EPANET goes on with warnings.
+  const auto r = netsolve_against_epanet("Net1_unbalanced");
+  INFO(r.output);
+  CHECK(r.exit_code == 5);
+  CHECK(contains(r.output, "warning: 5 period(s) UNBALANCED, the first at 0:00:00 after 3 trials"));
+  CHECK(contains(r.output, "(UNBALANCED CONTINUE) (exit 5)"));
+  CHECK(contains(r.output, "0 status differences: match"));
+}
+
+TEST_CASE("a tank at its minimum that takes in less than a second's inflow stays empty (2.3.5)") {
+  // EPANET 2.3.5's tanklevels: V += q dt; V = Vmax if V + q >= Vmax, else V = Vmin if
+  // V - q <= Vmin, whatever the sign of q. A reservoir at 60.5 m fills the tank T (bottom 50 m,
+  // at its minimum level 0, so at 50 m) through one pipe: q > 0.
+  std::istringstream in(
+      "[OPTIONS]\nUNITS LPS\nHEADLOSS H-W\n[RESERVOIRS]\nR 60.5\n"
+      "[TANKS]\nT 50 0 0 10 10\n[JUNCTIONS]\nJ 0 0\n"
+      "[PIPES]\nP1 R J 100 300 120\nP2 J T 100 300 120\n");
+  const cgs::net::Network net = cgs::net::parse_inp(in, "test.inp");
+  cgs::net::GradientAlgorithm state(net);
+  state.initialise();
+  state.start_period(0);
+  auto solver = cgs::net::make_direct_solver();
+  std::vector<double> x(net.junction_count, 0.0);
+  REQUIRE(state.solve_period(*solver, x, 0).converged);
+  const int t = net.find_node("T");
+  const double q = state.node_demand(t);
+  REQUIRE(q > 0.01);
+  const double v_min = net.nodes[t].min_volume;
+  state.tank_levels(1);  // one second's inflow: still within it of the minimum
+  CHECK(state.volume(t) == v_min);
+  state.tank_levels(10);  // ten seconds: the tank fills by 10 q
+  CHECK(state.volume(t) == doctest::Approx(v_min + 10 * q));
+}
+
+TEST_CASE("a pump closed in [STATUS] has speed 0, as EPANET's changestatus") {
+  // Its closing control then changes nothing and cuts no time step while the tank rises.
+  const auto r = netsolve_against_epanet("pump_closed_in_status");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "13 reporting times"));
+  CHECK(contains(r.output, "0 status differences: match"));
+  std::istringstream in("[RESERVOIRS]\nR 10\n[TANKS]\nT 0 1 0 5 10\n[PUMPS]\nPU R T HEAD C\n"
+                        "[CURVES]\nC 100 20\n[STATUS]\nPU Closed\n");
+  const cgs::net::Network net = cgs::net::parse_inp(in, "test.inp");
+  const cgs::net::Link& pump = net.links[net.find_link("PU")];
+  CHECK(pump.status == cgs::net::LinkStatus::closed);
+  CHECK(pump.setting == 0.0);
+}
