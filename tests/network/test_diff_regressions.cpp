@@ -85,7 +85,7 @@ TEST_CASE("a pump closed in [STATUS] has speed 0, as EPANET's changestatus") {
   CHECK(pump.setting == 0.0);
 }
 
-TEST_CASE("--trace prints a period's trials and their status changes; a bad time names --trace") {
+TEST_CASE("--trace prints a period's trials and their status changes, and a bad time names --trace") {
   const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --network " +
                                cgs::net::test::repo_networks() + "/Net1.inp --quiet --trace ";
   // Net1 at 0:00: trials as EPANET's STATUS FULL report (EPANET 2.3.5: 4 trials at time 0).
