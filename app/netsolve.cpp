@@ -399,7 +399,7 @@ int run(const Args& args, SolverCli& cli) {
     write_matrix_market(base + ".mtx", system.A, true, comment);
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
-  const long trace_time = args.trace.empty() ? -1 : parse_duration(args.trace);
+  const long trace_time = args.trace.empty() ? -1 : parse_duration(args.trace, "--trace");
   sim.run.trace = trace_time >= 0;
   const SimulationResults s = simulate(net, *solver, sim);
   info.total_seconds = since(start);
@@ -480,7 +480,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--trace", args.trace,
                  "Print the trials of the period(s) at this time (as --duration) and the status "
-                 "changes of each trial, as EPANET's STATUS FULL report");
+                 "changes of each trial, as EPANET's STATUS FULL report (also with --quiet)");
   app.add_flag("--quiet", args.quiet, "Print nothing but errors");
   try {
     app.parse(argc, argv);

@@ -74,7 +74,7 @@ double epanet_hours(const std::string& value, const std::string& unit) {
   return std::isfinite(hours) && hours <= 1e9 ? hours : -1.0;
 }
 
-long parse_duration(const std::string& text) {
+long parse_duration(const std::string& text, const std::string& option) {
   std::string value = text, unit;
   const std::size_t space = text.find_first_of(" \t");
   if (space != std::string::npos) {
@@ -99,7 +99,7 @@ long parse_duration(const std::string& text) {
     unit = "DAYS";
   const double hours = epanet_hours(value, unit);
   if (!(hours >= 0) || !std::isfinite(hours))
-    throw InputError("--duration: cannot read '" + text +
+    throw InputError(option + ": cannot read '" + text +
                      "' as a time (hours, h:mm[:ss], or a number with SEC, MIN, HOURS, DAYS or "
                      "s, min, h, d)");
   return static_cast<long>(3600.0 * hours + 0.5);

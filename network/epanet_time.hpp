@@ -14,7 +14,7 @@ double epanet_hours(const std::string& value, const std::string& unit);
 
 // --duration: EPANET's forms ("24", "24:00", "24 HOURS", "1440 MIN") and a unit glued on or set
 // apart ("24h", "90min", "1d", "86400s", "24 h"). Seconds; throws InputError naming the option.
-long parse_duration(const std::string& text);
+long parse_duration(const std::string& text, const std::string& option = "--duration");
 
 // "h:mm:ss" (hours beyond 24 kept), for messages and the step table.
 std::string clock_text(long seconds);

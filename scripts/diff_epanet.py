@@ -20,7 +20,7 @@ Outcomes (one per variant):
                  every value at every reporting time within tolerance
   non-unique     both complete, values differ, and EPANET's own series differs (from the same
                  reporting time or earlier) when only the order of [JUNCTIONS] changes (reversed,
-                 or shuffled with a fixed seed):
+                 or shuffled three ways with fixed seeds):
                  the answer there is set by rounding (issue 29 item 2), not by the network
   differ         both complete; some value differs (the first ones are printed). Those where
                  EPANET's own series moves, at netsolve's first differing time, by at least half
@@ -388,8 +388,8 @@ def differs(diffs):
 
 
 def permuted_junctions(text, how):
-    """The same network with its [JUNCTIONS] reordered ("reversed", or shuffled with a fixed
-    seed): nothing in the hydraulics changes, but EPANET's node numbering, hence its
+    """The same network with its [JUNCTIONS] reordered ("reversed", or shuffled with `how` as
+    the seed): nothing in the hydraulics changes, but EPANET's node numbering, hence its
     minimum-degree ordering and the rounding of its factorisation, does."""
     inp = Inp(text)
     lines = inp.section("JUNCTIONS")
@@ -398,7 +398,7 @@ def permuted_junctions(text, how):
     if how == "reversed":
         values.reverse()
     else:
-        random.Random(29).shuffle(values)
+        random.Random(how).shuffle(values)
     for i, v in zip(data, values):
         lines[i] = v
     return inp.text()
@@ -409,7 +409,7 @@ def epanet_self_difference(args, work, name, text, before):
     the file (rounding in a zone joined to the rest only through closed links' 1e-8 couplings, a
     control or tank decision on a knife edge): (the time of the first change, the order that
     showed it); else None."""
-    for how in ("reversed", "shuffled"):
+    for how in ("reversed", "shuffled", "shuffled again", "shuffled a third time"):
         inp = os.path.join(work, "%s_%s.inp" % (name, how))
         with open(inp, "w", encoding="latin-1") as f:
             f.write(permuted_junctions(text, how))

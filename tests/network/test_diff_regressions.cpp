@@ -84,3 +84,17 @@ TEST_CASE("a pump closed in [STATUS] has speed 0, as EPANET's changestatus") {
   CHECK(pump.status == cgs::net::LinkStatus::closed);
   CHECK(pump.setting == 0.0);
 }
+
+TEST_CASE("--trace prints a period's trials and their status changes, and a bad time names --trace") {
+  const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --network " +
+                               cgs::net::test::repo_networks() + "/Net1.inp --quiet --trace ";
+  // Net1 at 0:00: trials as EPANET's STATUS FULL report (EPANET 2.3.5: 4 trials at time 0).
+  const auto r = cgs::testing::run_command(netsolve + "0");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "trials at 0:00:00:"));
+  CHECK(contains(r.output, "\n    4 "));
+  const auto bad = cgs::testing::run_command(netsolve + "3x");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.output, "--trace: cannot read '3x' as a time"));
+}
