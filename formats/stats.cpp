@@ -102,6 +102,23 @@ std::size_t physical_memory_bytes() {
                                     : std::size_t(1) << 34;
 }
 
+template <typename T>
+RowSpread row_spread(const CsrMatrix<T>& A) {
+  RowSpread s;
+  const double mean = A.rows > 0 ? double(A.nnz()) / double(A.rows) : 0.0;
+  s.threshold = index_t(std::max(64.0, 16.0 * mean));
+  long long in_long = 0;
+  for (index_t i = 0; i < A.rows; ++i) {
+    const index_t length = A.row_length(i);
+    s.longest = std::max(s.longest, length);
+    if (length > s.threshold) in_long += length;
+  }
+  s.long_share = A.nnz() > 0 ? double(in_long) / double(A.nnz()) : 0.0;
+  return s;
+}
+
+template RowSpread row_spread(const CsrMatrix<float>&);
+template RowSpread row_spread(const CsrMatrix<double>&);
 template MatrixStats compute_stats(const CsrMatrix<float>&, index_t);
 template MatrixStats compute_stats(const CsrMatrix<double>&, index_t);
 

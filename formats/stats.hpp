@@ -29,6 +29,19 @@ MatrixStats compute_stats(const CsrMatrix<T>& A, index_t hack_size);
 
 std::string format_stats(const MatrixStats& s);  // human-readable block
 
+// How much of the matrix sits in long rows: what decides, without timing, whether a GPU kernel
+// with one thread (or a few lanes) per row would serialise the product on a few rows while the
+// rest of the grid waits (issue 28). Long: over max(64, 16 x mean) entries. Irregular: long rows
+// hold 1% of the nonzeros, or a row has over 4,096 entries.
+struct RowSpread {
+  index_t threshold = 0;
+  double long_share = 0;
+  index_t longest = 0;
+  bool irregular() const { return long_share >= 0.01 || longest > 4096; }
+};
+template <typename T>
+RowSpread row_spread(const CsrMatrix<T>& A);
+
 // Refuses ELLPACK when padding would be wasteful or not fit: fill over `max_fill` times the
 // nonzeros, or more than `max_bytes` (default: half the machine's memory). Throws InputError
 // with the sizes, suggesting HLL or CSR.

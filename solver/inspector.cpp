@@ -72,16 +72,27 @@ bool worth_sorting(const InspectedCandidate& c, Device device) {
   return device != Device::gpu || c.kernel == "scalar";
 }
 
-std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const SolveRequest& r,
+std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const RowSpread& spread,
+                                               const SolveRequest& r,
                                                std::vector<std::string>& skipped) {
   const Device device = r.backend.device;
   const bool gpu = device == Device::gpu;
+  // Long rows on the GPU (issue 28): a kernel with a row per thread or lane group serialises
+  // them (power-law 2M rows: 1,000-3,300 us an iteration against 196 load-balanced), and
+  // building and timing those candidates cost 8.5 s there. Only whole-product, load-balanced
+  // kernels are timed, rows unsorted (they do not care about the order).
+  const bool balanced_only = gpu && r.format_auto && spread.irregular();
+  if (balanced_only)
+    skipped.push_back("kernels with a row function and sorting (rows over " +
+                      std::to_string(spread.threshold) + " entries hold " +
+                      fixed(100 * spread.long_share, 1) + "% of the nonzeros, the longest " +
+                      std::to_string(spread.longest) + ": they would serialise)");
   const std::vector<Format> formats =
       r.format_auto ? std::vector<Format>{Format::csr, Format::hll, Format::ell, Format::coo}
                     : std::vector<Format>{r.backend.format};
-  const bool try_sorting =
-      r.format_auto && stats.row_length_avg_deviation_pct >= kMinDeviationPctForSorting;
-  if (r.format_auto && !try_sorting)
+  const bool try_sorting = r.format_auto && !balanced_only &&
+                           stats.row_length_avg_deviation_pct >= kMinDeviationPctForSorting;
+  if (r.format_auto && !try_sorting && !balanced_only)
     skipped.push_back("sorting (row lengths nearly uniform, deviation " +
                       fixed(stats.row_length_avg_deviation_pct, 1) + "%)");
 
@@ -103,6 +114,7 @@ std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const S
       c.format = format;
       c.sort_rows = !r.format_auto && r.sort_rows;  // with auto: timed both ways
       c.kernel = kernel;
+      if (balanced_only && has_row_function(c, device)) continue;
       list.push_back(c);
       if (try_sorting && worth_sorting(c, device)) {
         c.sort_rows = true;
@@ -215,7 +227,7 @@ Inspection inspect_candidates(const SolveRequest& request, const CsrMatrix<doubl
   const auto start = Clock::now();
   std::vector<std::string>& skipped = inspection.skipped;
   std::vector<InspectedCandidate> list =
-      candidate_list(compute_stats(A, request.backend.hack_size), request, skipped);
+      candidate_list(compute_stats(A, request.backend.hack_size), row_spread(A), request, skipped);
 
   std::vector<InspectedCandidate>& timed = inspection.timed;
   std::optional<CpuLoopAsk> cpu_loop;  // serial or team: decided by the first plan, then kept

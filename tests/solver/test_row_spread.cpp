@@ -1,0 +1,85 @@
+// The default GPU plan on irregular rows (issue 28): cheap row statistics (formats/stats.hpp's
+// RowSpread) send CSR to the load-balanced stream kernel in the generic loop where a row
+// function would serialise long rows, and leave regular matrices (grids, EPANET's systems) alone.
+// The plan is made without a GPU: choosing needs no device.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "formats/generators.hpp"
+#include "formats/matrix_market.hpp"
+#include "formats/stats.hpp"
+#include "solver/plan.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+
+namespace {
+
+// n rows of a tridiagonal SPD matrix plus one row (and column) joined to every other row: that
+// row holds a fifth of the nonzeros, a thousand times the mean.
+CsrMatrix<double> one_long_row(index_t n) {
+  std::vector<index_t> rows, cols;
+  std::vector<double> vals;
+  for (index_t i = 0; i < n; ++i) {
+    rows.push_back(i), cols.push_back(i), vals.push_back(i == 0 ? double(n) : 4.0);
+    if (i + 1 < n) {
+      rows.insert(rows.end(), {i, i + 1}), cols.insert(cols.end(), {i + 1, i});
+      vals.insert(vals.end(), {-1.0, -1.0});
+    }
+    if (i > 1) {
+      rows.insert(rows.end(), {0, i}), cols.insert(cols.end(), {i, 0});
+      vals.insert(vals.end(), {-0.5, -0.5});
+    }
+  }
+  return csr_from_triplets(n, n, rows, cols, vals);
+}
+
+Plan gpu_plan(const CsrMatrix<double>& A) {
+  SolveRequest r;
+  r.backend.device = Device::gpu;
+  r.backend.format = Format::csr;
+  return make_plan(r, A);
+}
+
+bool says(const Plan& plan, const std::string& text) {
+  for (const std::string& reason : plan.reasons)
+    if (reason.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("row spread: one row with half the nonzeros, a power-law graph, regular matrices") {
+  const RowSpread half = row_spread(one_long_row(1000));
+  CHECK(half.longest == 1000);
+  CHECK(half.long_share > 0.15);  // 999 of about 5,000 entries
+  CHECK(half.irregular());
+  CHECK(row_spread(generate_matrix("gen:powerlaw:20000")).irregular());
+  CHECK_FALSE(row_spread(poisson2d(40)).irregular());
+  CHECK_FALSE(row_spread(generate_matrix("gen:waternet:5000")).irregular());
+  CHECK_FALSE(row_spread(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
+                                            "/data/systems/Exnet_EXN_step3.mtx.gz"))
+                  .irregular());
+  CHECK_FALSE(
+      row_spread(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/bcsstk13.mtx"))
+          .irregular());
+  // n = 1 and an empty matrix's rows: nothing long.
+  CHECK_FALSE(row_spread(poisson2d(1)).irregular());
+}
+
+TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are long, and says so") {
+  for (const CsrMatrix<double>& A : {one_long_row(1000), generate_matrix("gen:powerlaw:20000")}) {
+    const Plan plan = gpu_plan(A);
+    CHECK(plan.kernel == "stream");
+    CHECK(plan.loop == Loop::generic);
+    CHECK(says(plan, "load-balanced"));
+    CHECK(says(plan, "would serialise"));
+  }
+  // Asked for a loop, the plan keeps it and picks that loop's kernel as before.
+  SolveRequest r;
+  r.backend.device = Device::gpu;
+  r.gpu_loop = GpuLoopAsk::generic;
+  CHECK(make_plan(r, one_long_row(1000)).kernel == "scalar");
+}
