@@ -98,6 +98,14 @@ std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const
     plan.reasons.push_back(why);
     return "stream";
   }
+  // Regular but long rows: the fused loop's row function for them (adaptive) took 43.4 us an
+  // iteration on bcsstk13 (mean 42), the generic loop with stream 19.9 (H100, 2026-11-25).
+  if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic &&
+      mean > kScalarCsrMaxMeanLength) {
+    plan.reasons.push_back("kernel: stream (mean row length " + std::to_string(mean).substr(0, 4) +
+                           ": the load-balanced generic loop beats the fused one's lane groups)");
+    return "stream";
+  }
   if (r.gpu_loop != GpuLoopAsk::generic) {
     const std::string kernel = default_fused_gpu_kernel(format, mean);
     plan.reasons.push_back("kernel: " + kernel + " (the " + to_string(format) +

@@ -77,6 +77,11 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
     CHECK(says(plan, "load-balanced"));
     CHECK(says(plan, "would serialise"));
   }
+  // Regular rows of 42 entries on average (bcsstk13): the generic loop's stream kernel too.
+  const Plan long_rows = gpu_plan(
+      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/bcsstk13.mtx"));
+  CHECK(long_rows.kernel == "stream");
+  CHECK(says(long_rows, "mean row length 41.8"));
   // Asked for a loop, the plan keeps it and picks that loop's kernel as before.
   SolveRequest r;
   r.backend.device = Device::gpu;
