@@ -10,6 +10,8 @@ namespace cgs {
 
 // The request must ask for --precond auto; the format may be fixed or auto (each candidate then
 // runs the format inspector too).
-PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A);
+// rhs: the solve's right-hand side, probed on when given and not zero; else a fixed random one.
+PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
+                                   const std::vector<double>* rhs = nullptr);
 
 }  // namespace cgs

@@ -297,8 +297,9 @@ std::unique_ptr<Solver> make_solver(const Plan& plan) {
   return std::make_unique<SolverImpl<double>>(plan);
 }
 
-PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A) {
-  if (request.precond_auto()) return choose_preconditioner(request, A);
+PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A,
+                               const std::vector<double>* rhs) {
+  if (request.precond_auto()) return choose_preconditioner(request, A, rhs);
   if (request.needs_inspector()) return inspect(request, A);
   PlannedSolver planned;
   planned.solver = make_solver(make_plan(request, A));
@@ -312,7 +313,7 @@ SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& 
     throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
                      std::to_string(A.cols));
   check_sizes(A, b, x);  // before planning or inspecting anything
-  PlannedSolver planned = plan_and_analyze(request, A);
+  PlannedSolver planned = plan_and_analyze(request, A, &b);
   SolveReport report = planned.solver->solve(b, x);
   report.times.inspect_seconds = planned.inspect_seconds;
   report.times.thread_start_seconds = planned.thread_start_seconds;

@@ -92,7 +92,10 @@ struct PlannedSolver {
   std::unique_ptr<Solver> solver;
   double inspect_seconds = 0, thread_start_seconds = 0;
 };
-PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A);
+// rhs: the right-hand side the solve will take, when known (--precond auto then probes on it:
+// a random one mispredicted which candidate wins, issue 21); null: not known (netsolve's trials).
+PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A,
+                               const std::vector<double>* rhs = nullptr);
 
 // All of it, once: x holds the initial guess on entry (resized to zeros if empty).
 SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,

@@ -326,6 +326,7 @@ TEST_CASE("--precond auto probes every candidate, says what it chose and why, an
   for (const char* name : {"jacobi", "ic0", "fsai:2", "cheb:8", "bjacobi:64"})
     CHECK(why.find(name) != std::string::npos);
   CHECK(why.find("probing 5 candidates") != std::string::npos);
+  CHECK(why.find("on the solve's right-hand side") != std::string::npos);
   CHECK(r.times.inspect_seconds > 0);
   // Which one wins depends on this machine's timings; whichever it is needs no more
   // iterations than Jacobi (every candidate cuts Poisson's count).
