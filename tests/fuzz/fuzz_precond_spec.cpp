@@ -23,7 +23,13 @@ void set_up_and_apply(const cgs::PrecondSpec& spec, const cgs::CsrMatrix<double>
   M->set_values(A);  // the second set-up every Newton trial of netsolve makes
   const std::vector<T> r(static_cast<std::size_t>(A.rows), T(1));
   std::vector<T> z(r.size(), T(0));
-  M->apply(r.data(), z.data());
+  if (M->pointwise()) {
+    // none and jacobi: the loops fuse z = d r with the residual update; apply() is not theirs.
+    const T* d = M->diagonal();
+    for (std::size_t i = 0; i < z.size(); ++i) z[i] = d ? d[i] * r[i] : r[i];
+  } else {
+    M->apply(r.data(), z.data());
+  }
   // On an SPD M-matrix every preconditioner here gives a finite z.
   for (T v : z)
     if (!std::isfinite(v)) std::abort();
