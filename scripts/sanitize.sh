@@ -8,6 +8,9 @@
 # CGSOLVE_SANITIZE overrides the sanitizer list (default address,undefined); CXX picks the
 # compiler (clang++ and g++ both work). Any report fails the test that made it: UBSan halts
 # instead of printing and going on.
+#
+# Measured 2026-11-25, clang 14, 2 cores: the 'formats|network|app' filter, 149 tests, passes in
+# 510 s after a ~15 min build; the slowest test (network: BWSN/Wolf-Cordera with CG) takes 506 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filter="${1:-}"
