@@ -41,7 +41,10 @@ TEST_CASE("fuzz finding: counts in [OPTIONS] beyond int were converted with unde
       {"CHECKFREQ 3e9", "CHECKFREQ must be between 0 and 100000000"},
       {"MAXCHECK -2147483649", "MAXCHECK must be between 0 and 100000000"},
   };
-  for (const auto& [option, message] : cases) {
+  // Plain variables, not structured bindings: clang 14 cannot capture those in CAPTURE's lambda.
+  for (const auto& option_message : cases) {
+    const std::string& option = option_message.first;
+    const std::string& message = option_message.second;
     CAPTURE(option);
     CHECK_THROWS_WITH_AS(parse(kNetwork + "[OPTIONS]\n" + option + "\n"),
                          doctest::Contains(("net.inp:8: " + message).c_str()), InputError);

@@ -118,10 +118,13 @@ TEST_CASE("netsolve: bad times, controls and rules exit 2 naming the file and li
   const std::string original = text.str();
   const std::string control = " LINK 9 OPEN IF NODE 2 BELOW 110";
   REQUIRE(contains(original, control));
-  for (const auto& [bad, message] : {std::pair<std::string, std::string>{
-                                         " LINK 9 OPEN IF NODE XX BELOW 110", "unknown node 'XX'"},
-                                     {" LINK NOPE OPEN AT TIME 2", "unknown link 'NOPE'"},
-                                     {" LINK 9 OPEN AT TIME 1:7x", "invalid time '1:7x'"}}) {
+  // Plain variables, not structured bindings: clang 14 cannot capture those in CAPTURE's lambda.
+  for (const auto& bad_message : {std::pair<std::string, std::string>{
+                                      " LINK 9 OPEN IF NODE XX BELOW 110", "unknown node 'XX'"},
+                                  {" LINK NOPE OPEN AT TIME 2", "unknown link 'NOPE'"},
+                                  {" LINK 9 OPEN AT TIME 1:7x", "invalid time '1:7x'"}}) {
+    const std::string& bad = bad_message.first;
+    const std::string& message = bad_message.second;
     CAPTURE(bad);
     std::string edited = original;
     edited.replace(edited.find(control), control.size(), bad);
@@ -135,11 +138,13 @@ TEST_CASE("netsolve: bad times, controls and rules exit 2 naming the file and li
   // A rule naming an unknown tank, a junction naming an unknown pattern.
   const std::string junction = " 11              \t710         \t150         \t                \t;";
   REQUIRE(contains(original, junction));
-  for (const auto& [from, to, where] :
+  for (const auto& edit :
        {std::tuple<std::string, std::string, std::string>{
             "[RULES]\n", "[RULES]\nRULE 1\nIF TANK XX LEVEL ABOVE 5\nTHEN LINK 10 STATUS IS OPEN\n",
             "unknown node 'XX' in rule 1"},
         {junction, " 11 710 150 NOPAT ;", "bad.inp:9: unknown pattern 'NOPAT'"}}) {
+    const auto& [from, to_, where] = edit;
+    const std::string& to = to_;  // CAPTURE below: a plain reference, not a binding (clang 14)
     CAPTURE(to);
     std::string edited = original;
     edited.replace(edited.find(from), from.size(), to);
