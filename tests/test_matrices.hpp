@@ -70,6 +70,26 @@ inline CsrMatrix<double> random_spd(index_t n, index_t per_row, unsigned seed) {
   return csr_from_triplets(n, n, rows, cols, vals);
 }
 
+// A tridiagonal SPD matrix of n rows plus row (and column) 0 joined to every row from 2 on:
+// that row holds a fifth of the nonzeros, a thousand times the mean at n = 1,000. The case of
+// one very long row for the planner and the GPU kernels (issue 28).
+inline CsrMatrix<double> hub_and_chain(index_t n) {
+  std::vector<index_t> rows, cols;
+  std::vector<double> vals;
+  for (index_t i = 0; i < n; ++i) {
+    rows.push_back(i), cols.push_back(i), vals.push_back(i == 0 ? double(n) : 4.0);
+    if (i + 1 < n) {
+      rows.insert(rows.end(), {i, i + 1}), cols.insert(cols.end(), {i + 1, i});
+      vals.insert(vals.end(), {-1.0, -1.0});
+    }
+    if (i > 1) {
+      rows.insert(rows.end(), {0, i}), cols.insert(cols.end(), {i, 0});
+      vals.insert(vals.end(), {-0.5, -0.5});
+    }
+  }
+  return csr_from_triplets(n, n, rows, cols, vals);
+}
+
 // 2D 5-point Laplacian on an m x m grid (Dirichlet boundary): n = m^2, SPD.
 inline CsrMatrix<double> poisson2d(index_t m) {
   std::vector<index_t> rows, cols;

@@ -160,7 +160,8 @@ class Ic0 final : public Preconditioner<T> {
                                           " of " + std::to_string(part_rows_) + " rows, " +
                                           std::to_string(separators) + " separator rows last");
     }
-    const SplitTriangle lower = split_diagonal(triangle(in_elimination_order(A), true));
+    CsrMatrix<double> permuted;
+    const SplitTriangle lower = split_diagonal(triangle(in_elimination_order(A, permuted), true));
     forward_levels_ = level_sets(lower.off, true);
     backward_levels_ = level_sets(transpose_with_map(lower.off).At, false);
     this->report_.set_fact("levels", std::to_string(forward_levels_.size()) + " + " +
@@ -168,7 +169,8 @@ class Ic0 final : public Preconditioner<T> {
   }
 
   void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
-    CsrMatrix<double> L = triangle(in_elimination_order(A), true);
+    CsrMatrix<double> permuted;
+    CsrMatrix<double> L = triangle(in_elimination_order(A, permuted), true);
     const CsrMatrix<double> tril = L;
     double alpha = 0;
     while (!factorize(L, alpha)) {
@@ -241,9 +243,12 @@ class Ic0 final : public Preconditioner<T> {
   // each and scattered rows.) The GPU always splits an operation's rows among its threads,
   // whatever the plan's thread count says (1 there): a sweep on the GPU was a race, and IC(0)
   // did not converge in any GPU loop (issue 21).
-  // A in the elimination order (A itself for `levels`).
-  CsrMatrix<double> in_elimination_order(const CsrMatrix<double>& A) const {
-    return elimination_.empty() ? A : permute_symmetric(A, elimination_);
+  // A in the elimination order: A itself for `levels` (no copy), else P A P^T kept in `storage`.
+  const CsrMatrix<double>& in_elimination_order(const CsrMatrix<double>& A,
+                                                CsrMatrix<double>& storage) const {
+    if (elimination_.empty()) return A;
+    storage = permute_symmetric(A, elimination_);
+    return storage;
   }
   // Rows numbered in the elimination order, renumbered as the solve numbers them.
   std::vector<index_t> in_solve_numbering(std::vector<index_t> rows) const {

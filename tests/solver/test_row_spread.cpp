@@ -17,25 +17,6 @@ using namespace cgs::testing;
 
 namespace {
 
-// n rows of a tridiagonal SPD matrix plus one row (and column) joined to every other row: that
-// row holds a fifth of the nonzeros, a thousand times the mean.
-CsrMatrix<double> one_long_row(index_t n) {
-  std::vector<index_t> rows, cols;
-  std::vector<double> vals;
-  for (index_t i = 0; i < n; ++i) {
-    rows.push_back(i), cols.push_back(i), vals.push_back(i == 0 ? double(n) : 4.0);
-    if (i + 1 < n) {
-      rows.insert(rows.end(), {i, i + 1}), cols.insert(cols.end(), {i + 1, i});
-      vals.insert(vals.end(), {-1.0, -1.0});
-    }
-    if (i > 1) {
-      rows.insert(rows.end(), {0, i}), cols.insert(cols.end(), {i, 0});
-      vals.insert(vals.end(), {-0.5, -0.5});
-    }
-  }
-  return csr_from_triplets(n, n, rows, cols, vals);
-}
-
 Plan gpu_plan(const CsrMatrix<double>& A) {
   SolveRequest r;
   r.backend.device = Device::gpu;
@@ -52,7 +33,7 @@ bool says(const Plan& plan, const std::string& text) {
 }  // namespace
 
 TEST_CASE("row spread: one row with half the nonzeros, a power-law graph, regular matrices") {
-  const RowSpread half = row_spread(one_long_row(1000));
+  const RowSpread half = row_spread(testing::hub_and_chain(1000));
   CHECK(half.longest == 1000);
   CHECK(half.long_share > 0.15);  // 999 of about 5,000 entries
   CHECK(half.irregular());
@@ -62,15 +43,16 @@ TEST_CASE("row spread: one row with half the nonzeros, a power-law graph, regula
   CHECK_FALSE(row_spread(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
                                             "/data/systems/Exnet_EXN_step3.mtx.gz"))
                   .irregular());
-  CHECK_FALSE(
-      row_spread(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/bcsstk13.mtx"))
-          .irregular());
+  CHECK_FALSE(row_spread(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
+                                            "/data/matrices/bcsstk13.mtx"))
+                  .irregular());
   // n = 1 and an empty matrix's rows: nothing long.
   CHECK_FALSE(row_spread(poisson2d(1)).irregular());
 }
 
 TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are long, and says so") {
-  for (const CsrMatrix<double>& A : {one_long_row(1000), generate_matrix("gen:powerlaw:20000")}) {
+  for (const CsrMatrix<double>& A :
+       {testing::hub_and_chain(1000), generate_matrix("gen:powerlaw:20000")}) {
     const Plan plan = gpu_plan(A);
     CHECK(plan.kernel == "stream");
     CHECK(plan.loop == Loop::generic);
@@ -78,13 +60,13 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
     CHECK(says(plan, "would serialise"));
   }
   // Regular rows of 42 entries on average (bcsstk13): the generic loop's stream kernel too.
-  const Plan long_rows = gpu_plan(
-      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/bcsstk13.mtx"));
+  const Plan long_rows =
+      gpu_plan(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/bcsstk13.mtx"));
   CHECK(long_rows.kernel == "stream");
   CHECK(says(long_rows, "mean row length 41.8"));
   // Asked for a loop, the plan keeps it and picks that loop's kernel as before.
   SolveRequest r;
   r.backend.device = Device::gpu;
   r.gpu_loop = GpuLoopAsk::generic;
-  CHECK(make_plan(r, one_long_row(1000)).kernel == "scalar");
+  CHECK(make_plan(r, testing::hub_and_chain(1000)).kernel == "scalar");
 }
