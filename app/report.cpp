@@ -110,6 +110,8 @@ void print_summary(std::FILE* out, const RunSummary& run) {
     std::fprintf(out, " in %ld iterations", cg.converged_at);
     if (cg.iterations > cg.converged_at)
       std::fprintf(out, " (%ld run: residual read every %d)", cg.iterations, plan.cg.check_every);
+    if (s.probe_iterations > 0)
+      std::fprintf(out, ", from auto's probe's x after its %ld", s.probe_iterations);
   } else if (cg.status != CgStatus::zero_rhs) {
     std::fprintf(out, " after %ld iterations", cg.iterations);
   }
@@ -196,6 +198,7 @@ nlohmann::json to_json(const RunSummary& run) {
                  {"converged", cg.ok()},
                  {"iterations", cg.iterations},
                  {"converged_at", cg.converged_at},
+                 {"probe_iterations", s.probe_iterations},
                  {"relative_residual", cg.relative_residual()},
                  {"true_relative_residual", s.true_relative_residual}};
   if (run.error_vs_ones) j["result"]["error_vs_ones"] = *run.error_vs_ones;
