@@ -4,7 +4,9 @@
 # compute-sanitizer on the cluster tests; per-iteration time of the cluster loop beside the
 # persistent loop and the cuSPARSE+cuBLAS anchor (cgbench, same process); the batch of 64.
 # Usage: OUT=dir scripts/cluster-check.sh [systems dir (default .gpu-data)]
-# Env: PHASES="build test sanitize bench batch" (default all), BUILD (default build-gpu).
+# Env: PHASES="build test sanitize bench batch profile" (default all but profile), BUILD
+# (default build-gpu). profile: Nsight Compute's warp-state and source counters of one cluster
+# solve (where an iteration's cycles stall).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -73,6 +75,20 @@ if wants bench; then
     done
   done | tee -a "$OUT/periter.txt"
   rm -f "$OUT/r.json"
+fi
+if wants profile; then
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for m in gen:poisson2d:122 "$SYSTEMS"/Exnet_EXN_step3.mtx.gz; do
+    for blocks in 1 16; do
+      log="$OUT/ncu-$(basename "$m")-$blocks.txt"
+      CGSOLVE_CLUSTER_BLOCKS=$blocks timeout 120 "$NCU" --kernel-name regex:cluster_cg_kernel \
+        --launch-count 1 --section WarpStateStats --section SchedulerStats --section SourceCounters \
+        --section SpeedOfLight "$BUILD/app/cgsolve" --matrix "$m" --device gpu --precond none \
+        --gpu-loop cluster --max-iters 500 --tol 1e-30 --quiet > "$log" 2>&1
+      echo "== ncu $(basename "$m") blocks $blocks: exit $?"
+      grep -E "Duration|Stall|Warp Cycles Per Issued|Issued Warp|No Eligible|Active Warps|Elapsed Cycles" "$log" | head -24
+    done
+  done
 fi
 if wants batch; then
   echo "== batchbench: 64 systems at once vs one at a time"

@@ -35,7 +35,9 @@ using Clock = std::chrono::steady_clock;
 // 2026-11-25), where ic0's level-scheduled solves pay a grid sync per level (its 150-iteration
 // probe alone cost 240 ms on BWSN_Network_2).
 const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjacobi:64"};
-const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "ic0", "cheb:8", "bjacobi:64"};
+// ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
+// set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
+const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
@@ -43,6 +45,11 @@ constexpr int kProbeIterations = 150;
 constexpr int kFirstRun = 20;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
+// A later candidate replaces the best so far only when its estimated remaining cost is this many
+// times lower: a 150-iteration rate is optimistic for the weaker preconditioners (cheb:8 on
+// BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445; H100,
+// 2026-11-25), and both set-ups are paid by then.
+constexpr double kSwitchMargin = 2;
 
 struct Probe {
   std::string name;
@@ -126,6 +133,10 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
       p.pruned = "set-up " + format_ms(p.setup_seconds) + " alone is above the best";
       return p;
     }
+    if (p.setup_seconds >= budget) {
+      p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
+      return p;
+    }
     if (!run_probe(p, b, kFirstRun) || p.converged) return p;
     // Iterations that could still finish under the best estimate: fewer than the probe would
     // run means this candidate cannot win (its probe would cost more than the winner's solve).
@@ -142,6 +153,11 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
     p.failure = e.what();
   }
   return p;
+}
+
+// What finishing this candidate from its probe's x would still cost.
+double remaining(const Probe& p) {
+  return std::max(0.0, p.predicted_iterations - double(p.iterations)) * p.per_iteration;
 }
 
 bool usable(const Probe& p) {
@@ -190,9 +206,11 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
       continue;
     }
     probes.push_back(probe(request, A, name, b, best ? best->estimate : inf, budget));
-    best = nullptr;  // pointers into `probes` move as it grows
+    // The first usable candidate in order holds until another's remaining cost is clearly
+    // lower (pointers into `probes` move as it grows: found again each time).
+    best = nullptr;
     for (Probe& p : probes)
-      if (usable(p) && (!best || p.estimate < best->estimate)) best = &p;
+      if (usable(p) && (!best || kSwitchMargin * remaining(p) < remaining(*best))) best = &p;
   }
   std::string why;
   if (best) {
