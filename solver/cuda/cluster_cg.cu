@@ -24,35 +24,45 @@ constexpr int kMaxBlocks = 16;  // the largest (non-portable) cluster on Hopper
 constexpr int kLocalBits = 24;
 constexpr index_t kLocalMask = (index_t(1) << kLocalBits) - 1;
 
+// A block's rows are stored in slices of 32 (a warp's rows), each slice padded to its longest row
+// and laid out column-major: lane l reads entry j of its row at slice start + 32 j + l, so a
+// warp's loads are 32 consecutive words. (A row per thread in CSR order made 45% of the
+// shared-memory wavefronts excess: Nsight Compute on Exnet in one block, H100, 2026-11-25.)
+constexpr int kSlice = 32;
+
 // Where a block's arrays sit in its dynamic shared memory (byte offsets; T arrays first, so
 // every array stays aligned). With the matrix in L2 (batches: every cluster reads the same rows)
 // the block holds its vectors only.
 struct Layout {
-  index_t rows = 0;  // rows per block (the last block may own fewer)
-  index_t nnz = 0;   // entries of the fullest block
+  index_t rows = 0;     // rows per block (the last block may own fewer)
+  index_t slices = 0;   // slices per block
+  index_t entries = 0;  // sliced entries of the fullest block
   bool shared_matrix = true;
   std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
-              row_ptr = 0, bytes = 0;
+              slice_ptr = 0, width = 0, bytes = 0;
 };
 
 template <typename T>
-Layout layout_of(index_t rows, index_t nnz, bool shared_matrix) {
+Layout layout_of(index_t rows, index_t entries, bool shared_matrix) {
   Layout l;
   l.rows = rows;
-  l.nnz = nnz;
+  l.slices = (rows + kSlice - 1) / kSlice;
+  l.entries = entries;
   l.shared_matrix = shared_matrix;
-  const std::size_t entries = shared_matrix ? std::size_t(nnz) : 0;
+  const std::size_t stored = shared_matrix ? std::size_t(entries) : 0;
+  const std::size_t slices = shared_matrix ? std::size_t(l.slices) : 0;
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {
     const std::size_t start = at;
     at += (bytes + 15) / 16 * 16;
     return start;
   };
-  l.values = take(sizeof(T) * entries);
+  l.values = take(sizeof(T) * stored);
   for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q, &l.x, &l.d})
     *v = take(sizeof(T) * std::size_t(rows));
-  l.cols = take(sizeof(index_t) * entries);
-  l.row_ptr = take(sizeof(index_t) * (shared_matrix ? std::size_t(rows + 1) : 0));
+  l.cols = take(sizeof(index_t) * stored);
+  l.slice_ptr = take(sizeof(index_t) * (slices + (shared_matrix ? 1 : 0)));
+  l.width = take(sizeof(index_t) * slices);
   l.bytes = at;
   return l;
 }
@@ -63,10 +73,11 @@ constexpr int kRr = 0, kRz = 1, kBb = 2, kPq = 3, kSlots = 4;
 template <typename T>
 struct Args {
   index_t n;
-  const index_t* row_ptr;
-  const index_t* cols;  // col_idx recoded (block << kLocalBits | local row) for this layout
-  const T* values;
-  long long values_stride;  // per system (0: one matrix for all)
+  const index_t* slice_ptr;  // per slice of every block (blocks x slices + 1): first entry
+  const index_t* width;      // per slice: its longest row
+  const index_t* cols;       // sliced, recoded (block << kLocalBits | local row)
+  const T* values;           // sliced
+  long long values_stride;   // per system (0: one matrix for all)
   const T* d;               // pointwise preconditioner (null: none)
   long long d_stride;
   const T* b;
@@ -83,8 +94,8 @@ struct Args {
   long long* clocks;  // system 0's launch: SM cycles and global-timer ns
 };
 
-// A block's arrays: its vectors in its shared memory; its rows there too, or in global memory
-// (row_ptr then holds absolute offsets into cols and values).
+// A block's arrays: its vectors in its shared memory; its slices there too, or in global memory
+// (slice_ptr then holds absolute offsets into cols and values).
 template <typename T>
 struct Shared {
   const T* values;
@@ -95,7 +106,8 @@ struct Shared {
   T* x;
   T* d;
   const index_t* cols;
-  const index_t* row_ptr;
+  const index_t* slice_ptr;
+  const index_t* width;
 };
 
 template <typename T>
@@ -110,7 +122,8 @@ __device__ Shared<T> carve(unsigned char* base, const Layout& l, bool identity) 
   s.x = reinterpret_cast<T*>(base + l.x);
   s.d = reinterpret_cast<T*>(base + l.d);
   s.cols = reinterpret_cast<index_t*>(base + l.cols);
-  s.row_ptr = reinterpret_cast<index_t*>(base + l.row_ptr);
+  s.slice_ptr = reinterpret_cast<index_t*>(base + l.slice_ptr);
+  s.width = reinterpret_cast<index_t*>(base + l.width);
   return s;
 }
 
@@ -169,21 +182,24 @@ __device__ void cluster_totals(cgrp::cluster_group& cluster, Reduction& red, con
   __syncthreads();
 }
 
-// Copies this block's rows of system `sys` into shared memory (offsets from the block's first).
+// Copies this block's slices of system `sys` into shared memory (offsets from the block's first).
 template <typename T>
-__device__ void load_rows(const Args<T>& a, unsigned char* smem, index_t first, index_t mine,
-                          long long sys) {
+__device__ void load_rows(const Args<T>& a, unsigned char* smem, unsigned rank, long long sys) {
   const Layout& l = a.layout;
-  index_t* row_ptr = reinterpret_cast<index_t*>(smem + l.row_ptr);
+  index_t* slice_ptr = reinterpret_cast<index_t*>(smem + l.slice_ptr);
+  index_t* width = reinterpret_cast<index_t*>(smem + l.width);
   index_t* cols = reinterpret_cast<index_t*>(smem + l.cols);
   T* values = reinterpret_cast<T*>(smem + l.values);
-  const index_t base = a.row_ptr[first];
-  const index_t end = a.row_ptr[first + mine];
+  const index_t first = index_t(rank) * l.slices;
+  const index_t begin = a.slice_ptr[first], end = a.slice_ptr[first + l.slices];
   const T* from = a.values + sys * a.values_stride;
-  for (index_t i = threadIdx.x; i <= mine; i += kThreads) row_ptr[i] = a.row_ptr[first + i] - base;
-  for (index_t k = base + threadIdx.x; k < end; k += kThreads) {
-    cols[k - base] = a.cols[k];
-    values[k - base] = from[k];
+  for (index_t i = threadIdx.x; i <= l.slices; i += kThreads) {
+    slice_ptr[i] = a.slice_ptr[first + i] - begin;
+    if (i < l.slices) width[i] = a.width[first + i];
+  }
+  for (index_t k = begin + threadIdx.x; k < end; k += kThreads) {
+    cols[k - begin] = a.cols[k];
+    values[k - begin] = from[k];
   }
 }
 
@@ -198,14 +214,28 @@ __device__ __forceinline__ T entry(cgrp::cluster_group& cluster, unsigned rank, 
 // (A v)_i for a local row, v_at(owner, local) giving the vector's entries.
 template <typename T, typename VAt>
 __device__ __forceinline__ double row_product(const Shared<T>& s, index_t li, VAt v_at) {
+  const index_t slice = li / kSlice;
+  const index_t base = s.slice_ptr[slice] + li % kSlice, width = s.width[slice];
   double sum = 0;
-  const index_t end = s.row_ptr[li + 1];
 #pragma unroll 4
-  for (index_t k = s.row_ptr[li]; k < end; ++k) {
+  for (index_t j = 0; j < width; ++j) {
+    const index_t k = base + j * kSlice;
     const index_t c = s.cols[k];
     sum += double(s.values[k]) * double(v_at(unsigned(c >> kLocalBits), c & kLocalMask));
   }
   return sum;
+}
+
+// The values of `systems` matrices into the sliced order (source -1: padding, 0).
+template <typename T>
+__global__ void gather_values(T* sliced, const T* values, const index_t* source, index_t entries,
+                              long long in_stride, int systems) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+       k < (long long)entries * systems; k += (long long)gridDim.x * blockDim.x) {
+    const long long sys = k / entries, e = k - sys * entries;
+    const index_t from = source[e];
+    sliced[k] = from < 0 ? T(0) : values[sys * in_stride + from];
+  }
 }
 
 template <typename T>
@@ -228,9 +258,10 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   const index_t first = index_t(rank) * l.rows;
   const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
   if (l.shared_matrix) {
-    if (mine > 0) load_rows(a, smem, first, mine, sys);
-  } else {  // the rows stay in global memory (L2): absolute offsets
-    s.row_ptr = a.row_ptr + first;
+    load_rows(a, smem, rank, sys);
+  } else {  // the slices stay in global memory (L2): absolute offsets
+    s.slice_ptr = a.slice_ptr + index_t(rank) * l.slices;
+    s.width = a.width + index_t(rank) * l.slices;
     s.cols = a.cols;
     s.values = a.values + sys * a.values_stride;
   }
@@ -386,16 +417,50 @@ int active_clusters(int blocks, std::size_t bytes) {
   return clusters;
 }
 
-// Rows per block and the fullest block's entries for `blocks` blocks.
-inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int blocks) {
-  const index_t rows = (n + blocks - 1) / blocks;
-  index_t nnz = 0;
+// The sliced rows (see kSlice) of n rows in `blocks` blocks of `rows` rows each: per slice its
+// first entry and width; per entry its recoded column and its index in A's values (-1: padding,
+// which names the block's first row with the value 0). col_idx null: the sizes only.
+struct Slices {
+  std::vector<index_t> ptr, width, cols, source;
+  index_t max_block_entries = 0;
+};
+
+inline Slices slice_rows(index_t n, const index_t* row_ptr, const index_t* col_idx, index_t rows,
+                         int blocks) {
+  Slices s;
+  const index_t per_block = (rows + kSlice - 1) / kSlice;
+  index_t at = 0;
   for (int b = 0; b < blocks; ++b) {
     const index_t first = std::min<index_t>(n, index_t(b) * rows);
-    const index_t last = std::min<index_t>(n, first + rows);
-    nnz = std::max(nnz, row_ptr[last] - row_ptr[first]);
+    const index_t end = std::min<index_t>(n, first + rows), block_begin = at;
+    for (index_t slice = 0; slice < per_block; ++slice) {
+      const index_t r0 = first + slice * kSlice;
+      index_t width = 0;
+      for (index_t row = r0; row < std::min(end, r0 + kSlice); ++row)
+        width = std::max(width, row_ptr[row + 1] - row_ptr[row]);
+      s.ptr.push_back(at);
+      s.width.push_back(width);
+      for (index_t j = 0; col_idx && j < width; ++j)
+        for (index_t lane = 0; lane < kSlice; ++lane) {
+          const index_t row = r0 + lane;
+          const bool real = row < end && j < row_ptr[row + 1] - row_ptr[row];
+          const index_t col = real ? col_idx[row_ptr[row] + j] : index_t(b) * rows;
+          const index_t owner = col / rows;
+          s.cols.push_back((owner << kLocalBits) | (col - owner * rows));
+          s.source.push_back(real ? row_ptr[row] + j : -1);
+        }
+      at += width * kSlice;
+    }
+    s.max_block_entries = std::max(s.max_block_entries, at - block_begin);
   }
-  return {rows, nnz};
+  s.ptr.push_back(at);
+  return s;
+}
+
+// Rows per block and the fullest block's sliced entries for `blocks` blocks.
+inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int blocks) {
+  const index_t rows = (n + blocks - 1) / blocks;
+  return {rows, slice_rows(n, row_ptr, nullptr, rows, blocks).max_block_entries};
 }
 
 int blocks_from_environment() {
@@ -468,9 +533,18 @@ class ClusterCgImpl final : public ClusterCg<T> {
   ClusterCgImpl(const CsrView<T>& A, index_t n, const T* d, const ClusterFit& fit,
                 const std::vector<index_t>& row_ptr)
       : A_(A), n_(n), nnz_(row_ptr[std::size_t(n)]), d_(d), fit_(fit), clocks_(2, "cluster CG clocks") {
-    const auto [rows, nnz] = split(n, row_ptr.data(), fit.blocks);
-    layout_ = layout_of<T>(rows, nnz, fit.matrix_in_shared);
-    cols_ = DeviceArray<index_t>(encoded_columns(rows), "cluster CG columns");
+    const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
+    layout_ = layout_of<T>(rows, entries, fit.matrix_in_shared);
+    std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
+    cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
+    const Slices slices = slice_rows(n, row_ptr.data(), col_idx.data(), rows, fit.blocks);
+    entries_ = slices.ptr.back();
+    slice_ptr_ = DeviceArray<index_t>(slices.ptr, "cluster CG slices");
+    width_ = DeviceArray<index_t>(slices.width, "cluster CG slice widths");
+    cols_ = DeviceArray<index_t>(slices.cols.empty() ? std::vector<index_t>{0} : slices.cols,
+                                 "cluster CG columns");
+    source_ = DeviceArray<index_t>(slices.source.empty() ? std::vector<index_t>{-1} : slices.source,
+                                   "cluster CG value sources");
     allow_large_clusters<T>(layout_.bytes);
     CGS_CUDA_CHECK(cudaEventCreate(&begin_));
     CGS_CUDA_CHECK(cudaEventCreate(&end_));
@@ -481,17 +555,6 @@ class ClusterCgImpl final : public ClusterCg<T> {
   }
 
   const ClusterFit& fit() const override { return fit_; }
-
-  // The columns as (owning block, local row), once per matrix.
-  std::vector<index_t> encoded_columns(index_t rows) const {
-    std::vector<index_t> cols(static_cast<std::size_t>(nnz_));
-    cuda::copy_to_host(cols.data(), A_.col_idx, cols.size() * sizeof(index_t));
-    for (index_t& c : cols) {
-      const index_t owner = c / rows;
-      c = (owner << kLocalBits) | (c - owner * rows);
-    }
-    return cols;
-  }
 
   CgResult solve(const T* b, T* x, const CgOptions& options) override {
     return solve_batch(b, x, 1, nullptr, nullptr, options).front();
@@ -520,10 +583,11 @@ class ClusterCgImpl final : public ClusterCg<T> {
       spmv_ = DeviceArray<double>(spmv_capacity_, "cluster CG SpMV times");
     Args<T> a{};
     a.n = n_;
-    a.row_ptr = A_.row_ptr;
+    a.slice_ptr = slice_ptr_.data();
+    a.width = width_.data();
     a.cols = cols_.data();
-    a.values = values ? values : A_.values;
-    a.values_stride = values ? (long long)nnz_ : 0;
+    a.values = sliced_values(values, count);
+    a.values_stride = values ? (long long)entries_ : 0;
     a.d = d ? d : d_;
     a.d_stride = d ? n_ : 0;
     a.b = b;
@@ -543,6 +607,23 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.time_spmv = o.time_spmv;
     a.clocks = clocks_.data();
     return a;
+  }
+
+  // The values (A's, or `count` systems' own) in the sliced order, gathered at every solve
+  // (set_values may have changed them).
+  const T* sliced_values(const T* values, int count) {
+    const int systems = values ? count : 1;
+    const std::size_t size = std::max<std::size_t>(1, std::size_t(entries_) * std::size_t(systems));
+    if (size > sliced_.size()) sliced_ = DeviceArray<T>(size, "cluster CG sliced values");
+    const long long total = (long long)entries_ * systems;
+    if (total > 0) {
+      const int grid = int(std::min<long long>((total + 255) / 256, 4096));
+      gather_values<T><<<grid, 256, 0, stream()>>>(sliced_.data(), values ? values : A_.values,
+                                                   source_.data(), entries_, values ? nnz_ : 0,
+                                                   systems);
+      CGS_CHECK_LAUNCH();
+    }
+    return sliced_.data();
   }
 
   std::vector<CgResult> results(int count, T* x, const CgOptions& o) {
@@ -585,7 +666,9 @@ class ClusterCgImpl final : public ClusterCg<T> {
   const T* d_;
   ClusterFit fit_;
   Layout layout_;
-  DeviceArray<index_t> cols_;
+  index_t entries_ = 0;
+  DeviceArray<index_t> slice_ptr_, width_, cols_, source_;
+  DeviceArray<T> sliced_;
   DeviceArray<cg::State> out_;
   DeviceArray<double> history_, spmv_;
   DeviceArray<long long> clocks_;
