@@ -119,7 +119,9 @@ void warn_unbalanced(const Network& net, const SimulationResults& s) {
                halted ? ("; UNBALANCED STOP: the run halted at " +
                          clock_text(s.steps.back().time) + ", as EPANET's")
                             .c_str()
-                      : "; the run went on (UNBALANCED CONTINUE)",
+                  : net.options.extra_trials >= 0
+                      ? "; the run went on (UNBALANCED CONTINUE)"
+                      : "; the run went on (UNBALANCED STOP halts only where the flows miss ACCURACY)",
                kExitCompletedWithWarnings);
 }
 

@@ -1028,8 +1028,11 @@ class InpReader {
       node.elevation /= u.length;
       for (Demand& d : node.demands) d.base /= u.flow;
       if (node.emitter > 0) {
+        // EPANET's convertunits: emitter coefficients are per psi (specific gravity included) in
+        // US units but per metre of water in SI ones, whatever PRESSURE and SPECIFIC GRAVITY say.
         const double q = net_.options.emitter_exponent;
-        node.emitter = std::pow(u.flow, q) / u.pressure / std::pow(node.emitter, q);
+        const double per_ft = u.si() ? 0.3048 : 0.4333 * net_.options.specific_gravity;
+        node.emitter = std::pow(u.flow, q) / per_ft / std::pow(node.emitter, q);
       }
       if (node.type == NodeType::tank)
         convert_tank(node);
