@@ -20,6 +20,7 @@ VARIANTS=${VARIANTS:-"classic single-reduction"}
 REPEATS=${REPEATS:-5}
 ITERS=${ITERS:-200}
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 MPIRUN=${MPIRUN:-mpirun}
 cores=$(nproc)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -33,6 +33,7 @@ CpuRankOps::CpuRankOps(MPI_Comm comm, const RankBlock& block, const RowBlocks& b
       block_(block),
       n_(std::size_t(block.local.rows)),
       threads_(std::max(1, setup.backend.threads)),
+      identity_(setup.precond.is("none")),
       halo_(comm, block, blocks) {
   if (n_ == 0) return;  // a rank without rows: it only takes part in the reductions
   local_ = make_backend(block.local, setup.backend);
@@ -128,32 +129,63 @@ void CpuRankOps::update_p(double beta, const double* z, double* p) {
   for (std::int64_t i = 0; i < n; ++i) p[i] = cg::next_p(z[i], beta, p[i]);
 }
 
+template <typename Body>
+void CpuRankOps::sum_by_thread(int count, double* sums, Body body) {
+  std::vector<double> partial(std::size_t(threads_) * kMaxDots, 0.0);
+  const std::int64_t n = std::int64_t(n_);
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+  {
+    const int t = omp_get_thread_num(), team = omp_get_num_threads();
+    body(n * t / team, n * (t + 1) / team, &partial[std::size_t(t) * kMaxDots]);
+  }
+  for (int d = 0; d < count; ++d) {
+    sums[d] = 0;
+    for (int t = 0; t < threads_; ++t) sums[d] += partial[std::size_t(t) * kMaxDots + d];
+  }
+}
+
 void CpuRankOps::dots(const DotPair* pairs, int count, double* sums) {
   ++times_.reductions;
   {
-    // Each thread sums a fixed slice; the slices are added in thread order, so the local part
-    // has the same bits on every run with the same thread count.
     Stopwatch watch(times_.vector_ops);
-    constexpr int kMaxDots = 4;
-    std::vector<double> partial(std::size_t(threads_) * kMaxDots, 0.0);
-    const std::int64_t n = std::int64_t(n_);
-#pragma omp parallel num_threads(threads_) if (threads_ > 1)
-    {
-      const int t = omp_get_thread_num(), team = omp_get_num_threads();
-      const std::int64_t begin = n * t / team, end = n * (t + 1) / team;
-      for (int d = 0; d < count; ++d) {
-        double sum = 0;
-        for (std::int64_t i = begin; i < end; ++i) sum += pairs[d].a[i] * pairs[d].b[i];
-        partial[std::size_t(t) * kMaxDots + d] = sum;
-      }
-    }
-    for (int d = 0; d < count; ++d) {
-      sums[d] = 0;
-      for (int t = 0; t < threads_; ++t) sums[d] += partial[std::size_t(t) * kMaxDots + d];
-    }
+    sum_by_thread(count, sums, [&](std::int64_t begin, std::int64_t end, double* partial) {
+      double sum[kMaxDots] = {};
+      // One pass over the vectors for all the dots of this reduction point.
+      for (std::int64_t i = begin; i < end; ++i)
+        for (int d = 0; d < count; ++d) sum[d] += pairs[d].a[i] * pairs[d].b[i];
+      for (int d = 0; d < count; ++d) partial[d] = sum[d];
+    });
   }
   Stopwatch watch(times_.allreduce);
   allreduce_sum(comm_, sums, count);
+}
+
+void CpuRankOps::update_xr_precondition_dots(double alpha, const double* p, const double* q,
+                                             double* x, double* r, double* z, double* sums) {
+  if (n_ > 0 && !precond_->pointwise()) {  // a program: its own passes
+    RankOps::update_xr_precondition_dots(alpha, p, q, x, r, z, sums);
+    return;
+  }
+  ++times_.reductions;
+  {
+    Stopwatch watch(times_.vector_ops);
+    const double* d = n_ > 0 ? precond_->diagonal() : nullptr;  // null: z is r, or M = I
+    sum_by_thread(2, sums, [&](std::int64_t begin, std::int64_t end, double* partial) {
+      double rr = 0, rz = 0;
+      for (std::int64_t i = begin; i < end; ++i) {
+        x[i] = cg::next_x(x[i], alpha, p[i]);
+        const double ri = r[i] = cg::next_r(r[i], alpha, q[i]);
+        const double zi = d ? d[i] * ri : ri;
+        if (z != r) z[i] = zi;
+        rr += ri * ri;
+        rz += ri * zi;
+      }
+      partial[0] = rr;
+      partial[1] = rz;
+    });
+  }
+  Stopwatch watch(times_.allreduce);
+  allreduce_sum(comm_, sums, 2);
 }
 
 }  // namespace cgs::dist

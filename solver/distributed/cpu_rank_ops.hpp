@@ -32,10 +32,13 @@ class CpuRankOps final : public RankOps {
   void copy(const double* src, double* dst) override;
   void multiply(const double* x, double* y) override;
   void precondition(const double* r, double* z) override;
+  bool identity_preconditioner() const override { return identity_; }
   void residual(const double* b, const double* Ax, double* r) override;
   void update_xr(double alpha, const double* p, const double* q, double* x, double* r) override;
   void update_p(double beta, const double* z, double* p) override;
   void dots(const DotPair* pairs, int count, double* sums) override;
+  void update_xr_precondition_dots(double alpha, const double* p, const double* q, double* x,
+                                   double* r, double* z, double* sums) override;
   RankTimes times() const override { return times_; }
   void clear_times() override { times_ = RankTimes{}; }
 
@@ -45,11 +48,17 @@ class CpuRankOps final : public RankOps {
 
  private:
   void multiply_halo_block(double* y) const;
+  // Each thread's share of [0, n) summed into partial[thread * kMaxDots + d] by `body`, then
+  // added in thread order: the same bits on every run with the same thread count.
+  template <typename Body>
+  void sum_by_thread(int count, double* sums, Body body);
+  static constexpr int kMaxDots = 4;
 
   MPI_Comm comm_;
   const RankBlock& block_;
   std::size_t n_;
   int threads_;
+  bool identity_;
   MpiHalo halo_;
   std::unique_ptr<SpmvBackend<double>> local_;  // null on a rank without rows
   std::unique_ptr<Preconditioner<double>> precond_;

@@ -248,7 +248,7 @@ class CudaRankOps final : public RankOps {
  public:
   CudaRankOps(MPI_Comm comm, const RankBlock& block, const RowBlocks& blocks,
               const RankSetup& setup)
-      : n_(std::size_t(block.local.rows)) {
+      : n_(std::size_t(block.local.rows)), identity_(setup.precond.is("none")) {
     const bool shared_gpu = select_device(comm);
     transport_ = make_transport(comm, shared_gpu);
     MpiHalo plan(comm, block, blocks);  // the lists; the exchange itself goes through transport_
@@ -337,6 +337,7 @@ class CudaRankOps final : public RankOps {
     times_.halo_bytes_sent += send_count_ * sizeof(double);
   }
 
+  bool identity_preconditioner() const override { return identity_; }
   void precondition(const double* r, double* z) override {
     if (n_ == 0) return;
     if (!precond_->pointwise()) {
@@ -381,6 +382,7 @@ class CudaRankOps final : public RankOps {
   }
 
   std::size_t n_;
+  bool identity_;
   std::unique_ptr<Transport> transport_;
   std::vector<HaloReceive> receives_;
   std::vector<HaloSend> sends_;

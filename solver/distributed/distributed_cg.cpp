@@ -67,10 +67,11 @@ struct Loop {
 DistributedCgResult classic(Loop& loop, const double* b, double* x, cg::State s) {
   RankOps& ops = loop.ops;
   const auto start = std::chrono::steady_clock::now();
-  Vec r(ops), z(ops), p(ops), q(ops);
+  Vec r(ops), z_storage(ops), p(ops), q(ops);
+  double* z = ops.identity_preconditioner() ? r.get() : z_storage.get();  // z = r for M = I
   ops.multiply(x, q);
   ops.residual(b, q, r);
-  ops.precondition(r, z);
+  if (z != r) ops.precondition(r, z);
   double sums[2];
   const DotPair residual_dots[2] = {{r, r}, {r, z}};
   ops.dots(residual_dots, 2, sums);
@@ -85,9 +86,7 @@ DistributedCgResult classic(Loop& loop, const double* b, double* x, cg::State s)
     const DotPair pq{p, q};
     ops.dots(&pq, 1, sums);
     if (!cg::step(s, sums[0], k)) break;
-    ops.update_xr(s.alpha, p, q, x, r);
-    ops.precondition(r, z);
-    ops.dots(residual_dots, 2, sums);
+    ops.update_xr_precondition_dots(s.alpha, p, q, x, r, z, sums);
     loop.record(sums[0]);
     const bool stop = cg::stepped(s, sums[0], sums[1], k);
     loop.report(k, s);
@@ -104,10 +103,11 @@ DistributedCgResult classic(Loop& loop, const double* b, double* x, cg::State s)
 DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg::State s) {
   RankOps& ops = loop.ops;
   const auto start = std::chrono::steady_clock::now();
-  Vec r(ops), u(ops), w(ops), p(ops), q(ops), t(ops);  // q: s = A p; t: scratch for A x
+  Vec r(ops), u_storage(ops), w(ops), p(ops), q(ops), t(ops);  // q: s = A p; t: for A x
+  double* u = ops.identity_preconditioner() ? r.get() : u_storage.get();  // u = r for M = I
   ops.multiply(x, t);
   ops.residual(b, t, r);
-  ops.precondition(r, u);
+  if (u != r) ops.precondition(r, u);
   ops.multiply(u, w);
   double sums[3];
   const DotPair dots[3] = {{r, r}, {r, u}, {w, u}};
@@ -140,7 +140,7 @@ DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg:
       replace_next = false;
       ++loop.replacements;
     }
-    ops.precondition(r, u);
+    if (u != r) ops.precondition(r, u);
     ops.multiply(u, w);
     ops.dots(dots, 3, sums);
     loop.record(sums[0]);

@@ -50,6 +50,9 @@ class RankOps {
   // z = M^-1 r with M the preconditioner of the rank's local block (pointwise ones are exactly
   // their global form; the others are block-Jacobi over the ranks).
   virtual void precondition(const double* r, double* z) = 0;
+  // True for M = I (--precond none), the same on every rank: the loops then let z be r itself
+  // instead of copying it.
+  virtual bool identity_preconditioner() const = 0;
 
   // The updates of solver/cg_step.hpp: r = b - Ax; x = next_x(x, alpha, p), r = next_r(r,
   // alpha, q); p = next_p(z, beta, p).
@@ -61,6 +64,17 @@ class RankOps {
   // sums[i] = sum over all ranks of pairs[i].a . pairs[i].b (local parts in double), in one
   // reduction; every rank gets the same bits.
   virtual void dots(const DotPair* pairs, int count, double* sums) = 0;
+
+  // The end of a classic iteration in one call: x and r updated, z = M^-1 r, and sums[0] = r.r,
+  // sums[1] = r.z over all ranks (one reduction). z may be r (M = I). Here as the separate
+  // operations; a device may fuse them (the CPU does for a pointwise M: one pass, not three).
+  virtual void update_xr_precondition_dots(double alpha, const double* p, const double* q,
+                                           double* x, double* r, double* z, double* sums) {
+    update_xr(alpha, p, q, x, r);
+    if (z != r) precondition(r, z);
+    const DotPair pairs[2] = {{r, r}, {r, z}};
+    dots(pairs, 2, sums);
+  }
 
   virtual RankTimes times() const = 0;
   virtual void clear_times() = 0;
