@@ -211,6 +211,10 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
   run.rhs_path = args.rhs;
   System sys;
   dist::DistributedRequest d;
+  // A generated stencil with b = A * ones and x0 = 0 in row blocks: every rank generates its own
+  // rows (METIS needs the whole graph on rank 0).
+  const bool per_rank = !args.info && args.rhs.empty() && args.x0.empty() &&
+                        args.partition == "contiguous" && dist::generated_per_rank(args.matrix);
   std::string error;
   int error_code = kExitBadInput;
   try {
@@ -227,7 +231,10 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
     }
     if (root) {
       protect_inputs(args);
-      sys = load_system(args, run);
+      if (per_rank)
+        run.matrix_info.symmetry = MmSymmetry::symmetric;
+      else
+        sys = load_system(args, run);
       if (!args.info) (void)dist::distributed_plan(d, sys.A.rows, session.size());
     }
   } catch (const DeviceError& e) {
@@ -249,8 +256,10 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
     d.request.cg.progress = progress_printer(&progress_printed);
   dist::DistributedOutcome outcome;
   try {
-    outcome = dist::solve_distributed(session, root ? &sys.A : nullptr, root ? &sys.b : nullptr,
-                                      root ? &sys.x : nullptr, d);
+    outcome = per_rank ? dist::solve_distributed_generated(session, args.matrix, d, &run.stats)
+                       : dist::solve_distributed(session, root ? &sys.A : nullptr,
+                                                 root ? &sys.b : nullptr, root ? &sys.x : nullptr,
+                                                 d);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cgsolve: rank %d: %s\n", session.rank(), e.what());
     session.abort(kExitBadInput);
@@ -261,7 +270,12 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
   run.distributed = std::move(outcome.distributed);
   run.device_description =
       std::to_string(session.size()) + " MPI ranks, " +
-      (d.request.backend.device == Device::gpu ? "one GPU each" : "CPU, OpenMP in each");
+      (d.request.backend.device == Device::gpu ? "one GPU each" : "CPU, OpenMP in each") +
+      (per_rank ? ", each generating its own rows" : "");
+  if (per_rank && args.validate && run.solve.cg.ok()) {  // the reference needs the whole matrix
+    sys.A = generate_matrix(args.matrix);
+    sys.b = multiply(sys.A, std::vector<double>(sys.A.rows, 1.0));
+  }
   return report_solution(args, run, sys, outcome.x);
 }
 

@@ -4,9 +4,11 @@
 #include <omp.h>
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 
+#include "formats/generators.hpp"
 #include "formats/row_order.hpp"
 #include "formats/types.hpp"
 #include "solver/distributed/cpu_rank_ops.hpp"
@@ -176,6 +178,19 @@ Renumbered renumber(const Partition& part, const CsrMatrix<double>& A,
   return r;
 }
 
+// What every rank holds before the solve: its rows (global columns), b and x0 for them, the
+// blocks, and on rank 0 the partition's renumbering.
+struct RankInputs {
+  RowBlocks blocks;
+  CsrMatrix<double> rows;
+  std::vector<double> b, x;
+  RowPermutation order;  // rank 0: the partition's (empty: A's own order)
+  long long global_nnz = 0;
+};
+
+DistributedOutcome solve_rank_inputs(const MpiSession& session, RankInputs inputs,
+                                     const DistributedRequest& request, DistributedReport report);
+
 }  // namespace
 
 DistributedOutcome solve_distributed(const MpiSession& session, const CsrMatrix<double>* A,
@@ -183,41 +198,116 @@ DistributedOutcome solve_distributed(const MpiSession& session, const CsrMatrix<
                                      const DistributedRequest& request) {
   const MPI_Comm comm = MPI_COMM_WORLD;
   const int rank = session.rank(), ranks = session.size();
-  DistributedOutcome out;
-  DistributedReport& report = out.distributed;
-  report.ranks = ranks;
-  report.partition = request.partition;
-  report.variant = request.variant;
-  report.replace_every = request.variant == CgVariant::single_reduction ? request.replace_every : 0;
+  DistributedReport report;
 
   // Rank 0 partitions and renumbers; everyone learns the blocks.
   auto start = Clock::now();
   Partition part;
-  Renumbered inputs;
+  Renumbered renumbered;
   if (rank == 0) {
     part = make_partition(*A, ranks, request.partition);
-    inputs = renumber(part, *A, *b, x0 ? *x0 : std::vector<double>());
+    renumbered = renumber(part, *A, *b, x0 ? *x0 : std::vector<double>());
   }
   broadcast(comm, part.blocks.offsets);
   report.partition_seconds = seconds_since(start);
-  const index_t n = part.blocks.offsets.back();
-  const Plan plan = distributed_plan(request, n, ranks);
 
   start = Clock::now();
-  const CsrMatrix<double> my_rows = scatter_rows(comm, rank == 0 ? inputs.A() : nullptr, part.blocks);
-  std::vector<double> my_b = scatter_vector(comm, &inputs.b, part.blocks);
-  std::vector<double> my_x = scatter_vector(comm, &inputs.x0, part.blocks);
-  inputs = Renumbered{};  // rank 0's renumbered copy is no longer needed
+  RankInputs inputs;
+  inputs.rows = scatter_rows(comm, rank == 0 ? renumbered.A() : nullptr, part.blocks);
+  inputs.b = scatter_vector(comm, &renumbered.b, part.blocks);
+  inputs.x = scatter_vector(comm, &renumbered.x0, part.blocks);
+  renumbered = Renumbered{};  // rank 0's renumbered copy is no longer needed
+  inputs.blocks = part.blocks;
+  inputs.order = std::move(part.order);
+  inputs.global_nnz = rank == 0 ? A->nnz() : 0;
   report.scatter_seconds = seconds_since(start);
+  return solve_rank_inputs(session, std::move(inputs), request, report);
+}
 
-  start = Clock::now();
-  RankBlock block = split_rows(my_rows, part.blocks.first(rank), n);
+bool generated_per_rank(const std::string& spec) {
+  return is_generator_spec(spec) && generate_matrix_rows(spec, 0, 0).has_value();
+}
+
+namespace {
+
+// The whole matrix's statistics from the ranks' (sums, minima, maxima) on rank 0.
+MatrixStats combine_stats(const MatrixStats& mine, index_t rows, index_t cols) {
+  double sums[6] = {double(mine.nnz), double(mine.empty_rows), mine.hll_fill * mine.nnz,
+                    mine.row_length_avg_deviation_pct * mine.rows, double(mine.bytes_coo),
+                    double(mine.bytes_hll)};
+  allreduce_sum(MPI_COMM_WORLD, sums, 6);
+  int lengths[2] = {mine.rows > 0 ? -mine.min_row_length : INT_MIN, mine.max_row_length};
+  MPI_Allreduce(MPI_IN_PLACE, lengths, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MatrixStats s = mine;
+  s.rows = rows;
+  s.cols = cols;
+  s.nnz = index_t(sums[0]);
+  s.empty_rows = index_t(sums[1]);
+  s.min_row_length = -lengths[0];
+  s.max_row_length = lengths[1];
+  s.mean_row_length = rows > 0 ? sums[0] / rows : 0;
+  s.row_length_avg_deviation_pct = rows > 0 ? sums[3] / rows : 0;
+  s.ell_fill = s.nnz > 0 ? double(s.max_row_length) * rows / s.nnz : 0;
+  s.hll_fill = s.nnz > 0 ? sums[2] / s.nnz : 0;
+  s.bytes_coo = std::size_t(sums[4]);
+  s.bytes_hll = std::size_t(sums[5]);
+  s.bytes_csr = std::size_t(s.nnz) * (sizeof(double) + sizeof(index_t)) +
+                (std::size_t(rows) + 1) * sizeof(index_t);
+  s.bytes_ell = std::size_t(rows) * s.max_row_length * (sizeof(double) + sizeof(index_t));
+  return s;
+}
+
+}  // namespace
+
+DistributedOutcome solve_distributed_generated(const MpiSession& session, const std::string& spec,
+                                               const DistributedRequest& request,
+                                               MatrixStats* stats) {
+  const int rank = session.rank(), ranks = session.size();
+  DistributedReport report;
+  const auto start = Clock::now();
+  RankInputs inputs;
+  const index_t n = generate_matrix_rows(spec, 0, 0)->cols;
+  inputs.blocks = partition_by_rows(n, ranks);
+  inputs.rows = *generate_matrix_rows(spec, inputs.blocks.first(rank), inputs.blocks.rows(rank));
+  inputs.b.assign(std::size_t(inputs.rows.rows), 0.0);  // b = A * ones
+  for (index_t i = 0; i < inputs.rows.rows; ++i)
+    for (index_t k = inputs.rows.row_ptr[i]; k < inputs.rows.row_ptr[i + 1]; ++k)
+      inputs.b[i] += inputs.rows.values[k];
+  inputs.x.assign(std::size_t(inputs.rows.rows), 0.0);
+  const MatrixStats all =
+      combine_stats(compute_stats(inputs.rows, request.request.backend.hack_size), n, n);
+  if (stats && rank == 0) *stats = all;
+  inputs.global_nnz = all.nnz;
+  report.scatter_seconds = seconds_since(start);  // generating stands in for scattering
+  return solve_rank_inputs(session, std::move(inputs), request, report);
+}
+
+namespace {
+
+DistributedOutcome solve_rank_inputs(const MpiSession& session, RankInputs inputs,
+                                     const DistributedRequest& request, DistributedReport report) {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const int rank = session.rank(), ranks = session.size();
+  DistributedOutcome out;
+  report.ranks = ranks;
+  report.partition = request.partition;
+  report.variant = request.variant;
+  report.replace_every = request.variant == CgVariant::single_reduction ? request.replace_every : 0;
+  const RowBlocks& blocks = inputs.blocks;
+  const index_t n = blocks.offsets.back();
+  const Plan plan = distributed_plan(request, n, ranks);
+  std::vector<double>& my_b = inputs.b;
+  std::vector<double>& my_x = inputs.x;
+
+  const auto start = Clock::now();
+  RankBlock block = split_rows(inputs.rows, blocks.first(rank), n);
+  inputs.rows = CsrMatrix<double>{};  // split into block's two parts
   reorder_rank_rows(block, plan);
   if (!block.order.empty()) {
     my_b = block.order.to_new(my_b);
     my_x = block.order.to_new(my_x);
   }
-  std::unique_ptr<RankOps> ops = make_rank_ops(block, part.blocks, plan);
+  std::unique_ptr<RankOps> ops = make_rank_ops(block, blocks, plan);
   double* b_dev = ops->allocate();
   double* x_dev = ops->allocate();
   ops->upload(my_b, b_dev);
@@ -241,19 +331,20 @@ DistributedOutcome solve_distributed(const MpiSession& session, const CsrMatrix<
   mine.local_nnz = block.local.nnz();
   mine.halo_nnz = block.halo.nnz();
   mine.halo_size = long(block.halo_columns.size());
-  mine.neighbours = long(halo_receives(block, part.blocks).size());
+  mine.neighbours = long(halo_receives(block, blocks).size());
   mine.times = ops->times();
   const double true_residual = true_relative_residual(*ops, b_dev, x_dev);
   report.per_rank = gather_summaries(mine, ranks);
+  out.distributed = report;
 
   std::vector<double> x_slice = ops->download(x_dev);
   ops->release(b_dev);
   ops->release(x_dev);
   if (!block.order.empty()) x_slice = block.order.to_original(x_slice);
-  std::vector<double> x = gather_vector(comm, x_slice, part.blocks);
+  std::vector<double> x = gather_vector(comm, x_slice, blocks);
   out.solve.cg = cg;  // every rank's exit status follows it
   if (rank != 0) return out;
-  out.x = part.order.empty() ? std::move(x) : part.order.to_original(x);
+  out.x = inputs.order.empty() ? std::move(x) : inputs.order.to_original(x);
 
   SolveReport& s = out.solve;
   s.plan = plan;
@@ -265,7 +356,7 @@ DistributedOutcome solve_distributed(const MpiSession& session, const CsrMatrix<
     s.backend_name = gpu_rank_ops_name(*ops);
   }
   s.precond.name = plan.precond.text();
-  s.nnz = A->nnz();
+  s.nnz = index_t(inputs.global_nnz);
   s.times.reorder_seconds = report.partition_seconds;
   s.times.upload_seconds = report.scatter_seconds;
   s.times.convert_seconds = report.setup_seconds;
@@ -282,4 +373,5 @@ DistributedOutcome solve_distributed(const MpiSession& session, const CsrMatrix<
   return out;
 }
 
+}  // namespace
 }  // namespace cgs::dist

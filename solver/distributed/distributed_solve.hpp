@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "formats/stats.hpp"
 #include "solver/distributed/distributed_cg.hpp"
 #include "solver/distributed/partition.hpp"
 #include "solver/distributed/rank_ops.hpp"
@@ -81,6 +82,16 @@ struct DistributedOutcome {
 DistributedOutcome solve_distributed(const MpiSession& session, const CsrMatrix<double>* A,
                                      const std::vector<double>* b, const std::vector<double>* x0,
                                      const DistributedRequest& request);
+
+// The same for a generated stencil matrix (formats/generators.hpp: poisson2d, poisson3d, banded):
+// every rank generates its own rows (equal row blocks: a stencil's rows are all about as long),
+// b = A * ones row by row and x0 = 0, so no rank ever holds more than its rows. Rank 0 gets x
+// and, in `stats`, the whole matrix's statistics combined from the ranks' (the deviation of the
+// row lengths is the ranks' mean). Nothing (on every rank) when the spec is not such a stencil.
+bool generated_per_rank(const std::string& spec);
+DistributedOutcome solve_distributed_generated(const MpiSession& session, const std::string& spec,
+                                               const DistributedRequest& request,
+                                               MatrixStats* stats);
 
 // The plan the ranks run, for the report: the request resolved as make_plan would resolve it,
 // without timing anything (each rank's block is smaller than A).

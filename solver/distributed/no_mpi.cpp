@@ -22,6 +22,11 @@ DistributedOutcome solve_distributed(const MpiSession&, const CsrMatrix<double>*
                                      const DistributedRequest&) {
   no_mpi();
 }
+bool generated_per_rank(const std::string&) { return false; }
+DistributedOutcome solve_distributed_generated(const MpiSession&, const std::string&,
+                                               const DistributedRequest&, MatrixStats*) {
+  no_mpi();
+}
 Plan distributed_plan(const DistributedRequest&, index_t, int) { no_mpi(); }
 
 }  // namespace cgs::dist

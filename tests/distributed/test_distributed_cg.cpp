@@ -209,3 +209,24 @@ TEST_CASE("halo exchange: each rank receives exactly its halo, and nothing more 
   CHECK(moved[0] == moved[1]);
   for (const HaloSend& send : halo.sends()) CHECK(send.rank != rank);
 }
+
+TEST_CASE("generated per rank: each rank's own rows give the answer of the scattered matrix") {
+  const std::string spec = "gen:poisson3d:12";
+  REQUIRE(generated_per_rank(spec));
+  CHECK_FALSE(generated_per_rank("gen:waternet:500"));
+  const CsrMatrix<double> A = generate_matrix(spec);
+  const std::vector<double> b = dense_product(A, std::vector<double>(A.rows, 1.0));
+  DistributedRequest d;
+  d.request = cpu_request("jacobi", 1e-10);
+  const Solved scattered = solve_spread(A, b, d);
+  MatrixStats stats;
+  const DistributedOutcome generated = solve_distributed_generated(session(), spec, d, &stats);
+  CHECK(iterations_agree(generated.solve.cg.iterations, scattered.iterations));
+  if (world_rank() == 0) {
+    CHECK(relative_difference(generated.x, scattered.x) < 1e-8);
+    CHECK(stats.rows == A.rows);
+    CHECK(stats.nnz == A.nnz());
+    CHECK(stats.min_row_length == 4);
+    CHECK(stats.max_row_length == 7);
+  }
+}
