@@ -35,6 +35,8 @@ CpuRankOps::CpuRankOps(MPI_Comm comm, const RankBlock& block, const RowBlocks& b
       threads_(std::max(1, setup.backend.threads)),
       identity_(setup.precond.is("none")),
       halo_(comm, block, blocks) {
+  for (index_t i = 0; i < block.halo.rows; ++i)
+    if (block.halo.row_length(i) > 0) halo_rows_.push_back(i);
   if (n_ == 0) return;  // a rank without rows: it only takes part in the reductions
   local_ = make_backend(block.local, setup.backend);
   precond_ = make_preconditioner<double>(setup.precond, setup.backend.device, threads_);
@@ -64,9 +66,10 @@ void CpuRankOps::copy(const double* src, double* dst) {
 void CpuRankOps::multiply_halo_block(double* y) const {
   const CsrMatrix<double>& H = block_.halo;
   const double* h = halo_.values();
-  const std::int64_t rows = H.rows;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (std::int64_t i = 0; i < rows; ++i) {
+  const std::int64_t rows = std::int64_t(halo_rows_.size());
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && rows > 4096)
+  for (std::int64_t j = 0; j < rows; ++j) {
+    const index_t i = halo_rows_[j];
     double sum = 0;
     for (index_t k = H.row_ptr[i]; k < H.row_ptr[i + 1]; ++k) sum += H.values[k] * h[H.col_idx[k]];
     y[i] += sum;

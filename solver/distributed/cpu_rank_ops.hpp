@@ -60,6 +60,9 @@ class CpuRankOps final : public RankOps {
   int threads_;
   bool identity_;
   MpiHalo halo_;
+  // The rows with halo entries (on a grid a thin layer of the rows: the halo product visits only
+  // them, not a pass over every row).
+  std::vector<index_t> halo_rows_;
   std::unique_ptr<SpmvBackend<double>> local_;  // null on a rank without rows
   std::unique_ptr<Preconditioner<double>> precond_;
   RankTimes times_;

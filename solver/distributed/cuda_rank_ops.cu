@@ -71,11 +71,14 @@ __global__ void pack_kernel(std::int64_t count, const index_t* rows, const doubl
   if (i < count) packed[i] = x[rows[i]];
 }
 
-// y += H h, one thread a row (halo rows are short: the entries a rank shares with others).
-__global__ void halo_spmv_kernel(std::int64_t rows, const index_t* row_ptr, const index_t* col,
-                                 const double* val, const double* h, double* y) {
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i >= rows) return;
+// y += H h over the rows that have halo entries, one thread a row (they are short: the entries a
+// rank shares with others).
+__global__ void halo_spmv_kernel(std::int64_t count, const index_t* rows, const index_t* row_ptr,
+                                 const index_t* col, const double* val, const double* h,
+                                 double* y) {
+  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (j >= count) return;
+  const index_t i = rows[j];
   double sum = 0;
   for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += val[k] * h[col[k]];
   y[i] += sum;
@@ -264,7 +267,11 @@ class CudaRankOps final : public RankOps {
     send_rows_ = device_copy(send_rows, "halo send list");
     packed_ = static_cast<double*>(cuda::device_allocate(send_count_ * sizeof(double), "halo send buffer"));
     halo_ = static_cast<double*>(cuda::device_allocate(halo_size_ * sizeof(double), "halo"));
-    halo_rows_ = block.halo.rows;
+    std::vector<index_t> halo_rows;
+    for (index_t i = 0; i < block.halo.rows; ++i)
+      if (block.halo.row_length(i) > 0) halo_rows.push_back(i);
+    halo_row_count_ = std::int64_t(halo_rows.size());
+    halo_rows_ = device_copy(halo_rows, "rows with halo entries");
     halo_nnz_ = block.halo.nnz();
     halo_row_ptr_ = device_copy(block.halo.row_ptr, "halo block rows");
     halo_col_ = device_copy(block.halo.col_idx, "halo block columns");
@@ -286,7 +293,7 @@ class CudaRankOps final : public RankOps {
   }
 
   ~CudaRankOps() override {
-    for (void* p : {(void*)send_rows_, (void*)packed_, (void*)halo_, (void*)halo_row_ptr_, (void*)halo_col_, (void*)halo_val_, (void*)partial_, (void*)sums_})
+    for (void* p : {(void*)send_rows_, (void*)packed_, (void*)halo_, (void*)halo_rows_, (void*)halo_row_ptr_, (void*)halo_col_, (void*)halo_val_, (void*)partial_, (void*)sums_})
       cuda::device_free(p);
   }
 
@@ -326,7 +333,7 @@ class CudaRankOps final : public RankOps {
     CGS_CUDA_CHECK(cudaStreamWaitEvent(stream(), halo_ready_, 0));
     CGS_CUDA_CHECK(cudaEventRecord(halo_waited_, stream()));
     if (halo_nnz_ > 0)
-      halo_spmv_kernel<<<blocks_for(halo_rows_), kBlock, 0, stream()>>>(halo_rows_, halo_row_ptr_, halo_col_, halo_val_, halo_, y);
+      halo_spmv_kernel<<<blocks_for(halo_row_count_), kBlock, 0, stream()>>>(halo_row_count_, halo_rows_, halo_row_ptr_, halo_col_, halo_val_, halo_, y);
     CGS_CUDA_CHECK(cudaEventRecord(done_, stream()));
     // The split of this product's time (one wait per product: the generic loop's cost).
     CGS_CUDA_CHECK(cudaEventSynchronize(done_));
@@ -391,7 +398,8 @@ class CudaRankOps final : public RankOps {
   index_t* send_rows_ = nullptr;
   double* packed_ = nullptr;
   double* halo_ = nullptr;
-  std::int64_t halo_rows_ = 0, halo_nnz_ = 0;
+  std::int64_t halo_row_count_ = 0, halo_nnz_ = 0;
+  index_t* halo_rows_ = nullptr;
   index_t* halo_row_ptr_ = nullptr;
   index_t* halo_col_ = nullptr;
   double* halo_val_ = nullptr;
