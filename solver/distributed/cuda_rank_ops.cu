@@ -216,7 +216,7 @@ class HostStagedMpi final : public Transport {
 };
 
 // Rank r of a host takes device r % devices; returns whether two ranks of the job share one.
-bool select_device(MPI_Comm comm) {
+RankGpu select_device(MPI_Comm comm) {
   MPI_Comm host;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
   const int local_rank = comm_rank(host);
@@ -237,7 +237,7 @@ bool select_device(MPI_Comm comm) {
   MPI_Allgather(padded.data(), 256, MPI_CHAR, all.data(), 256, MPI_CHAR, comm);
   std::set<std::string> distinct;
   for (int q = 0; q < comm_size(comm); ++q) distinct.insert(std::string(all.data() + q * 256));
-  return int(distinct.size()) < comm_size(comm);
+  return {local_rank % devices, int(distinct.size()) < comm_size(comm)};
 }
 
 std::unique_ptr<Transport> make_transport(MPI_Comm comm, bool shared_gpu) {
@@ -252,7 +252,12 @@ class CudaRankOps final : public RankOps {
   CudaRankOps(MPI_Comm comm, const RankBlock& block, const RowBlocks& blocks,
               const RankSetup& setup)
       : n_(std::size_t(block.local.rows)), identity_(setup.precond.is("none")) {
-    const bool shared_gpu = select_device(comm);
+    const RankGpu gpu = bind_rank_gpu(comm);
+    if (cuda::cuda_context().device != gpu.device)
+      throw DeviceError("this rank's CUDA context is on device " +
+                        std::to_string(cuda::cuda_context().device) + ", not on its device " +
+                        std::to_string(gpu.device) + ": bind_rank_gpu must run first");
+    const bool shared_gpu = gpu.shared;
     transport_ = make_transport(comm, shared_gpu);
     MpiHalo plan(comm, block, blocks);  // the lists; the exchange itself goes through transport_
     receives_ = plan.receives();
@@ -414,6 +419,11 @@ class CudaRankOps final : public RankOps {
 };
 
 }  // namespace
+
+RankGpu bind_rank_gpu(MPI_Comm comm) {
+  static const RankGpu bound = select_device(comm);
+  return bound;
+}
 
 std::unique_ptr<RankOps> make_cuda_rank_ops(MPI_Comm comm, const RankBlock& block,
                                             const RowBlocks& blocks, const RankSetup& setup) {

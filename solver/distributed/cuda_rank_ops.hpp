@@ -15,6 +15,17 @@ namespace cgs::dist {
 
 std::unique_ptr<RankOps> make_cuda_rank_ops(MPI_Comm comm, const RankBlock& block,
                                             const RowBlocks& blocks, const RankSetup& setup);
+// Binds this rank to its GPU (local rank r of a host takes device r % devices) and says whether
+// two ranks of the job share a GPU. Collective, once per process (later calls return the first
+// answer). Call it before anything else touches CUDA in a rank (the project's CUDA context is made
+// on the device current at its first use); make_cuda_rank_ops calls it, and refuses a context
+// made on another device.
+struct RankGpu {
+  int device = 0;
+  bool shared = false;
+};
+RankGpu bind_rank_gpu(MPI_Comm comm);
+
 // "csr/cuda local block + halo block, halo over NCCL" for the report.
 std::string gpu_rank_ops_name(const RankOps& ops);
 

@@ -10,6 +10,10 @@ std::unique_ptr<RankOps> make_cuda_rank_ops(MPI_Comm, const RankBlock&, const Ro
       "one has no GPU ranks, use --device cpu");
 }
 
+RankGpu bind_rank_gpu(MPI_Comm) {
+  throw DeviceError("GPU ranks need cgsolve built with CUDA and NCCL");
+}
+
 std::string gpu_rank_ops_name(const RankOps&) { return "(no GPU ranks)"; }
 
 }  // namespace cgs::dist

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "distributed/distributed_test_util.hpp"
+#include "solver/distributed/cuda_rank_ops.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 #include "test_matrices.hpp"
 
@@ -16,7 +17,10 @@ namespace {
 
 bool have_gpu() {
   std::string why;
-  if (cuda_device_available(&why)) return true;
+  if (cuda_device_available(&why)) {
+    bind_rank_gpu(MPI_COMM_WORLD);  // before the single-GPU solves make the CUDA context
+    return true;
+  }
   MESSAGE("skipped: no GPU (" << why << ")");
   return false;
 }
