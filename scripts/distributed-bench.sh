@@ -6,7 +6,7 @@
 #
 #   scripts/distributed-bench.sh                 # this 2-core VM: 1 vs 2 ranks x 1 thread
 #   MATRICES="gen:poisson3d:150" CONFIGS="single16 1x16 2x8 4x4" REPEATS=5 \
-#     scripts/distributed-bench.sh               # a 16-core host (BENCHMARKS.md section 13)
+#     scripts/distributed-bench.sh               # a 16-core host (BENCHMARKS.md section 15)
 #
 # Every run does a fixed number of iterations (ITERS, --tol 0), so the runs compare like for like.
 # Ranks get THREADS cores each (Open MPI: --map-by slot:PE=THREADS --bind-to core) when the
