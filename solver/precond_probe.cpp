@@ -7,7 +7,8 @@
 //
 // The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): the strongest
 // candidate goes first, and when its probe already converged nothing else is tried (nothing can
-// beat a solved system); the others are tried only while the probing spent on candidates that
+// beat a solved system), nor when its rate says it will finish in under kProbeOthersAbove (the
+// others' set-ups and probes would cost more than they could save); the others are tried only while the probing spent on candidates that
 // lose stays within that budget of the best estimate so far, a candidate whose set-up alone costs
 // more than the best estimate is not run, and one that is run gets only the iterations that could
 // still beat it. When no candidate's residual falls steadily enough to extrapolate, auto does not
@@ -50,6 +51,11 @@ constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445; H100,
 // 2026-11-25), and both set-ups are paid by then.
 constexpr double kSwitchMargin = 2;
+// Below this estimated remaining time of the first candidate, nothing else is probed: on EPANET's
+// systems (solves of 1-200 ms) probing the others cost more than any of them could save (it made
+// auto 1.6-4x the best fixed candidate's time on the GPU, H100, 2026-11-25), and the first
+// candidate's probe goes on as the solve.
+constexpr double kProbeOthersAbove = 1.0;  // seconds
 
 struct Probe {
   std::string name;
@@ -197,6 +203,11 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     if (best && best->converged && own) {
       not_tried += std::string("; ") + name + " (not tried: " + best->name +
                    "'s probe solved the system)";
+      continue;
+    }
+    if (best && &*best == &probes.front() && remaining(*best) < kProbeOthersAbove) {
+      not_tried += std::string("; ") + name + " (not tried: " + best->name + " has about " +
+                   format_ms(remaining(*best)) + " left, less than probing could save)";
       continue;
     }
     if (budget <= 0) {
