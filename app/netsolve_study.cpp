@@ -157,6 +157,7 @@ nlohmann::json json_row(const Network& net, StudyKind kind, const ScenarioResult
           {"min_node", s.min_node >= 0 ? nlohmann::json(net.nodes[s.min_node].id) : nullptr},
           {"element_pressure", number(s.element_pressure)},
           {"below_threshold", s.below_threshold},
+          {"cut_off", s.cut_off},
           {"available_flow", number(s.available_flow)},
           {"reason", s.reason}};
 }

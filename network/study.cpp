@@ -64,6 +64,7 @@ struct RunMeasure {
   double watched_last = kNotMeasured;  // the watched junction's pressure at the last step
   double watched_min = kNotMeasured;   // and its lowest over the run
   int below_threshold = 0;
+  int cut_off = 0;
 };
 
 // One thread's workspace: its own copy of the network (changed for one scenario at a time and
@@ -110,6 +111,9 @@ class ScenarioRunner {
   const StudyOptions& options_;
   const Baseline& baseline_;
   std::vector<double> lowest_;  // per junction, lowest pressure of the current run
+  std::vector<char> cut_off_;   // per junction: cut off at some step of the current run
+  std::vector<char> closed_, closed_before_;  // per link, this step's and the last search's
+  std::vector<LinkStatus> statuses_;
   const double accuracy_;       // the file's ACCURACY
 
   // A warm start's first trials see only the scenario's own change (one junction's fire flow, one
@@ -117,7 +121,8 @@ class ScenarioRunner {
   // with that change half-solved (Modena_MOD, fire flow at 163: 1.5e-3 psi from EPANET's cold
   // answer at ACCURACY; 1e-4 with ACCURACY / 10, EPANET's own distance from the solution). So
   // warm-started runs converge to ACCURACY / 10: about 0.5 trials more, still 1.5-2.5 fewer
-  // than a cold start.
+  // than a cold start. Only the first period: the later ones start from the period before, as
+  // EPANET's do, and keep its ACCURACY (a tighter test there moves the tank levels off EPANET's).
   static constexpr double kWarmAccuracyFactor = 0.1;
   bool warm() const { return options_.warm_start && baseline_.solved; }
 
@@ -130,6 +135,7 @@ class ScenarioRunner {
   RunMeasure run_network(int watched, Baseline* capture) {
     RunMeasure m;
     std::fill(lowest_.begin(), lowest_.end(), std::numeric_limits<double>::infinity());
+    cut_off_.assign(net_.junction_count, 0);
     SimulationOptions sim;
     sim.duration = options_.duration;
     sim.keep_reports = false;
@@ -141,6 +147,9 @@ class ScenarioRunner {
       x = baseline_.heads;
     };
     sim.on_period = [&](long time, const GradientAlgorithm& state) {
+      // Later periods start from the one before, as EPANET's: its own ACCURACY again.
+      net_.options.accuracy = accuracy_;
+      mark_cut_off(state, m.periods == 0);
       ++m.periods;
       double lowest = std::isnan(m.min_pressure) ? std::numeric_limits<double>::infinity()
                                                  : m.min_pressure;
@@ -181,12 +190,31 @@ class ScenarioRunner {
       m.reason = "warning: " + std::to_string(count) + " period(s) unbalanced" +
                  (s.completed ? "" : ", the run halted (UNBALANCED STOP)");
     }
-    for (int i = 0; i < net_.junction_count; ++i)
+    for (int i = 0; i < net_.junction_count; ++i) {
       m.below_threshold += lowest_[i] < options_.pressure_threshold;
+      m.cut_off += cut_off_[i];
+    }
     return m;
   }
 
+  // Junctions joined to no reservoir or tank through open links at this step (their heads are
+  // set by closed links' 1e-8 couplings, not by the network); searched again only when the
+  // open/closed pattern of the links changed since the last search.
+  void mark_cut_off(const GradientAlgorithm& state, bool first_step) {
+    const std::size_t links = net_.links.size();
+    statuses_.resize(links);
+    closed_.resize(links);
+    for (std::size_t k = 0; k < links; ++k) {
+      statuses_[k] = state.status(static_cast<int>(k));
+      closed_[k] = is_closed(statuses_[k]);
+    }
+    if (!first_step && closed_ == closed_before_) return;
+    closed_before_ = closed_;
+    for (int node : workspace_.graph.cut_off(statuses_)) cut_off_[node] = 1;
+  }
+
   static void record(const RunMeasure& m, ScenarioResult& r) {
+    r.cut_off = m.cut_off;
     r.ok = m.ok;
     r.reason = m.reason;
     r.trials = m.trials;
@@ -532,13 +560,14 @@ void write_study_csv(const std::string& path, const Network& net, const StudyRes
                      const StudyOptions& options) {
   std::string text =
       "scenario,element,ok,iterations,min_pressure,min_node,element_pressure,below_threshold,"
-      "deficit_pct,available_flow,reason\n";
+      "cut_off,deficit_pct,available_flow,reason\n";
   auto row = [&](const ScenarioResult& r) {
     text += std::to_string(r.scenario) + "," +
             csv_field(study_element_name(net, options.spec.kind, r)) + "," + (r.ok ? "1" : "0") +
             "," + std::to_string(r.trials) + "," + format_number(r.min_pressure) + "," +
             (r.min_node >= 0 ? csv_field(net.nodes[r.min_node].id) : "") + "," +
             format_number(r.element_pressure) + "," + std::to_string(r.below_threshold) + "," +
+            std::to_string(r.cut_off) + "," +
             format_number(r.demand_deficit) + "," + format_number(r.available_flow) + "," +
             csv_field(r.reason) + "\n";
   };

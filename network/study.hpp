@@ -81,6 +81,10 @@ struct ScenarioResult {
   int min_node = -1;
   double element_pressure = kNotMeasured;  // fire flow: the junction's, at the last step solved
   int below_threshold = 0;  // junctions whose pressure fell below the threshold at some step
+  // Junctions joined to no reservoir or tank through open links at some step: their pressures
+  // are set by closed links' 1e-8 couplings (DDA: demand pushed through them, -1e5 psi and
+  // lower), not by the network, and differ between solvers and trial paths.
+  int cut_off = 0;
   double demand_deficit = 0;  // % of the required demand not delivered (0 with demand-driven runs)
   double available_flow = kNotMeasured;  // fire flow with a residual pressure: the file's units
   int available_flow_runs = 0;           // runs the search for it took
@@ -106,7 +110,7 @@ StudyResults run_study(const Network& net,
                        const StudyOptions& options);
 
 // The study CSV: scenario,element,ok,iterations,min_pressure,min_node,element_pressure (the
-// columns of epanet-scenarios' CSV, same formats), then below_threshold,deficit_pct,
+// columns of epanet-scenarios' CSV, same formats), then below_threshold,cut_off,deficit_pct,
 // available_flow,reason. Row 0 is the baseline. Written whole or not at all.
 void write_study_csv(const std::string& path, const Network& net, const StudyResults& results,
                      const StudyOptions& options);
