@@ -113,6 +113,8 @@ class ScenarioRunner {
   std::vector<double> lowest_;  // per junction, lowest pressure of the current run
   std::vector<char> cut_off_;   // per junction: cut off at some step of the current run
   std::vector<char> closed_, closed_before_;  // per link, this step's and the last search's
+  std::vector<int> last_cut_off_;             // the last search's answer
+  bool searched_ = false;
   std::vector<LinkStatus> statuses_;
   const double accuracy_;       // the file's ACCURACY
 
@@ -199,7 +201,8 @@ class ScenarioRunner {
 
   // Junctions joined to no reservoir or tank through open links at this step (their heads are
   // set by closed links' 1e-8 couplings, not by the network); searched again only when the
-  // open/closed pattern of the links changed since the last search.
+  // open/closed pattern of the links changed since the last search (of this run or an earlier
+  // one: most scenarios end with the baseline's pattern).
   void mark_cut_off(const GradientAlgorithm& state, bool first_step) {
     const std::size_t links = net_.links.size();
     statuses_.resize(links);
@@ -208,9 +211,14 @@ class ScenarioRunner {
       statuses_[k] = state.status(static_cast<int>(k));
       closed_[k] = is_closed(statuses_[k]);
     }
-    if (!first_step && closed_ == closed_before_) return;
-    closed_before_ = closed_;
-    for (int node : workspace_.graph.cut_off(statuses_)) cut_off_[node] = 1;
+    if (!searched_ || closed_ != closed_before_) {
+      closed_before_ = closed_;
+      last_cut_off_ = workspace_.graph.cut_off(statuses_);
+      searched_ = true;
+    } else if (!first_step) {
+      return;  // nothing new since this run's last step
+    }
+    for (int node : last_cut_off_) cut_off_[node] = 1;
   }
 
   static void record(const RunMeasure& m, ScenarioResult& r) {
