@@ -65,6 +65,7 @@ struct RunMeasure {
   double watched_min = kNotMeasured;   // and its lowest over the run
   int below_threshold = 0;
   int cut_off = 0;
+  double deficit = 0;  // pressure-driven demand: % not delivered, at the worst step
 };
 
 // One thread's workspace: its own copy of the network (changed for one scenario at a time and
@@ -178,6 +179,7 @@ class ScenarioRunner {
     for (const StepReport& step : s.steps) {
       if (!step.solve.error.empty()) continue;
       m.trials += step.solve.trials;
+      m.deficit = std::max(m.deficit, step.solve.demand_reduction);
       if (!step.solve.linear_converged && m.ok) {
         m.ok = false;
         m.reason = "a linear solve did not converge at " + std::to_string(step.time) + " s";
@@ -223,6 +225,7 @@ class ScenarioRunner {
 
   static void record(const RunMeasure& m, ScenarioResult& r) {
     r.cut_off = m.cut_off;
+    r.demand_deficit = m.deficit;
     r.ok = m.ok;
     r.reason = m.reason;
     r.trials = m.trials;

@@ -85,7 +85,9 @@ struct ScenarioResult {
   // are set by closed links' 1e-8 couplings (DDA: demand pushed through them, -1e5 psi and
   // lower), not by the network, and differ between solvers and trial paths.
   int cut_off = 0;
-  double demand_deficit = 0;  // % of the required demand not delivered (0 with demand-driven runs)
+  // Pressure-driven demand: the share of the junctions' demand not delivered, in %, at the step
+  // where it was largest (EPANET's DemandReduction); 0 with demand-driven demands.
+  double demand_deficit = 0;
   double available_flow = kNotMeasured;  // fire flow with a residual pressure: the file's units
   int available_flow_runs = 0;           // runs the search for it took
 };
