@@ -102,7 +102,8 @@ def main():
         import matplotlib.pyplot as plt
         from matplotlib.collections import LineCollection
     except ImportError:
-        fail("needs matplotlib (apt-get install python3-matplotlib)")
+        fail("needs matplotlib (apt-get install python3-matplotlib; with another python3 first on "
+             "PATH, run it as /usr/bin/python3 scripts/plot-study.py ...)")
 
     nodes, kinds, links, vertices = read_inp(a.network)
     values = read_column(a.study_csv, a.column)
