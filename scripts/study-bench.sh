@@ -40,7 +40,7 @@ tmp=$(mktemp -d /tmp/study-bench.XXXXXX)
 cpu() {
   local file=$1; shift
   /usr/bin/time -f "%U %S" -o "$tmp/time.txt" "$@" 2> /dev/null | tee "$tmp/cpu.out"
-  awk '{ printf "%.6f", $1 + $2 }' "$tmp/time.txt" > "$file"
+  tail -1 "$tmp/time.txt" | awk '{ printf "%.6f", $1 + $2 }' > "$file"
 }
 trap 'rm -rf "$tmp"' EXIT
 results=$tmp/results.txt
