@@ -206,7 +206,7 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "Scenario study: fireflow (one scenario per junction), closure (one per pipe, "
                  "closed for the whole run) or demand:N[:cv[:seed]] (N draws of lognormal demand "
                  "multipliers, mean 1, cv default 0.1, seed default 1); steady state unless "
-                 "--duration is given");
+                 "--duration is given; --threads N spreads the scenarios (0 = every core)");
   app.add_option("--study-csv", a.csv, "Write one row per scenario (and the baseline) as CSV");
   app.add_option("--elements", a.elements,
                  "Study only these junctions (fireflow) or pipes (closure): one ID a line");
