@@ -107,7 +107,7 @@ std::string csv_text(const Network& net, const StudyResults& r, const StudyOptio
 
 }  // namespace
 
-TEST_CASE("study rows equal epanet-scenarios' (Net3 steady, Net1 and Net3 24 h; warm and cold)") {
+TEST_CASE("study rows equal epanet-scenarios' (Net3 steady, Net1 and Net3 24 h, warm and cold)") {
   struct Case {
     std::string network;
     StudyKind kind;
