@@ -158,6 +158,7 @@ nlohmann::json json_row(const Network& net, StudyKind kind, const ScenarioResult
           {"element_pressure", number(s.element_pressure)},
           {"below_threshold", s.below_threshold},
           {"cut_off", s.cut_off},
+          {"min_cut_off", s.min_cut_off},
           {"available_flow", number(s.available_flow)},
           {"reason", s.reason}};
 }

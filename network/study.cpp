@@ -65,6 +65,7 @@ struct RunMeasure {
   double watched_min = kNotMeasured;   // and its lowest over the run
   int below_threshold = 0;
   int cut_off = 0;
+  bool min_cut_off = false;  // the lowest junction was cut off at that step
   double deficit = 0;  // pressure-driven demand: % not delivered, at the worst step
 };
 
@@ -75,7 +76,8 @@ class ScenarioRunner {
   ScenarioRunner(const Network& net, std::unique_ptr<LinearSolver> solver,
                  const StudyOptions& options, const Baseline& baseline)
       : net_(net), workspace_(net_), solver_(std::move(solver)), options_(options),
-        baseline_(baseline), lowest_(net_.junction_count), accuracy_(net.options.accuracy) {}
+        baseline_(baseline), lowest_(net_.junction_count), cut_now_(net_.junction_count, 0),
+        accuracy_(net.options.accuracy) {}
 
   LinearSolver& solver() { return *solver_; }
 
@@ -115,6 +117,7 @@ class ScenarioRunner {
   std::vector<char> cut_off_;   // per junction: cut off at some step of the current run
   std::vector<char> closed_, closed_before_;  // per link, this step's and the last search's
   std::vector<int> last_cut_off_;             // the last search's answer
+  std::vector<char> cut_now_;                 // per junction: in last_cut_off_
   bool searched_ = false;
   std::vector<LinkStatus> statuses_;
   const double accuracy_;       // the file's ACCURACY
@@ -158,7 +161,10 @@ class ScenarioRunner {
                                                  : m.min_pressure;
       for (int i = 0; i < net_.junction_count; ++i) {
         const double p = pressure(state, i);
-        if (p < lowest) lowest = p, m.min_node = i;  // the first junction of the lowest, as EPANET
+        if (p < lowest) {  // the first junction of the lowest, as EPANET
+          lowest = p, m.min_node = i;
+          m.min_cut_off = cut_now_[i] != 0;
+        }
         lowest_[i] = std::min(lowest_[i], p);
       }
       m.min_pressure = lowest;
@@ -215,7 +221,9 @@ class ScenarioRunner {
     }
     if (!searched_ || closed_ != closed_before_) {
       closed_before_ = closed_;
+      for (int node : last_cut_off_) cut_now_[node] = 0;
       last_cut_off_ = workspace_.graph.cut_off(statuses_);
+      for (int node : last_cut_off_) cut_now_[node] = 1;
       searched_ = true;
     } else if (!first_step) {
       return;  // nothing new since this run's last step
@@ -225,6 +233,7 @@ class ScenarioRunner {
 
   static void record(const RunMeasure& m, ScenarioResult& r) {
     r.cut_off = m.cut_off;
+    r.min_cut_off = m.min_cut_off;
     r.demand_deficit = m.deficit;
     r.ok = m.ok;
     r.reason = m.reason;
@@ -571,14 +580,14 @@ void write_study_csv(const std::string& path, const Network& net, const StudyRes
                      const StudyOptions& options) {
   std::string text =
       "scenario,element,ok,iterations,min_pressure,min_node,element_pressure,below_threshold,"
-      "cut_off,deficit_pct,available_flow,reason\n";
+      "cut_off,min_cut_off,deficit_pct,available_flow,reason\n";
   auto row = [&](const ScenarioResult& r) {
     text += std::to_string(r.scenario) + "," +
             csv_field(study_element_name(net, options.spec.kind, r)) + "," + (r.ok ? "1" : "0") +
             "," + std::to_string(r.trials) + "," + format_number(r.min_pressure) + "," +
             (r.min_node >= 0 ? csv_field(net.nodes[r.min_node].id) : "") + "," +
             format_number(r.element_pressure) + "," + std::to_string(r.below_threshold) + "," +
-            std::to_string(r.cut_off) + "," +
+            std::to_string(r.cut_off) + "," + (r.min_cut_off ? "1" : "0") + "," +
             format_number(r.demand_deficit) + "," + format_number(r.available_flow) + "," +
             csv_field(r.reason) + "\n";
   };

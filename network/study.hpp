@@ -85,6 +85,7 @@ struct ScenarioResult {
   // are set by closed links' 1e-8 couplings (DDA: demand pushed through them, -1e5 psi and
   // lower), not by the network, and differ between solvers and trial paths.
   int cut_off = 0;
+  bool min_cut_off = false;  // min_node was one of them at the step of the lowest pressure
   // Pressure-driven demand: the share of the junctions' demand not delivered, in %, at the step
   // where it was largest (EPANET's DemandReduction); 0 with demand-driven demands.
   double demand_deficit = 0;
@@ -112,8 +113,8 @@ StudyResults run_study(const Network& net,
                        const StudyOptions& options);
 
 // The study CSV: scenario,element,ok,iterations,min_pressure,min_node,element_pressure (the
-// columns of epanet-scenarios' CSV, same formats), then below_threshold,cut_off,deficit_pct,
-// available_flow,reason. Row 0 is the baseline. Written whole or not at all.
+// columns of epanet-scenarios' CSV, same formats), then below_threshold,cut_off,min_cut_off,
+// deficit_pct,available_flow,reason. Row 0 is the baseline. Written whole or not at all.
 void write_study_csv(const std::string& path, const Network& net, const StudyResults& results,
                      const StudyOptions& options);
 std::string study_element_name(const Network& net, StudyKind kind, const ScenarioResult& r);

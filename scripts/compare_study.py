@@ -8,10 +8,12 @@ ok flag must be equal; for scenarios EPANET solved, min_pressure and element_pre
 within --tol, absolute or relative (the larger of the two allowances: DDA pressures of a dead end
 under fire flow reach -4.6e6 psi), and min_node must be equal, unless the pressures at the two
 nodes differ by less than --tol (a tie: the CSVs do not hold the other node's pressure, so a
-different node with the same minimum within --tol counts as a tie). Scenarios in which netsolve
-found junctions cut off from every reservoir and tank (cut_off > 0) compare only the ok flag:
-those junctions' pressures are set by closed links' 1e-8 couplings, not by the network, and
-differ between solvers and trial paths (netsolve --reference skips them the same way). Prints one line (and the
+different node with the same minimum within --tol counts as a tie). Pressures of junctions cut
+off from every reservoir and tank are set by closed links' 1e-8 couplings, not by the network,
+and differ between solvers and trial paths (netsolve --reference skips cut-off junctions the same
+way): a scenario compares only the ok flag when netsolve's lowest junction was cut off
+(min_cut_off = 1), or when junctions were cut off (cut_off > 0) and the two lowest junctions
+differ (EPANET's may be one of them; with an older CSV without min_cut_off, any cut_off > 0). Prints one line (and the
 first mismatches), exits 0 when everything matches, 1 otherwise, 2 on bad input.
 """
 import argparse
@@ -64,7 +66,9 @@ def main():
             continue
         if e["ok"] != "1":
             continue
-        if o.get("cut_off", "0") not in ("0", ""):
+        some_cut_off = o.get("cut_off", "0") not in ("0", "")
+        if o.get("min_cut_off", "1" if some_cut_off else "0") != "0" or (
+                some_cut_off and o["min_node"] != e["min_node"]):
             undetermined += 1
             continue
         for column in ("min_pressure", "element_pressure"):
@@ -82,8 +86,8 @@ def main():
                 problems.append(f"{e['element']}: min_node {o['min_node']} (EPANET {e['min_node']})")
     status = "match" if not problems else f"MISMATCH ({len(problems)})"
     print(f"{a.netsolve} vs {a.epanet}: {compared} scenarios, largest pressure difference "
-          f"{worst:.3g} ({worst_at or '-'}), {ties} min-node ties, {undetermined} with junctions cut "
-          f"off (ok flag only): {status}")
+          f"{worst:.3g} ({worst_at or '-'}), {ties} min-node ties, {undetermined} whose lowest junction "
+          f"is or may be cut off (ok flag only): {status}")
     if not a.quiet:
         for p in problems[:10]:
             print("  " + p)
