@@ -23,6 +23,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/demand_model_options.hpp"
+#include "app/netsolve_study.hpp"
 #include "formats/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
@@ -52,6 +53,7 @@ struct Args {
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
+  StudyArgs study;                // --study and its options (app/netsolve_study.cpp)
 };
 
 // What netsolve measured besides the simulation itself.
@@ -420,6 +422,18 @@ int run(const Args& args, SolverCli& cli) {
       {"--export-systems", &args.export_dir}};
   for (const auto& [option, path] : outputs)
     if (!path->empty()) check_not_an_input(*path, option);
+  if (!args.study.study.empty()) {
+    protect_study_files(args.study);
+    // --threads spreads the scenarios; each thread's CG (--solver cg) then runs on one.
+    const int threads = request.backend.threads;
+    request.backend.threads = 1;
+    return run_study_command(args.study, net, args.duration, threads, args.report, args.quiet,
+                             [&]() -> std::unique_ptr<LinearSolver> {
+                               if (args.solver == "cg")
+                                 return make_cg_solver(request, args.refinement);
+                               return make_direct_solver();
+                             });
+  }
   auto solver =
       args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct_solver();
 
@@ -523,6 +537,7 @@ int main(int argc, char** argv) {
                  "Print the trials of the period(s) at this time (as --duration) and the status "
                  "changes of each trial, as EPANET's STATUS FULL report (also with --quiet)");
   app.add_flag("--quiet", args.quiet, "Print nothing but errors");
+  add_study_options(app, args.study);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

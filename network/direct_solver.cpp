@@ -127,6 +127,22 @@ class CholmodSolver final : public LinearSolver {
   CholmodSolver(const CholmodSolver&) = delete;
   CholmodSolver& operator=(const CholmodSolver&) = delete;
 
+  // The ordering, P A P^T's structure and the symbolic factor copied (cholmod_copy_factor into
+  // the copy's own cholmod_common): no analysis in the copy. The file-order factor is not copied
+  // (rarely needed; analysed there on first use).
+  std::unique_ptr<LinearSolver> clone_analysed() const override {
+    auto copy = std::make_unique<CholmodSolver>();
+    if (!factor_) return copy;
+    copy->factor_ = cholmod_copy_factor(factor_, &copy->common_);
+    copy->check("copy_factor");
+    copy->permuted_ = permuted_;
+    copy->pattern_ = pattern_;
+    copy->ordering_ = ordering_;
+    copy->analyses_ = 0;
+    copy->copied_ = true;
+    return copy;
+  }
+
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
     const auto started = Clock::now();
@@ -192,11 +208,13 @@ class CholmodSolver final : public LinearSolver {
 
   std::string kind() const override { return "direct"; }
   std::string backend() const override { return "cholmod"; }
+  int analyses() const override { return analyses_; }
   std::string name() const override {
     std::string text = "direct: CHOLMOD sparse Cholesky LL^T";
     if (factor_)
       text += " (" + ordering_ + " ordering, " + (factor_->is_super ? "supernodal" : "simplicial") +
-              ", analysed " + std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
+              (copied_ ? ", analysis copied from another solver" : "") + ", analysed " +
+              std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
     if (file_order_solves_ > 0)
       text += "; " + std::to_string(file_order_solves_) +
               " solve(s) in the file's order where that one met a pivot <= 0";
@@ -292,6 +310,7 @@ class CholmodSolver final : public LinearSolver {
   std::vector<double> rhs_;
   Pattern pattern_;
   int analyses_ = 0;
+  bool copied_ = false;  // clone_analysed(): the analysis came with the copy
   std::string ordering_;
 };
 #endif
@@ -339,6 +358,7 @@ class EigenLdltSolver final : public LinearSolver {
 
   std::string kind() const override { return "direct"; }
   std::string backend() const override { return "eigen"; }
+  int analyses() const override { return analyses_; }
   std::string name() const override {
     return "direct: Eigen SimplicialLDLT (AMD ordering, analysed " + std::to_string(analyses_) +
            (analyses_ == 1 ? " time)" : " times)");

@@ -191,6 +191,11 @@ void GradientAlgorithm::initialise() {
   }
 }
 
+void GradientAlgorithm::warm_start(const std::vector<double>& flows) {
+  for (std::size_t k = 0; k < net_.links.size() && k < flows.size(); ++k)
+    if (!is_closed(status_[k])) flow_[k] = flows[k];
+}
+
 void GradientAlgorithm::start_period(long time) {
   demands(time);
   controls(time);

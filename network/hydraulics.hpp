@@ -105,6 +105,10 @@ class GradientAlgorithm {
 
   // EPANET's inithyd: tanks at their initial levels, initial statuses, settings and flows.
   void initialise();
+  // After initialise(): the flows of the links not closed now taken from `flows` (per link, a
+  // solution of the same network), as EPANET's inithyd keeps the last flows when asked not to
+  // re-initialise them (EN_initH without EN_INITFLOW). Statuses stay the initial ones.
+  void warm_start(const std::vector<double>& flows);
   // The start of a period at `time` (EPANET's runhyd before the trials): demands, reservoir heads
   // and pump speeds of its pattern period, then the simple controls that act at it.
   void start_period(long time);

@@ -55,6 +55,13 @@ class LinearSolver {
   // After solve() met a pivot <= 0: the same system factorised in the file's junction order
   // instead of the fill-reducing one. False where the solver has no such fallback or that
   // factorisation fails too (then the caller has EPANET's error 110).
+  // A solver for another thread, with this one's analysis (fill-reducing ordering, symbolic
+  // factorisation) already done and nothing mutable shared: a study copies the baseline's solver
+  // once per thread, so the analysis runs once per network. nullptr where the solver cannot be
+  // copied (the caller makes a new one, which analyses on its first system).
+  virtual std::unique_ptr<LinearSolver> clone_analysed() const { return nullptr; }
+  // Symbolic analyses this solver ran (direct solvers; -1 where not counted).
+  virtual int analyses() const { return -1; }
   virtual bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
                                    std::vector<double>& x, LinearSolveStats& stats) {
     (void)A, (void)b, (void)x, (void)stats;

@@ -165,14 +165,25 @@ bool is_report_time(const TimeOptions& times, long t) {
   return t >= times.report_start && (t - times.report_start) % times.report_step == 0;
 }
 
+SimulationWorkspace::SimulationWorkspace(const Network& network)
+    : net((check_connectivity(network), network)), graph(net), state(net), rules(net) {}
+
 SimulationResults simulate(const Network& net, LinearSolver& solver,
                            const SimulationOptions& options) {
   const auto start = Clock::now();
-  check_connectivity(net);
-  const NetworkGraph graph(net);
-  GradientAlgorithm state(net);
-  const RuleEngine rules(net);
-  Stepper stepper(net, state, rules);
+  SimulationWorkspace workspace(net);
+  SimulationResults out = simulate(workspace, solver, options);
+  out.seconds = since(start);
+  return out;
+}
+
+SimulationResults simulate(SimulationWorkspace& workspace, LinearSolver& solver,
+                           const SimulationOptions& options) {
+  const auto start = Clock::now();
+  const Network& net = workspace.net;
+  const NetworkGraph& graph = workspace.graph;
+  GradientAlgorithm& state = workspace.state;
+  Stepper stepper(net, state, workspace.rules);
   CutOffCache cut_off_cache;
   SimulationResults out;
   out.duration = options.duration >= 0 ? options.duration : net.times.duration;
@@ -181,6 +192,7 @@ SimulationResults simulate(const Network& net, LinearSolver& solver,
 
   state.initialise();
   std::vector<double> x(state.heads().begin(), state.heads().begin() + net.junction_count);
+  if (options.on_start) options.on_start(state, x);
   long time = 0, report_time = net.times.report_step;
   RunOptions run = options.run;
   for (int step = 1;; ++step) {
@@ -204,7 +216,8 @@ SimulationResults simulate(const Network& net, LinearSolver& solver,
                       report.solve.relative_flow_change > net.options.accuracy &&
                       net.options.extra_trials == -1;
     if (!report.solve.converged) out.unbalanced = true;
-    if (is_report_time(net.times, time))
+    if (options.on_period) options.on_period(time, state);
+    if (options.keep_reports && is_report_time(net.times, time))
       out.reports.push_back(snapshot(state, graph, out.tanks, time, cut_off_cache));
     // EPANET's nexthyd: the step to the next period, tanks and rules moved over it.
     if (!halt && time < out.duration) report.length = stepper.next_step(time, report_time);

@@ -13,6 +13,7 @@
 
 #include "network/hydraulics.hpp"
 #include "network/network.hpp"
+#include "network/rules.hpp"
 
 namespace cgs::net {
 
@@ -42,6 +43,14 @@ struct SimulationOptions {
   // After each step and after each trial (progress lines): the step so far.
   std::function<void(const StepReport&)> on_step;
   std::function<void(long time, const TrialReport&)> on_trial;
+  // Scenario studies (network/study.hpp) read the state after every solved period instead of
+  // the snapshots at the reporting times, and warm-start the first period:
+  bool keep_reports = true;  // false: no Snapshot (SimulationResults::reports stays empty)
+  // After the initial state is set (EPANET's inithyd), before the first period: may replace the
+  // initial flows and the linear solver's starting heads x.
+  std::function<void(GradientAlgorithm&, std::vector<double>& x)> on_start;
+  // After each period whose trials ran to an answer (not after EPANET's error 110).
+  std::function<void(long time, const GradientAlgorithm&)> on_period;
 };
 
 struct SimulationResults {
@@ -59,9 +68,24 @@ struct SimulationResults {
   bool ok() const { return completed && !unbalanced && error.empty(); }
 };
 
+// What a run builds from the network alone (the connectivity check, the graph, the gradient
+// algorithm's matrix structure, the rules): built once and reused by every run of a study, each
+// run starting again from the initial state. Holds a reference to `net`, which may change between
+// runs in what initialise() and the periods read (demands, initial statuses), not in its shape.
+struct SimulationWorkspace {
+  explicit SimulationWorkspace(const Network& net);  // throws InputError as check_connectivity
+  const Network& net;
+  NetworkGraph graph;
+  GradientAlgorithm state;
+  RuleEngine rules;
+};
+
 // Checks connectivity (InputError), then steps from time 0 to the duration. A period that cannot
 // be solved ends the run with `error` set; the reports up to it are kept.
 SimulationResults simulate(const Network& net, LinearSolver& solver,
+                           const SimulationOptions& options = {});
+// The same run on a workspace built before (studies: one per thread, many runs each).
+SimulationResults simulate(SimulationWorkspace& workspace, LinearSolver& solver,
                            const SimulationOptions& options = {});
 
 // A reporting time: at or after REPORT START, a whole number of REPORT TIMESTEPs from it.

@@ -128,7 +128,7 @@ TEST_CASE("GPU preconditioners: every one converges in every GPU loop as on the 
   }
 }
 
-TEST_CASE("GPU ic0: the exact order by default; colour and parts orders converge too") {
+TEST_CASE("GPU ic0: the exact order by default, colour and parts orders converge too") {
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = testing::poisson2d(64);
   CHECK(set_up("ic0", Device::gpu, A)->name() == "ic0:levels");

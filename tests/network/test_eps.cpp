@@ -220,7 +220,7 @@ class FailingSolver final : public LinearSolver {
   std::unique_ptr<LinearSolver> inner_ = make_direct_solver();
 };
 
-TEST_CASE("a step that cannot be solved (error 110) stops the run with its time; results kept") {
+TEST_CASE("a step that cannot be solved (error 110) stops the run with its time, results kept") {
   const Network net = parse(std::string(kTwoPipes) +
                             "[TIMES]\nDURATION 4:00\nHYDRAULIC TIMESTEP 1:00\n"
                             "PATTERN TIMESTEP 1:00\nREPORT TIMESTEP 1:00\n");

@@ -155,7 +155,7 @@ TEST_CASE("ic0:colour: IC(0) in a colour-by-colour elimination order, one level 
   CHECK(built("ic0", poisson2d(4))->name() == "ic0:levels");
 }
 
-TEST_CASE("ic0:parts: interiors of row parts first, separators last; still IC(0)") {
+TEST_CASE("ic0:parts: interiors of row parts first, separators last, still IC(0)") {
   const CsrMatrix<double> A = poisson2d(12);  // 144 rows, parts of 24 = two grid rows each
   auto M = built("ic0:parts:24", A, Device::omp, 2);
   CHECK(M->name() == "ic0:parts:24");
@@ -167,7 +167,7 @@ TEST_CASE("ic0:parts: interiors of row parts first, separators last; still IC(0)
   CHECK_THROWS_AS(built("ic0:parts:x", A), InputError);
 }
 
-TEST_CASE("fsai:1 applies G^T G with G from the definition; a full pattern gives A^-1") {
+TEST_CASE("fsai:1 applies G^T G with G from the definition, a full pattern gives A^-1") {
   const CsrMatrix<double> A = random_spd(40, 3, 7);
   const Eigen::MatrixXd G = fsai_reference(dense(A));
   auto M = built("fsai", A);

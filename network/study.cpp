@@ -1,0 +1,599 @@
+// Scenario studies (study.hpp): the scenarios, the per-thread runners and the CSV.
+#include "network/study.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "formats/atomic_file.hpp"
+#include "formats/types.hpp"
+#include "network/simulation.hpp"
+
+namespace cgs::net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+double parse_number(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !std::isfinite(value))
+    throw InputError("--study", 0, what + " '" + text + "' is not a number");
+  return value;
+}
+
+bool is_plain_pipe(LinkType type) { return type == LinkType::pipe; }
+
+// What every scenario starts from: the baseline's time-0 solution (the warm start), and the
+// baseline pressure of each junction (the available-flow search's point at zero fire flow).
+struct Baseline {
+  std::vector<double> flows, heads;  // per link; per junction
+  std::vector<double> min_pressure;  // per junction, over the run
+  bool solved = false;
+};
+
+// What one run of the (changed) network gave.
+struct RunMeasure {
+  bool ok = true;
+  std::string reason;
+  int trials = 0, periods = 0;
+  double min_pressure = kNotMeasured;
+  int min_node = -1;
+  double watched_last = kNotMeasured;  // the watched junction's pressure at the last step
+  double watched_min = kNotMeasured;   // and its lowest over the run
+  int below_threshold = 0;
+  int cut_off = 0;
+  bool min_cut_off = false;  // the lowest junction was cut off at that step
+  double deficit = 0;  // pressure-driven demand: % not delivered, at the worst step
+};
+
+// One thread's workspace: its own copy of the network (changed for one scenario at a time and
+// restored), the simulation workspace built on that copy, and its linear solver.
+class ScenarioRunner {
+ public:
+  ScenarioRunner(const Network& net, std::unique_ptr<LinearSolver> solver,
+                 const StudyOptions& options, const Baseline& baseline)
+      : net_(net), workspace_(net_), solver_(std::move(solver)), options_(options),
+        baseline_(baseline), lowest_(net_.junction_count), cut_now_(net_.junction_count, 0),
+        accuracy_(net.options.accuracy) {}
+
+  LinearSolver& solver() { return *solver_; }
+
+  // The unmodified network; fills `out` with what later scenarios start from.
+  ScenarioResult run_baseline(Baseline& out) {
+    ScenarioResult r;
+    const RunMeasure m = run_network(-1, &out);
+    record(m, r);
+    out.min_pressure = lowest_;
+    return r;
+  }
+
+  ScenarioResult run_scenario(int scenario, int element) {
+    ScenarioResult r;
+    r.scenario = scenario;
+    r.element = element;
+    try {
+      switch (options_.spec.kind) {
+        case StudyKind::fireflow: run_fire_flow(r); break;
+        case StudyKind::closure: run_closure(r); break;
+        case StudyKind::demand: run_demand_draw(r); break;
+      }
+    } catch (const std::exception& e) {
+      r.ok = false;
+      r.reason = e.what();
+    }
+    return r;
+  }
+
+ private:
+  Network net_;
+  SimulationWorkspace workspace_;
+  std::unique_ptr<LinearSolver> solver_;
+  const StudyOptions& options_;
+  const Baseline& baseline_;
+  std::vector<double> lowest_;  // per junction, lowest pressure of the current run
+  std::vector<char> cut_off_;   // per junction: cut off at some step of the current run
+  std::vector<char> closed_, closed_before_;  // per link, this step's and the last search's
+  std::vector<int> last_cut_off_;             // the last search's answer
+  std::vector<char> cut_now_;                 // per junction: in last_cut_off_
+  bool searched_ = false;
+  std::vector<LinkStatus> statuses_;
+  const double accuracy_;       // the file's ACCURACY
+
+  // A warm start's first trials see only the scenario's own change (one junction's fire flow, one
+  // pipe), which EPANET's network-wide test sum |dQ| / sum |Q| <= ACCURACY undervalues: it stops
+  // with that change half-solved (Modena_MOD, fire flow at 163: 1.5e-3 psi from EPANET's cold
+  // answer at ACCURACY; 1e-4 with ACCURACY / 10, EPANET's own distance from the solution). So
+  // warm-started runs converge to ACCURACY / 10: about 0.5 trials more (Exnet_EXN: 4.2 against
+  // a cold start's 6.0). Only the first period: the later ones start from the period before, as
+  // EPANET's do, and keep its ACCURACY (a tighter test there moves the tank levels off EPANET's).
+  static constexpr double kWarmAccuracyFactor = 0.1;
+  bool warm() const { return options_.warm_start && baseline_.solved; }
+
+  double pressure(const GradientAlgorithm& state, int node) const {
+    return (state.head(node) - net_.nodes[node].elevation) * net_.units.pressure;
+  }
+
+  // One simulation of net_ as it is now. watched: a junction whose pressure is followed (-1:
+  // none); capture: where the baseline's solution goes (nullptr for scenarios).
+  RunMeasure run_network(int watched, Baseline* capture) {
+    RunMeasure m;
+    std::fill(lowest_.begin(), lowest_.end(), std::numeric_limits<double>::infinity());
+    cut_off_.assign(net_.junction_count, 0);
+    SimulationOptions sim;
+    sim.duration = options_.duration;
+    sim.keep_reports = false;
+    const bool warm_start = warm() && !capture;
+    net_.options.accuracy = warm_start ? accuracy_ * kWarmAccuracyFactor : accuracy_;
+    sim.on_start = [&](GradientAlgorithm& state, std::vector<double>& x) {
+      if (!warm_start) return;
+      state.warm_start(baseline_.flows);
+      x = baseline_.heads;
+    };
+    sim.on_period = [&](long time, const GradientAlgorithm& state) {
+      // Later periods start from the one before, as EPANET's: its own ACCURACY again.
+      net_.options.accuracy = accuracy_;
+      mark_cut_off(state, m.periods == 0);
+      ++m.periods;
+      double lowest = std::isnan(m.min_pressure) ? std::numeric_limits<double>::infinity()
+                                                 : m.min_pressure;
+      for (int i = 0; i < net_.junction_count; ++i) {
+        const double p = pressure(state, i);
+        if (p < lowest) {  // the first junction of the lowest, as EPANET
+          lowest = p, m.min_node = i;
+          m.min_cut_off = cut_now_[i] != 0;
+        }
+        lowest_[i] = std::min(lowest_[i], p);
+      }
+      m.min_pressure = lowest;
+      if (watched >= 0) {
+        m.watched_last = pressure(state, watched);
+        m.watched_min = std::isnan(m.watched_min) ? m.watched_last
+                                                  : std::min(m.watched_min, m.watched_last);
+      }
+      if (capture && time == 0) {
+        capture->flows.resize(net_.links.size());
+        for (std::size_t k = 0; k < net_.links.size(); ++k)
+          capture->flows[k] = state.flow(static_cast<int>(k));
+        capture->heads.assign(state.heads().begin(), state.heads().begin() + net_.junction_count);
+        capture->solved = true;
+      }
+    };
+    const SimulationResults s = simulate(workspace_, *solver_, sim);
+    for (const StepReport& step : s.steps) {
+      if (!step.solve.error.empty()) continue;
+      m.trials += step.solve.trials;
+      m.deficit = std::max(m.deficit, step.solve.demand_reduction);
+      if (!step.solve.linear_converged && m.ok) {
+        m.ok = false;
+        m.reason = "a linear solve did not converge at " + std::to_string(step.time) + " s";
+      }
+    }
+    if (!s.error.empty()) {
+      m.ok = false;
+      m.reason = s.error;
+    } else if (m.ok && s.unbalanced) {
+      int count = 0;
+      for (const StepReport& step : s.steps) count += !step.solve.converged;
+      m.reason = "warning: " + std::to_string(count) + " period(s) unbalanced" +
+                 (s.completed ? "" : ", the run halted (UNBALANCED STOP)");
+    }
+    for (int i = 0; i < net_.junction_count; ++i) {
+      m.below_threshold += lowest_[i] < options_.pressure_threshold;
+      m.cut_off += cut_off_[i];
+    }
+    return m;
+  }
+
+  // Junctions joined to no reservoir or tank through open links at this step (their heads are
+  // set by closed links' 1e-8 couplings, not by the network); searched again only when the
+  // open/closed pattern of the links changed since the last search (of this run or an earlier
+  // one: most scenarios end with the baseline's pattern).
+  void mark_cut_off(const GradientAlgorithm& state, bool first_step) {
+    const std::size_t links = net_.links.size();
+    statuses_.resize(links);
+    closed_.resize(links);
+    for (std::size_t k = 0; k < links; ++k) {
+      statuses_[k] = state.status(static_cast<int>(k));
+      closed_[k] = is_closed(statuses_[k]);
+    }
+    if (!searched_ || closed_ != closed_before_) {
+      closed_before_ = closed_;
+      for (int node : last_cut_off_) cut_now_[node] = 0;
+      last_cut_off_ = workspace_.graph.cut_off(statuses_);
+      for (int node : last_cut_off_) cut_now_[node] = 1;
+      searched_ = true;
+    } else if (!first_step) {
+      return;  // nothing new since this run's last step
+    }
+    for (int node : last_cut_off_) cut_off_[node] = 1;
+  }
+
+  static void record(const RunMeasure& m, ScenarioResult& r) {
+    r.cut_off = m.cut_off;
+    r.min_cut_off = m.min_cut_off;
+    r.demand_deficit = m.deficit;
+    r.ok = m.ok;
+    r.reason = m.reason;
+    r.trials = m.trials;
+    r.periods = m.periods;
+    r.min_pressure = m.min_pressure;
+    r.min_node = m.min_node;
+    r.below_threshold = m.below_threshold;
+  }
+
+  // The fire flow at `node` set to `flow` (cfs) on top of its first demand category, one run.
+  RunMeasure run_with_fire_flow(int node, double flow) {
+    std::vector<Demand>& demands = net_.nodes[node].demands;
+    const bool added = demands.empty();  // EPANET gives every junction a demand; kept safe
+    if (added) demands.push_back(Demand{});
+    const double saved = demands.front().base;
+    demands.front().base = saved + flow;
+    RunMeasure m;
+    try {
+      m = run_network(node, nullptr);
+    } catch (...) {
+      demands.front().base = saved;
+      if (added) demands.pop_back();
+      throw;
+    }
+    demands.front().base = saved;
+    if (added) demands.pop_back();
+    return m;
+  }
+
+  void run_fire_flow(ScenarioResult& r) {
+    const RunMeasure m = run_with_fire_flow(r.element, options_.fire_flow);
+    record(m, r);
+    r.element_pressure = m.watched_last;
+    if (options_.residual_pressure >= 0) available_flow(r, m);
+  }
+
+  // The largest fire flow at the hydrant whose pressure stays at or above the residual pressure
+  // over the run: regula falsi (Illinois) on u = Q^1.852, in which the hydrant's pressure is
+  // close to linear (p ~ p0 - k Q^1.852 for Hazen-Williams losses), bracketed by the baseline
+  // (Q = 0) and the study's fire flow, doubled until the pressure falls below the residual. A run
+  // that fails counts as below. Stops within 0.001 pressure units of the residual, or a bracket
+  // of 1e-6 relative width, or 60 runs.
+  void available_flow(ScenarioResult& r, const RunMeasure& at_fire_flow) {
+    const double target = options_.residual_pressure;
+    const double p0 = baseline_.solved ? baseline_.min_pressure[r.element] : -1e300;
+    auto excess = [&](const RunMeasure& m) {
+      return m.ok && !std::isnan(m.watched_min) ? m.watched_min - target : -1e300;
+    };
+    if (!(p0 >= target)) {
+      r.available_flow = 0;
+      return;
+    }
+    constexpr double kExponent = 1.852;
+    double q_lo = 0, f_lo = p0 - target;
+    double q_hi = options_.fire_flow, f_hi = excess(at_fire_flow);
+    int runs = 0;
+    for (int doubling = 0; f_hi >= 0 && doubling < 30; ++doubling, ++runs) {
+      q_lo = q_hi, f_lo = f_hi;
+      q_hi *= 2;
+      f_hi = excess(run_with_fire_flow(r.element, q_hi));
+    }
+    if (f_hi >= 0) {  // still above at 2^30 times the fire flow: report that, a lower bound
+      r.available_flow = q_hi * net_.units.flow;
+      r.available_flow_runs = runs;
+      return;
+    }
+    double u_lo = std::pow(q_lo, kExponent), u_hi = std::pow(q_hi, kExponent);
+    int side = 0;  // Illinois: which end stayed twice in a row
+    double best = q_lo;
+    for (; runs < 60; ++runs) {
+      const bool secant_ok = f_hi > -1e299;
+      double u = secant_ok ? u_hi - f_hi * (u_hi - u_lo) / (f_hi - f_lo) : 0.5 * (u_lo + u_hi);
+      if (!(u > u_lo && u < u_hi)) u = 0.5 * (u_lo + u_hi);
+      const double q = std::pow(u, 1.0 / kExponent);
+      const double f = excess(run_with_fire_flow(r.element, q));
+      if (f >= 0) {
+        best = q;
+        u_lo = u, f_lo = f;
+        if (side == -1 && secant_ok) f_hi *= 0.5;
+        side = -1;
+      } else {
+        u_hi = u, f_hi = f;
+        if (side == 1) f_lo *= 0.5;
+        side = 1;
+      }
+      if (std::abs(f) <= 1e-3 ||
+          std::pow(u_hi, 1.0 / kExponent) - std::pow(u_lo, 1.0 / kExponent) <= 1e-6 * q) {
+        if (std::abs(f) <= 1e-3) best = q;
+        ++runs;
+        break;
+      }
+    }
+    r.available_flow = best * net_.units.flow;
+    r.available_flow_runs = runs;
+  }
+
+  void run_closure(ScenarioResult& r) {
+    Link& link = net_.links[r.element];
+    const LinkStatus saved = link.status;
+    link.status = LinkStatus::closed;
+    RunMeasure m;
+    try {
+      m = run_network(-1, nullptr);
+    } catch (...) {
+      link.status = saved;
+      throw;
+    }
+    link.status = saved;
+    record(m, r);
+    r.element_pressure = 0;  // as epanet-scenarios: no element pressure for a pipe
+  }
+
+  void run_demand_draw(ScenarioResult& r) {
+    const std::vector<double> factor = demand_multipliers(
+        options_.spec.seed, r.scenario - 1, net_.junction_count, options_.spec.cv);
+    std::vector<double> saved;
+    for (int i = 0; i < net_.junction_count; ++i)
+      for (Demand& d : net_.nodes[i].demands) saved.push_back(d.base), d.base *= factor[i];
+    auto restore = [&] {
+      std::size_t k = 0;
+      for (int i = 0; i < net_.junction_count; ++i)
+        for (Demand& d : net_.nodes[i].demands) d.base = saved[k++];
+    };
+    RunMeasure m;
+    try {
+      m = run_network(-1, nullptr);
+    } catch (...) {
+      restore();
+      throw;
+    }
+    restore();
+    record(m, r);
+  }
+};
+
+// The scenarios' elements: the listed ones, or every junction / pipe.
+std::vector<int> study_elements(const Network& net, const StudyOptions& options) {
+  if (!options.elements.empty()) return options.elements;
+  std::vector<int> out;
+  if (options.spec.kind == StudyKind::fireflow)
+    for (int i = 0; i < net.junction_count; ++i) out.push_back(i);
+  if (options.spec.kind == StudyKind::closure)
+    for (std::size_t k = 0; k < net.links.size(); ++k)
+      if (is_plain_pipe(net.links[k].type)) out.push_back(static_cast<int>(k));
+  if (options.spec.kind == StudyKind::demand)
+    out.assign(static_cast<std::size_t>(options.spec.draws), -1);
+  return out;
+}
+
+int thread_count(int asked, std::size_t scenarios) {
+  int n = asked > 0 ? asked : static_cast<int>(std::thread::hardware_concurrency());
+  n = std::max(1, n);
+  return static_cast<int>(std::min<std::size_t>(n, std::max<std::size_t>(1, scenarios)));
+}
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", v);
+  return text;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string to_string(StudyKind kind) {
+  switch (kind) {
+    case StudyKind::fireflow: return "fireflow";
+    case StudyKind::closure: return "closure";
+    case StudyKind::demand: return "demand";
+  }
+  return "?";
+}
+
+StudySpec parse_study(const std::string& text) {
+  StudySpec spec;
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
+  if (parts.empty()) parts.push_back("");
+  if (parts[0] == "fireflow" || parts[0] == "closure") {
+    if (parts.size() > 1)
+      throw InputError("--study", 0, "'" + parts[0] + "' takes no arguments (got '" + text + "')");
+    spec.kind = parts[0] == "fireflow" ? StudyKind::fireflow : StudyKind::closure;
+    return spec;
+  }
+  if (parts[0] != "demand")
+    throw InputError("--study", 0,
+                     "unknown study '" + text + "' (fireflow, closure or demand:N[:cv[:seed]])");
+  if (parts.size() < 2 || parts.size() > 4)
+    throw InputError("--study", 0, "'" + text + "': demand:N[:cv[:seed]] expected");
+  spec.kind = StudyKind::demand;
+  const double draws = parse_number(parts[1], "the number of draws");
+  if (draws < 1 || draws != std::floor(draws) || draws > 1e8)
+    throw InputError("--study", 0, "the number of draws must be a whole number >= 1, not '" +
+                                       parts[1] + "'");
+  spec.draws = static_cast<int>(draws);
+  if (parts.size() > 2) spec.cv = parse_number(parts[2], "the coefficient of variation");
+  if (spec.cv < 0 || spec.cv > 10)
+    throw InputError("--study", 0,
+                     "the coefficient of variation must be in [0, 10], not '" + parts[2] + "'");
+  if (parts.size() > 3) {
+    const double seed = parse_number(parts[3], "the seed");
+    if (seed < 0 || seed != std::floor(seed) || seed > 9.0e15)
+      throw InputError("--study", 0, "the seed must be a whole number >= 0, not '" + parts[3] + "'");
+    spec.seed = static_cast<std::uint64_t>(seed);
+  }
+  return spec;
+}
+
+std::vector<int> read_study_elements(const std::string& path, const Network& net,
+                                     StudyKind kind) {
+  if (kind == StudyKind::demand)
+    throw InputError(path, 0, "--elements applies to fireflow and closure studies only");
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot open the --elements file");
+  std::vector<int> out;
+  long line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    const std::string id = trim(line.substr(0, line.find(';')));
+    if (id.empty()) continue;
+    if (kind == StudyKind::fireflow) {
+      const int node = net.find_node(id);
+      if (node < 0)
+        throw InputError(path, line_number, "'" + id + "' is not a node of " + net.source);
+      if (!net.is_junction(node))
+        throw InputError(path, line_number,
+                         "'" + id + "' is a " + to_string(net.nodes[node].type) +
+                             ", not a junction: fire flow is studied at junctions");
+      out.push_back(node);
+    } else {
+      const int link = net.find_link(id);
+      if (link < 0)
+        throw InputError(path, line_number, "'" + id + "' is not a link of " + net.source);
+      if (!is_plain_pipe(net.links[link].type))
+        throw InputError(path, line_number,
+                         "'" + id + "' is a " + to_string(net.links[link].type) +
+                             ", not a pipe: closure is studied on pipes");
+      out.push_back(link);
+    }
+  }
+  if (out.empty()) throw InputError(path, line_number, "no element IDs in the --elements file");
+  return out;
+}
+
+std::vector<double> demand_multipliers(std::uint64_t seed, int index, int junctions, double cv) {
+  std::seed_seq seeds{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                      static_cast<std::uint32_t>(index)};
+  std::mt19937_64 generator(seeds);
+  // Uniform in (0, 1] from the top 53 bits: the same numbers with any standard library (the
+  // std::*_distribution classes are not specified bit for bit).
+  auto uniform = [&] { return (static_cast<double>(generator() >> 11) + 1.0) * 0x1.0p-53; };
+  const double sigma = std::sqrt(std::log1p(cv * cv)), mu = -0.5 * sigma * sigma;
+  constexpr double kTwoPi = 6.283185307179586;
+  std::vector<double> out(static_cast<std::size_t>(std::max(0, junctions)));
+  for (std::size_t i = 0; i < out.size(); i += 2) {
+    const double radius = std::sqrt(-2.0 * std::log(uniform())), angle = kTwoPi * uniform();
+    out[i] = std::exp(mu + sigma * radius * std::cos(angle));
+    if (i + 1 < out.size()) out[i + 1] = std::exp(mu + sigma * radius * std::sin(angle));
+  }
+  return out;
+}
+
+int StudyResults::failed() const {
+  return static_cast<int>(
+      std::count_if(scenarios.begin(), scenarios.end(), [](const auto& r) { return !r.ok; }));
+}
+
+StudyResults run_study(const Network& net,
+                       const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
+                       const StudyOptions& options) {
+  const auto start = Clock::now();
+  const std::vector<int> elements = study_elements(net, options);
+  if (elements.empty())
+    throw InputError(net.source, 0,
+                     "nothing to study: the network has no " +
+                         std::string(options.spec.kind == StudyKind::fireflow ? "junction"
+                                                                              : "pipe"));
+  StudyResults out;
+  out.threads = thread_count(options.threads, elements.size());
+  Baseline baseline;
+  std::vector<std::unique_ptr<ScenarioRunner>> runners;
+  runners.push_back(std::make_unique<ScenarioRunner>(net, make_solver(), options, baseline));
+  out.baseline = runners[0]->run_baseline(baseline);
+  for (int t = 1; t < out.threads; ++t) {
+    std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
+    if (!copy) copy = make_solver();
+    runners.push_back(std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline));
+  }
+  out.setup_seconds = since(start);
+
+  const auto scenarios_start = Clock::now();
+  const int total = static_cast<int>(elements.size());
+  out.scenarios.resize(elements.size());
+  std::atomic<int> next{0};
+  std::mutex progress_mutex;
+  int done = 0, failed = 0;
+  std::exception_ptr error;
+  auto work = [&](ScenarioRunner& runner) {
+    try {
+      for (int i; (i = next++) < total;) {
+        out.scenarios[i] = runner.run_scenario(i + 1, elements[i]);
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        ++done;
+        failed += !out.scenarios[i].ok;
+        if (options.on_progress) options.on_progress(done, total, failed);
+      }
+    } catch (...) {  // not a scenario's failure (those are rows): stop the study
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      if (!error) error = std::current_exception();
+      next = total;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < out.threads; ++t) threads.emplace_back(work, std::ref(*runners[t]));
+  work(*runners[0]);
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  out.scenario_seconds = since(scenarios_start);
+  out.solver_name = runners[0]->solver().name();
+  for (const auto& runner : runners) {
+    const int a = runner->solver().analyses();
+    if (a < 0) break;
+    out.analyses = std::max(0, out.analyses) + a;
+  }
+  return out;
+}
+
+std::string study_element_name(const Network& net, StudyKind kind, const ScenarioResult& r) {
+  if (r.scenario == 0) return "baseline";
+  if (kind == StudyKind::demand) return "draw" + std::to_string(r.scenario);
+  return kind == StudyKind::fireflow ? net.nodes[r.element].id : net.links[r.element].id;
+}
+
+void write_study_csv(const std::string& path, const Network& net, const StudyResults& results,
+                     const StudyOptions& options) {
+  std::string text =
+      "scenario,element,ok,iterations,min_pressure,min_node,element_pressure,below_threshold,"
+      "cut_off,min_cut_off,deficit_pct,available_flow,reason\n";
+  auto row = [&](const ScenarioResult& r) {
+    text += std::to_string(r.scenario) + "," +
+            csv_field(study_element_name(net, options.spec.kind, r)) + "," + (r.ok ? "1" : "0") +
+            "," + std::to_string(r.trials) + "," + format_number(r.min_pressure) + "," +
+            (r.min_node >= 0 ? csv_field(net.nodes[r.min_node].id) : "") + "," +
+            format_number(r.element_pressure) + "," + std::to_string(r.below_threshold) + "," +
+            std::to_string(r.cut_off) + "," + (r.min_cut_off ? "1" : "0") + "," +
+            format_number(r.demand_deficit) + "," + format_number(r.available_flow) + "," +
+            csv_field(r.reason) + "\n";
+  };
+  row(results.baseline);
+  for (const ScenarioResult& r : results.scenarios) row(r);
+  write_file_atomically(path, text);
+}
+
+}  // namespace cgs::net

@@ -1,0 +1,122 @@
+// Scenario studies: one network run many times with one change each, in one process, spread over
+// the CPU cores (netsolve --study; network/README.md, "Scenario studies").
+//   fireflow   one scenario per junction (or listed junction): a fire flow added to the base of its
+//              first demand category, as epanet-scenarios' EN_BASEDEMAND (so it follows that
+//              category's pattern and the DEMAND MULTIPLIER in an extended-period run);
+//   closure    one scenario per pipe (or listed pipe), closed for the whole run (initial status);
+//   demand     N draws of independent per-junction demand multipliers, lognormal with mean 1 and
+//              coefficient of variation cv, each draw's generator seeded by (seed, draw index).
+// The engine is built for batches: the baseline run analyses the linear solver once (ordering,
+// symbolic factorisation); every thread gets a copy of that analysed solver, its own copy of the
+// network and one SimulationWorkspace (graph, matrix structure, rules), and runs scenario after
+// scenario on them, each from the initial state with the baseline's time-0 flows as the starting
+// point (warm start). Memory and set-up grow with the threads, not with the scenarios; a
+// scenario's result depends on the scenario only, so the rows are the same for any thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "network/linear_solver.hpp"
+#include "network/network.hpp"
+
+namespace cgs::net {
+
+enum class StudyKind { fireflow, closure, demand };
+
+struct StudySpec {
+  StudyKind kind = StudyKind::fireflow;
+  int draws = 0;           // demand: the number of scenarios
+  double cv = 0.1;         // demand: coefficient of variation of each multiplier
+  std::uint64_t seed = 1;  // demand
+};
+
+// "fireflow", "closure", "demand:N[:cv[:seed]]" (N >= 1, cv >= 0). Throws InputError naming
+// --study and what is wrong.
+StudySpec parse_study(const std::string& text);
+std::string to_string(StudyKind kind);
+
+// --elements FILE: one ID a line (blank lines and ';' comments skipped): junctions for fire flow,
+// pipes for closure. An unknown ID, or one of another kind, is an InputError naming the file and
+// line. Returns node or link indices in the file's order.
+std::vector<int> read_study_elements(const std::string& path, const Network& net, StudyKind kind);
+
+// The demand multipliers of draw `index` (one per junction): lognormal, mean 1, coefficient of
+// variation cv (sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2), normals by Box-Muller from a
+// std::mt19937_64 seeded with seed_seq{seed, index}: the same numbers on every platform and for
+// any thread count.
+std::vector<double> demand_multipliers(std::uint64_t seed, int index, int junctions, double cv);
+
+struct StudyOptions {
+  StudySpec spec;
+  std::vector<int> elements;  // empty: every junction (fire flow) or every pipe (closure)
+  double fire_flow = 0;       // cfs, added to the junction's first demand category
+  long duration = 0;          // seconds; 0 the steady state, < 0 the file's DURATION
+  double pressure_threshold = 0;  // the file's pressure units: junctions below it are counted
+  // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
+  // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
+  double residual_pressure = -1;
+  int threads = 0;         // 0: every core
+  bool warm_start = true;  // false: EPANET's initial flows for every scenario (as EN_INITFLOW)
+  // After each scenario, from the thread that ran it (serialised by the engine).
+  std::function<void(int done, int total, int failed)> on_progress;
+};
+
+inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+// One row of the study. Pressures in the file's units, taken over the junctions at every
+// hydraulic step that was solved, as epanet-scenarios takes them.
+struct ScenarioResult {
+  int scenario = 0;  // 0: the baseline (the unmodified network)
+  int element = -1;  // node (fire flow) or link (closure) index; -1 for the baseline and draws
+  bool ok = false;   // every period solved (EPANET's error 110 or a failed CG solve: not ok)
+  std::string reason;  // why not ok; or a warning (unbalanced periods) when ok
+  int trials = 0;      // gradient-algorithm trials over the periods solved (EPANET's iterations)
+  int periods = 0;     // hydraulic steps solved
+  double min_pressure = kNotMeasured;
+  int min_node = -1;
+  double element_pressure = kNotMeasured;  // fire flow: the junction's, at the last step solved
+  int below_threshold = 0;  // junctions whose pressure fell below the threshold at some step
+  // Junctions joined to no reservoir or tank through open links at some step: their pressures
+  // are set by closed links' 1e-8 couplings (DDA: demand pushed through them, -1e5 psi and
+  // lower), not by the network, and differ between solvers and trial paths.
+  int cut_off = 0;
+  bool min_cut_off = false;  // min_node was one of them at the step of the lowest pressure
+  // Pressure-driven demand: the share of the junctions' demand not delivered, in %, at the step
+  // where it was largest (EPANET's DemandReduction); 0 with demand-driven demands.
+  double demand_deficit = 0;
+  double available_flow = kNotMeasured;  // fire flow with a residual pressure: the file's units
+  int available_flow_runs = 0;           // runs the search for it took
+};
+
+struct StudyResults {
+  ScenarioResult baseline;
+  std::vector<ScenarioResult> scenarios;
+  int threads = 1;
+  double setup_seconds = 0;     // baseline run and the threads' workspaces and solver copies
+  double scenario_seconds = 0;  // the scenarios, wall clock
+  std::string solver_name;
+  int analyses = -1;  // symbolic analyses over all solvers of the study (-1: not counted)
+  int failed() const;
+};
+
+// Runs the baseline, then every scenario. make_solver makes the baseline's solver; the threads'
+// solvers are copies of it once analysed (LinearSolver::clone_analysed), or new ones from
+// make_solver where it cannot be copied. Throws InputError for a network that cannot be studied
+// (no junction or pipe to study, a listed element of the wrong kind).
+StudyResults run_study(const Network& net,
+                       const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
+                       const StudyOptions& options);
+
+// The study CSV: scenario,element,ok,iterations,min_pressure,min_node,element_pressure (the
+// columns of epanet-scenarios' CSV, same formats), then below_threshold,cut_off,min_cut_off,
+// deficit_pct,available_flow,reason. Row 0 is the baseline. Written whole or not at all.
+void write_study_csv(const std::string& path, const Network& net, const StudyResults& results,
+                     const StudyOptions& options);
+std::string study_element_name(const Network& net, StudyKind kind, const ScenarioResult& r);
+
+}  // namespace cgs::net
