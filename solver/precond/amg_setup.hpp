@@ -87,13 +87,13 @@ struct HierarchyOptions {
   int max_levels = 10;     // levels at most, the finest included
   double theta = 0.08;     // strength threshold
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
-  int lanczos_steps = 10;  // per spectral estimate
+  int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
 };
 
 struct Level {
   CsrMatrix<double> A;        // the level's operator; empty at level 0 (the caller's A)
-  Interval spectrum{};        // of D^-1 A (the smoothers' interval)
+  Interval spectrum{};        // of D^-1 A: the Gershgorin bound only (the smoothers' interval)
   // Towards the next level (empty on the coarsest):
   std::vector<char> strong;   // per entry of the operator
   Aggregates aggregates;

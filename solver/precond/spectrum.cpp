@@ -52,6 +52,7 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
     gershgorin = std::max(gershgorin, s);
   }
   steps = int(std::min<index_t>(n, steps));
+  if (steps <= 0) return {gershgorin / 2, gershgorin, gershgorin, gershgorin};  // no estimate
   const std::size_t size = static_cast<std::size_t>(n);
   std::vector<double> v(size), v_old(size, 0.0), w(size);
   std::mt19937_64 rng(20261123);

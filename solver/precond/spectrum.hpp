@@ -12,7 +12,7 @@ namespace cgs::precond {
 
 // Whether a loop over n rows (or entries) is worth a thread team: below this, starting the team
 // and its barriers cost more than the loop (and on a loaded machine far more).
-inline bool worth_threads(index_t n) { return n > 16384; }
+inline bool worth_threads(index_t n) { return n > 100000; }
 
 struct Interval {
   double a, b;        // b: 1.1 x the largest Ritz value, never above Gershgorin; a: the smallest
@@ -20,7 +20,8 @@ struct Interval {
   double gershgorin;  // max_i sum_j |S_ij|, an upper bound of the spectrum
 };
 
-// `steps` Lanczos steps (at most n) on diag(scale) A diag(scale), on every host core.
+// `steps` Lanczos steps (at most n) on diag(scale) A diag(scale), on every host core; with
+// steps = 0 no Lanczos: b = ritz_max = the Gershgorin bound, a = b / 2.
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps);
 
 }  // namespace cgs::precond
