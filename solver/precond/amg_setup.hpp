@@ -87,7 +87,7 @@ struct HierarchyOptions {
   int max_levels = 10;     // levels at most, the finest included
   double theta = 0.08;     // strength threshold
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
-  int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping
+  int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
 };
 
