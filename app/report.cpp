@@ -67,7 +67,8 @@ void print_spmv(std::FILE* out, const SolveReport& s) {
 // A preconditioner's table, indented under its line: a header, then a row per label.
 void print_table(std::FILE* out, const PrecondTable& t) {
   std::fprintf(out, "  %-12s", t.columns.empty() ? t.name.c_str() : t.columns[0].c_str());
-  for (std::size_t c = 1; c < t.columns.size(); ++c) std::fprintf(out, " %12s", t.columns[c].c_str());
+  for (std::size_t c = 1; c < t.columns.size(); ++c)
+    std::fprintf(out, " %12s", t.columns[c].c_str());
   std::fprintf(out, "\n");
   for (const auto& [label, numbers] : t.rows) {
     std::fprintf(out, "  %-12s", label.c_str());

@@ -296,6 +296,17 @@ class VCycleWriter {
     const double upper = L.spectrum.gershgorin, lower = upper / kChebyshevRatio;
     const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
     const int k = o_.sweeps;
+    if (x == kNoSlot && k == 1) {  // one step from 0: out = D^-1 b / theta, no work vectors
+      OpSpec op;
+      op.kind = OpKind::product;
+      op.items = L.n;
+      op.v = b;
+      op.gamma = 1 / theta;
+      op.d = L.scale;
+      op.y = out;
+      w_.op(op);
+      return;
+    }
     const int residual = w_.work(L.n);
     const int direction[2] = {w_.work(L.n), k > 1 ? w_.work(L.n) : kNoSlot};
     OpSpec op;
@@ -305,7 +316,7 @@ class VCycleWriter {
       op.v = b;
       op.gamma = 1 / theta;
       op.d = L.scale;
-      op.y = k == 1 ? out : direction[0];
+      op.y = direction[0];
     } else {  // res = b - A x, d_0 = D^-1 res / theta, out = x + d_0
       op = chebyshev_step(L, x, direction[0], b, x, out);
       op.t = residual;
@@ -317,9 +328,9 @@ class VCycleWriter {
     for (int step = 1; step < k; ++step) {
       const double rho = 1 / (2 * sigma - rho_prev);
       const bool from_zero_first = x == kNoSlot && step == 1;
-      OpSpec s = chebyshev_step(L, direction[(step - 1) % 2], direction[step % 2],
-                                from_zero_first ? b : residual,
-                                from_zero_first ? direction[0] : out, out);
+      OpSpec s =
+          chebyshev_step(L, direction[(step - 1) % 2], direction[step % 2],
+                         from_zero_first ? b : residual, from_zero_first ? direction[0] : out, out);
       s.t = residual;
       s.alpha = rho * rho_prev;
       s.beta = 2 * rho / delta;
@@ -358,9 +369,6 @@ class Amg final : public Preconditioner<T> {
         argument_(spec.argument),
         options_(parse_options(spec)) {}
   std::string name() const override { return argument_.empty() ? "amg" : "amg:" + argument_; }
-
-  // For the tests: the hierarchy the last set-up made.
-  const amg::Hierarchy& hierarchy() const { return h_; }
 
  protected:
   void analyze_pattern(const CsrMatrix<double>& A) override {
@@ -402,8 +410,7 @@ class Amg final : public Preconditioner<T> {
       L.n = Al.rows;
       L.spectrum = h_.levels[l].spectrum;
       const bool last = l + 1 == levels.size();
-      const bool dense = last && Al.rows <= std::max(kDenseRows, options_.hierarchy.coarse);
-      if (dense) {
+      if (last && inverted_densely(Al.rows)) {
         const auto start = Clock::now();
         std::vector<T> inverse = dense_inverse<T>(Al);
         coarse_seconds_ += since(start);
@@ -417,6 +424,10 @@ class Amg final : public Preconditioner<T> {
       L.R = matrix(w, h_.levels[l].restriction.At);
     }
     return levels;
+  }
+
+  bool inverted_densely(index_t coarsest_rows) const {
+    return coarsest_rows <= std::max(kDenseRows, options_.hierarchy.coarse);
   }
 
   // D^-1 for Chebyshev; omega D^-1 with omega = 4 / (3 g) for Jacobi, g the Gershgorin bound
@@ -449,8 +460,7 @@ class Amg final : public Preconditioner<T> {
     complexity << amg::operator_complexity(h_, A);
     this->report_.set_fact("levels", std::to_string(h_.levels.size()) + " (" + rows + " rows)");
     this->report_.set_fact("operator complexity", complexity.str());
-    const index_t last = h_.op(A, h_.levels.size() - 1).rows;
-    const bool dense = last <= std::max(kDenseRows, options_.hierarchy.coarse);
+    const bool dense = inverted_densely(h_.op(A, h_.levels.size() - 1).rows);
     this->report_.set_fact(
         "smoother", std::string(options_.smoother == Smoother::chebyshev ? "Chebyshev degree "
                                                                          : "damped Jacobi x") +

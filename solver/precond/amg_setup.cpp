@@ -58,8 +58,7 @@ std::vector<std::uint64_t> distance2_independent_set(const CsrMatrix<double>& A,
   const std::size_t size = static_cast<std::size_t>(n);
   std::vector<std::uint64_t> state(size), keys(size), near(size);
 #pragma omp parallel for schedule(static) if (worth_threads(n))
-  for (index_t i = 0; i < n; ++i)
-    state[i] = has_strong_neighbour(A, strong, i) ? kUndecided : kOut;
+  for (index_t i = 0; i < n; ++i) state[i] = has_strong_neighbour(A, strong, i) ? kUndecided : kOut;
   for (bool undecided = true; undecided;) {
 #pragma omp parallel for schedule(static) if (worth_threads(n))
     for (index_t i = 0; i < n; ++i) keys[i] = key(state[i], i);
@@ -234,9 +233,9 @@ Prolongator prolongator_pattern(const CsrMatrix<double>& A, const std::vector<ch
       for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
         const index_t j = A.col_idx[k];
         if ((j == i || strong[k]) && of[j] >= 0)
-          p.position[k] = P.row_ptr[i] + index_t(std::lower_bound(columns.begin(), columns.end(),
-                                                                  of[j]) -
-                                                 columns.begin());
+          p.position[k] =
+              P.row_ptr[i] +
+              index_t(std::lower_bound(columns.begin(), columns.end(), of[j]) - columns.begin());
       }
     }
   }
@@ -257,9 +256,9 @@ void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates
     const index_t begin = P.row_ptr[i], end = P.row_ptr[i + 1];
     std::fill(P.values.begin() + begin, P.values.begin() + end, 0.0);
     if (of[i] >= 0) {  // T
-      const index_t at = index_t(
-          std::lower_bound(P.col_idx.begin() + begin, P.col_idx.begin() + end, of[i]) -
-          P.col_idx.begin());
+      const index_t at =
+          index_t(std::lower_bound(P.col_idx.begin() + begin, P.col_idx.begin() + end, of[i]) -
+                  P.col_idx.begin());
       P.values[at] += p.weight[of[i]];
     }
     const double scale = omega / diagonal[i];
@@ -395,12 +394,11 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
     // poisson2d:1000); without weak entries A_F is A.
     const std::vector<double> scale = inverse_sqrt(diagonal);
-    const double rho =
-        has_weak_entries(Al, level.strong)
-            ? spectrum_bounds(filtered_matrix(Al, level.strong, diagonal), scale,
-                              options.lanczos_steps)
-                  .ritz_max
-            : spectrum_bounds(Al, scale, options.lanczos_steps).ritz_max;
+    const double rho = has_weak_entries(Al, level.strong)
+                           ? spectrum_bounds(filtered_matrix(Al, level.strong, diagonal), scale,
+                                             options.lanczos_steps)
+                                 .ritz_max
+                           : spectrum_bounds(Al, scale, options.lanczos_steps).ritz_max;
     level.omega = 4 / (3 * rho);
   });
   timed(h, level, "prolongator", [&] {
@@ -413,9 +411,8 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
 #pragma omp parallel for schedule(static) if (worth_threads(P.nnz()))
     for (index_t k = 0; k < P.nnz(); ++k) R.values[to[k]] = P.values[k];
   });
-  timed(h, level, "galerkin R A P", [&] {
-    galerkin_values(level.restriction.At, Al, level.prolongator.P, h.levels[l + 1].A);
-  });
+  timed(h, level, "galerkin R A P",
+        [&] { galerkin_values(level.restriction.At, Al, level.prolongator.P, h.levels[l + 1].A); });
 }
 
 // The patterns of level l towards a next one: strength, aggregates, P's pattern, R's, and the
@@ -426,24 +423,21 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   const CsrMatrix<double>& Al = h.op(A, l);
   timed(h, level, "strength", [&] { level.strong = strong_connections(Al, options.theta); });
   timed(h, level, "aggregation", [&] {
-    level.aggregates = options.mis2 ? mis2_aggregate(Al, level.strong)
-                                    : greedy_aggregate(Al, level.strong);
+    level.aggregates =
+        options.mis2 ? mis2_aggregate(Al, level.strong) : greedy_aggregate(Al, level.strong);
   });
   if (level.aggregates.count == 0 || level.aggregates.count >= Al.rows) {
     level.strong = {};
     level.aggregates = {};
     return false;
   }
-  timed(h, level, "prolongator", [&] {
-    level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates);
-  });
-  timed(h, level, "restriction", [&] {
-    level.restriction = transpose_with_map(level.prolongator.P);
-  });
+  timed(h, level, "prolongator",
+        [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
+  timed(h, level, "restriction",
+        [&] { level.restriction = transpose_with_map(level.prolongator.P); });
   Level next;
-  timed(h, level, "galerkin R A P", [&] {
-    next.A = galerkin_pattern(level.restriction.At, Al, level.prolongator.P);
-  });
+  timed(h, level, "galerkin R A P",
+        [&] { next.A = galerkin_pattern(level.restriction.At, Al, level.prolongator.P); });
   h.levels.push_back(std::move(next));
   return true;
 }
@@ -454,8 +448,8 @@ Hierarchy build_hierarchy(const CsrMatrix<double>& A, const HierarchyOptions& op
   Hierarchy h;
   h.levels.emplace_back();
   for (std::size_t l = 0;; ++l) {
-    const bool coarsen = h.op(A, l).rows > options.coarse &&
-                         int(l) + 1 < options.max_levels && level_pattern(h, l, A, options);
+    const bool coarsen = h.op(A, l).rows > options.coarse && int(l) + 1 < options.max_levels &&
+                         level_pattern(h, l, A, options);
     level_values(h, l, A, options);
     if (!coarsen) return h;
   }

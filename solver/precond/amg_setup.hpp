@@ -13,10 +13,9 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "formats/csr.hpp"
 #include "solver/precond/sparse_parts.hpp"
@@ -92,15 +91,15 @@ struct HierarchyOptions {
 };
 
 struct Level {
-  CsrMatrix<double> A;        // the level's operator; empty at level 0 (the caller's A)
-  Interval spectrum{};        // of D^-1 A: the Gershgorin bound only (the smoothers' interval)
+  CsrMatrix<double> A;  // the level's operator; empty at level 0 (the caller's A)
+  Interval spectrum{};  // of D^-1 A: the Gershgorin bound only (the smoothers' interval)
   // Towards the next level (empty on the coarsest):
-  std::vector<char> strong;   // per entry of the operator
+  std::vector<char> strong;  // per entry of the operator
   Aggregates aggregates;
-  Prolongator prolongator;    // P
-  Transposed restriction;     // R = P^T, and where each entry of P went in it
-  double omega = 0;           // P's damping, 4 / (3 rho(D_F^-1 A_F))
-  double seconds = 0;         // this level's share of the last set-up
+  Prolongator prolongator;  // P
+  Transposed restriction;   // R = P^T, and where each entry of P went in it
+  double omega = 0;         // P's damping, 4 / (3 rho(D_F^-1 A_F))
+  double seconds = 0;       // this level's share of the last set-up
 };
 
 struct Hierarchy {

@@ -36,8 +36,8 @@ CsrMatrix<double> laplacian1d(index_t n) {
   std::vector<double> v;
   for (index_t i = 0; i < n; ++i) {
     r.push_back(i), c.push_back(i), v.push_back(2);
-    if (i + 1 < n) r.insert(r.end(), {i, i + 1}), c.insert(c.end(), {i + 1, i}),
-        v.insert(v.end(), {-1, -1});
+    if (i + 1 < n)
+      r.insert(r.end(), {i, i + 1}), c.insert(c.end(), {i + 1, i}), v.insert(v.end(), {-1, -1});
   }
   return csr_from_triplets(n, n, r, c, v);
 }
@@ -271,16 +271,15 @@ TEST_CASE("amg: set_values gives the preconditioner a fresh set-up of the new va
     const char* precond;
     double diagonal, off;
   };
-  for (const Change& change : {Change{"amg:coarse=20,theta=0", 3.0, 0.5},
-                               Change{"amg:coarse=20,theta=0", 2.5, 2.5},
-                               Change{"amg:coarse=20", 2.5, 2.5},
-                               Change{"amg:coarse=20,smoother=jacobi", 2.5, 2.5}}) {
+  for (const Change& change :
+       {Change{"amg:coarse=20,theta=0", 3.0, 0.5}, Change{"amg:coarse=20,theta=0", 2.5, 2.5},
+        Change{"amg:coarse=20", 2.5, 2.5}, Change{"amg:coarse=20,smoother=jacobi", 2.5, 2.5}}) {
     CAPTURE(std::string(change.precond));
     CAPTURE(change.diagonal);
     CsrMatrix<double> B = A;
     for (index_t i = 0; i < B.rows; ++i)
       for (index_t k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k)
-        B.values[k] *= B.col_idx[k] != i            ? change.off
+        B.values[k] *= B.col_idx[k] != i               ? change.off
                        : change.diagonal == change.off ? change.diagonal  // uniform: same strength
                                                        : change.diagonal + 0.01 * (i % 7);
     auto M = built(change.precond, A);
@@ -316,7 +315,8 @@ TEST_CASE("amg: iterations stay bounded as the grid grows (poisson2d 64, 128, 25
   CHECK(double(iterations[2]) <= 1.3 * double(iterations[0]));
 }
 
-TEST_CASE("amg: solves awkward systems in float and double: isolated rows, n not a multiple of 32") {
+TEST_CASE(
+    "amg: solves awkward systems in float and double: isolated rows, n not a multiple of 32") {
   const CsrMatrix<double> matrices[] = {jumps_and_isolated(40), laplacian1d(1000 + 7),
                                         random_spd(777, 5, 59)};
   for (const CsrMatrix<double>& A : matrices)
