@@ -1,5 +1,7 @@
 #include "solver/precond/amg_setup.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -319,6 +321,67 @@ CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<d
   return Ac;
 }
 
+CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P) {
+  const index_t nc = R.rows;
+  CsrMatrix<double> Ac;
+  Ac.rows = Ac.cols = nc;
+  Ac.row_ptr.assign(std::size_t(nc) + 1, 0);
+  const int teams = worth_threads(R.nnz()) ? omp_get_max_threads() : 1;
+  std::vector<std::vector<index_t>> columns(std::size_t(teams), std::vector<index_t>{});
+  std::vector<std::vector<double>> values(std::size_t(teams), std::vector<double>{});
+  std::vector<index_t> first_row(std::size_t(teams) + 1, nc);
+#pragma omp parallel num_threads(teams)
+  {
+    const int t = omp_get_thread_num(), team = omp_get_num_threads();
+    const index_t begin = index_t(std::int64_t(nc) * t / team);
+    const index_t end = index_t(std::int64_t(nc) * (t + 1) / team);
+    first_row[std::size_t(t)] = begin;
+    std::vector<index_t>& c = columns[std::size_t(t)];
+    std::vector<double>& v = values[std::size_t(t)];
+    std::vector<std::int64_t> position(std::size_t(nc), -1);  // column -> its entry in c, v
+    std::vector<std::pair<index_t, double>> row;
+    for (index_t I = begin; I < end; ++I) {
+      const std::int64_t start = std::int64_t(c.size());
+      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {  // as galerkin_values
+        const index_t i = R.col_idx[r];
+        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+          const double ra = R.values[r] * A.values[e];
+          const index_t j = A.col_idx[e];
+          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f) {
+            const index_t J = P.col_idx[f];
+            if (position[J] < start) {  // first in this row: 0 + x, as galerkin_values adds
+              position[J] = std::int64_t(c.size());
+              c.push_back(J);
+              v.push_back(0.0);
+            }
+            v[std::size_t(position[J])] += ra * P.values[f];
+          }
+        }
+      }
+      row.clear();
+      for (std::size_t k = std::size_t(start); k < c.size(); ++k) row.emplace_back(c[k], v[k]);
+      std::sort(row.begin(), row.end());
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        c[std::size_t(start) + k] = row[k].first;
+        v[std::size_t(start) + k] = row[k].second;
+      }
+      Ac.row_ptr[I + 1] = index_t(row.size());
+    }
+  }
+  for (index_t I = 0; I < nc; ++I) Ac.row_ptr[I + 1] += Ac.row_ptr[I];
+  Ac.col_idx.resize(std::size_t(Ac.row_ptr[nc]));
+  Ac.values.resize(Ac.col_idx.size());
+  for (int t = 0; t < teams; ++t) {
+    const std::size_t at = std::size_t(Ac.row_ptr[first_row[std::size_t(t)]]);
+    std::copy(columns[std::size_t(t)].begin(), columns[std::size_t(t)].end(),
+              Ac.col_idx.begin() + std::ptrdiff_t(at));
+    std::copy(values[std::size_t(t)].begin(), values[std::size_t(t)].end(),
+              Ac.values.begin() + std::ptrdiff_t(at));
+  }
+  return Ac;
+}
+
 void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                      const CsrMatrix<double>& P, CsrMatrix<double>& Ac) {
   const index_t nc = R.rows;
@@ -411,12 +474,18 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
 #pragma omp parallel for schedule(static) if (worth_threads(P.nnz()))
     for (index_t k = 0; k < P.nnz(); ++k) R.values[to[k]] = P.values[k];
   });
-  timed(h, level, "galerkin R A P",
-        [&] { galerkin_values(level.restriction.At, Al, level.prolongator.P, h.levels[l + 1].A); });
+  timed(h, level, "galerkin R A P", [&] {
+    CsrMatrix<double>& next = h.levels[l + 1].A;
+    if (next.rows == 0)  // the first set-up: pattern and values in one pass
+      next = galerkin_product(level.restriction.At, Al, level.prolongator.P);
+    else
+      galerkin_values(level.restriction.At, Al, level.prolongator.P, next);
+  });
 }
 
-// The patterns of level l towards a next one: strength, aggregates, P's pattern, R's, and the
-// next operator's. False (and nothing kept) when aggregation does not coarsen.
+// The patterns of level l towards a next one: strength, aggregates, P's pattern and R's (the
+// next operator comes with the values). False (and nothing kept) when aggregation does not
+// coarsen.
 bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
                    const HierarchyOptions& options) {
   Level& level = h.levels[l];
@@ -435,10 +504,7 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
         [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
   timed(h, level, "restriction",
         [&] { level.restriction = transpose_with_map(level.prolongator.P); });
-  Level next;
-  timed(h, level, "galerkin R A P",
-        [&] { next.A = galerkin_pattern(level.restriction.At, Al, level.prolongator.P); });
-  h.levels.push_back(std::move(next));
+  h.levels.emplace_back();  // its operator: galerkin_product, once P has values
   return true;
 }
 

@@ -6,7 +6,9 @@
 //   prolongator              prolongator_pattern (tentative P's columns, smoothed P's pattern)
 //                            smooth_prolongator  (P = (I - omega D_F^-1 A_F) T, numbers only)
 //   restriction              R = P^T (transpose_with_map, sparse_parts.hpp)
-//   Galerkin operator        galerkin_pattern / galerkin_values (R A P, symbolic then numeric)
+//   Galerkin operator        galerkin_product (R A P, pattern and values in one pass) on the
+//                            first set-up, galerkin_values (numeric, on its pattern) after;
+//                            galerkin_pattern, the symbolic pass alone, for a GPU's two passes
 // Each pattern function runs once per pattern (analyze); each values function again at every
 // set_values, on the same patterns. Everything runs on every host core and is deterministic:
 // the same matrix gives the same hierarchy bit for bit, whatever the thread count.
@@ -75,11 +77,15 @@ void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates
                         const std::vector<double>& diagonal, double omega, Prolongator& p);
 
 // R A P for R = P^T: the pattern (values zero), then the values on that pattern. Row by row over
-// the coarse rows, each by one thread in a fixed order (so bit for bit reproducible).
+// the coarse rows, each by one thread in a fixed order (so bit for bit reproducible). The first
+// set-up takes galerkin_product, pattern and values in one pass (a third of the work of the two
+// apart, the same values bit for bit); set_values takes galerkin_values on its pattern.
 CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
 void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                      const CsrMatrix<double>& P, CsrMatrix<double>& Ac);
+CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P);
 
 // What shapes the hierarchy (the smoother is the preconditioner's business, not the set-up's).
 struct HierarchyOptions {

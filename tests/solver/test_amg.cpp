@@ -203,6 +203,23 @@ TEST_CASE("amg: each level's P and R A P equal a dense construction from the def
   }
 }
 
+TEST_CASE("amg: R A P in one pass equals its symbolic and numeric passes bit for bit") {
+  const CsrMatrix<double> A = random_spd(400, 5, 67);
+  amg::HierarchyOptions o;
+  o.max_levels = 2;
+  const amg::Hierarchy h = amg::build_hierarchy(A, o);
+  REQUIRE(h.levels.size() == 2);
+  const CsrMatrix<double>& P = h.levels[0].prolongator.P;
+  const CsrMatrix<double>& R = h.levels[0].restriction.At;
+  CsrMatrix<double> two = amg::galerkin_pattern(R, A, P);
+  amg::galerkin_values(R, A, P, two);
+  const CsrMatrix<double> one = amg::galerkin_product(R, A, P);
+  CHECK(one.row_ptr == two.row_ptr);
+  CHECK(one.col_idx == two.col_idx);
+  CHECK(one.values == two.values);
+  CHECK(one.values == h.levels[1].A.values);
+}
+
 TEST_CASE("amg: greedy aggregation of a 1-D chain makes aggregates of three neighbours") {
   const CsrMatrix<double> A = laplacian1d(10);
   const amg::Aggregates g = amg::greedy_aggregate(A, amg::strong_connections(A, 0.08));
