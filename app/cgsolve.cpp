@@ -15,6 +15,7 @@
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "report.hpp"
+#include "solver/distributed/distributed_solve.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace cgs {
@@ -24,6 +25,10 @@ struct Arguments {
   std::string matrix, rhs, x0, output, report, history;
   bool info = false, validate = false, quiet = false;
   SolverCli solver;
+  // The distributed solve (solver/distributed, docs/DISTRIBUTED.md).
+  bool distributed = false;
+  std::string partition = "contiguous", cg_variant = "classic";
+  int replace_every = 0;
 };
 
 // Outputs never destroy inputs: every file read is registered, and every output option that
@@ -91,59 +96,52 @@ void write_history(const std::string& path, const CgResult& cg) {
   });
 }
 
-int run(Arguments& args) {
-  args.solver.resolve();
-  protect_inputs(args);
-  SolveRequest request = args.solver.request;
-  RunSummary run;
-  run.matrix_path = args.matrix;
-  run.rhs_path = args.rhs;
-  if (request.backend.device == Device::gpu) {
-    std::string why;
-    if (!cuda_device_available(&why)) throw DeviceError(why);
-  }
+// The system to solve, read (or generated) and checked: A, b (A * ones without --rhs), x0.
+struct System {
+  CsrMatrix<double> A;
+  std::vector<double> b, x;
+};
 
+System load_system(const Arguments& args, RunSummary& run) {
   const auto start = std::chrono::steady_clock::now();
+  System sys;
   // A Matrix Market file, or a generated matrix (gen:poisson3d:128, see formats/generators.hpp).
-  const CsrMatrix<double> A = is_generator_spec(args.matrix)
-                                  ? generate_matrix(args.matrix)
-                                  : read_matrix_market(args.matrix, &run.matrix_info);
+  sys.A = is_generator_spec(args.matrix) ? generate_matrix(args.matrix)
+                                         : read_matrix_market(args.matrix, &run.matrix_info);
+  const CsrMatrix<double>& A = sys.A;
   if (is_generator_spec(args.matrix)) run.matrix_info.symmetry = MmSymmetry::symmetric;
-  run.stats = compute_stats(A, request.backend.hack_size);
-  if (args.info) {
-    std::printf("matrix     %s (%s)\n%s", args.matrix.c_str(),
-                describe_matrix_info(run.matrix_info).c_str(), format_stats(run.stats).c_str());
-    return kExitOk;
-  }
+  run.stats = compute_stats(A, args.solver.request.backend.hack_size);
+  if (args.info) return sys;
   require_spd_candidate(A, run.matrix_info, args.matrix);
-  std::vector<double> b = args.rhs.empty() ? multiply(A, std::vector<double>(A.rows, 1.0))
-                                           : read_vector_market(args.rhs, A.rows);
-  if (b.size() != std::size_t(A.rows))
+  sys.b = args.rhs.empty() ? multiply(A, std::vector<double>(A.rows, 1.0))
+                           : read_vector_market(args.rhs, A.rows);
+  if (sys.b.size() != std::size_t(A.rows))
     throw InputError(args.rhs, 0,
-                     "the right-hand side has " + std::to_string(b.size()) +
+                     "the right-hand side has " + std::to_string(sys.b.size()) +
                          " entries but the matrix has " + std::to_string(A.rows) + " rows");
-  std::vector<double> x;
   if (!args.x0.empty()) {
-    x = read_vector_market(args.x0, A.rows);
-    if (x.size() != std::size_t(A.rows))
+    sys.x = read_vector_market(args.x0, A.rows);
+    if (sys.x.size() != std::size_t(A.rows))
       throw InputError(args.x0, 0,
-                       "the initial guess has " + std::to_string(x.size()) +
+                       "the initial guess has " + std::to_string(sys.x.size()) +
                            " entries but the matrix has " + std::to_string(A.rows) + " rows");
   }
   run.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.device_description = request.backend.device == Device::gpu      ? cuda_device_description()
-                           : request.backend.device == Device::serial ? "CPU, 1 thread"
-                                                                      : "CPU, OpenMP";
+  return sys;
+}
 
-  bool progress_printed = false;
-  request.cg.record_history = !args.history.empty();
-  if (!args.quiet && isatty(fileno(stderr)))
-    request.cg.progress = progress_printer(&progress_printed);
-  run.solve = solve_system(A, b, x, request);
-  if (progress_printed) std::fprintf(stderr, "\n");
+int print_info(const Arguments& args, const RunSummary& run) {
+  std::printf("matrix     %s (%s)\n%s", args.matrix.c_str(),
+              describe_matrix_info(run.matrix_info).c_str(), format_stats(run.stats).c_str());
+  return kExitOk;
+}
+
+// After the solve (one process, or rank 0 of a distributed one): the checks, the files, the
+// summary and the exit code.
+int report_solution(const Arguments& args, RunSummary& run, const System& sys,
+                    std::vector<double>& x) {
   perturb_for_tests(x);
-
   if (args.rhs.empty()) {
     double error = 0;
     for (double xi : x) error += (xi - 1.0) * (xi - 1.0);
@@ -154,7 +152,7 @@ int run(Arguments& args) {
     v.tol = run.solve.plan.cg.tol;
     v.atol = run.solve.plan.cg.atol;
     v.solve_seconds = run.solve.times.solve_seconds;
-    run.validation = validate_solution(A, b, x, v);
+    run.validation = validate_solution(sys.A, sys.b, x, v);
   }
 
   if (!args.output.empty())
@@ -174,6 +172,111 @@ int run(Arguments& args) {
     return kExitValidationFailed;
   }
   return kExitOk;
+}
+
+int run(Arguments& args) {
+  args.solver.resolve();
+  protect_inputs(args);
+  SolveRequest request = args.solver.request;
+  RunSummary run;
+  run.matrix_path = args.matrix;
+  run.rhs_path = args.rhs;
+  if (request.backend.device == Device::gpu) {
+    std::string why;
+    if (!cuda_device_available(&why)) throw DeviceError(why);
+  }
+  System sys = load_system(args, run);
+  if (args.info) return print_info(args, run);
+  run.device_description = request.backend.device == Device::gpu      ? cuda_device_description()
+                           : request.backend.device == Device::serial ? "CPU, 1 thread"
+                                                                      : "CPU, OpenMP";
+
+  bool progress_printed = false;
+  request.cg.record_history = !args.history.empty();
+  if (!args.quiet && isatty(fileno(stderr)))
+    request.cg.progress = progress_printer(&progress_printed);
+  std::vector<double> x = sys.x;
+  run.solve = solve_system(sys.A, sys.b, x, request);
+  if (progress_printed) std::fprintf(stderr, "\n");
+  return report_solution(args, run, sys, x);
+}
+
+// Every rank of `mpirun -np P cgsolve ...` runs this. Rank 0 reads the inputs and writes every
+// output; the others hold only their rows. An error rank 0 finds in the inputs is shared, so all
+// ranks stop with it (only rank 0 prints it); a failure later on one rank ends the job.
+int run_distributed(Arguments& args, const dist::MpiSession& session) {
+  const bool root = session.rank() == 0;
+  RunSummary run;
+  run.matrix_path = args.matrix;
+  run.rhs_path = args.rhs;
+  System sys;
+  dist::DistributedRequest d;
+  // A generated stencil with b = A * ones and x0 = 0 in row blocks: every rank generates its own
+  // rows (METIS needs the whole graph on rank 0).
+  const bool per_rank = !args.info && args.rhs.empty() && args.x0.empty() &&
+                        args.partition == "contiguous" && dist::generated_per_rank(args.matrix);
+  std::string error;
+  int error_code = kExitBadInput;
+  try {
+    args.solver.resolve();
+    d.request = args.solver.request;
+    d.partition = dist::parse_partition(args.partition);
+    d.variant = dist::parse_cg_variant(args.cg_variant);
+    d.replace_every = args.replace_every;
+    if (d.partition == dist::PartitionKind::metis && !dist::metis_available())
+      (void)dist::make_partition(CsrMatrix<double>{}, 2, d.partition);  // throws why
+    if (d.request.backend.device == Device::gpu) {
+      std::string why;
+      if (!cuda_device_available(&why)) throw DeviceError(why);
+    }
+    if (root) {
+      protect_inputs(args);
+      if (per_rank)
+        run.matrix_info.symmetry = MmSymmetry::symmetric;
+      else
+        sys = load_system(args, run);
+      if (!args.info) (void)dist::distributed_plan(d, sys.A.rows, session.size());
+    }
+  } catch (const DeviceError& e) {
+    error = std::string("GPU not available: ") + e.what();
+    error_code = kExitDeviceUnavailable;
+  } catch (const std::exception& e) {
+    error = std::string("error: ") + e.what();
+  }
+  error = session.share_error(error);
+  if (!error.empty()) {
+    if (root) std::fprintf(stderr, "cgsolve: %s\n", error.c_str());
+    return error_code;
+  }
+  if (args.info) return root ? print_info(args, run) : kExitOk;
+
+  bool progress_printed = false;
+  d.request.cg.record_history = !args.history.empty();
+  if (root && !args.quiet && isatty(fileno(stderr)))
+    d.request.cg.progress = progress_printer(&progress_printed);
+  dist::DistributedOutcome outcome;
+  try {
+    outcome = per_rank ? dist::solve_distributed_generated(session, args.matrix, d, &run.stats)
+                       : dist::solve_distributed(session, root ? &sys.A : nullptr,
+                                                 root ? &sys.b : nullptr, root ? &sys.x : nullptr,
+                                                 d);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cgsolve: rank %d: %s\n", session.rank(), e.what());
+    session.abort(kExitBadInput);
+  }
+  if (progress_printed) std::fprintf(stderr, "\n");
+  if (!root) return outcome.solve.cg.ok() ? kExitOk : kExitNotConverged;  // as rank 0
+  run.solve = std::move(outcome.solve);
+  run.distributed = std::move(outcome.distributed);
+  run.device_description =
+      std::to_string(session.size()) + " MPI ranks, " +
+      (d.request.backend.device == Device::gpu ? "one GPU each" : "CPU, OpenMP in each") +
+      (per_rank ? ", each generating its own rows" : "");
+  if (per_rank && args.validate && run.solve.cg.ok()) {  // the reference needs the whole matrix
+    sys.A = generate_matrix(args.matrix);
+    sys.b = multiply(sys.A, std::vector<double>(sys.A.rows, 1.0));
+  }
+  return report_solution(args, run, sys, outcome.x);
 }
 
 }  // namespace
@@ -202,12 +305,39 @@ int main(int argc, char** argv) {
   app.add_flag("--info", args.info, "Print the matrix statistics and stop");
   app.add_flag("--quiet", args.quiet, "Print nothing but errors");
   add_solver_options(app, args.solver);
+  app.add_flag("--distributed", args.distributed,
+               "Run the distributed solve over the MPI ranks (implied under mpirun with more "
+               "than one process; see docs/DISTRIBUTED.md)");
+  app.add_option("--partition", args.partition,
+                 "Distributed: contiguous (row blocks balanced by nonzeros) or metis (a graph "
+                 "partition that cuts the halo; needs METIS)")
+      ->capture_default_str();
+  app.add_option("--cg-variant", args.cg_variant,
+                 "Distributed: classic (two reductions per iteration) or single-reduction "
+                 "(Chronopoulos-Gear, one reduction of three numbers)")
+      ->capture_default_str();
+  app.add_option("--replace-every", args.replace_every,
+                 "Distributed single-reduction CG: recompute the true residual every k "
+                 "iterations (0 = whenever ||r|| fell 100-fold since the last time)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   }
+  const int launched = dist::launcher_world_size();
   try {
+    if (args.distributed || launched > 1) {
+      if (!dist::mpi_built())
+        throw InputError("this cgsolve was built without MPI" +
+                         (launched > 1 ? ", so each of the " + std::to_string(launched) +
+                                             " processes mpirun started would solve the "
+                                             "whole system alone; configure with an MPI"
+                                       : std::string(": --distributed needs one")));
+      const dist::MpiSession session(&argc, &argv);
+      return run_distributed(args, session);
+    }
     return run(args);
   } catch (const InputError& e) {
     std::fprintf(stderr, "cgsolve: error: %s\n", e.what());

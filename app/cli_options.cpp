@@ -66,9 +66,11 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
       ->capture_default_str();
   app.add_option("--gpu-loop", cli.gpu_loop,
                  "GPU CG loop: persistent (one cooperative kernel for the whole solve), graph "
-                 "(fused kernels replayed as a CUDA graph), generic (separate kernels) or auto; "
-                 "kernels without a row function (CSR stream, cuSPARSE) always run generic")
-      ->check(CLI::IsMember({"auto", "persistent", "graph", "generic"}))
+                 "(fused kernels replayed as a CUDA graph), cluster (a small system held in one "
+                 "thread-block cluster's shared memory; CSR, none or jacobi), generic (separate "
+                 "kernels) or auto; kernels without a row function (CSR stream, cuSPARSE) "
+                 "always run generic")
+      ->check(CLI::IsMember({"auto", "persistent", "graph", "generic", "cluster"}))
       ->capture_default_str();
   app.add_option("--kernel", r.backend.kernel,
                  "GPU kernel variant of the format (see README; empty = the format's default; "
@@ -96,6 +98,7 @@ void SolverCli::resolve() {
   r.gpu_loop = gpu_loop == "persistent" ? GpuLoopAsk::persistent
                : gpu_loop == "graph"    ? GpuLoopAsk::graph
                : gpu_loop == "generic"  ? GpuLoopAsk::generic
+               : gpu_loop == "cluster"  ? GpuLoopAsk::cluster
                                         : GpuLoopAsk::automatic;
   if (rcm && no_rcm) throw InputError("--rcm and --no-rcm contradict each other");
   if (rcm) r.rcm = true;

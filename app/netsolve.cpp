@@ -22,6 +22,7 @@
 #include <set>
 
 #include "app/cli_options.hpp"
+#include "app/demand_model_options.hpp"
 #include "formats/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
@@ -50,6 +51,7 @@ struct Args {
   std::string trace;              // --trace: the periods whose trials are printed
   bool quiet = false;
   RefinementOptions refinement;
+  DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
 };
 
 // What netsolve measured besides the simulation itself.
@@ -117,7 +119,9 @@ void warn_unbalanced(const Network& net, const SimulationResults& s) {
                halted ? ("; UNBALANCED STOP: the run halted at " +
                          clock_text(s.steps.back().time) + ", as EPANET's")
                             .c_str()
-                      : "; the run went on (UNBALANCED CONTINUE)",
+                  : net.options.extra_trials >= 0
+                      ? "; the run went on (UNBALANCED CONTINUE)"
+                      : "; the run went on (UNBALANCED STOP halts only where the flows miss ACCURACY)",
                kExitCompletedWithWarnings);
 }
 
@@ -196,6 +200,29 @@ std::vector<int> ever_cut_off(const SimulationResults& s) {
   return {nodes.begin(), nodes.end()};
 }
 
+const char* pressure_unit_name(const Network& net) {
+  static const char* const names[] = {"psi", "m", "kPa"};
+  return names[static_cast<int>(net.units.pressure_units)];
+}
+
+// Pressure-driven demand: the period with the largest share of demand not delivered.
+void print_demand_deficit(const Network& net, const SimulationResults& s) {
+  const DemandModelOptions& d = net.options.demand;
+  if (d.model != DemandModel::pda || s.steps.empty()) return;
+  const StepReport* worst = &s.steps.front();
+  for (const StepReport& r : s.steps)
+    if (r.solve.demand_reduction > worst->solve.demand_reduction) worst = &r;
+  std::printf("pressure-driven demand (minimum %g, required %g %s, exponent %g): ",
+              d.minimum_pressure, d.required_pressure, pressure_unit_name(net), d.exponent);
+  if (worst->solve.deficient_nodes == 0) {
+    std::printf("every junction delivered its full demand\n");
+    return;
+  }
+  std::printf("%s%d junction(s) short of their demand, %.4g%% of it not delivered\n",
+              s.steps.size() == 1 ? "" : ("at worst, at " + clock_text(worst->time) + ", ").c_str(),
+              worst->solve.deficient_nodes, worst->solve.demand_reduction);
+}
+
 void print_summary(const Network& net, const SimulationResults& s, const LinearSolver& solver,
                    const RunInfo& info) {
   print_network(net, solver, info, s.linear_seconds);
@@ -228,6 +255,7 @@ void print_summary(const Network& net, const SimulationResults& s, const LinearS
       info.total_seconds, info.read_seconds, s.linear_seconds,
       info.total_seconds > 0 ? 100.0 * s.linear_seconds / info.total_seconds : 0.0,
       info.total_seconds - info.read_seconds - s.linear_seconds);
+  print_demand_deficit(net, s);
   const std::vector<int> cut = ever_cut_off(s);
   if (!cut.empty()) {
     std::printf(
@@ -274,6 +302,12 @@ nlohmann::json json_report(const Network& net, const SimulationResults& s, const
                   {"rules", net.rules.size()},
                   {"flow_units", to_string(net.units.flow_units)}};
   j["matrix"] = {{"order", net.junction_count}, {"nnz", info.nnz}};
+  const DemandModelOptions& d = net.options.demand;
+  j["demand_model"] = {{"model", to_string(d.model)},
+                       {"minimum_pressure", d.minimum_pressure},
+                       {"required_pressure", d.required_pressure},
+                       {"pressure_exponent", d.exponent},
+                       {"pressure_units", pressure_unit_name(net)}};
   j["solver"] = {{"kind", sv.kind()}, {"backend", sv.backend()}, {"name", sv.name()}};
   if (const AutotuneRecord a = sv.autotune(); a.inspections > 0)
     j["autotune"] = {
@@ -304,7 +338,9 @@ nlohmann::json json_report(const Network& net, const SimulationResults& s, const
                      {"linear_solves", r.solve.linear_solves},
                      {"linear_iterations", r.solve.linear_iterations},
                      {"linear_seconds", r.solve.linear_seconds},
-                     {"seconds", r.solve.seconds}});
+                     {"seconds", r.solve.seconds},
+                     {"deficient_nodes", r.solve.deficient_nodes},
+                     {"demand_reduction_pct", r.solve.demand_reduction}});
   j["steps"] = steps;
   // The first period in full, as the steady-state report has always had it.
   if (!s.steps.empty()) {
@@ -339,11 +375,11 @@ bool compare_reference(const Args& args, const Network& net, const SimulationRes
       compare_series_with_reference(net, s, nodes, links, 1e-3, 1e-3, flow_noise_floor(net));
   std::printf(
       "vs EPANET: %d reporting times, %ld values compared (%ld cut off); max head error %.3g "
-      "(%s), max flow error %.3g (%s), max tank level error %.3g (%s), %d status differences%s: "
-      "%s\n",
+      "(%s), max flow error %.3g (%s), max demand error %.3g (%s), max tank level error %.3g "
+      "(%s), %d status differences%s: %s\n",
       c.times_compared, c.values_compared, c.cut_off_skipped, c.max_head_error,
-      c.worst_head.c_str(), c.max_flow_error, c.worst_flow.c_str(), c.max_level_error,
-      c.worst_level.c_str(), c.status_mismatches,
+      c.worst_head.c_str(), c.max_flow_error, c.worst_flow.c_str(), c.max_demand_error,
+      c.worst_demand.c_str(), c.max_level_error, c.worst_level.c_str(), c.status_mismatches,
       c.times_missing.empty() ? ""
                               : (", " + std::to_string(c.times_missing.size()) +
                                  " reference times not computed (from " +
@@ -354,6 +390,7 @@ bool compare_reference(const Args& args, const Network& net, const SimulationRes
   report["reference"] = {
       {"times_compared", c.times_compared},   {"times_missing", c.times_missing.size()},
       {"max_head_error", c.max_head_error},   {"max_flow_error", c.max_flow_error},
+      {"max_demand_error", c.max_demand_error},
       {"max_level_error", c.max_level_error}, {"status_mismatches", c.status_mismatches},
       {"failures", c.failure_count},          {"match", c.ok()}};
   return c.ok();
@@ -363,7 +400,9 @@ int run(const Args& args, SolverCli& cli) {
   cli.resolve();
   const auto start = Clock::now();
   RunInfo info;
-  const Network net = read_inp(args.network);
+  Network file_net = read_inp(args.network);
+  apply_demand_model_flags(args.demand_model, file_net);
+  const Network& net = file_net;
   info.read_seconds = since(start);
   SolveRequest request = cli.request;
   if (request.cg.max_iters == 0)  // these systems need far more than 10 n iterations (README)
@@ -452,9 +491,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"direct", "cg"}))
       ->capture_default_str();
   add_solver_options(app, cli);
+  add_demand_model_options(app, args.demand_model);
   app.add_option("--nodes", args.nodes_csv,
                  "Write node results at every reporting time as CSV "
-                 "(time_s,node,head,pressure,demand,cut_off)");
+                 "(time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,"
+                 "deficit,deficit_pct)");
   app.add_option("--links", args.links_csv,
                  "Write link results at every reporting time as CSV "
                  "(time_s,link,flow,headloss,status)");

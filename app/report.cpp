@@ -101,6 +101,77 @@ void print_validation(std::FILE* out, const ValidationReport& v) {
   std::fprintf(out, "\n");
 }
 
+// Per-iteration microseconds of a rank's time.
+double per_iteration_us(double seconds, long iterations) {
+  return iterations > 0 ? micro(seconds) / double(iterations) : 0.0;
+}
+
+void print_distributed(std::FILE* out, const dist::DistributedReport& d, long iterations) {
+  std::fprintf(out, "ranks      %d: %s row blocks, %s CG, %ld reductions per iteration", d.ranks,
+               to_string(d.partition).c_str(), to_string(d.variant).c_str(),
+               d.reductions_per_iteration(iterations));
+  if (d.variant == dist::CgVariant::single_reduction)
+    std::fprintf(out, ", residual replaced %ld times, p.Ap by a dot in %ld iterations",
+                 d.replacements, d.fallbacks);
+  std::fprintf(out, "\n  partition %.4f s, scatter %.4f s, set-up %.4f s\n", d.partition_seconds,
+               d.scatter_seconds, d.setup_seconds);
+  std::fprintf(out,
+               "  rank       rows  nnz local   nnz halo  halo  nbrs | us per iteration: local "
+               "SpMV  halo wait  halo SpMV  allreduce  precond  vector\n");
+  for (const dist::RankSummary& r : d.per_rank) {
+    const dist::RankTimes& t = r.times;
+    auto us = [&](double s) { return per_iteration_us(s, iterations); };
+    std::fprintf(out,
+                 "  %4d %10ld %10ld %10ld %5ld %5ld |                  %9.2f  %9.2f  %9.2f  "
+                 "%9.2f  %7.2f  %6.2f\n",
+                 r.rank, r.rows, r.local_nnz, r.halo_nnz, r.halo_size, r.neighbours,
+                 us(t.local_spmv), us(t.halo_wait), us(t.halo_spmv), us(t.allreduce),
+                 us(t.precond), us(t.vector_ops));
+  }
+  std::size_t received = 0;
+  long products = 0;
+  for (const dist::RankSummary& r : d.per_rank) received += r.times.halo_bytes_received;
+  if (!d.per_rank.empty()) products = d.per_rank.front().times.products;
+  std::fprintf(out, "  halo exchange: %zu bytes per product over all ranks (the halos hold %zu)\n",
+               products > 0 ? received / std::size_t(products) : std::size_t(0),
+               d.halo_bytes_per_product());
+}
+
+nlohmann::json distributed_json(const dist::DistributedReport& d, long iterations) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const dist::RankSummary& r : d.per_rank) {
+    const dist::RankTimes& t = r.times;
+    ranks.push_back({{"rank", r.rank},
+                     {"rows", r.rows},
+                     {"nnz_local", r.local_nnz},
+                     {"nnz_halo", r.halo_nnz},
+                     {"halo_size", r.halo_size},
+                     {"neighbours", r.neighbours},
+                     {"products", t.products},
+                     {"reductions", t.reductions},
+                     {"halo_bytes_received", t.halo_bytes_received},
+                     {"halo_bytes_sent", t.halo_bytes_sent},
+                     {"seconds",
+                      {{"local_spmv", t.local_spmv},
+                       {"halo_wait", t.halo_wait},
+                       {"halo_spmv", t.halo_spmv},
+                       {"allreduce", t.allreduce},
+                       {"precond", t.precond},
+                       {"vector_ops", t.vector_ops}}}});
+  }
+  return {{"partition", to_string(d.partition)},
+          {"cg_variant", to_string(d.variant)},
+          {"replace_every", d.replace_every},
+          {"replacements", d.replacements},
+          {"fallbacks", d.fallbacks},
+          {"reductions_per_iteration", d.reductions_per_iteration(iterations)},
+          {"halo_bytes_per_product", d.halo_bytes_per_product()},
+          {"partition_s", d.partition_seconds},
+          {"scatter_s", d.scatter_seconds},
+          {"setup_s", d.setup_seconds},
+          {"per_rank", ranks}};
+}
+
 }  // namespace
 
 void print_summary(std::FILE* out, const RunSummary& run) {
@@ -124,6 +195,8 @@ void print_summary(std::FILE* out, const RunSummary& run) {
     std::fprintf(out, " in %ld iterations", cg.converged_at);
     if (cg.iterations > cg.converged_at)
       std::fprintf(out, " (%ld run: residual read every %d)", cg.iterations, plan.cg.check_every);
+    if (s.probe_iterations > 0)
+      std::fprintf(out, ", from auto's probe's x after its %ld", s.probe_iterations);
   } else if (cg.status != CgStatus::zero_rhs) {
     std::fprintf(out, " after %ld iterations", cg.iterations);
   }
@@ -140,6 +213,7 @@ void print_summary(std::FILE* out, const RunSummary& run) {
                run.read_seconds, t.reorder_seconds, t.convert_seconds, t.precond_seconds,
                t.upload_seconds, t.solve_seconds, t.download_seconds);
   print_spmv(out, s);
+  if (run.distributed) print_distributed(out, *run.distributed, cg.iterations);
   if (run.validation) print_validation(out, *run.validation);
 }
 
@@ -220,6 +294,7 @@ nlohmann::json to_json(const RunSummary& run) {
                  {"converged", cg.ok()},
                  {"iterations", cg.iterations},
                  {"converged_at", cg.converged_at},
+                 {"probe_iterations", s.probe_iterations},
                  {"relative_residual", cg.relative_residual()},
                  {"true_relative_residual", s.true_relative_residual}};
   if (run.error_vs_ones) j["result"]["error_vs_ones"] = *run.error_vs_ones;
@@ -236,6 +311,8 @@ nlohmann::json to_json(const RunSummary& run) {
                                         ? nlohmann::json(t.solve_seconds / double(cg.iterations))
                                         : nlohmann::json()}};
   j["spmv"] = spmv_json(s);
+  j["ranks"] = run.distributed ? run.distributed->ranks : 1;
+  if (run.distributed) j["distributed"] = distributed_json(*run.distributed, cg.iterations);
   if (run.validation) {
     const ValidationReport& v = *run.validation;
     j["validation"] = {

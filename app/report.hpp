@@ -7,6 +7,7 @@
 
 #include "formats/matrix_market.hpp"
 #include "formats/stats.hpp"
+#include "solver/distributed/distributed_solve.hpp"
 #include "solver/solver.hpp"
 #include "solver/validate.hpp"
 
@@ -21,6 +22,7 @@ struct RunSummary {
   SolveReport solve;                    // its plan says what ran
   std::optional<double> error_vs_ones;  // ||x - 1|| / ||1|| when b = A*1
   std::optional<ValidationReport> validation;
+  std::optional<dist::DistributedReport> distributed;  // a distributed solve (rank 0)
 };
 
 std::string describe_matrix_info(const MatrixMarketInfo& info);

@@ -362,13 +362,14 @@ std::vector<SolverChoice> CgBench::choices_for(Device device) const {
     const std::string list =
         options_.gpu_kernels == "all" ? all_gpu_kernels() : options_.gpu_kernels;
     std::vector<GpuLoopAsk> loops;
-    std::stringstream names(options_.gpu_loops == "all" ? "generic,graph,persistent"
+    std::stringstream names(options_.gpu_loops == "all" ? "generic,graph,persistent,cluster"
                                                         : options_.gpu_loops);
     for (std::string name; std::getline(names, name, ',');) {
       if (name.empty()) continue;
       loops.push_back(name == "persistent" ? GpuLoopAsk::persistent
                       : name == "graph"    ? GpuLoopAsk::graph
                       : name == "generic"  ? GpuLoopAsk::generic
+                      : name == "cluster"  ? GpuLoopAsk::cluster
                       : name == "auto"     ? GpuLoopAsk::automatic
                                            : throw InputError("unknown GPU loop '" + name + "'"));
     }
@@ -832,7 +833,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--gpu-kernels", o.gpu_kernels, "format[:kernel] list, or 'all'")
       ->capture_default_str();
   app.add_option("--gpu-loops", o.gpu_loops,
-                 "GPU CG loops: generic, graph, persistent, auto (list), or 'all'")
+                 "GPU CG loops: generic, graph, persistent, cluster, auto (list), or 'all'")
       ->capture_default_str();
   app.add_option("--cpu-formats", o.cpu_formats, "formats for serial and cpu rows")
       ->capture_default_str();

@@ -1,5 +1,7 @@
 #include "formats/generators.hpp"
 
+#include <optional>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -85,15 +87,24 @@ struct Stencil {
   std::vector<long long> offsets;  // column - row, increasing, 0 = the diagonal
 };
 
+// Rows [first, first + count) of a generated matrix (all of it: {0, -1}); columns stay global.
+struct RowRange {
+  index_t first = 0, count = -1;
+  index_t rows_of(index_t n) const { return count < 0 ? n : std::clamp<index_t>(count, 0, n - std::min(first, n)); }
+};
+
 template <typename InGrid>
 CsrMatrix<double> stencil_matrix(index_t n, std::size_t nnz_hint, const Stencil& stencil,
-                                 InGrid in_grid) {
+                                 InGrid in_grid, RowRange range) {
   CsrMatrix<double> A;
-  A.rows = A.cols = n;
-  A.row_ptr.reserve(std::size_t(n) + 1);
+  A.cols = n;
+  A.rows = range.rows_of(n);
+  const index_t first = std::min(range.first, n);
+  if (A.rows < n) nnz_hint = std::size_t(double(nnz_hint) * A.rows / std::max<index_t>(1, n)) + 1;
+  A.row_ptr.reserve(std::size_t(A.rows) + 1);
   A.col_idx.reserve(nnz_hint);
   A.values.reserve(nnz_hint);
-  for (index_t row = 0; row < n; ++row) {
+  for (index_t row = first; row < first + A.rows; ++row) {
     for (std::size_t k = 0; k < stencil.offsets.size(); ++k) {
       const long long offset = stencil.offsets[k];
       if (!in_grid(row, k)) continue;
@@ -105,7 +116,7 @@ CsrMatrix<double> stencil_matrix(index_t n, std::size_t nnz_hint, const Stencil&
   return A;
 }
 
-CsrMatrix<double> poisson2d(const std::string& spec, std::uint64_t m) {
+CsrMatrix<double> poisson2d(const std::string& spec, std::uint64_t m, RowRange range) {
   check_size(spec, double(m) * m, 5.0 * m * m);
   const long long M = (long long)m;
   const Stencil stencil{4.0, {-M, -1, 0, 1, M}};
@@ -120,10 +131,10 @@ CsrMatrix<double> poisson2d(const std::string& spec, std::uint64_t m) {
       default: return true;
     }
   };
-  return stencil_matrix(index_t(M * M), std::size_t(5 * M * M), stencil, in_grid);
+  return stencil_matrix(index_t(M * M), std::size_t(5 * M * M), stencil, in_grid, range);
 }
 
-CsrMatrix<double> poisson3d(const std::string& spec, std::uint64_t m) {
+CsrMatrix<double> poisson3d(const std::string& spec, std::uint64_t m, RowRange range) {
   check_size(spec, double(m) * m * m, 7.0 * m * m * m);
   const long long M = (long long)m, plane = M * M;
   const Stencil stencil{6.0, {-plane, -M, -1, 0, 1, M, plane}};
@@ -139,10 +150,10 @@ CsrMatrix<double> poisson3d(const std::string& spec, std::uint64_t m) {
       default: return true;
     }
   };
-  return stencil_matrix(index_t(M * plane), std::size_t(7 * M * plane), stencil, in_grid);
+  return stencil_matrix(index_t(M * plane), std::size_t(7 * M * plane), stencil, in_grid, range);
 }
 
-CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t b) {
+CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t b, RowRange range) {
   if (b >= n) bad_spec(spec, "the half-bandwidth must be smaller than N");
   check_size(spec, double(n), double(n) * (2.0 * b + 1));
   const long long B = (long long)b, N = (long long)n;
@@ -152,7 +163,7 @@ CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t
     const long long column = row + (long long)k - B;
     return column >= 0 && column < N;
   };
-  return stencil_matrix(index_t(N), std::size_t(N * (2 * B + 1)), stencil, in_grid);
+  return stencil_matrix(index_t(N), std::size_t(N * (2 * B + 1)), stencil, in_grid, range);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,7 +334,11 @@ CsrMatrix<double> waternet(const std::string& spec, std::uint64_t n, std::uint64
 
 bool is_generator_spec(const std::string& spec) { return spec.rfind("gen:", 0) == 0; }
 
-CsrMatrix<double> generate_matrix(const std::string& spec) {
+namespace {
+
+// The matrix a spec names, or rows of it; nothing for a partial range of a generator whose rows
+// depend on the whole (the random graphs).
+std::optional<CsrMatrix<double>> generate(const std::string& spec, RowRange range) {
   if (!is_generator_spec(spec)) bad_spec(spec, "a generator spec starts with 'gen:'");
   const std::vector<std::string> parts = split(spec, ':');
   const std::string kind = parts.size() > 1 ? parts[1] : "";
@@ -346,25 +361,36 @@ CsrMatrix<double> generate_matrix(const std::string& spec) {
 
   if (kind == "poisson2d") {
     expect_args(1, 1);
-    return poisson2d(spec, positive(0, "M"));
+    return poisson2d(spec, positive(0, "M"), range);
   }
   if (kind == "poisson3d") {
     expect_args(1, 1);
-    return poisson3d(spec, positive(0, "M"));
+    return poisson3d(spec, positive(0, "M"), range);
   }
   if (kind == "banded") {
     expect_args(2, 2);
-    return banded(spec, positive(0, "N"), number(1, "B"));
+    return banded(spec, positive(0, "N"), number(1, "B"), range);
   }
   if (kind == "powerlaw") {
     expect_args(1, 2);
+    if (range.count >= 0) return std::nullopt;
     return powerlaw(spec, positive(0, "N"), seed());
   }
   if (kind == "waternet") {
     expect_args(1, 2);
+    if (range.count >= 0) return std::nullopt;
     return waternet(spec, positive(0, "N"), seed());
   }
   bad_spec(spec, "unknown generator '" + kind + "'");
+}
+
+}  // namespace
+
+CsrMatrix<double> generate_matrix(const std::string& spec) { return *generate(spec, RowRange{}); }
+
+std::optional<CsrMatrix<double>> generate_matrix_rows(const std::string& spec, index_t first,
+                                                      index_t count) {
+  return generate(spec, RowRange{first, std::max<index_t>(count, 0)});
 }
 
 CsrMatrix<double> load_matrix(const std::string& path_or_spec) {

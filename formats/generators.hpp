@@ -16,6 +16,7 @@
 // differs between standard libraries), so a spec gives the same matrix on every platform.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "formats/csr.hpp"
@@ -28,6 +29,14 @@ bool is_generator_spec(const std::string& spec);
 // Builds the matrix a spec names. Throws InputError naming the spec and listing the valid
 // ones when it is malformed, or when the matrix would pass 2^31 - 1 nonzeros.
 CsrMatrix<double> generate_matrix(const std::string& spec);
+
+// Rows [first, first + count) of the matrix a spec names, with global column indices (cols is
+// the whole matrix's n; rows past the end are left out): for the stencils (poisson2d, poisson3d,
+// banded), whose rows are written one by one, so a distributed solve's ranks each generate their
+// own. Nothing for the random graphs (powerlaw, waternet), whose rows depend on the whole graph.
+// Throws InputError for a malformed spec, as generate_matrix does.
+std::optional<CsrMatrix<double>> generate_matrix_rows(const std::string& spec, index_t first,
+                                                      index_t count);
 
 // A generator spec or a Matrix Market file (.mtx, .mtx.gz): the one entry point for programs
 // that take a matrix.

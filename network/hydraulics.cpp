@@ -26,6 +26,23 @@ constexpr double kAC = -5.14214965799093883760e-03;  // -2 * 0.9 * 2 / ln 10 * A
 
 double sign(double x) { return x < 0 ? -1.0 : 1.0; }  // EPANET's SGN: +1 at 0
 
+// EPANET's barrier functions (hydcoeffs.c): a smooth head loss that is ~0 on the allowed side of a
+// flow limit and rises with a slope of 1e9 beyond it. dq: the flow minus its lower (upper) limit.
+void add_lower_barrier(double dq, double& hloss, double& hgrad) {
+  const double a = 1e9 * dq, b = std::sqrt(a * a + 1e-6);
+  hloss += (a - b) / 2.0;
+  hgrad += 1e9 / 2.0 * (1.0 - a / b);
+}
+
+void add_upper_barrier(double dq, double& hloss, double& hgrad) {
+  const double a = 1e9 * dq, b = std::sqrt(a * a + 1e-6);
+  hloss += (a + b) / 2.0;
+  hgrad += 1e9 / 2.0 * (1.0 + a / b);
+}
+
+// pdaconverged's tolerance on delivered demands, a constant of its own in EPANET (cfs).
+constexpr double kPdaFlowTolerance = 0.0001;
+
 bool is_pipe(LinkType t) { return t == LinkType::pipe || t == LinkType::cv_pipe; }
 
 using Clock = std::chrono::steady_clock;
@@ -66,6 +83,7 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   const std::size_t n = net.nodes.size(), m = net.links.size();
   head_.assign(n, 0.0);
   demand_.assign(n, 0.0);
+  delivered_.assign(n, 0.0);
   fixed_inflow_.assign(n, 0.0);
   emitter_flow_.assign(n, 0.0);
   volume_.assign(n, 0.0);
@@ -78,6 +96,11 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   status_.assign(m, LinkStatus::open);
   build_structure();
   compute_resistances();
+  const DemandModelOptions& d = opt_.demand;
+  pda_ = d.model == DemandModel::pda;
+  pmin_ = d.minimum_pressure / net.units.pressure;  // EPANET's convertunits: Pmin /= Ucf[PRESSURE]
+  preq_ = d.required_pressure / net.units.pressure;
+  pexp_ = d.exponent;
 }
 
 // One diagonal per junction and one off-diagonal pair per pair of junctions joined by links
@@ -149,6 +172,7 @@ void GradientAlgorithm::initialise() {
   for (int i = 0; i < nj_; ++i) {
     head_[i] = net_.nodes[i].elevation;
     emitter_flow_[i] = net_.nodes[i].emitter > 0 ? 1.0 : 0.0;
+    delivered_[i] = 0.0;
   }
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
@@ -192,6 +216,7 @@ void GradientAlgorithm::demands(long time) {
       sum += q;
     }
     demand_[i] = sum;
+    delivered_[i] = sum;  // as EPANET: every period starts from full delivery
   }
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& node = net_.nodes[i];
@@ -281,7 +306,7 @@ void GradientAlgorithm::set_link_setting(int k, double value) {
 }
 
 double GradientAlgorithm::node_demand(int node) const {
-  return net_.is_junction(node) ? demand_[node] + emitter_flow_[node] : fixed_inflow_[node];
+  return net_.is_junction(node) ? delivered_[node] + emitter_flow_[node] : fixed_inflow_[node];
 }
 
 // EPANET 2.3's tanklevels(): each tank's volume after dt seconds of its current net inflow, set to
@@ -540,11 +565,21 @@ void GradientAlgorithm::emitter_headloss(int i, double& hloss, double& hgrad) co
   } else {
     hloss = hgrad * q / n;
   }
-  if (!opt_.emitter_backflow) {  // barrier against negative emitter flow
-    const double a = 1e9 * q, b = std::sqrt(a * a + 1e-6);
-    hloss += (a - b) / 2.0;
-    hgrad += 1e9 / 2.0 * (1.0 - a / b);
-  }
+  if (!opt_.emitter_backflow) add_lower_barrier(q, hloss, hgrad);  // no negative emitter flow
+}
+
+// EPANET's demandheadloss: pressure-driven demand as a virtual emitter. The delivered demand d
+// flows from the junction to a reservoir at its elevation + the minimum pressure through a head
+// loss that inverts the demand function, dp (d / full)^n with n = 1 / exponent; barriers keep d
+// between 0 and the full demand.
+void GradientAlgorithm::pda_headloss(int i, double dp, double n, double& hloss,
+                                     double& hgrad) const {
+  const double d = delivered_[i], full = demand_[i];
+  const double r = std::abs(d) / full;
+  hgrad = n * dp * std::pow(r, n - 1.0) / full;
+  hloss = hgrad * d / n;
+  add_lower_barrier(d, hloss, hgrad);
+  add_upper_barrier(d - full, hloss, hgrad);
 }
 
 // ---- matrix assembly --------------------------------------------------------------------------
@@ -595,9 +630,26 @@ void GradientAlgorithm::emitter_contributions() {
   }
 }
 
+// EPANET's demandcoeffs: each junction with a positive demand gets its virtual emitter's
+// conductance on the diagonal (the delivered demand itself enters the flow balance below).
+void GradientAlgorithm::pda_contributions() {
+  if (!pda_) return;
+  const double dp = preq_ - pmin_, n = 1.0 / pexp_;
+  for (int i = 0; i < nj_; ++i) {
+    if (demand_[i] <= 0.0) continue;
+    double hloss, hgrad;
+    pda_headloss(i, dp, n, hloss, hgrad);
+    if (hgrad > 0.0) {
+      add_diag(i, 1.0 / hgrad);
+      add_rhs(i, (hloss + net_.nodes[i].elevation + pmin_) / hgrad);
+    }
+  }
+}
+
+// EPANET's nodecoeffs: the delivered demand leaves each junction's flow balance.
 void GradientAlgorithm::demand_contributions() {
   for (int i = 0; i < nj_; ++i) {
-    xflow_[i] -= demand_[i];
+    xflow_[i] -= delivered_[i];
     add_rhs(i, xflow_[i]);
   }
 }
@@ -662,6 +714,7 @@ const JunctionSystem& GradientAlgorithm::assemble() {
   std::fill(xflow_.begin(), xflow_.end(), 0.0);
   link_contributions();
   emitter_contributions();
+  pda_contributions();
   demand_contributions();
   control_valve_contributions();
   return system_;
@@ -704,8 +757,29 @@ double GradientAlgorithm::update(const std::vector<double>& junction_heads, Tria
     dqsum += std::abs(dq);
     max_dq = std::max(max_dq, std::abs(dq));
   }
+  update_pda_demands(qsum, dqsum, max_dq);
   report.max_flow_change = max_dq;
   return qsum > opt_.accuracy ? dqsum / qsum : dqsum;
+}
+
+// EPANET's newdemandflows: each delivered demand moves by its virtual emitter's flow change, at
+// most 40% of the full demand per trial. Unlike demandcoeffs, EPANET holds the pressure range here
+// to at least MINPDIFF (0.1, compared with the range in ft): kept, for the same trials.
+void GradientAlgorithm::update_pda_demands(double& qsum, double& dqsum, double& max_dq) {
+  if (!pda_) return;
+  const double dp = std::max(preq_ - pmin_, kMinPressureDifference), n = 1.0 / pexp_;
+  for (int i = 0; i < nj_; ++i) {
+    if (demand_[i] <= 0.0) continue;
+    double hloss, hgrad;
+    pda_headloss(i, dp, n, hloss, hgrad);
+    const double dh = head_[i] - net_.nodes[i].elevation - pmin_;
+    double dq = (hloss - dh) / hgrad * relax_;
+    if (std::abs(dq) > 0.4 * demand_[i]) dq = 0.4 * sign(dq) * demand_[i];
+    delivered_[i] -= dq;
+    qsum += std::abs(delivered_[i]);
+    dqsum += std::abs(dq);
+    max_dq = std::max(max_dq, std::abs(dq));
+  }
 }
 
 // EPANET's DAMPLIMIT: with a limit > 0, control valves are checked only once the relative flow
@@ -726,7 +800,40 @@ bool GradientAlgorithm::has_converged(double relative_change) {
     // used and not implemented: refuse rather than approximate.
     throw InputError(net_.source, 0, "HEADERROR / FLOWCHANGE convergence limits are not supported");
   }
+  return !pda_ || pda_converged();
+}
+
+// EPANET's pdaconverged: the demand function at each junction's pressure, against the delivered
+// demand the trials have reached.
+bool GradientAlgorithm::pda_converged() const {
+  const double dp = preq_ - pmin_;
+  for (int i = 0; i < nj_; ++i) {
+    const double full = demand_[i];
+    if (full <= 0.0) continue;
+    const double p = head_[i] - net_.nodes[i].elevation;
+    double q = full;
+    if (p <= pmin_)
+      q = 0.0;
+    else if (p < preq_)
+      q = full * std::pow((p - pmin_) / dp, pexp_);
+    if (std::abs(q - delivered_[i]) > kPdaFlowTolerance) return false;
+  }
   return true;
+}
+
+// pdaconverged's other output: the junctions short of their demand and the shortfall in %.
+void GradientAlgorithm::demand_deficit(PeriodSolve& out) const {
+  out.deficient_nodes = 0;
+  out.demand_reduction = 0;
+  if (!pda_) return;
+  double total = 0, reduction = 0;
+  for (int i = 0; i < nj_; ++i) {
+    if (demand_[i] <= 0.0 || delivered_[i] + kPdaFlowTolerance >= demand_[i]) continue;
+    ++out.deficient_nodes;
+    total += demand_[i];
+    reduction += demand_[i] - delivered_[i];
+  }
+  if (total > 0.0) out.demand_reduction = reduction / total * 100.0;
 }
 
 // ---- status rules (EPANET's hydstatus.c) -------------------------------------------------------
@@ -924,7 +1031,13 @@ HydraulicResults GradientAlgorithm::results() const {
   HydraulicResults r;
   r.head = head_;
   r.demand.assign(net_.nodes.size(), 0.0);
-  for (int i = 0; i < nj_; ++i) r.demand[i] = demand_[i] + emitter_flow_[i];
+  r.required_demand.assign(net_.nodes.size(), 0.0);
+  r.delivered_demand.assign(net_.nodes.size(), 0.0);
+  for (int i = 0; i < nj_; ++i) {
+    r.demand[i] = delivered_[i] + emitter_flow_[i];
+    r.required_demand[i] = demand_[i];
+    r.delivered_demand[i] = delivered_[i];
+  }
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) r.demand[i] = fixed_inflow_[i];
   r.flow = flow_;
   r.status = status_;
@@ -1020,6 +1133,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
   }
   out.converged = converged && out.error.empty();
   out.trials = std::min(trial, max_trials);
+  demand_deficit(out);
   out.relative_flow_change = relerr;
   out.seconds = since(start);
   return out;

@@ -53,6 +53,11 @@ struct PeriodSolve {
   double linear_seconds = 0, seconds = 0;
   bool linear_converged = true;  // every linear solve reached its own test
   std::string error;             // EPANET's error 110, else empty
+  // Pressure-driven demand at the end of the trials (EPANET's DeficientNodes and DemandReduction):
+  // junctions delivering less than their demand (by more than 1e-4 cfs), and their shortfall as a
+  // percentage of their demand. 0 under DDA.
+  int deficient_nodes = 0;
+  double demand_reduction = 0;
 };
 
 struct HydraulicResults {
@@ -64,6 +69,10 @@ struct HydraulicResults {
   // Per node (internal units): head, demand actually delivered (junctions, emitters included) or
   // net inflow (tanks, reservoirs: negative when supplying).
   std::vector<double> head, demand;
+  // Per node, junctions only (0 elsewhere): the consumer demand asked for (EPANET's FullDemand:
+  // base demands x patterns x multiplier) and the part delivered (DemandFlow: all of it under
+  // DDA, what the pressure allows under PDA); emitters not included.
+  std::vector<double> required_demand, delivered_demand;
   std::vector<double> flow;  // per link, cfs
   std::vector<LinkStatus> status;
   std::vector<int> cut_off_nodes;  // not linked to a fixed head through open links
@@ -115,7 +124,10 @@ class GradientAlgorithm {
   bool damp_and_check_valves(double relative_change);
   bool update_link_status();
   bool apply_pressure_controls();
+  // EPANET's hasconverged: ACCURACY, then (PDA) every delivered demand within 1e-4 cfs of what
+  // its junction's pressure gives.
   bool has_converged(double relative_change);
+  bool pda_converged() const;
   // EPANET's badvalve: the factorisation failed at this node; if the first valve joined to it is
   // an active PRV, PSV or FCV, that valve becomes XPRESSURE (XFCV) and its index is returned (the
   // trial is repeated), else -1 (the equations cannot be solved).
@@ -133,8 +145,9 @@ class GradientAlgorithm {
 
   // What rules and time steps read, as EPANET's NodeDemand, LinkFlow, ... (internal units).
   double head(int node) const { return head_[node]; }
-  // Junctions: demand plus emitter flow; tanks and reservoirs: net inflow.
+  // Junctions: delivered demand plus emitter flow; tanks and reservoirs: net inflow.
   double node_demand(int node) const;
+  double delivered_demand(int node) const { return delivered_[node]; }
   double system_demand() const { return system_demand_; }  // sum of positive junction demands
   double flow(int link) const { return flow_[link]; }
   LinkStatus status(int link) const { return status_[link]; }
@@ -147,7 +160,12 @@ class GradientAlgorithm {
   const Network& net_;
   const HydraulicOptions& opt_;
   int nj_;
-  std::vector<double> head_, demand_, fixed_inflow_, emitter_flow_, volume_;
+  // demand_: each junction's consumer demand (EPANET's FullDemand); delivered_: the part delivered
+  // (DemandFlow), equal to it under DDA, a variable of the trials under PDA.
+  std::vector<double> head_, demand_, delivered_, fixed_inflow_, emitter_flow_, volume_;
+  // Pressure-driven demand: EPANET's Pmin and Preq converted to ft, and Pexp.
+  bool pda_ = false;
+  double pmin_ = 0, preq_ = 0, pexp_ = 0.5;
   double system_demand_ = 0;
   double relax_ = 1.0;  // EPANET's RelaxFactor: 0.6 once the trials are within DAMPLIMIT
   std::vector<double> flow_, setting_, P_, Y_, R_, xflow_;
@@ -170,13 +188,17 @@ class GradientAlgorithm {
   void gpv_coefficients(int k);
   void curve_segment(int curve, double q, double& h0, double& r) const;
   void emitter_headloss(int i, double& hloss, double& hgrad) const;
+  void pda_headloss(int i, double dp, double n, double& hloss, double& hgrad) const;
 
   void add_diag(int node, double v);
   void add_rhs(int node, double v);
   void add_offdiag(int link, double v);
   void link_contributions();
   void emitter_contributions();
+  void pda_contributions();
   void demand_contributions();
+  void update_pda_demands(double& qsum, double& dqsum, double& max_dq);
+  void demand_deficit(PeriodSolve& out) const;
   void control_valve_contributions();
 
   LinkStatus check_valve_status(LinkStatus s, double dh, double q) const;

@@ -348,9 +348,7 @@ class InpReader {
       if (w == "MULTIPLIER") {
         o.demand_multiplier = value(2);
       } else if (w == "MODEL") {
-        if (word(2) != "DDA")
-          fail(r.line, "DEMAND MODEL " + t[2] +
-                           " is not supported: only demand-driven analysis (DDA) is implemented");
+        read_demand_model(r);
       } else {
         fail(r.line, "unknown option DEMAND " + t[1]);
       }
@@ -369,16 +367,43 @@ class InpReader {
       o.head_error_limit = value(1);
     } else if (key == "FLOWCHANGE") {
       o.flow_change_limit = value(1);
+    } else if (key == "PRESSURE" && t.size() > 1 && starts_with_keyword(t[1], "EXP")) {
+      pda_value(r, set_pressure_exponent);
     } else if (key == "PRESSURE") {
-      if (t.size() > 1 && !is_number(t[1]) && upper(t[1]) != "EXPONENT")
-        pressure_units_text_ = upper(t[1]);
+      if (t.size() > 1 && !is_number(t[1])) pressure_units_text_ = upper(t[1]);
+    } else if (starts_with_keyword(key, "MINI")) {
+      pda_value(r, set_minimum_pressure);
+    } else if (starts_with_keyword(key, "REQ")) {
+      pda_value(r, set_required_pressure);
     } else if (key == "HYDRAULICS") {
       fail(r.line, "HYDRAULICS USE/SAVE files are not supported");
     } else {
-      // QUALITY, DIFFUSIVITY, TOLERANCE, MAP, MINIMUM/REQUIRED PRESSURE (PDA only), ...: they do
-      // not change a demand-driven hydraulic solution at time 0.
+      // QUALITY, DIFFUSIVITY, TOLERANCE, MAP, ...: they do not change the hydraulics.
       net_.notes.push_back("option " + key + " ignored (no effect on hydraulics at time 0)");
     }
+  }
+
+  // DEMAND MODEL DDA|PDA, matched by prefix as EPANET's findmatch.
+  void read_demand_model(const Record& r) {
+    need(r, 3, "DEMAND MODEL DDA or PDA");
+    DemandModelOptions& d = net_.options.demand;
+    if (starts_with_keyword(r.tokens[2], "DDA"))
+      d.model = DemandModel::dda;
+    else if (starts_with_keyword(r.tokens[2], "PDA"))
+      d.model = DemandModel::pda;
+    else
+      fail(r.line, "invalid option value (EPANET error 213): DEMAND MODEL " + r.tokens[2] +
+                       " (DDA or PDA)");
+  }
+
+  // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
+  // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.
+  using PdaSetter = std::string (*)(DemandModelOptions&, double);
+  void pda_value(const Record& r, PdaSetter set) {
+    need(r, 3, upper(r.tokens[0]) + " " + upper(r.tokens[1]) + " value");
+    const std::string error =
+        set(net_.options.demand, number(r, 2, "option " + upper(r.tokens[0])));
+    if (!error.empty()) fail(r.line, error);
   }
 
   // [TIMES] as EPANET's timedata: the value is the last token when it is a number or a time
@@ -1003,8 +1028,11 @@ class InpReader {
       node.elevation /= u.length;
       for (Demand& d : node.demands) d.base /= u.flow;
       if (node.emitter > 0) {
+        // EPANET's convertunits: emitter coefficients are per psi (specific gravity included) in
+        // US units but per metre of water in SI ones, whatever PRESSURE and SPECIFIC GRAVITY say.
         const double q = net_.options.emitter_exponent;
-        node.emitter = std::pow(u.flow, q) / u.pressure / std::pow(node.emitter, q);
+        const double per_ft = u.si() ? 0.3048 : 0.4333 * net_.options.specific_gravity;
+        node.emitter = std::pow(u.flow, q) / per_ft / std::pow(node.emitter, q);
       }
       if (node.type == NodeType::tank)
         convert_tank(node);
@@ -1141,6 +1169,10 @@ class InpReader {
     if (net_.nodes.empty()) fail(0, "the network has no nodes");
     if (net_.junction_count == static_cast<int>(net_.nodes.size()))
       fail(0, "the network has no reservoir or tank (EPANET error 224)");
+    // EPANET accepts PRESSURE EXPONENT 0 in a file and then computes NaN heads under PDA (its
+    // demand function divides by the exponent); its EN_setdemandmodel refuses it: so does netsolve.
+    if (const std::string pda = pda_limits_error(net_.options.demand); !pda.empty())
+      fail(0, "DEMAND MODEL PDA: " + pda);
     set_units();
     convert_nodes();
     convert_links();

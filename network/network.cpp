@@ -1,6 +1,7 @@
 #include "network/network.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 namespace cgs::net {
 
@@ -36,6 +37,79 @@ double interpolate(const std::vector<double>& x, const std::vector<double>& y, d
   }
   return y.back();
 }
+
+namespace {
+
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
+std::string illegal_limits(const std::string& why) {
+  return "illegal PDA pressure limits (EPANET error 208): " + why;
+}
+
+// The gap EPANET requires between the two pressures (it compares required - minimum with
+// MINPDIFF, so an exact 0.1 gap is allowed).
+bool too_close(double minimum, double required) {
+  return !(required - minimum >= kMinPressureDifference);
+}
+
+std::string closeness(double minimum, double required) {
+  return "the required pressure (" + number_text(required) +
+         ") must be at least 0.1 above the minimum pressure (" + number_text(minimum) + ")";
+}
+
+}  // namespace
+
+std::string set_minimum_pressure(DemandModelOptions& d, double value) {
+  if (value < 0.0)
+    return "invalid option value (EPANET error 213): MINIMUM PRESSURE " + number_text(value) +
+           " is negative";
+  if (d.required_pressure == kMinPressureDifference)
+    d.required_pressure = value + kMinPressureDifference;
+  else if (too_close(value, d.required_pressure))
+    return illegal_limits(closeness(value, d.required_pressure));
+  d.minimum_pressure = value;
+  return "";
+}
+
+std::string set_required_pressure(DemandModelOptions& d, double value) {
+  if (value < 0.0)
+    return "invalid option value (EPANET error 213): REQUIRED PRESSURE " + number_text(value) +
+           " is negative";
+  if (too_close(d.minimum_pressure, value))
+    return illegal_limits(closeness(d.minimum_pressure, value));
+  d.required_pressure = value;
+  return "";
+}
+
+std::string set_pressure_exponent(DemandModelOptions& d, double value) {
+  if (value < 0.0)
+    return "invalid option value (EPANET error 213): PRESSURE EXPONENT " + number_text(value) +
+           " is negative";
+  d.exponent = value;
+  return "";
+}
+
+std::string pda_limits_error(const DemandModelOptions& d) {
+  if (d.model != DemandModel::pda) return "";
+  if (!std::isfinite(d.minimum_pressure) || !std::isfinite(d.required_pressure) ||
+      !std::isfinite(d.exponent))
+    return illegal_limits("the pressures and the exponent must be finite numbers");
+  if (!(d.exponent > 0.0))
+    return illegal_limits("the pressure exponent (" + number_text(d.exponent) +
+                          ") must be positive");
+  if (d.minimum_pressure < 0.0)
+    return illegal_limits("the minimum pressure (" + number_text(d.minimum_pressure) +
+                          ") must not be negative");
+  if (too_close(d.minimum_pressure, d.required_pressure))
+    return illegal_limits(closeness(d.minimum_pressure, d.required_pressure));
+  return "";
+}
+
+std::string to_string(DemandModel model) { return model == DemandModel::pda ? "PDA" : "DDA"; }
 
 std::string to_string(LinkType type) {
   switch (type) {

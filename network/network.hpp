@@ -118,6 +118,36 @@ struct Control {
   long line = 0;
 };
 
+enum class DemandModel { dda, pda };
+
+// EPANET's MINPDIFF: the smallest gap between the minimum and the required pressure of
+// pressure-driven demand, in the file's pressure units (psi, m or kPa) as EPANET checks it.
+inline constexpr double kMinPressureDifference = 0.1;
+
+// Pressure-driven demand (EPANET 2.2+'s DEMAND MODEL PDA): a junction delivers nothing at or below
+// the minimum pressure, its full demand at or above the required pressure, and
+// full x ((p - min) / (req - min))^exponent between. The pressures are kept in the file's units,
+// as EPANET keeps them until it converts its units, so its limits are checked on the numbers the
+// file (or the command line) gave; the gradient algorithm converts them.
+struct DemandModelOptions {
+  DemandModel model = DemandModel::dda;
+  double minimum_pressure = 0;
+  double required_pressure = kMinPressureDifference;  // EPANET's default
+  double exponent = 0.5;
+};
+
+// EPANET's rules for the PDA limits, as the .inp reader applies them line by line (input3.c): a
+// MINIMUM PRESSURE given while the required pressure is still at its default moves the required
+// pressure to minimum + MINPDIFF; otherwise the two must stay MINPDIFF apart (error 208). Each
+// returns an empty string, or why the value is refused with EPANET's error code.
+std::string set_minimum_pressure(DemandModelOptions& d, double value);
+std::string set_required_pressure(DemandModelOptions& d, double value);
+std::string set_pressure_exponent(DemandModelOptions& d, double value);
+// EPANET's EN_setdemandmodel check of the whole set for PDA (error 208): exponent > 0, minimum
+// >= 0, required >= minimum + MINPDIFF. Empty when valid (or DDA).
+std::string pda_limits_error(const DemandModelOptions& d);
+std::string to_string(DemandModel model);
+
 struct HydraulicOptions {
   HeadlossFormula formula = HeadlossFormula::hazen_williams;
   double viscosity = 1.1e-5;  // ft^2/s
@@ -137,6 +167,7 @@ struct HydraulicOptions {
   double flow_change_limit = 0;
   bool emitter_backflow = true;
   std::string default_pattern_id = "1";
+  DemandModelOptions demand;
 };
 
 // [TIMES], in seconds, after EPANET's adjustdata: a hydraulic step no longer than the pattern

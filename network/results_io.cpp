@@ -143,6 +143,24 @@ void append_number(std::string& out, double v) {
   out.append(buffer, error == std::errc() ? end : buffer);
 }
 
+// EPANET's EN_DEMANDDEFICIT: what is not delivered, 0 where nothing is required.
+double demand_deficit(double required, double delivered) {
+  return required > 0.0 ? std::max(required - delivered, 0.0) : 0.0;
+}
+
+// required_demand,delivered_demand,deficit,deficit_pct and the end of the row.
+void append_demands(std::string& out, const Network& net, double required, double delivered) {
+  const double deficit = demand_deficit(required, delivered);
+  append_number(out, user_flow(net, required));
+  out += ',';
+  append_number(out, user_flow(net, delivered));
+  out += ',';
+  append_number(out, user_flow(net, deficit));
+  out += ',';
+  append_number(out, required > 0.0 ? 100.0 * deficit / required : 0.0);
+  out += '\n';
+}
+
 // Rows are built in memory a reporting time at a time and written by the atomic writer.
 template <typename Row>
 void write_series(const std::string& path, const char* header, const SimulationResults& s,
@@ -162,7 +180,10 @@ void write_series(const std::string& path, const char* header, const SimulationR
 
 void write_node_series_csv(const std::string& path, const Network& net,
                            const SimulationResults& s) {
-  write_series(path, "time_s,node,head,pressure,demand,cut_off\n", s,
+  const char* header =
+      "time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,"
+      "deficit_pct\n";
+  write_series(path, header, s,
                [&](const Snapshot& snap, std::string& text) {
                  std::vector<char> cut(net.nodes.size(), 0);
                  for (int n : snap.cut_off) cut[n] = 1;
@@ -176,7 +197,8 @@ void write_node_series_csv(const std::string& path, const Network& net,
                    append_number(text, user_pressure(net, static_cast<int>(i), snap.head[i]));
                    text += ',';
                    append_number(text, user_flow(net, snap.demand[i]));
-                   text += cut[i] ? ",1\n" : ",0\n";
+                   text += cut[i] ? ",1," : ",0,";
+                   append_demands(text, net, snap.required_demand[i], snap.delivered_demand[i]);
                  }
                });
 }
@@ -283,6 +305,7 @@ class CsvReader {
 struct Layout {
   bool series = false;  // time_s first
   std::size_t id = 0, value = 2, status = 4;
+  std::size_t demand = 4;  // nodes: EPANET's demand (delivered, emitters included)
 };
 
 Layout layout_of(const std::vector<std::string>& header, const std::string& path) {
@@ -327,6 +350,19 @@ SeriesComparison compare_series_with_reference(const Network& net, const Simulat
     compared.insert(time);
     return &s.reports[it->second];
   };
+  // A junction's demand (delivered, emitters included) as a flow: within flow_tolerance
+  // (absolute or relative) or the noise floor.
+  auto compare_demand = [&](int n, long time, const Snapshot& snap, const CsvReader& in,
+                            const std::vector<std::string>& f, const Layout& l) {
+    const double expected = in.number(f[l.demand]), ours = user_flow(net, snap.demand[n]);
+    const double absolute = std::abs(ours - expected);
+    const double error = std::min(absolute, absolute / std::max(std::abs(expected), 1e-300));
+    ++c.values_compared;
+    if (error > c.max_demand_error) c.max_demand_error = error, c.worst_demand = at(f[l.id], time);
+    if (!(error <= flow_tolerance) && !(absolute <= flow_noise_floor))
+      fail("node " + at(f[l.id], time) + ": demand " + format(ours) + " vs EPANET " +
+           format(expected));
+  };
   std::vector<std::string> f;
   {
     CsvReader in(nodes_csv);
@@ -356,6 +392,7 @@ SeriesComparison compare_series_with_reference(const Network& net, const Simulat
       if (!(error <= head_tolerance))
         fail((tank ? "tank " : "node ") + at(f[l.id], time) + ": head " + format(ours) +
              " vs EPANET " + format(expected));
+      if (net.is_junction(n) && f.size() > l.demand) compare_demand(n, time, *snap, in, f, l);
     }
   }
   {

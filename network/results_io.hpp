@@ -48,9 +48,13 @@ double flow_noise_floor(const Network& net);
 // ---- extended-period series ------------------------------------------------------------------
 
 // The reporting times of a run as CSV, whole or not at all: nodes
-// (time_s,node,head,pressure,demand,cut_off; cut_off 1 for a junction joined to no reservoir or
-// tank through open links at that time), links (time_s,link,flow,headloss,status), tanks
-// (time_s,tank,level,head,volume; level above the tank's bottom, volume in ft3 or m3).
+// (time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,deficit_pct;
+// demand as EPANET's: delivered plus emitter flow; cut_off 1 for a junction joined to no
+// reservoir or tank through open links at that time; required and delivered consumer demand,
+// deficit = required - delivered (EPANET's EN_DEMANDDEFICIT, 0 where nothing is required) and its
+// percentage of the required: pressure-driven demand, 0 under DDA), links
+// (time_s,link,flow,headloss,status), tanks (time_s,tank,level,head,volume; level above the
+// tank's bottom, volume in ft3 or m3).
 void write_node_series_csv(const std::string& path, const Network& net, const SimulationResults& s);
 void write_link_series_csv(const std::string& path, const Network& net, const SimulationResults& s);
 void write_tank_series_csv(const std::string& path, const Network& net, const SimulationResults& s);
@@ -64,7 +68,8 @@ struct SeriesComparison {
   std::vector<long> times_missing;  // in the reference, not computed (the run stopped before)
   long values_compared = 0, cut_off_skipped = 0;
   double max_head_error = 0, max_flow_error = 0, max_level_error = 0;  // network units
-  std::string worst_head, worst_flow, worst_level;                     // "id at t s"
+  double max_demand_error = 0;  // junction demands, min(absolute, relative) as flows
+  std::string worst_head, worst_flow, worst_level, worst_demand;  // "id at t s"
   int status_mismatches = 0;
   std::vector<std::string> failures;  // the first 20
   int failure_count = 0;
@@ -73,7 +78,8 @@ struct SeriesComparison {
 
 // The whole series against EPANET's (reference-eps layout, plain or gzipped, or the time-0 layout
 // node,type,head,... read as time 0): heads within head_tolerance at every node joined to a
-// reservoir or tank at that time (tank levels are tank heads), flows within flow_tolerance
+// reservoir or tank at that time (tank levels are tank heads), junction demands (delivered,
+// emitters included: EPANET's demand column) and flows within flow_tolerance
 // (min of absolute and relative, or absolute below flow_noise_floor) and equal statuses at every
 // link not between two cut-off nodes.
 SeriesComparison compare_series_with_reference(const Network& net, const SimulationResults& s,

@@ -143,6 +143,8 @@ Snapshot snapshot(const GradientAlgorithm& state, const NetworkGraph& graph,
   s.time = time;
   s.head = std::move(r.head);
   s.demand = std::move(r.demand);
+  s.required_demand = std::move(r.required_demand);
+  s.delivered_demand = std::move(r.delivered_demand);
   s.flow = std::move(r.flow);
   s.status = std::move(r.status);
   for (int n : tanks) s.volume.push_back(state.volume(n));

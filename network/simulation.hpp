@@ -28,6 +28,8 @@ struct Snapshot {
   std::vector<double> head;  // per node
   std::vector<double>
       demand;                // junctions: delivered (emitters included); tanks, reservoirs: inflow
+  // Junctions' consumer demand asked for and delivered (emitters apart; equal under DDA).
+  std::vector<double> required_demand, delivered_demand;
   std::vector<double> flow;  // per link, 0 when closed
   std::vector<LinkStatus> status;
   std::vector<double> volume;  // per tank, in the order of SimulationResults::tanks

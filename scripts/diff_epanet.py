@@ -11,9 +11,16 @@ on each, and compares heads, flows, link statuses and tank levels at every repor
                          [--data ../shared/data/networks] [--networks Net1,Net3,...]
                          [--variants N] [--first K] [--seed S] [--jobs J] [--keep DIR] [--only I]
                          [--csv results.csv] [--quiet]
+                         [--pda PMIN PREQ PEXP] [--unmodified] [--duration SECONDS]
 
 Each variant's seed is (S, its index), so `--only I` regenerates one variant exactly; --keep DIR
 writes every variant that does not match there (its .inp, EPANET's series, netsolve's output).
+
+Pressure-driven demand (issue 23): --pda PMIN PREQ PEXP runs both under EPANET's PDA model with
+those pressures (the file's pressure units): epanet-run --pda, netsolve --demand-model pda
+--minimum-pressure ... . --unmodified runs the networks as they are (variant i is network i, no
+change), --duration S sets both programs' duration (0: the steady state), and --networks all takes
+every .inp of --data: together they check PDA on every shared network.
 
 Outcomes (one per variant):
   match          both complete (netsolve's exit 0, or 5: completed with UNBALANCED warnings);
@@ -33,8 +40,10 @@ Outcomes (one per variant):
 Exit status: 0 when no variant is `differ` or `netsolve-error`, 1 otherwise, 2 on bad arguments.
 A csv (--csv) has one row per variant with its outcome, counts by kind and its changes.
 
-Tolerances (issue 29): heads and tank levels 1e-3 (file units), flows 1e-3 absolute or relative
-(plus 1e-5 cfs, the noise floor of links in the low-flow linearisation), statuses equal.
+Tolerances (issue 29): heads and tank levels 1e-3 (file units), flows and node demands (EPANET's
+demand column: delivered demand plus emitter flow; reservoirs' and tanks' net inflow) 1e-3
+absolute or relative (plus 1e-5 cfs, the noise floor of links in the low-flow linearisation),
+statuses equal.
 Junctions that netsolve reports cut off (joined to no tank or reservoir through open links: their
 heads are not determined) are not compared.
 """
@@ -292,12 +301,14 @@ def vary_valves(inp, rng, done):
         done.append("valve %s %s %s" % (f[0], f[4], f[5]))
 
 
-def make_variant(data, networks, seed, index):
+def make_variant(data, networks, seed, index, unmodified=False):
     """(network name, .inp text, changes) of variant `index`: a function of (seed, index) only."""
     rng = random.Random("%d:%d" % (seed, index))
     name = networks[index % len(networks)]
     with open(os.path.join(data, name + ".inp"), encoding="latin-1") as f:
         inp = Inp(f.read())
+    if unmodified:
+        return name, inp.text(), ["unmodified"]
     changes = mutate(inp, rng)
     vary_solver(inp, random.Random("%d:%d:solver" % (seed, index)), changes)
     return name, inp.text(), changes
@@ -338,7 +349,7 @@ def compare(inp_text, epa_dir, ns_dir):
     """The differences at every reporting time EPANET wrote, counted by kind, with the first few."""
     noise = 1e-5 * flow_units(inp_text)
     tanks = tank_ids(inp_text)
-    diffs = {"head": 0, "tank": 0, "flow": 0, "status": 0, "missing": 0}
+    diffs = {"head": 0, "tank": 0, "flow": 0, "demand": 0, "status": 0, "missing": 0}
     first = []
 
     scale = {}  # per reporting time: the largest difference in units of its tolerance
@@ -363,6 +374,11 @@ def compare(inp_text, epa_dir, ns_dir):
             note("tank" if key[1] in tanks else "head", key[0],
                  "%s %.6g vs EPANET %.6g" % (key[1], float(n["head"]), float(e["head"])),
                  d / HEAD_TOL)
+        q, qe = float(n["demand"]), float(e["demand"])
+        d = abs(q - qe)
+        if not (d <= FLOW_TOL or d <= FLOW_TOL * abs(qe) or d <= noise):
+            note("demand", key[0], "%s %.6g vs EPANET %.6g" % (key[1], q, qe),
+                 min(d, d / max(abs(qe), 1e-300)) / FLOW_TOL)
     el, nl = read_series(epa_dir + "/links.csv"), read_series(ns_dir + "/links.csv")
     for key, e in el.items():
         n = nl.get(key)
@@ -380,7 +396,7 @@ def compare(inp_text, epa_dir, ns_dir):
     return diffs, first
 
 
-KINDS = ("head", "tank", "flow", "status", "missing")
+KINDS = ("head", "tank", "flow", "demand", "status", "missing")
 
 
 def differs(diffs):
@@ -415,8 +431,8 @@ def epanet_self_difference(args, work, name, text, before):
             f.write(permuted_junctions(text, how))
         out = work + "/epanet-" + how
         os.makedirs(out, exist_ok=True)
-        rc, _ = run([args.epanet, inp, "--runs", "1", "--nodes", out + "/nodes.csv",
-                     "--links", out + "/links.csv"], args.timeout)
+        rc, _ = run([args.epanet, inp, "--runs", "1"] + epanet_flags(args) +
+                    ["--nodes", out + "/nodes.csv", "--links", out + "/links.csv"], args.timeout)
         if rc != 0:
             return 0, how  # EPANET itself stops with an error on the reordered copy
         diffs, _ = compare(text, work + "/epanet", out)
@@ -438,16 +454,31 @@ def epanet_accuracy_difference(args, work, name, text, at, size):
         f.write(inp.text())
     out = work + "/epanet-tight"
     os.makedirs(out, exist_ok=True)
-    rc, _ = run([args.epanet, path, "--runs", "1", "--nodes", out + "/nodes.csv",
-                 "--links", out + "/links.csv"], args.timeout)
+    rc, _ = run([args.epanet, path, "--runs", "1"] + epanet_flags(args) +
+                ["--nodes", out + "/nodes.csv", "--links", out + "/links.csv"], args.timeout)
     if rc != 0:
         return False
     diffs, _ = compare(text, work + "/epanet", out)
     return diffs["scale"].get(at, 0.0) >= 0.5 * size
 
 
+def epanet_flags(args):
+    """epanet-run's flags for the demand model and duration asked for."""
+    flags = ["--pda"] + args.pda if args.pda else []
+    return flags + (["--duration", str(args.duration)] if args.duration is not None else [])
+
+
+def netsolve_flags(args):
+    flags = []
+    if args.pda:
+        flags = ["--demand-model", "pda", "--minimum-pressure", args.pda[0],
+                 "--required-pressure", args.pda[1], "--pressure-exponent", args.pda[2]]
+    return flags + (["--duration", "%ds" % args.duration] if args.duration is not None else [])
+
+
 def run_variant(args, index):
-    name, text, changes = make_variant(args.data, args.networks, args.seed, index)
+    name, text, changes = make_variant(args.data, args.networks, args.seed, index,
+                                       args.unmodified)
     work = tempfile.mkdtemp(prefix="diffepa.")
     try:
         inp = os.path.join(work, "%s_v%d.inp" % (name, index))
@@ -455,10 +486,11 @@ def run_variant(args, index):
             f.write(text)
         os.makedirs(work + "/epanet")
         os.makedirs(work + "/netsolve")
-        erc, eout = run([args.epanet, inp, "--runs", "1", "--nodes", work + "/epanet/nodes.csv",
+        erc, eout = run([args.epanet, inp, "--runs", "1"] + epanet_flags(args) +
+                        ["--nodes", work + "/epanet/nodes.csv",
                          "--links", work + "/epanet/links.csv"], args.timeout)
-        nrc, nout = run([args.netsolve, "--network", inp, "--quiet",
-                         "--nodes", work + "/netsolve/nodes.csv",
+        nrc, nout = run([args.netsolve, "--network", inp, "--quiet"] + netsolve_flags(args) +
+                        ["--nodes", work + "/netsolve/nodes.csv",
                          "--links", work + "/netsolve/links.csv"], args.timeout)
         epanet_ok = erc == 0
         warnings = re.search(r"(\d+) warnings", eout)
@@ -526,10 +558,20 @@ def main():
     p.add_argument("--csv", default="")
     p.add_argument("--print-variant", action="store_true", help="print --only's .inp and exit")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--pda", nargs=3, metavar=("PMIN", "PREQ", "PEXP"),
+                   help="both programs under pressure-driven demand with these pressures")
+    p.add_argument("--unmodified", action="store_true",
+                   help="the networks as they are: variant i is network i, unchanged")
+    p.add_argument("--duration", type=int, default=None,
+                   help="duration in seconds for both programs (0: steady state)")
     args = p.parse_args()
-    args.networks = [n for n in args.networks.split(",") if n]
+    if args.networks == "all":
+        args.networks = sorted(f[:-4] for f in os.listdir(args.data) if f.endswith(".inp"))
+    else:
+        args.networks = [n for n in args.networks.split(",") if n]
     if args.print_variant:
-        sys.stdout.write(make_variant(args.data, args.networks, args.seed, args.only)[1])
+        sys.stdout.write(make_variant(args.data, args.networks, args.seed, args.only,
+                                      args.unmodified)[1])
         return 0
     for tool in (args.netsolve, args.epanet):
         if not os.access(tool, os.X_OK):
@@ -563,14 +605,15 @@ def main():
             w = csv.writer(f)
             w.writerow(["index", "network", "outcome", "within_accuracy", "epanet_rc",
                         "epanet_warnings",
-                        "netsolve_rc", "head", "tank", "flow", "status", "missing", "first",
+                        "netsolve_rc", "head", "tank", "flow", "demand", "status", "missing",
+                        "first",
                         "message", "changes"])
             for r in results:
                 d = r["diffs"]
                 w.writerow([r["index"], r["network"], r["outcome"], int(bool(r.get("accuracy_level"))),
                             r["epanet_rc"],
                             r["epanet_warnings"], r["netsolve_rc"]] +
-                           [d.get(k, "") for k in ("head", "tank", "flow", "status", "missing")] +
+                           [d.get(k, "") for k in KINDS] +
                            [" | ".join(r["first"][:2]), r["message"], " | ".join(r["changes"])])
     within = sum(1 for r in results if r.get("accuracy_level"))
     print("diff_epanet: %d variants (seed %d) in %.1f s: %s (%d of the differences within "

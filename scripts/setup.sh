@@ -19,6 +19,26 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# Optional: MPI for the distributed solve, METIS for --partition metis (docs/DISTRIBUTED.md).
+# Without them cgsolve builds and runs as one process; a failure to install them is not fatal.
+optional=(libopenmpi-dev openmpi-bin libmetis-dev)
+missing=()
+for p in "${optional[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing the optional ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null ||
+    echo "setup: could not install ${missing[*]}; building without them"
+fi
+
+# NCCL for GPU ranks: the CUDA toolkit's, or the nvidia-nccl Python package's (GPU hosts).
+if [[ -z "${NCCL_ROOT:-}" ]] && nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))" 2>/dev/null); then
+  export NCCL_ROOT="$nccl"
+fi
+
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi

@@ -1,5 +1,6 @@
 // Built instead of solver/cuda/*.cu when no CUDA compiler was found: every GPU request of the
 // solver fails with a DeviceError that says so (cgsolve exits 4); the CPU paths work as usual.
+#include "solver/cuda/cluster_cg.hpp"
 #include "solver/cuda/cuda_ops.hpp"
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/precond/device_program.hpp"
@@ -26,6 +27,16 @@ PersistentLimits persistent_limits(Format, int) {
   throw DeviceError(kNoCuda);
 }
 
+template <typename T>
+ClusterFit cluster_fit(index_t, const index_t*, int, bool) {
+  throw DeviceError(kNoCuda);
+}
+
+template <typename T>
+std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, int, bool) {
+  throw DeviceError(kNoCuda);
+}
+
 namespace precond {
 template <typename T>
 std::unique_ptr<DeviceProgram<T>> make_device_program(const ProgramSpec<T>&) {
@@ -39,7 +50,10 @@ template std::unique_ptr<DeviceProgram<double>> make_device_program(const Progra
   template std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t);                \
   template std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t,   \
                                                                 Preconditioner<T>&, Loop); \
-  template PersistentLimits persistent_limits<T>(Format, int);
+  template PersistentLimits persistent_limits<T>(Format, int);                              \
+  template ClusterFit cluster_fit<T>(index_t, const index_t*, int, bool);                    \
+  template std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, \
+                                                         int, bool);
 CGS_NO_CUDA(float)
 CGS_NO_CUDA(double)
 #undef CGS_NO_CUDA

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "formats/stats.hpp"
+#include "solver/cuda/cluster_cg.hpp"
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "spmv/kernel_registry.hpp"
@@ -130,8 +131,28 @@ std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const
   return kernel;
 }
 
-// Persistent or graph on the GPU, or generic for a kernel without a row function.
-Loop choose_gpu_loop(const SolveRequest& r, const MatrixStats& stats, Plan& plan) {
+// The cluster loop (solver/cuda/cluster_cg.hpp) where it can run: CSR rows, a pointwise
+// preconditioner (its vectors are all it holds besides the matrix), the system in one cluster's
+// shared memory. Otherwise "" and why not in `why_not`.
+bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string& why) {
+  if (plan.format != Format::csr) {
+    why = "it holds CSR rows only, not " + to_string(plan.format);
+    return false;
+  }
+  if (plan.precond.name != "none" && plan.precond.name != "jacobi") {
+    why = "it runs the pointwise preconditioners only (none, jacobi), not " + plan.precond.name;
+    return false;
+  }
+  const ClusterFit fit = plan.precision == Precision::single
+                             ? cluster_fit<float>(A.rows, A.row_ptr.data())
+                             : cluster_fit<double>(A.rows, A.row_ptr.data());
+  why = fit.reason;
+  return fit.fits;
+}
+
+// Cluster, persistent or graph on the GPU, or generic for a kernel without a row function.
+Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const MatrixStats& stats,
+                     Plan& plan) {
   if (r.gpu_loop == GpuLoopAsk::generic) return Loop::generic;
   const GpuKernel& kernel = require_gpu_kernel(plan.format, plan.kernel);
   if (!kernel.row_function) {
@@ -139,12 +160,21 @@ Loop choose_gpu_loop(const SolveRequest& r, const MatrixStats& stats, Plan& plan
                            " is a whole-product kernel with no row function for the fused loops)");
     return Loop::generic;
   }
+  if (r.gpu_loop == GpuLoopAsk::cluster || r.gpu_loop == GpuLoopAsk::automatic) {
+    std::string why;
+    if (cluster_loop_fits(A, plan, why)) {
+      plan.reasons.push_back("loop: cluster (" + why + ")");
+      return Loop::cluster;
+    }
+    if (r.gpu_loop == GpuLoopAsk::cluster)
+      plan.reasons.push_back("loop: not cluster, as asked (" + why + ")");
+  }
   const int lanes = plan.format == Format::csr ? csr_lanes(plan.kernel, stats.mean_row_length) : 1;
   const PersistentLimits limits = plan.precision == Precision::single
                                       ? persistent_limits<float>(plan.format, lanes)
                                       : persistent_limits<double>(plan.format, lanes);
   if (r.gpu_loop == GpuLoopAsk::graph) return Loop::graph;
-  if (r.gpu_loop == GpuLoopAsk::persistent) {
+  if (r.gpu_loop == GpuLoopAsk::persistent || r.gpu_loop == GpuLoopAsk::cluster) {
     if (limits.cooperative) return Loop::persistent;
     plan.reasons.push_back(
         "loop: graph (persistent asked, but the device refuses cooperative "
@@ -268,7 +298,7 @@ Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
   const MatrixStats stats = compute_stats(A, plan.hack_size);
   if (plan.device == Device::gpu) {
     plan.kernel = choose_kernel(r, stats, row_spread(A), plan);
-    plan.loop = choose_gpu_loop(r, stats, plan);
+    plan.loop = choose_gpu_loop(r, A, stats, plan);
   } else {
     plan.loop = choose_cpu_loop(r, A, plan);
   }

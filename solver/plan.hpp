@@ -18,13 +18,14 @@
 namespace cgs {
 
 enum class CpuLoopAsk { automatic, serial, team, generic };
-enum class GpuLoopAsk { automatic, persistent, graph, generic };
+enum class GpuLoopAsk { automatic, persistent, graph, generic, cluster };
 inline std::string to_string(GpuLoopAsk loop) {
   switch (loop) {
     case GpuLoopAsk::automatic: return "auto";
     case GpuLoopAsk::persistent: return "persistent";
     case GpuLoopAsk::graph: return "graph";
     case GpuLoopAsk::generic: return "generic";
+    case GpuLoopAsk::cluster: return "cluster";
   }
   return "?";
 }

@@ -1,13 +1,17 @@
 // --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
-// few dozen CG iterations on a fixed random right-hand side; the time to solution is estimated
-// from the residual's rate over the last third of the probe, the time per iteration and the
-// set-up, and the fastest estimate wins. The winner's solver, as probed, is the one that solves.
+// few dozen CG iterations on the solve's right-hand side (or a fixed random one); the time to
+// solution is estimated from the residual's rate over the last third of the probe, the time per
+// iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
+// one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
+// the winner is not repeated.
 //
-// The probe is bounded by what it can still change: the strongest candidate goes first, a
-// candidate whose set-up alone costs more than the best estimate so far is not run, and one that
-// is run gets only the iterations that could still beat that estimate (a short first run gives
-// its time per iteration). When no candidate's residual falls steadily enough to extrapolate,
-// auto does not refuse: it solves with the candidate whose probe reached the lowest residual.
+// The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): the strongest
+// candidate goes first, and when its probe already converged nothing else is tried (nothing can
+// beat a solved system); the others are tried only while the probing spent on candidates that
+// lose stays within that budget of the best estimate so far, a candidate whose set-up alone costs
+// more than the best estimate is not run, and one that is run gets only the iterations that could
+// still beat it. When no candidate's residual falls steadily enough to extrapolate, auto does not
+// refuse: it solves with the candidate whose probe reached the lowest residual.
 #include "solver/precond_probe.hpp"
 
 #include <chrono>
@@ -15,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <iterator>
 #include <random>
 
 #include "solver/inspector.hpp"
@@ -30,12 +35,21 @@ using Clock = std::chrono::steady_clock;
 // 2026-11-25), where ic0's level-scheduled solves pay a grid sync per level (its 150-iteration
 // probe alone cost 240 ms on BWSN_Network_2).
 const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjacobi:64"};
-const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "ic0", "cheb:8", "bjacobi:64"};
+// ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
+// set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
+const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
 // The first, short run of a probe: its time per iteration bounds the rest.
 constexpr int kFirstRun = 20;
+// The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
+constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
+// A later candidate replaces the best so far only when its estimated remaining cost is this many
+// times lower: a 150-iteration rate is optimistic for the weaker preconditioners (cheb:8 on
+// BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445; H100,
+// 2026-11-25), and both set-ups are paid by then.
+constexpr double kSwitchMargin = 2;
 
 struct Probe {
   std::string name;
@@ -43,6 +57,9 @@ struct Probe {
   double setup_seconds = 0, per_iteration = 0, predicted_iterations = 0, estimate = 0;
   bool converged = false;
   double reached = 1;   // the lowest ||r|| / ||b|| of the probe
+  std::vector<double> x;     // where its last run ended (from x = 0)
+  long iterations = 0;       // of that run
+  double run_seconds = 0;    // that run's CG time
   std::string failure;  // set-up refused (e.g. bjacobi's memory) or a breakdown
   std::string pruned;   // why it was stopped early: it could not beat the best so far
 };
@@ -80,6 +97,9 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
   std::vector<double> x(b.size(), 0.0);
   const SolveReport report = p.planned.solver->solve(b, x, false, &stop);
   const CgResult& cg = report.cg;
+  p.x = std::move(x);
+  p.iterations = cg.iterations;
+  p.run_seconds = report.times.solve_seconds;
   if (cg.status == CgStatus::breakdown) {
     p.failure = "broke down in the probe";
     return false;
@@ -98,8 +118,9 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
 
 // `best`: the lowest estimate so far (infinite before the first); a candidate that cannot beat
 // it is stopped as soon as that is known.
+// `budget`: seconds this probe may spend besides its set-up (infinite for the first candidate).
 Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
-            const std::vector<double>& b, double best) {
+            const std::vector<double>& b, double best, double budget) {
   Probe p;
   p.name = name;
   SolveRequest r = request;
@@ -112,12 +133,19 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
       p.pruned = "set-up " + format_ms(p.setup_seconds) + " alone is above the best";
       return p;
     }
+    if (p.setup_seconds >= budget) {
+      p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
+      return p;
+    }
     if (!run_probe(p, b, kFirstRun) || p.converged) return p;
     // Iterations that could still finish under the best estimate: fewer than the probe would
     // run means this candidate cannot win (its probe would cost more than the winner's solve).
-    const double affordable = (best - p.setup_seconds) / std::max(p.per_iteration, 1e-9);
+    const double affordable = std::min(best - p.setup_seconds, budget - p.run_seconds) /
+                              std::max(p.per_iteration, 1e-9);
     if (affordable <= double(kFirstRun)) {
-      p.pruned = format_ms(p.per_iteration) + " an iteration: cannot beat the best";
+      p.pruned = format_ms(p.per_iteration) + " an iteration: " +
+                 (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
+                                                                   : "the probe's budget is spent");
       return p;
     }
     run_probe(p, b, int(std::min<double>(kProbeIterations, affordable)));
@@ -125,6 +153,11 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
     p.failure = e.what();
   }
   return p;
+}
+
+// What finishing this candidate from its probe's x would still cost.
+double remaining(const Probe& p) {
+  return std::max(0.0, p.predicted_iterations - double(p.iterations)) * p.per_iteration;
 }
 
 bool usable(const Probe& p) {
@@ -151,13 +184,33 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
 
   std::vector<Probe> probes;
   Probe* best = nullptr;
+  std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  for (const char* name : gpu ? kGpuCandidates : kCpuCandidates) {
-    probes.push_back(probe(request, A, name, b,
-                           best ? best->estimate : std::numeric_limits<double>::infinity()));
-    best = nullptr;  // pointers into `probes` move as it grows
+  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* name : candidates) {
+    // What probing has cost beyond the best candidate's set-up and the run the solve continues.
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double useful = best ? best->setup_seconds + (own ? best->run_seconds : 0) : 0;
+    const double budget =
+        best ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful) : inf;
+    if (best && best->converged && own) {
+      not_tried += std::string("; ") + name + " (not tried: " + best->name +
+                   "'s probe solved the system)";
+      continue;
+    }
+    if (budget <= 0) {
+      not_tried += std::string("; ") + name + " (not tried: the probe's budget, " +
+                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
+                   ", is spent)";
+      continue;
+    }
+    probes.push_back(probe(request, A, name, b, best ? best->estimate : inf, budget));
+    // The first usable candidate in order holds until another's remaining cost is clearly
+    // lower (pointers into `probes` move as it grows: found again each time).
+    best = nullptr;
     for (Probe& p : probes)
-      if (usable(p) && (!best || p.estimate < best->estimate)) best = &p;
+      if (usable(p) && (!best || kSwitchMargin * remaining(p) < remaining(*best))) best = &p;
   }
   std::string why;
   if (best) {
@@ -185,12 +238,19 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     else
       why += format_ms(p.estimate) + " (" + std::to_string(long(p.predicted_iterations)) + " it)";
   }
+  why += not_tried;
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-  why += "; probing " + std::to_string(probes.size()) + " candidates (at most " +
+  why += "; probing " + std::to_string(probes.size()) + " of " +
+         std::to_string(std::size(candidates)) + " candidates (at most " +
          std::to_string(kProbeIterations) + " iterations each, on " +
          (own ? "the solve's right-hand side" : "a random right-hand side") + ") cost " +
          format_ms(spent);
+  if (own && !best->x.empty()) {  // the solve goes on from where the winner's probe ended
+    chosen.warm_start = std::move(best->x);
+    chosen.warm_start_iterations = best->iterations;
+    why += ", " + std::to_string(best->iterations) + " iterations of it kept as the solve's start";
+  }
   chosen.inspect_seconds += spent - best->setup_seconds;  // the winner's set-up is the solve's
   const std::string format_choice = chosen.solver->plan().inspection;  // --format auto's
   chosen.solver->note_inspection("preconditioner " + why +

@@ -314,7 +314,13 @@ SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& 
                      std::to_string(A.cols));
   check_sizes(A, b, x);  // before planning or inspecting anything
   PlannedSolver planned = plan_and_analyze(request, A, &b);
+  // auto's probe ran from zero on this b: where the caller gave no initial guess, the solve goes
+  // on from the probe's x instead of repeating its iterations.
+  const bool zero_guess = std::all_of(x.begin(), x.end(), [](double v) { return v == 0; });
+  const bool warm = !planned.warm_start.empty() && zero_guess;
+  if (warm) x = planned.warm_start;
   SolveReport report = planned.solver->solve(b, x);
+  if (warm) report.probe_iterations = planned.warm_start_iterations;
   report.times.inspect_seconds = planned.inspect_seconds;
   report.times.thread_start_seconds = planned.thread_start_seconds;
   return report;

@@ -57,6 +57,9 @@ struct SolveReport {
   SolveTimes times;
   SpmvStats spmv;
   PrecondReport precond;
+  // --precond auto: the CG iterations of the chosen candidate's probe, on this right-hand side,
+  // whose x the solve started from (so the solve's own count is what it took after them).
+  long probe_iterations = 0;
   double spmv_gflops() const;  // 2 nnz / median SpMV time; 0 when not measured
 };
 
@@ -91,6 +94,10 @@ std::unique_ptr<Solver> make_solver(const Plan& plan);
 struct PlannedSolver {
   std::unique_ptr<Solver> solver;
   double inspect_seconds = 0, thread_start_seconds = 0;
+  // --precond auto, probing on the solve's right-hand side: the winner's probe x (an initial
+  // guess better than zero, the answer itself when the probe converged) and its iterations.
+  std::vector<double> warm_start;
+  long warm_start_iterations = 0;
 };
 // rhs: the right-hand side the solve will take, when known (--precond auto then probes on it:
 // a random one mispredicted which candidate wins, issue 21); null: not known (netsolve's trials).

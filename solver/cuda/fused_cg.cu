@@ -1,16 +1,48 @@
 // make_fused_gpu_loop and persistent_limits: the fused loop for whichever format view a
 // backend lends (solver/cuda/fused_cg_dispatch.hpp).
+#include "solver/cuda/cluster_cg.hpp"
 #include "solver/cuda/fused_cg_dispatch.hpp"
 
 namespace cgs {
+
+namespace {
+// The cluster loop (cluster_cg.hpp) as one of the fused loops: CSR rows, a pointwise
+// preconditioner whose diagonal is read at every solve (set_values may move it).
+template <typename T>
+class ClusterLoop final : public FusedGpuLoop<T> {
+ public:
+  ClusterLoop(const CsrView<T>& A, index_t n, Preconditioner<T>& M)
+      : M_(M), cluster_(make_cluster_cg<T>(A, n, M.diagonal())) {}
+  Loop loop() const override { return Loop::cluster; }
+  CgResult solve(const T* b, T* x, const CgOptions& options) override {
+    return cluster_->solve_batch(b, x, 1, nullptr, M_.diagonal(), options).front();
+  }
+
+ private:
+  Preconditioner<T>& M_;
+  std::unique_ptr<ClusterCg<T>> cluster_;
+};
+
+template <typename T>
+std::unique_ptr<FusedGpuLoop<T>> make_cluster_loop(const Rows<T>& rows, index_t n,
+                                                   Preconditioner<T>& M) {
+  const auto* csr = std::get_if<CsrView<T>>(&rows.view);
+  if (!csr) throw InputError("the cluster CG loop runs CSR rows only");
+  if (!M.pointwise())
+    throw InputError("the cluster CG loop runs pointwise preconditioners only (none, jacobi)");
+  return std::make_unique<ClusterLoop<T>>(*csr, n, M);
+}
+}  // namespace
 
 template <typename T>
 std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>& rows, index_t n,
                                                      Preconditioner<T>& M, Loop loop) {
   if (!rows.on_device) throw InputError("the fused GPU loop needs the matrix in GPU memory");
-  if (loop != Loop::persistent && loop != Loop::graph)
-    throw InputError("the fused GPU loops are persistent and graph, not " + to_string(loop));
   if (n == 0) throw InputError("the fused GPU loop needs a non-empty system");
+  if (loop == Loop::cluster) return make_cluster_loop(rows, n, M);
+  if (loop != Loop::persistent && loop != Loop::graph)
+    throw InputError("the fused GPU loops are persistent, graph and cluster, not " +
+                     to_string(loop));
   return std::visit(
       [&](const auto& view) { return fused::make_for_view<T>(view, std::size_t(n), M, loop); },
       rows.view);

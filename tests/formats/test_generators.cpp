@@ -212,3 +212,33 @@ TEST_CASE("load_matrix takes a generator spec or a Matrix Market file") {
   CHECK(same(load_matrix(file), read_matrix_market(file)));
   CHECK_THROWS_AS(load_matrix("gen:nothing:1"), InputError);
 }
+
+TEST_CASE("generate_matrix_rows: the stencils' rows by range equal the whole matrix's rows") {
+  for (const char* spec : {"gen:poisson2d:9", "gen:poisson3d:5", "gen:banded:40:3"}) {
+    CAPTURE(spec);
+    const CsrMatrix<double> A = generate_matrix(spec);
+    for (index_t first : {0, 1, 17, A.rows - 1, A.rows}) {
+      for (index_t count : {0, 1, 13, A.rows}) {
+        CAPTURE(first);
+        CAPTURE(count);
+        const std::optional<CsrMatrix<double>> rows = generate_matrix_rows(spec, first, count);
+        REQUIRE(rows.has_value());
+        const index_t expected = std::min(count, A.rows - first);
+        REQUIRE(rows->rows == expected);
+        CHECK(rows->cols == A.cols);
+        for (index_t i = 0; i < expected; ++i) {
+          const index_t g = first + i;
+          REQUIRE(rows->row_length(i) == A.row_length(g));
+          for (index_t k = 0; k < A.row_length(g); ++k) {
+            CHECK(rows->col_idx[rows->row_ptr[i] + k] == A.col_idx[A.row_ptr[g] + k]);
+            CHECK(rows->values[rows->row_ptr[i] + k] == A.values[A.row_ptr[g] + k]);
+          }
+        }
+      }
+    }
+  }
+  // The random graphs' rows depend on the whole graph: no rows by range.
+  CHECK_FALSE(generate_matrix_rows("gen:powerlaw:100", 0, 10).has_value());
+  CHECK_FALSE(generate_matrix_rows("gen:waternet:100", 0, 10).has_value());
+  CHECK_THROWS_AS(generate_matrix_rows("gen:poisson2d:x", 0, 1), InputError);
+}

@@ -71,3 +71,21 @@ TEST_CASE("differential: a pivot <= 0 in the fill-reducing order is not error 11
     CHECK(contains(r.output, "netsolve-error 0"));
   }
 }
+
+TEST_CASE("differential: pressure-driven demand on unmodified networks matches EPANET's --pda") {
+  // Net1, Net2, Net3, Anytown and ky3 as they are, under PDA (minimum 0, required 40 in the file's
+  // pressure units, exponent 0.5), 24 h: heads, flows, demands and statuses at every reporting
+  // time against epanet-run --pda (network/README.md, "Pressure-driven demand", has the sweep
+  // over every shared network).
+  if (!cgs::net::test::have_shared_data()) return;
+  const std::string command = sweep_command();
+  if (command.empty()) return;
+  const auto r = cgs::testing::run_command(
+      command +
+      " --unmodified --networks Net1,Net2,Net3,Anytown,ky3 --variants 5 --pda 0 40 0.5 "
+      "--duration 86400");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "5 variants (seed 29)"));
+  CHECK(contains(r.output, ": match 5, non-unique 0, differ 0, netsolve-error 0"));
+}

@@ -32,8 +32,9 @@ TEST_CASE("parser errors name the file, the line and the problem") {
                        doctest::Contains("duplicate node ID 'R'"), InputError);
   CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ 1\n[PIPES]\nP R J 1 1 1\nP J R 1 1 1\n"),
                        doctest::Contains("net.inp:9: duplicate link ID 'P'"), InputError);
-  CHECK_THROWS_WITH_AS(parse(kHeader + "[OPTIONS]\nDEMAND MODEL PDA\n"),
-                       doctest::Contains("not supported"), InputError);
+  CHECK_THROWS_WITH_AS(parse(kHeader + "[OPTIONS]\nHYDRAULICS USE hyd.bin\n"),
+                       doctest::Contains("net.inp:6: HYDRAULICS USE/SAVE files are not supported"),
+                       InputError);
   CHECK_THROWS_WITH_AS(parse("[JUNCTIONS]\nJ 1\n"), doctest::Contains("no reservoir or tank"),
                        InputError);
 }

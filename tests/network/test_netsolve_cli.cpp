@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "network/linear_solver.hpp"
 #include "network_test_data.hpp"
@@ -97,7 +98,9 @@ TEST_CASE(
     std::getline(in, line);
     return line;
   };
-  CHECK(first_line(nodes) == "time_s,node,head,pressure,demand,cut_off");
+  CHECK(first_line(nodes) ==
+        "time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,"
+        "deficit_pct");
   CHECK(first_line(links) == "time_s,link,flow,headloss,status");
   CHECK(contains(first_line(tanks), "time_s,tank,level"));
   std::ifstream in(report);
@@ -106,7 +109,82 @@ TEST_CASE(
   CHECK(j["series"]["completed"] == true);
   CHECK(j["solver"]["kind"] == "direct");
   CHECK(j["reference"]["match"] == true);
+  CHECK(j["demand_model"]["model"] == "DDA");
   fs::remove_all(dir);
+}
+
+TEST_CASE("netsolve's PDA flags: the node series has the delivered demand and the deficit") {
+  const fs::path dir = scratch_dir();
+  const std::string nodes = (dir / "n.csv").string(), report = (dir / "r.json").string();
+  const Run r = netsolve("--network " + kNet1 + " --duration 0 --demand-model PDA " +
+                         "--minimum-pressure 100 --required-pressure 140 --nodes " + nodes +
+                         " --report " + report);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "pressure-driven demand (minimum 100, required 140 psi, exponent 0.5)"));
+  // Every row: demand = delivered (no emitters in Net1), deficit = required - delivered, and its
+  // percentage; some junctions are short at these pressures.
+  std::ifstream in(nodes);
+  std::string line;
+  std::getline(in, line);
+  int rows = 0, short_of_demand = 0;
+  while (std::getline(in, line)) {
+    std::vector<double> v;
+    std::stringstream fields(line);
+    std::string field, id;
+    for (int column = 0; std::getline(fields, field, ','); ++column)
+      if (column == 1)
+        id = field;
+      else
+        v.push_back(std::stod(field));
+    REQUIRE(v.size() == 9);  // time, head, pressure, demand, cut_off, required, delivered, ...
+    const double demand = v[3], required = v[5], delivered = v[6], deficit = v[7], pct = v[8];
+    if (id == "9" || id == "2") {  // the reservoir and the tank: net inflow, no consumer demand
+      CHECK(required == 0);
+      CHECK(deficit == 0);
+      continue;
+    }
+    CHECK(demand == doctest::Approx(delivered));
+    if (required == 0) {  // junction 10: none asked for, none delivered, no deficit
+      CHECK(delivered == 0);
+      CHECK(deficit == 0);
+      CHECK(pct == 0);
+      continue;
+    }
+    // Written with 10 significant digits each.
+    CHECK(deficit == doctest::Approx(std::max(required - delivered, 0.0)).epsilon(1e-7));
+    CHECK(pct == doctest::Approx(100 * deficit / required).epsilon(1e-7));
+    short_of_demand += deficit > 1e-3;
+    ++rows;
+  }
+  CHECK(rows == 8);  // the junctions with a demand
+  CHECK(short_of_demand > 0);
+  std::ifstream json(report);
+  const auto j = nlohmann::json::parse(json);
+  CHECK(j["demand_model"]["model"] == "PDA");
+  CHECK(j["demand_model"]["required_pressure"] == 140);
+  CHECK(j["steps"][0]["deficient_nodes"] == short_of_demand);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("netsolve's PDA flags are checked as EPANET checks them: exit 2, the flags named") {
+  for (const auto& bad_message : {
+           std::pair<std::string, std::string>{"--demand-model xda", "--demand-model"},
+           {"--minimum-pressure 20 --required-pressure 10", "EPANET error 208"},
+           {"--demand-model pda --minimum-pressure -1", "EPANET error 208"},
+           {"--demand-model pda --pressure-exponent 0", "the pressure exponent (0) must be positive"},
+           {"--required-pressure 0.05", "must be at least 0.1 above the minimum pressure (0)"},
+           {"--minimum-pressure 3x", "--minimum-pressure"},
+       }) {
+    const std::string& bad = bad_message.first;
+    CAPTURE(bad);
+    const Run r = netsolve("--network " + kNet1 + " --duration 0 " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, bad_message.second));
+  }
+  // A minimum alone moves EPANET's default required pressure with it, as in a file.
+  CHECK(netsolve("--network " + kNet1 + " --duration 0 --demand-model pda --minimum-pressure 20")
+            .exit_code == 0);
 }
 
 TEST_CASE("netsolve: bad times, controls and rules exit 2 naming the file and line") {

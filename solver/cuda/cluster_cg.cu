@@ -1,0 +1,698 @@
+// The cluster-resident CG loop: see cluster_cg.hpp.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "solver/cg_result.hpp"
+#include "solver/cg_step.hpp"
+#include "solver/cuda/cluster_cg.hpp"
+#include "spmv/cuda/cuda_common.cuh"
+
+namespace cgs {
+namespace cluster {
+
+namespace cgrp = cooperative_groups;
+using cuda::DeviceArray;
+using cuda::stream;
+
+constexpr int kThreads = 1024;
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxBlocks = 16;  // the largest (non-portable) cluster on Hopper
+// A column is stored as (block << kLocalBits) | local row: one load finds the owner's entry.
+constexpr int kLocalBits = 24;
+constexpr index_t kLocalMask = (index_t(1) << kLocalBits) - 1;
+
+// A block's rows are stored in slices of 32 (a warp's rows), each slice padded to its longest row
+// and laid out column-major: lane l reads entry j of its row at slice start + 32 j + l, so a
+// warp's loads are 32 consecutive words. (A row per thread in CSR order made 45% of the
+// shared-memory wavefronts excess: Nsight Compute on Exnet in one block, H100, 2026-11-25.)
+constexpr int kSlice = 32;
+
+// Where a block's arrays sit in its dynamic shared memory (byte offsets; T arrays first, so
+// every array stays aligned). With the matrix in L2 (batches: every cluster reads the same rows)
+// the block holds its vectors only.
+struct Layout {
+  index_t rows = 0;     // rows per block (the last block may own fewer)
+  index_t slices = 0;   // slices per block
+  index_t entries = 0;  // sliced entries of the fullest block
+  bool shared_matrix = true;
+  std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
+              slice_ptr = 0, width = 0, bytes = 0;
+};
+
+template <typename T>
+Layout layout_of(index_t rows, index_t entries, bool shared_matrix) {
+  Layout l;
+  l.rows = rows;
+  l.slices = (rows + kSlice - 1) / kSlice;
+  l.entries = entries;
+  l.shared_matrix = shared_matrix;
+  const std::size_t stored = shared_matrix ? std::size_t(entries) : 0;
+  const std::size_t slices = shared_matrix ? std::size_t(l.slices) : 0;
+  std::size_t at = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t start = at;
+    at += (bytes + 15) / 16 * 16;
+    return start;
+  };
+  l.values = take(sizeof(T) * stored);
+  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q, &l.x, &l.d})
+    *v = take(sizeof(T) * std::size_t(rows));
+  l.cols = take(sizeof(index_t) * stored);
+  l.slice_ptr = take(sizeof(index_t) * (slices + (shared_matrix ? 1 : 0)));
+  l.width = take(sizeof(index_t) * slices);
+  l.bytes = at;
+  return l;
+}
+
+// Partial sums of a block, in slots: pass A writes kPq, the start and pass B the others.
+constexpr int kRr = 0, kRz = 1, kBb = 2, kPq = 3, kSlots = 4;
+
+template <typename T>
+struct Args {
+  index_t n;
+  const index_t* slice_ptr;  // per slice of every block (blocks x slices + 1): first entry
+  const index_t* width;      // per slice: its longest row
+  const index_t* cols;       // sliced, recoded (block << kLocalBits | local row)
+  const T* values;           // sliced
+  long long values_stride;   // per system (0: one matrix for all)
+  const T* d;               // pointwise preconditioner (null: none)
+  long long d_stride;
+  const T* b;
+  T* x;  // system s at x + s n
+  Layout layout;
+  double tol, atol;
+  long long max_iters;
+  cg::State* out;  // the final state of each system
+  double* history;
+  long long history_capacity;
+  double* spmv;
+  long long spmv_capacity, spmv_every;
+  bool time_spmv;
+  long long* clocks;  // system 0's launch: SM cycles and global-timer ns
+};
+
+// A block's arrays: its vectors in its shared memory; its slices there too, or in global memory
+// (slice_ptr then holds absolute offsets into cols and values).
+template <typename T>
+struct Shared {
+  const T* values;
+  T* z;
+  T* p[2];
+  T* r;
+  T* q;
+  T* x;
+  T* d;
+  const index_t* cols;
+  const index_t* slice_ptr;
+  const index_t* width;
+};
+
+template <typename T>
+__device__ Shared<T> carve(unsigned char* base, const Layout& l, bool identity) {
+  Shared<T> s;
+  s.values = reinterpret_cast<T*>(base + l.values);
+  s.r = reinterpret_cast<T*>(base + l.r);
+  s.z = identity ? s.r : reinterpret_cast<T*>(base + l.z);  // z = r without a preconditioner
+  s.p[0] = reinterpret_cast<T*>(base + l.p0);
+  s.p[1] = reinterpret_cast<T*>(base + l.p1);
+  s.q = reinterpret_cast<T*>(base + l.q);
+  s.x = reinterpret_cast<T*>(base + l.x);
+  s.d = reinterpret_cast<T*>(base + l.d);
+  s.cols = reinterpret_cast<index_t*>(base + l.cols);
+  s.slice_ptr = reinterpret_cast<index_t*>(base + l.slice_ptr);
+  s.width = reinterpret_cast<index_t*>(base + l.width);
+  return s;
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The partial sums and their totals, static shared memory of each block.
+struct Reduction {
+  double warp[kSlots][kWarps];
+  double partial[kSlots];
+  double total[kSlots];
+};
+
+// This block's sums of `local` (N slots) into red.partial; the caller then meets the cluster.
+template <int N>
+__device__ void block_partials(Reduction& red, const double (&local)[N], const int (&slot)[N]) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int i = 0; i < N; ++i) {
+    double v = local[i];
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (lane == 0) red.warp[slot[i]][warp] = v;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    for (int i = 0; i < N; ++i) {
+      double v = red.warp[slot[i]][lane];  // kWarps == 32: a lane per warp
+      for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+      if (lane == 0) red.partial[slot[i]] = v;
+    }
+  }
+}
+static_assert(kWarps == 32, "block_partials sums the warps' sums with one warp");
+
+// The cluster's totals of N slots (after the barrier that follows block_partials): lane b of the
+// first warp reads block b's partial, the same shuffle tree in every block gives the same bits.
+// Thread 0 then takes the CG decision on them (decide(totals)), which the block reads after the
+// barrier here: one copy of the state per block, not one per thread (its 13 words in registers
+// made the 1,024-thread kernel spill).
+template <int N, typename Decide>
+__device__ void cluster_totals(cgrp::cluster_group& cluster, Reduction& red, const int (&slot)[N],
+                               Decide decide) {
+  if (threadIdx.x < 32) {
+    const unsigned lane = threadIdx.x;
+    const unsigned blocks = cluster.num_blocks();
+    for (int i = 0; i < N; ++i) {
+      double v = 0;
+      if (lane < blocks) v = *cluster.map_shared_rank(&red.partial[slot[i]], lane);
+      for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+      if (lane == 0) red.total[slot[i]] = v;
+    }
+    if (lane == 0) decide(red.total);
+  }
+  __syncthreads();
+}
+
+// Copies this block's slices of system `sys` into shared memory (offsets from the block's first).
+template <typename T>
+__device__ void load_rows(const Args<T>& a, unsigned char* smem, unsigned rank, long long sys) {
+  const Layout& l = a.layout;
+  index_t* slice_ptr = reinterpret_cast<index_t*>(smem + l.slice_ptr);
+  index_t* width = reinterpret_cast<index_t*>(smem + l.width);
+  index_t* cols = reinterpret_cast<index_t*>(smem + l.cols);
+  T* values = reinterpret_cast<T*>(smem + l.values);
+  const index_t first = index_t(rank) * l.slices;
+  const index_t begin = a.slice_ptr[first], end = a.slice_ptr[first + l.slices];
+  const T* from = a.values + sys * a.values_stride;
+  for (index_t i = threadIdx.x; i <= l.slices; i += kThreads) {
+    slice_ptr[i] = a.slice_ptr[first + i] - begin;
+    if (i < l.slices) width[i] = a.width[first + i];
+  }
+  for (index_t k = begin + threadIdx.x; k < end; k += kThreads) {
+    cols[k - begin] = a.cols[k];
+    values[k - begin] = from[k];
+  }
+}
+
+// Entry j of a vector owned by block `owner`: this block's own from its shared memory directly,
+// another's through distributed shared memory (most columns of a banded matrix are local).
+template <typename T>
+__device__ __forceinline__ T entry(cgrp::cluster_group& cluster, unsigned rank, const T* v,
+                                   unsigned owner, index_t j) {
+  return owner == rank ? v[j] : *cluster.map_shared_rank(v + j, owner);
+}
+
+// (A v)_i for a local row, v_at(owner, local) giving the vector's entries.
+template <typename T, typename VAt>
+__device__ __forceinline__ double row_product(const Shared<T>& s, index_t li, VAt v_at) {
+  const index_t slice = li / kSlice;
+  const index_t base = s.slice_ptr[slice] + li % kSlice, width = s.width[slice];
+  double sum = 0;
+#pragma unroll 4
+  for (index_t j = 0; j < width; ++j) {
+    const index_t k = base + j * kSlice;
+    const index_t c = s.cols[k];
+    sum += double(s.values[k]) * double(v_at(unsigned(c >> kLocalBits), c & kLocalMask));
+  }
+  return sum;
+}
+
+// The values of `systems` matrices into the sliced order (source -1: padding, 0).
+template <typename T>
+__global__ void gather_values(T* sliced, const T* values, const index_t* source, index_t entries,
+                              long long in_stride, int systems) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+       k < (long long)entries * systems; k += (long long)gridDim.x * blockDim.x) {
+    const long long sys = k / entries, e = k - sys * entries;
+    const index_t from = source[e];
+    sliced[k] = from < 0 ? T(0) : values[sys * in_stride + from];
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ Reduction red;
+  cgrp::cluster_group cluster = cgrp::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  const long long sys = blockIdx.x / cluster.num_blocks();
+  const bool leader = rank == 0 && threadIdx.x == 0;
+  const bool timed = leader && sys == 0 && a.time_spmv;
+  long long cycles0 = 0, ns0 = 0;
+  if (timed) {
+    cycles0 = clock64();
+    ns0 = (long long)global_ns();
+  }
+  const Layout& l = a.layout;
+  const bool identity = a.d == nullptr;
+  Shared<T> s = carve<T>(smem, l, identity);
+  const index_t first = index_t(rank) * l.rows;
+  const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
+  if (l.shared_matrix) {
+    load_rows(a, smem, rank, sys);
+  } else {  // the slices stay in global memory (L2): absolute offsets
+    s.slice_ptr = a.slice_ptr + index_t(rank) * l.slices;
+    s.width = a.width + index_t(rank) * l.slices;
+    s.cols = a.cols;
+    s.values = a.values + sys * a.values_stride;
+  }
+  const T* b = a.b + sys * a.n + first;
+  T* x_out = a.x + sys * a.n + first;
+  const T* d_in = identity ? nullptr : a.d + sys * a.d_stride + first;
+  T* x = s.x;
+  T* d = s.d;
+  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    x[i] = x_out[i];
+    if (!identity) d[i] = d_in[i];
+  }
+  cluster.sync();
+
+  // Start: r = b - A x0, z = d .* r; r.r, r.z, b.b.
+  {
+    auto x0_at = [&](unsigned owner, index_t j) { return entry<T>(cluster, rank, x, owner, j); };
+    double sums[3] = {0, 0, 0};
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      const T ri = b[i] - T(row_product(s, i, x0_at));
+      s.r[i] = ri;
+      sums[0] += double(ri) * double(ri);
+      if (!identity) {
+        const T zi = d[i] * ri;
+        s.z[i] = zi;
+        sums[1] += double(ri) * double(zi);
+      }
+      sums[2] += double(b[i]) * double(b[i]);
+    }
+    block_partials(red, sums, {kRr, kRz, kBb});
+    cluster.sync();
+  }
+
+  // The CG state, kept by thread 0 of each block (every block computes the same from the same
+  // totals); `go` tells the block whether the solve goes on.
+  __shared__ cg::State st;
+  __shared__ int go;
+  for (long long k = 1;; ++k) {
+    // Pass A(k).
+    long long pass_start = 0;
+    if (timed) pass_start = clock64();
+    cluster_totals(cluster, red, {kRr, kRz, kBb}, [&](const double* total) {
+      const double rr = total[kRr], rz = identity ? rr : total[kRz];
+      bool stop;
+      if (k == 1) {
+        st = cg::begin(total[kBb], a.tol, a.atol, a.max_iters);
+        stop = cg::started(st, rr, rz);
+      } else {
+        stop = cg::stepped(st, rr, rz, k - 1);
+      }
+      if (rank == 0 && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = rr;
+      go = !stop;
+    });
+    const T alpha_prev = T(st.alpha);
+    const T* p_old = s.p[(k - 1) % 2];
+    if (!go) {  // x_{k-1}: the update this pass would have made
+      if (k >= 2)
+        for (index_t i = threadIdx.x; i < mine; i += kThreads)
+          x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
+      break;
+    }
+    const bool first_step = k == 1;
+    const T beta = first_step ? T(0) : T(st.beta);
+    const T* z = s.z;
+    auto p_at = [&](unsigned owner, index_t j) {
+      if (owner == rank) return first_step ? z[j] : cg::next_p(z[j], beta, p_old[j]);
+      const T zj = *cluster.map_shared_rank(z + j, owner);
+      return first_step ? zj : cg::next_p(zj, beta, *cluster.map_shared_rank(p_old + j, owner));
+    };
+    T* p_new = s.p[k % 2];
+    double pq[1] = {0};
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      const T pi = first_step ? z[i] : cg::next_p(z[i], beta, p_old[i]);
+      const T qi = T(row_product(s, i, p_at));
+      p_new[i] = pi;
+      s.q[i] = qi;
+      if (!first_step) x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
+      pq[0] += double(pi) * double(qi);
+    }
+    block_partials(red, pq, {kPq});
+    cluster.sync();
+    if (timed && (k - 1) % a.spmv_every == 0) {
+      const long long slot = (k - 1) / a.spmv_every;
+      if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
+    }
+
+    // Pass B(k).
+    cluster_totals(cluster, red, {kPq},
+                   [&](const double* total) { go = cg::step(st, total[kPq], k); });
+    if (!go) break;  // breakdown: x, r stay at k - 1
+    const T alpha = T(st.alpha);
+    double sums[2] = {0, 0};
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      const T ri = cg::next_r(s.r[i], alpha, s.q[i]);
+      s.r[i] = ri;
+      sums[0] += double(ri) * double(ri);
+      if (!identity) {
+        const T zi = d[i] * ri;
+        s.z[i] = zi;
+        sums[1] += double(ri) * double(zi);
+      }
+    }
+    block_partials(red, sums, {kRr, kRz});
+    cluster.sync();
+  }
+  for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
+  if (leader) a.out[sys] = st;
+  if (timed) {
+    a.clocks[0] = clock64() - cycles0;
+    a.clocks[1] = (long long)global_ns() - ns0;
+  }
+  cluster.sync();  // no block leaves while another may still read its shared memory
+}
+
+// The launch configuration of `blocks` per cluster and `count` clusters.
+struct Launch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute[1]{};
+  Launch(int blocks, int count, std::size_t bytes) {
+    config.gridDim = dim3(unsigned(blocks) * unsigned(count));
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = bytes;
+    config.stream = stream();
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = unsigned(blocks);
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+  }
+};
+
+template <typename T>
+void allow_large_clusters(std::size_t bytes) {
+  const void* kernel = reinterpret_cast<const void*>(cluster_cg_kernel<T>);
+  CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      int(bytes)));
+  CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+}
+
+// How many clusters of this shape the device holds at once (0: it cannot launch one).
+template <typename T>
+int active_clusters(int blocks, std::size_t bytes) {
+  allow_large_clusters<T>(bytes);
+  Launch launch(blocks, 1, bytes);
+  int clusters = 0;
+  const cudaError_t status = cudaOccupancyMaxActiveClusters(
+      &clusters, reinterpret_cast<const void*>(cluster_cg_kernel<T>), &launch.config);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
+// The sliced rows (see kSlice) of n rows in `blocks` blocks of `rows` rows each: per slice its
+// first entry and width; per entry its recoded column and its index in A's values (-1: padding,
+// which names the block's first row with the value 0). col_idx null: the sizes only.
+struct Slices {
+  std::vector<index_t> ptr, width, cols, source;
+  index_t max_block_entries = 0;
+};
+
+inline Slices slice_rows(index_t n, const index_t* row_ptr, const index_t* col_idx, index_t rows,
+                         int blocks) {
+  Slices s;
+  const index_t per_block = (rows + kSlice - 1) / kSlice;
+  index_t at = 0;
+  for (int b = 0; b < blocks; ++b) {
+    const index_t first = std::min<index_t>(n, index_t(b) * rows);
+    const index_t end = std::min<index_t>(n, first + rows), block_begin = at;
+    for (index_t slice = 0; slice < per_block; ++slice) {
+      const index_t r0 = first + slice * kSlice;
+      index_t width = 0;
+      for (index_t row = r0; row < std::min(end, r0 + kSlice); ++row)
+        width = std::max(width, row_ptr[row + 1] - row_ptr[row]);
+      s.ptr.push_back(at);
+      s.width.push_back(width);
+      for (index_t j = 0; col_idx && j < width; ++j)
+        for (index_t lane = 0; lane < kSlice; ++lane) {
+          const index_t row = r0 + lane;
+          const bool real = row < end && j < row_ptr[row + 1] - row_ptr[row];
+          const index_t col = real ? col_idx[row_ptr[row] + j] : index_t(b) * rows;
+          const index_t owner = col / rows;
+          s.cols.push_back((owner << kLocalBits) | (col - owner * rows));
+          s.source.push_back(real ? row_ptr[row] + j : -1);
+        }
+      at += width * kSlice;
+    }
+    s.max_block_entries = std::max(s.max_block_entries, at - block_begin);
+  }
+  s.ptr.push_back(at);
+  return s;
+}
+
+// Rows per block and the fullest block's sliced entries for `blocks` blocks.
+inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int blocks) {
+  const index_t rows = (n + blocks - 1) / blocks;
+  return {rows, slice_rows(n, row_ptr, nullptr, rows, blocks).max_block_entries};
+}
+
+int blocks_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_BLOCKS");
+  return text ? std::atoi(text) : 0;
+}
+
+}  // namespace cluster
+
+template <typename T>
+ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch) {
+  using namespace cluster;
+  ClusterFit fit;
+  fit.matrix_in_shared = !batch;
+  if (n <= 0) {
+    fit.reason = "the cluster loop needs a non-empty system";
+    return fit;
+  }
+  if (blocks == 0) blocks = blocks_from_environment();
+  int major = 0;
+  CGS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                        cuda::cuda_context().device));
+  if (major < 9) {
+    fit.reason = "thread-block clusters need compute capability 9.0 (Hopper) or later";
+    return fit;
+  }
+  int max_bytes = 0;
+  CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                        cuda::cuda_context().device));
+  const std::size_t room = std::size_t(max_bytes) - sizeof(Reduction) - 64;
+  // One system: the most blocks (16, else 8, ...): measured on an H100 (2026-11-25), every
+  // system was fastest in 16 blocks, even Exnet's 1,891 rows (6.45 us an iteration; 8.16 in one
+  // block, 7.60 in the persistent loop). A batch: the fewest blocks that hold a system's vectors,
+  // so that the most clusters run at once.
+  const int single_order[] = {16, 8, 4, 2, 1}, batch_order[] = {1, 2, 4, 8, 16};
+  for (int b : batch ? batch_order : single_order) {
+    if (blocks > 0 && b != blocks) continue;
+    const auto [rows, nnz] = split(n, row_ptr, b);
+    const Layout l = layout_of<T>(rows, nnz, !batch);
+    if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
+    fit.fits = true;
+    fit.blocks = b;
+    fit.bytes = l.bytes;
+    break;
+  }
+  char text[220];
+  if (fit.fits) {
+    std::snprintf(text, sizeof text,
+                  "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s",
+                  (long long)n, fit.blocks, fit.bytes / 1024,
+                  batch ? " (vectors; the matrix read from L2)" : "");
+  } else {
+    const int b = blocks > 0 ? blocks : kMaxBlocks;
+    const auto [rows, nnz] = split(n, row_ptr, b);
+    std::snprintf(text, sizeof text,
+                  "n = %lld, %lld entries need %zu KB of shared memory per block in a cluster of "
+                  "%d; a block has %zu KB",
+                  (long long)n, (long long)row_ptr[n], layout_of<T>(rows, nnz, !batch).bytes / 1024,
+                  b, room / 1024);
+  }
+  fit.reason = text;
+  return fit;
+}
+
+namespace cluster {
+
+template <typename T>
+class ClusterCgImpl final : public ClusterCg<T> {
+ public:
+  ClusterCgImpl(const CsrView<T>& A, index_t n, const T* d, const ClusterFit& fit,
+                const std::vector<index_t>& row_ptr)
+      : A_(A), n_(n), nnz_(row_ptr[std::size_t(n)]), d_(d), fit_(fit), clocks_(2, "cluster CG clocks") {
+    const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
+    layout_ = layout_of<T>(rows, entries, fit.matrix_in_shared);
+    std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
+    cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
+    const Slices slices = slice_rows(n, row_ptr.data(), col_idx.data(), rows, fit.blocks);
+    entries_ = slices.ptr.back();
+    slice_ptr_ = DeviceArray<index_t>(slices.ptr, "cluster CG slices");
+    width_ = DeviceArray<index_t>(slices.width, "cluster CG slice widths");
+    cols_ = DeviceArray<index_t>(slices.cols.empty() ? std::vector<index_t>{0} : slices.cols,
+                                 "cluster CG columns");
+    source_ = DeviceArray<index_t>(slices.source.empty() ? std::vector<index_t>{-1} : slices.source,
+                                   "cluster CG value sources");
+    allow_large_clusters<T>(layout_.bytes);
+    CGS_CUDA_CHECK(cudaEventCreate(&begin_));
+    CGS_CUDA_CHECK(cudaEventCreate(&end_));
+  }
+  ~ClusterCgImpl() override {
+    (void)cudaEventDestroy(begin_);
+    (void)cudaEventDestroy(end_);
+  }
+
+  const ClusterFit& fit() const override { return fit_; }
+
+  CgResult solve(const T* b, T* x, const CgOptions& options) override {
+    return solve_batch(b, x, 1, nullptr, nullptr, options).front();
+  }
+
+  std::vector<CgResult> solve_batch(const T* b, T* x, int count, const T* values, const T* d,
+                                    const CgOptions& options) override {
+    if (count < 1) return {};
+    Args<T> a = args(b, x, count, values, d, options);
+    Launch launch(fit_.blocks, count, layout_.bytes);
+    CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
+    CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T>, a));
+    CGS_CUDA_CHECK(cudaEventRecord(end_, stream()));
+    cuda::synchronize();
+    return results(count, x, options);
+  }
+
+ private:
+  Args<T> args(const T* b, T* x, int count, const T* values, const T* d, const CgOptions& o) {
+    if (std::size_t(count) > out_.size()) out_ = DeviceArray<cg::State>(count, "cluster CG states");
+    history_capacity_ = o.record_history ? o.max_iters + 1 : 0;
+    if (std::size_t(history_capacity_) > history_.size())
+      history_ = DeviceArray<double>(history_capacity_, "cluster CG history");
+    spmv_capacity_ = o.time_spmv ? std::min<long long>(o.max_iters, 1 << 20) : 0;
+    if (std::size_t(spmv_capacity_) > spmv_.size())
+      spmv_ = DeviceArray<double>(spmv_capacity_, "cluster CG SpMV times");
+    Args<T> a{};
+    a.n = n_;
+    a.slice_ptr = slice_ptr_.data();
+    a.width = width_.data();
+    a.cols = cols_.data();
+    a.values = sliced_values(values, count);
+    a.values_stride = values ? (long long)entries_ : 0;
+    a.d = d ? d : d_;
+    a.d_stride = d ? n_ : 0;
+    a.b = b;
+    a.x = x;
+    a.layout = layout_;
+    a.tol = o.tol;
+    a.atol = o.atol;
+    a.max_iters = o.max_iters;
+    a.out = out_.data();
+    a.history = history_.data();
+    a.history_capacity = history_capacity_;
+    a.spmv = spmv_.data();
+    a.spmv_capacity = spmv_capacity_;
+    a.spmv_every =
+        spmv_capacity_ > 0 ? std::max<long long>(1, (o.max_iters + spmv_capacity_ - 1) / spmv_capacity_) : 1;
+    spmv_every_ = a.spmv_every;
+    a.time_spmv = o.time_spmv;
+    a.clocks = clocks_.data();
+    return a;
+  }
+
+  // The values (A's, or `count` systems' own) in the sliced order, gathered at every solve
+  // (set_values may have changed them).
+  const T* sliced_values(const T* values, int count) {
+    const int systems = values ? count : 1;
+    const std::size_t size = std::max<std::size_t>(1, std::size_t(entries_) * std::size_t(systems));
+    if (size > sliced_.size()) sliced_ = DeviceArray<T>(size, "cluster CG sliced values");
+    const long long total = (long long)entries_ * systems;
+    if (total > 0) {
+      const int grid = int(std::min<long long>((total + 255) / 256, 4096));
+      gather_values<T><<<grid, 256, 0, stream()>>>(sliced_.data(), values ? values : A_.values,
+                                                   source_.data(), entries_, values ? nnz_ : 0,
+                                                   systems);
+      CGS_CHECK_LAUNCH();
+    }
+    return sliced_.data();
+  }
+
+  std::vector<CgResult> results(int count, T* x, const CgOptions& o) {
+    std::vector<cg::State> states(count);
+    cuda::copy_to_host(states.data(), out_.data(), sizeof(cg::State) * std::size_t(count));
+    float ms = 0;
+    CGS_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_, end_));
+    std::vector<CgResult> out;
+    for (int i = 0; i < count; ++i) {
+      CgResult r = result_of(states[i]);
+      r.solve_seconds = ms * 1e-3;
+      if (states[i].zero_rhs) CGS_CUDA_CHECK(cudaMemsetAsync(x + std::size_t(i) * n_, 0, n_ * sizeof(T), stream()));
+      out.push_back(std::move(r));
+    }
+    cuda::synchronize();
+    CgResult& first = out.front();
+    const long long iterations = states[0].iterations;
+    if (o.record_history && history_capacity_ > 0) {
+      std::vector<double> rr(std::size_t(std::min(iterations + 1, history_capacity_)));
+      cuda::copy_to_host(rr.data(), history_.data(), rr.size() * sizeof(double));
+      set_history(first, rr);
+    }
+    const long long samples = std::min(spmv_capacity_, (iterations + spmv_every_ - 1) / spmv_every_);
+    if (o.time_spmv && samples > 0 && !states[0].zero_rhs) {
+      long long clocks[2];
+      cuda::copy_to_host(clocks, clocks_.data(), sizeof clocks);
+      std::vector<double> ticks(static_cast<std::size_t>(samples));
+      cuda::copy_to_host(ticks.data(), spmv_.data(), ticks.size() * sizeof(double));
+      const double seconds_per_cycle = clocks[0] > 0 ? double(clocks[1]) * 1e-9 / double(clocks[0]) : 0;
+      for (double& t : ticks) t *= seconds_per_cycle;
+      first.spmv.samples = std::move(ticks);
+      first.spmv.every = int(spmv_every_);
+      first.spmv.what = "SpMV pass (p and x updates fused in)";
+    }
+    return out;
+  }
+
+  CsrView<T> A_;
+  index_t n_, nnz_;
+  const T* d_;
+  ClusterFit fit_;
+  Layout layout_;
+  index_t entries_ = 0;
+  DeviceArray<index_t> slice_ptr_, width_, cols_, source_;
+  DeviceArray<T> sliced_;
+  DeviceArray<cg::State> out_;
+  DeviceArray<double> history_, spmv_;
+  DeviceArray<long long> clocks_;
+  long long history_capacity_ = 0, spmv_capacity_ = 0, spmv_every_ = 1;
+  cudaEvent_t begin_ = nullptr, end_ = nullptr;
+};
+
+}  // namespace cluster
+
+template <typename T>
+std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>& A, index_t n, const T* d,
+                                              int blocks, bool batch) {
+  std::vector<index_t> row_ptr(std::size_t(n) + 1);
+  cuda::copy_to_host(row_ptr.data(), A.row_ptr, row_ptr.size() * sizeof(index_t));
+  const ClusterFit fit = cluster_fit<T>(n, row_ptr.data(), blocks, batch);
+  if (!fit.fits) throw DeviceError("the cluster CG loop cannot hold this system: " + fit.reason);
+  return std::make_unique<cluster::ClusterCgImpl<T>>(A, n, d, fit, row_ptr);
+}
+
+template ClusterFit cluster_fit<float>(index_t, const index_t*, int, bool);
+template ClusterFit cluster_fit<double>(index_t, const index_t*, int, bool);
+template std::unique_ptr<ClusterCg<float>> make_cluster_cg(const CsrView<float>&, index_t,
+                                                           const float*, int, bool);
+template std::unique_ptr<ClusterCg<double>> make_cluster_cg(const CsrView<double>&, index_t,
+                                                            const double*, int, bool);
+
+}  // namespace cgs

@@ -1,0 +1,438 @@
+// GPU ranks of the distributed CG (see cuda_rank_ops.hpp). One rank per GPU: rank r of a host
+// takes device r % devices. Every kernel, the local product and the preconditioner run on the
+// project's one stream (spmv/cuda/cuda_common.cuh); the halo exchange runs on a second stream so
+// that it overlaps the local product:
+//   main:  pack the send entries -> local SpMV ................ wait(halo) -> halo SpMV
+//   comm:            wait(packed) -> ncclSend/ncclRecv (group) -> halo ready
+// Dot products: per-block partial sums and a fixed-order final sum (the same bits every run),
+// then one ncclAllReduce of the `count` sums, copied to the host for cg_step.hpp's decisions.
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "solver/cg_step.hpp"
+#include "solver/distributed/cuda_rank_ops.hpp"
+#include "solver/distributed/mpi_comm.hpp"
+#include "spmv/cuda/cuda_common.cuh"
+
+namespace cgs::dist {
+
+namespace {
+
+using cuda::stream;
+
+#define CGS_NCCL_CHECK(call)                                                                \
+  do {                                                                                      \
+    const ncclResult_t cgs_nccl_ = (call);                                                  \
+    if (cgs_nccl_ != ncclSuccess)                                                           \
+      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " +                  \
+                        ncclGetErrorString(cgs_nccl_));                                     \
+  } while (0)
+
+constexpr int kBlock = 256;
+constexpr int kDotBlocks = 256;  // partial sums per dot: fixed, so the sum order is fixed
+constexpr int kMaxDots = 4;
+
+int blocks_for(std::size_t n) { return int(std::max<std::size_t>(1, (n + kBlock - 1) / kBlock)); }
+
+__global__ void residual_kernel(std::int64_t n, const double* b, const double* Ax, double* r) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) r[i] = b[i] - Ax[i];
+}
+
+__global__ void update_xr_kernel(std::int64_t n, double alpha, const double* p, const double* q,
+                                 double* x, double* r) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    x[i] = cg::next_x(x[i], alpha, p[i]);
+    r[i] = cg::next_r(r[i], alpha, q[i]);
+  }
+}
+
+__global__ void update_p_kernel(std::int64_t n, double beta, const double* z, double* p) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = cg::next_p(z[i], beta, p[i]);
+}
+
+__global__ void pointwise_kernel(std::int64_t n, const double* d, const double* r, double* z) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) z[i] = d ? d[i] * r[i] : r[i];
+}
+
+__global__ void pack_kernel(std::int64_t count, const index_t* rows, const double* x,
+                            double* packed) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < count) packed[i] = x[rows[i]];
+}
+
+// y += H h over the rows that have halo entries, one thread a row (they are short: the entries a
+// rank shares with others).
+__global__ void halo_spmv_kernel(std::int64_t count, const index_t* rows, const index_t* row_ptr,
+                                 const index_t* col, const double* val, const double* h,
+                                 double* y) {
+  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (j >= count) return;
+  const index_t i = rows[j];
+  double sum = 0;
+  for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += val[k] * h[col[k]];
+  y[i] += sum;
+}
+
+struct DotArgs {
+  const double* a[kMaxDots];
+  const double* b[kMaxDots];
+};
+
+// partial[d * kDotBlocks + block]: a grid-stride sum, then a tree in shared memory.
+__global__ void dot_partial_kernel(std::int64_t n, DotArgs args, int count, double* partial) {
+  __shared__ double cache[kBlock];
+  for (int d = 0; d < count; ++d) {
+    double sum = 0;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x)
+      sum += args.a[d][i] * args.b[d][i];
+    cache[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) cache[threadIdx.x] += cache[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[d * kDotBlocks + blockIdx.x] = cache[0];
+    __syncthreads();
+  }
+}
+
+__global__ void dot_final_kernel(int count, const double* partial, double* sums) {
+  const int d = threadIdx.x;
+  if (d >= count) return;
+  double sum = 0;
+  for (int b = 0; b < kDotBlocks; ++b) sum += partial[d * kDotBlocks + b];
+  sums[d] = sum;
+}
+
+template <typename T>
+T* device_copy(const std::vector<T>& host, const char* what) {
+  if (host.empty()) return nullptr;
+  T* p = static_cast<T*>(cuda::device_allocate(host.size() * sizeof(T), what));
+  cuda::copy_to_device(p, host.data(), host.size() * sizeof(T));
+  return p;
+}
+
+// How the ranks' GPUs talk: NCCL, or MPI through host buffers.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string name() const = 0;
+  // In place, on the device, in stream order on `s`.
+  virtual void allreduce(double* sums, int count, cudaStream_t s) = 0;
+  // Receives the halo ranges and sends the packed entries, in stream order on `s`.
+  virtual void exchange(const std::vector<HaloReceive>& receives, double* halo,
+                        const std::vector<HaloSend>& sends,
+                        const std::vector<std::size_t>& send_offsets, double* packed,
+                        cudaStream_t s) = 0;
+};
+
+class NcclTransport final : public Transport {
+ public:
+  explicit NcclTransport(MPI_Comm comm) {
+    ncclUniqueId id;
+    if (comm_rank(comm) == 0) CGS_NCCL_CHECK(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
+    CGS_NCCL_CHECK(ncclCommInitRank(&nccl_, comm_size(comm), id, comm_rank(comm)));
+  }
+  ~NcclTransport() override { ncclCommDestroy(nccl_); }
+  std::string name() const override { return "NCCL"; }
+  void allreduce(double* sums, int count, cudaStream_t s) override {
+    CGS_NCCL_CHECK(ncclAllReduce(sums, sums, count, ncclDouble, ncclSum, nccl_, s));
+  }
+  void exchange(const std::vector<HaloReceive>& receives, double* halo,
+                const std::vector<HaloSend>& sends, const std::vector<std::size_t>& offsets,
+                double* packed, cudaStream_t s) override {
+    CGS_NCCL_CHECK(ncclGroupStart());
+    for (const HaloReceive& r : receives)
+      CGS_NCCL_CHECK(ncclRecv(halo + r.offset, r.count, ncclDouble, r.rank, nccl_, s));
+    for (std::size_t i = 0; i < sends.size(); ++i)
+      CGS_NCCL_CHECK(ncclSend(packed + offsets[i], sends[i].local_rows.size(), ncclDouble,
+                              sends[i].rank, nccl_, s));
+    CGS_NCCL_CHECK(ncclGroupEnd());
+  }
+
+ private:
+  ncclComm_t nccl_ = nullptr;
+};
+
+// Two ranks on one GPU: NCCL refuses them ("duplicate GPU"), so the halo and the sums go
+// through host memory and MPI. The host waits for the copies; the GPU meanwhile runs the local
+// product that was queued before the exchange, so the overlap stays.
+class HostStagedMpi final : public Transport {
+ public:
+  explicit HostStagedMpi(MPI_Comm comm) : comm_(comm) {}
+  std::string name() const override { return "MPI through host memory"; }
+  void allreduce(double* sums, int count, cudaStream_t s) override {
+    double host[kMaxDots];
+    CGS_CUDA_CHECK(cudaMemcpyAsync(host, sums, count * sizeof(double), cudaMemcpyDeviceToHost, s));
+    CGS_CUDA_CHECK(cudaStreamSynchronize(s));
+    allreduce_sum(comm_, host, count);
+    CGS_CUDA_CHECK(cudaMemcpyAsync(sums, host, count * sizeof(double), cudaMemcpyHostToDevice, s));
+    CGS_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  void exchange(const std::vector<HaloReceive>& receives, double* halo,
+                const std::vector<HaloSend>& sends, const std::vector<std::size_t>& offsets,
+                double* packed, cudaStream_t s) override {
+    std::size_t send_total = 0, halo_total = 0;
+    for (const HaloSend& send : sends) send_total += send.local_rows.size();
+    for (const HaloReceive& r : receives) halo_total = std::max<std::size_t>(halo_total, r.offset + r.count);
+    send_host_.resize(send_total);
+    halo_host_.resize(halo_total);
+    CGS_CUDA_CHECK(cudaMemcpyAsync(send_host_.data(), packed, send_total * sizeof(double),
+                                   cudaMemcpyDeviceToHost, s));
+    CGS_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<MPI_Request> requests;
+    for (const HaloReceive& r : receives) {
+      requests.emplace_back();
+      MPI_Irecv(halo_host_.data() + r.offset, r.count, MPI_DOUBLE, r.rank, 26, comm_,
+                &requests.back());
+    }
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+      requests.emplace_back();
+      MPI_Isend(send_host_.data() + offsets[i], int(sends[i].local_rows.size()), MPI_DOUBLE,
+                sends[i].rank, 26, comm_, &requests.back());
+    }
+    MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    CGS_CUDA_CHECK(cudaMemcpyAsync(halo, halo_host_.data(), halo_total * sizeof(double),
+                                   cudaMemcpyHostToDevice, s));
+    CGS_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+ private:
+  MPI_Comm comm_;
+  std::vector<double> send_host_, halo_host_;
+};
+
+// Rank r of a host takes device r % devices; returns whether two ranks of the job share one.
+RankGpu select_device(MPI_Comm comm) {
+  MPI_Comm host;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  const int local_rank = comm_rank(host);
+  MPI_Comm_free(&host);
+  int devices = 0;
+  CGS_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices == 0) throw DeviceError("no CUDA device for this rank");
+  CGS_CUDA_CHECK(cudaSetDevice(local_rank % devices));
+  char bus[32] = {};
+  CGS_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, local_rank % devices));
+  char hostname[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(hostname, &length);
+  const std::string mine = std::string(hostname) + "/" + bus;
+  std::vector<char> all(std::size_t(comm_size(comm)) * 256, 0);
+  std::vector<char> padded(256, 0);
+  std::copy(mine.begin(), mine.begin() + std::min<std::size_t>(mine.size(), 255), padded.begin());
+  MPI_Allgather(padded.data(), 256, MPI_CHAR, all.data(), 256, MPI_CHAR, comm);
+  std::set<std::string> distinct;
+  for (int q = 0; q < comm_size(comm); ++q) distinct.insert(std::string(all.data() + q * 256));
+  return {local_rank % devices, int(distinct.size()) < comm_size(comm)};
+}
+
+std::unique_ptr<Transport> make_transport(MPI_Comm comm, bool shared_gpu) {
+  const char* asked = std::getenv("CGSOLVE_GPU_TRANSPORT");  // "nccl" | "mpi" (tests, studies)
+  const bool mpi = asked ? std::string(asked) == "mpi" : shared_gpu;
+  if (mpi) return std::make_unique<HostStagedMpi>(comm);
+  return std::make_unique<NcclTransport>(comm);
+}
+
+class CudaRankOps final : public RankOps {
+ public:
+  CudaRankOps(MPI_Comm comm, const RankBlock& block, const RowBlocks& blocks,
+              const RankSetup& setup)
+      : n_(std::size_t(block.local.rows)), identity_(setup.precond.is("none")) {
+    const RankGpu gpu = bind_rank_gpu(comm);
+    if (cuda::cuda_context().device != gpu.device)
+      throw DeviceError("this rank's CUDA context is on device " +
+                        std::to_string(cuda::cuda_context().device) + ", not on its device " +
+                        std::to_string(gpu.device) + ": bind_rank_gpu must run first");
+    const bool shared_gpu = gpu.shared;
+    transport_ = make_transport(comm, shared_gpu);
+    MpiHalo plan(comm, block, blocks);  // the lists; the exchange itself goes through transport_
+    receives_ = plan.receives();
+    sends_ = plan.sends();
+    std::vector<index_t> send_rows;
+    for (const HaloSend& s : sends_) {
+      send_offsets_.push_back(send_rows.size());
+      send_rows.insert(send_rows.end(), s.local_rows.begin(), s.local_rows.end());
+    }
+    send_count_ = send_rows.size();
+    halo_size_ = block.halo_columns.size();
+    send_rows_ = device_copy(send_rows, "halo send list");
+    packed_ = static_cast<double*>(cuda::device_allocate(send_count_ * sizeof(double), "halo send buffer"));
+    halo_ = static_cast<double*>(cuda::device_allocate(halo_size_ * sizeof(double), "halo"));
+    std::vector<index_t> halo_rows;
+    for (index_t i = 0; i < block.halo.rows; ++i)
+      if (block.halo.row_length(i) > 0) halo_rows.push_back(i);
+    halo_row_count_ = std::int64_t(halo_rows.size());
+    halo_rows_ = device_copy(halo_rows, "rows with halo entries");
+    halo_nnz_ = block.halo.nnz();
+    halo_row_ptr_ = device_copy(block.halo.row_ptr, "halo block rows");
+    halo_col_ = device_copy(block.halo.col_idx, "halo block columns");
+    halo_val_ = device_copy(block.halo.values, "halo block values");
+    partial_ = static_cast<double*>(cuda::device_allocate(kMaxDots * kDotBlocks * sizeof(double), "dot partial sums"));
+    sums_ = static_cast<double*>(cuda::device_allocate(kMaxDots * sizeof(double), "dot sums"));
+    CGS_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&packed_ready_, &halo_ready_, &start_, &local_done_, &halo_waited_, &done_, &reduce_start_, &reduce_done_})
+      CGS_CUDA_CHECK(cudaEventCreate(e));
+    if (n_ > 0) {
+      BackendOptions options = setup.backend;
+      options.device = Device::gpu;
+      local_ = make_backend(block.local, options);
+      precond_ = make_preconditioner<double>(setup.precond, Device::gpu, 1);
+      precond_->analyze(block.local);
+    }
+    name_ = (local_ ? local_->name() : std::string("(no rows)")) + " local block + csr halo kernel, " +
+            transport_->name() + (shared_gpu ? " (ranks share a GPU)" : "");
+  }
+
+  ~CudaRankOps() override {
+    for (void* p : {(void*)send_rows_, (void*)packed_, (void*)halo_, (void*)halo_rows_, (void*)halo_row_ptr_, (void*)halo_col_, (void*)halo_val_, (void*)partial_, (void*)sums_})
+      cuda::device_free(p);
+  }
+
+  std::string name() const { return name_; }
+  std::size_t local_rows() const override { return n_; }
+  double* allocate() override {
+    auto* p = static_cast<double*>(cuda::device_allocate(std::max<std::size_t>(n_, 1) * sizeof(double), "vector"));
+    CGS_CUDA_CHECK(cudaMemsetAsync(p, 0, std::max<std::size_t>(n_, 1) * sizeof(double), stream()));
+    return p;
+  }
+  void release(double* v) override { cuda::device_free(v); }
+  void upload(const std::vector<double>& host, double* v) override {
+    CGS_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    if (n_) cuda::copy_to_device(v, host.data(), n_ * sizeof(double));
+  }
+  std::vector<double> download(const double* v) override {
+    CGS_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    std::vector<double> host(n_);
+    if (n_) cuda::copy_to_host(host.data(), v, n_ * sizeof(double));
+    return host;
+  }
+  void copy(const double* src, double* dst) override {
+    if (n_) CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, n_ * sizeof(double), cudaMemcpyDeviceToDevice, stream()));
+  }
+
+  void multiply(const double* x, double* y) override {
+    ++times_.products;
+    CGS_CUDA_CHECK(cudaEventRecord(start_, stream()));
+    if (send_count_ > 0)
+      pack_kernel<<<blocks_for(send_count_), kBlock, 0, stream()>>>(std::int64_t(send_count_), send_rows_, x, packed_);
+    CGS_CUDA_CHECK(cudaEventRecord(packed_ready_, stream()));
+    if (local_) local_->apply(x, y);  // queued before the exchange: it runs while the halo moves
+    CGS_CUDA_CHECK(cudaEventRecord(local_done_, stream()));
+    CGS_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, packed_ready_, 0));
+    transport_->exchange(receives_, halo_, sends_, send_offsets_, packed_, comm_stream_);
+    CGS_CUDA_CHECK(cudaEventRecord(halo_ready_, comm_stream_));
+    CGS_CUDA_CHECK(cudaStreamWaitEvent(stream(), halo_ready_, 0));
+    CGS_CUDA_CHECK(cudaEventRecord(halo_waited_, stream()));
+    if (halo_nnz_ > 0)
+      halo_spmv_kernel<<<blocks_for(halo_row_count_), kBlock, 0, stream()>>>(halo_row_count_, halo_rows_, halo_row_ptr_, halo_col_, halo_val_, halo_, y);
+    CGS_CUDA_CHECK(cudaEventRecord(done_, stream()));
+    // The split of this product's time (one wait per product: the generic loop's cost).
+    CGS_CUDA_CHECK(cudaEventSynchronize(done_));
+    times_.local_spmv += elapsed(start_, local_done_);
+    times_.halo_wait += elapsed(local_done_, halo_waited_);
+    times_.halo_spmv += elapsed(halo_waited_, done_);
+    times_.halo_bytes_received += halo_size_ * sizeof(double);
+    times_.halo_bytes_sent += send_count_ * sizeof(double);
+  }
+
+  bool identity_preconditioner() const override { return identity_; }
+  void precondition(const double* r, double* z) override {
+    if (n_ == 0) return;
+    if (!precond_->pointwise()) {
+      precond_->apply(r, z);
+      return;
+    }
+    pointwise_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), precond_->diagonal(), r, z);
+  }
+  void residual(const double* b, const double* Ax, double* r) override {
+    if (n_) residual_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), b, Ax, r);
+  }
+  void update_xr(double alpha, const double* p, const double* q, double* x, double* r) override {
+    if (n_) update_xr_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), alpha, p, q, x, r);
+  }
+  void update_p(double beta, const double* z, double* p) override {
+    if (n_) update_p_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), beta, z, p);
+  }
+
+  void dots(const DotPair* pairs, int count, double* sums) override {
+    if (count > kMaxDots) throw std::logic_error("CudaRankOps::dots: too many at once");
+    ++times_.reductions;
+    DotArgs args{};
+    for (int d = 0; d < count; ++d) args.a[d] = pairs[d].a, args.b[d] = pairs[d].b;
+    dot_partial_kernel<<<kDotBlocks, kBlock, 0, stream()>>>(std::int64_t(n_), args, count, partial_);
+    dot_final_kernel<<<1, 32, 0, stream()>>>(count, partial_, sums_);
+    CGS_CUDA_CHECK(cudaEventRecord(reduce_start_, stream()));
+    transport_->allreduce(sums_, count, stream());
+    CGS_CUDA_CHECK(cudaEventRecord(reduce_done_, stream()));
+    CGS_CUDA_CHECK(cudaMemcpyAsync(sums, sums_, count * sizeof(double), cudaMemcpyDeviceToHost, stream()));
+    CGS_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    times_.allreduce += elapsed(reduce_start_, reduce_done_);
+  }
+
+  RankTimes times() const override { return times_; }
+  void clear_times() override { times_ = RankTimes{}; }
+
+ private:
+  static double elapsed(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    CGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    return ms * 1e-3;
+  }
+
+  std::size_t n_;
+  bool identity_;
+  std::unique_ptr<Transport> transport_;
+  std::vector<HaloReceive> receives_;
+  std::vector<HaloSend> sends_;
+  std::vector<std::size_t> send_offsets_;
+  std::size_t send_count_ = 0, halo_size_ = 0;
+  index_t* send_rows_ = nullptr;
+  double* packed_ = nullptr;
+  double* halo_ = nullptr;
+  std::int64_t halo_row_count_ = 0, halo_nnz_ = 0;
+  index_t* halo_rows_ = nullptr;
+  index_t* halo_row_ptr_ = nullptr;
+  index_t* halo_col_ = nullptr;
+  double* halo_val_ = nullptr;
+  double* partial_ = nullptr;
+  double* sums_ = nullptr;
+  cudaStream_t comm_stream_ = nullptr;
+  cudaEvent_t packed_ready_, halo_ready_, start_, local_done_, halo_waited_, done_, reduce_start_, reduce_done_;
+  std::unique_ptr<SpmvBackend<double>> local_;
+  std::unique_ptr<Preconditioner<double>> precond_;
+  std::string name_;
+  RankTimes times_;
+};
+
+}  // namespace
+
+RankGpu bind_rank_gpu(MPI_Comm comm) {
+  static const RankGpu bound = select_device(comm);
+  return bound;
+}
+
+std::unique_ptr<RankOps> make_cuda_rank_ops(MPI_Comm comm, const RankBlock& block,
+                                            const RowBlocks& blocks, const RankSetup& setup) {
+  return std::make_unique<CudaRankOps>(comm, block, blocks, setup);
+}
+
+std::string gpu_rank_ops_name(const RankOps& ops) {
+  const auto* gpu = dynamic_cast<const CudaRankOps*>(&ops);
+  return gpu ? gpu->name() : "(not a GPU rank)";
+}
+
+}  // namespace cgs::dist

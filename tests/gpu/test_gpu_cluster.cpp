@@ -1,0 +1,203 @@
+// The cluster-resident CG loop (solver/cuda/cluster_cg.hpp, issue 27) against the persistent
+// loop, its reference on the same device: the same iteration counts (within 2%) and answers,
+// with and without Jacobi, in double and float, on the systems of data/, a Poisson grid that
+// needs a cluster of several blocks, an irregular random SPD matrix, n = 1 and n = 33 (not a
+// multiple of 32). A system too big for a cluster (or with one long row, which pads its warp's
+// slice) falls back, and the plan says why. The batch
+// (one system per cluster) equals the single solves bit for bit, per-system values included.
+#include <cmath>
+#include <string>
+
+#include "formats/matrix_market.hpp"
+#include "gpu_cg_util.hpp"
+#include "solver/cuda/cluster_cg.hpp"
+#include "solver/device_buffer.hpp"
+
+namespace cgs {
+namespace {
+
+using namespace gputest;
+
+struct System {
+  std::string name;
+  CsrMatrix<double> A;
+};
+
+CsrMatrix<double> one_by_one() { return csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}); }
+
+std::vector<System> systems() {
+  const std::string data = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
+  return {{"poisson 31x31", testing::poisson2d(31)},
+          {"poisson 122x122 (several blocks)", testing::poisson2d(122)},
+          {"Exnet step 3", read_matrix_market(data + "Exnet_EXN_step3.mtx.gz")},
+          {"Net3 step 1", read_matrix_market(data + "Net3_step1.mtx.gz")},
+          {"random SPD 1013", testing::random_spd(1013, 4, 41)},
+          {"n = 33", testing::random_spd(33, 3, 5)},
+          {"n = 1", one_by_one()}};
+}
+
+BackendOptions gpu_csr() {
+  BackendOptions o;
+  o.device = Device::gpu;
+  o.format = Format::csr;
+  return o;
+}
+
+template <typename T>
+void same_as_persistent(double tol, double x_tol) {
+  CgOptions cg;
+  cg.tol = tol;
+  cg.max_iters = 200000;
+  for (const System& s : systems()) {
+    const std::vector<double> b = random_vector<double>(std::size_t(s.A.rows), 11);
+    for (const char* precond : {"none", "jacobi"}) {
+      CAPTURE(s.name);
+      CAPTURE(std::string(precond));
+      const Run persistent =
+          run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::persistent, cg);
+      const Run cluster = run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+      REQUIRE(cluster.loop == Loop::cluster);
+      REQUIRE(persistent.result.status == CgStatus::converged);
+      CHECK(cluster.result.status == CgStatus::converged);
+      const double its = double(persistent.result.iterations);
+      CHECK(std::abs(double(cluster.result.iterations) - its) <= std::max(1.0, 0.02 * its));
+      CHECK(relative_difference(cluster.x, persistent.x) <= x_tol);
+      CHECK(!cluster.result.spmv.samples.empty());  // every loop times its SpMV
+      for (double t : cluster.result.spmv.samples) CHECK(t > 0);
+    }
+  }
+}
+
+TEST_CASE("Cluster CG: the persistent loop's iterations and answers, double") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  same_as_persistent<double>(1e-10, 1e-8);
+}
+
+TEST_CASE("Cluster CG: the persistent loop's iterations and answers, float") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  same_as_persistent<float>(1e-5, 1e-3);
+}
+
+TEST_CASE("Cluster CG: a system too big for a cluster runs persistent, and the plan says why") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::poisson2d(400);  // 160,000 rows: ~4 MB in CSR
+  for (GpuLoopAsk ask : {GpuLoopAsk::cluster, GpuLoopAsk::automatic}) {
+    SolveRequest r;
+    r.backend = gpu_csr();
+    r.gpu_loop = ask;
+    const Plan plan = make_plan(r, A);
+    CHECK(plan.loop != Loop::cluster);
+    bool said = false;
+    for (const std::string& why : plan.reasons)
+      said = said || why.find("not cluster") != std::string::npos;
+    CHECK(said == (ask == GpuLoopAsk::cluster));
+  }
+  // One long row: its warp's slice is padded to it (32 x 700 entries), more than a block holds.
+  {
+    SolveRequest r;
+    r.backend = gpu_csr();
+    r.gpu_loop = GpuLoopAsk::cluster;
+    const Plan plan = make_plan(r, testing::hub_and_chain(700));
+    CHECK(plan.loop != Loop::cluster);
+  }
+  // A preconditioner with a program does not run in the cluster loop either.
+  SolveRequest r;
+  r.backend = gpu_csr();
+  r.gpu_loop = GpuLoopAsk::cluster;
+  r.precond = parse_precond("ic0");
+  CHECK(make_plan(r, testing::poisson2d(31)).loop != Loop::cluster);
+  // Asked directly, the loop refuses with the reason.
+  std::vector<index_t> row_ptr(A.row_ptr.begin(), A.row_ptr.end());
+  const ClusterFit fit = cluster_fit<double>(A.rows, row_ptr.data());
+  CHECK(!fit.fits);
+  CHECK(fit.reason.find("shared memory") != std::string::npos);
+}
+
+TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system values too") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
+                                                 "/data/systems/Exnet_EXN_step3.mtx.gz");
+  const std::size_t n = std::size_t(A.rows), nnz = A.values.size();
+  constexpr int kCount = 9;  // more clusters than fit at once on some devices' shapes: waves
+  std::vector<double> b(n * kCount), values(nnz * kCount), d(n * kCount);
+  for (int s = 0; s < kCount; ++s) {
+    const std::vector<double> bs = random_vector<double>(n, 100 + s);
+    std::copy(bs.begin(), bs.end(), b.begin() + std::ptrdiff_t(s * n));
+    const double scale = 1.0 + s;  // system s: (1 + s) A, Jacobi of it
+    for (std::size_t k = 0; k < nnz; ++k) values[s * nnz + k] = scale * A.values[k];
+    for (std::size_t i = 0; i < n; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (std::size_t(A.col_idx[k]) == i) d[s * n + i] = 1.0 / (scale * A.values[k]);
+  }
+  DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
+  DeviceBuffer<double> A_values(Device::gpu, A.values);
+  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values), d_gpu(Device::gpu, d);
+  const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), A_values.data(), 1};
+  auto cluster = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);  // batch layout
+  CgOptions cg;
+  cg.tol = 1e-10;
+  cg.max_iters = 100000;
+
+  DeviceBuffer<double> x_batch(Device::gpu, std::vector<double>(n * kCount, 0.0));
+  const std::vector<CgResult> batch =
+      cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount, values_gpu.data(), d_gpu.data(), cg);
+  REQUIRE(batch.size() == std::size_t(kCount));
+  const std::vector<double> x_all = x_batch.download();
+  for (int s = 0; s < kCount; ++s) {
+    CAPTURE(s);
+    DeviceBuffer<double> x_one(Device::gpu, std::vector<double>(n, 0.0));
+    const CgResult one = cluster->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
+                                              values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
+                             .front();
+    CHECK(one.status == CgStatus::converged);
+    CHECK(batch[s].iterations == one.iterations);
+    const std::vector<double> x = x_one.download();
+    CHECK(std::equal(x.begin(), x.end(), x_all.begin() + std::ptrdiff_t(s * n)));
+    // And the answer solves (1 + s) A x = b_s.
+    std::vector<double> scaled = A.values;
+    for (double& v : scaled) v *= 1.0 + s;
+    CsrMatrix<double> As = A;
+    As.values = scaled;
+    const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n), b.begin() + std::ptrdiff_t((s + 1) * n));
+    const Reference Ax = reference_product(As, x);
+    double rr = 0, bb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      rr += (bs[i] - Ax.y[i]) * (bs[i] - Ax.y[i]);
+      bb += bs[i] * bs[i];
+    }
+    CHECK(std::sqrt(rr / bb) <= 1e-8);  // the recursive residual reached 1e-10
+  }
+}
+
+TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compute-sanitizer)") {
+  // Small enough for racecheck: every block boundary, remote reads, both layouts, a batch of 3.
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::poisson2d(9);  // n = 81: blocks of 81, 41, 21 rows
+  const std::size_t n = std::size_t(A.rows);
+  DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
+  DeviceBuffer<double> values(Device::gpu, A.values);
+  const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1};
+  std::vector<double> b(3 * n);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = double((i * 7919) % 101) / 101.0;
+  DeviceBuffer<double> b_gpu(Device::gpu, b);
+  CgOptions cg;
+  cg.tol = 1e-12;
+  cg.max_iters = 1000;
+  std::vector<double> reference;
+  for (bool batch : {false, true})
+    for (int blocks : {1, 2, 4}) {
+      CAPTURE(batch);
+      CAPTURE(blocks);
+      auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
+      REQUIRE(engine->fit().blocks == blocks);
+      DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
+      const std::vector<CgResult> results = engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
+      for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
+      const std::vector<double> xs = x.download();
+      if (reference.empty()) reference = xs;
+      CHECK(relative_difference(xs, reference) <= 1e-10);
+    }
+}
+
+}  // namespace
+}  // namespace cgs
