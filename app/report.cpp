@@ -64,6 +64,19 @@ void print_spmv(std::FILE* out, const SolveReport& s) {
                  micro((solve - t.total) / double(s.cg.iterations)));
 }
 
+// A preconditioner's table, indented under its line: a header, then a row per label.
+void print_table(std::FILE* out, const PrecondTable& t) {
+  std::fprintf(out, "  %-12s", t.columns.empty() ? t.name.c_str() : t.columns[0].c_str());
+  for (std::size_t c = 1; c < t.columns.size(); ++c)
+    std::fprintf(out, " %12s", t.columns[c].c_str());
+  std::fprintf(out, "\n");
+  for (const auto& [label, numbers] : t.rows) {
+    std::fprintf(out, "  %-12s", label.c_str());
+    for (double v : numbers) std::fprintf(out, " %12.6g", v);
+    std::fprintf(out, "\n");
+  }
+}
+
 void print_precond(std::FILE* out, const PrecondReport& p) {
   if (p.seconds.empty() || p.name == "none") return;
   std::fprintf(out, "precond    %s: set-up %.4f s (", p.name.c_str(), p.total_seconds());
@@ -73,6 +86,7 @@ void print_precond(std::FILE* out, const PrecondReport& p) {
   std::fprintf(out, ")");
   for (const auto& [key, value] : p.facts) std::fprintf(out, "; %s %s", key.c_str(), value.c_str());
   std::fprintf(out, "\n");
+  for (const PrecondTable& t : p.tables) print_table(out, t);
 }
 
 void print_validation(std::FILE* out, const ValidationReport& v) {
@@ -265,6 +279,16 @@ nlohmann::json to_json(const RunSummary& run) {
   nlohmann::json precond = {{"name", s.precond.name}, {"setup_s", s.precond.total_seconds()}};
   for (const auto& [phase, seconds] : s.precond.seconds) precond["phases_s"][phase] = seconds;
   for (const auto& [key, value] : s.precond.facts) precond["facts"][key] = value;
+  for (const PrecondTable& t : s.precond.tables) {  // an array of objects, one per row
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [label, numbers] : t.rows) {
+      nlohmann::json row = {{t.columns.empty() ? "label" : t.columns[0], label}};
+      for (std::size_t c = 0; c < numbers.size() && c + 1 < t.columns.size(); ++c)
+        row[t.columns[c + 1]] = numbers[c];
+      rows.push_back(row);
+    }
+    precond["tables"][t.name] = rows;
+  }
   j["preconditioner"] = precond;
   j["result"] = {{"status", to_string(cg.status)},
                  {"converged", cg.ok()},

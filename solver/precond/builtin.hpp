@@ -5,6 +5,7 @@
 //   fsai.cpp       factorized sparse approximate inverse G^T G on the pattern of tril(A^k)
 //   bjacobi.cpp    exact inverses of diagonal blocks of N rows
 //   chebyshev.cpp  a Chebyshev polynomial in D^-1 A of degree d
+//   amg.cpp        smoothed-aggregation algebraic multigrid, one V-cycle (set-up: amg_setup.cpp)
 #pragma once
 
 #include <memory>
@@ -23,6 +24,8 @@ std::unique_ptr<Preconditioner<T>> make_bjacobi(const PrecondSpec& spec, Device 
 template <typename T>
 std::unique_ptr<Preconditioner<T>> make_chebyshev(const PrecondSpec& spec, Device device,
                                                   int threads);
+template <typename T>
+std::unique_ptr<Preconditioner<T>> make_amg(const PrecondSpec& spec, Device device, int threads);
 
 // The integer argument of `spec` ("fsai:2" -> 2), `fallback` when there is none; InputError
 // naming the preconditioner when it is not an integer in [low, high].

@@ -7,107 +7,18 @@
 // (never above the Gershgorin bound), because M must stay positive definite for CG and p goes
 // negative beyond b; a is the smallest Ritz value (above the true smallest eigenvalue, where p
 // is still positive, so only the quality suffers, never the definiteness).
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <sstream>
 
 #include "formats/convert.hpp"
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/sparse_parts.hpp"
+#include "solver/precond/spectrum.hpp"
 
 namespace cgs::precond {
 namespace {
-
-struct Interval {
-  double a, b, ritz_max, gershgorin;
-};
-
-// sum over i < n of term(i), on every host core, in the same order whatever the thread count
-// or timing (a fixed split into chunks, summed in chunk order): the interval, and with it every
-// coefficient, comes out bit for bit the same in each set-up, so that a GPU and a host set-up
-// of one matrix apply the same polynomial.
-template <typename Term>
-double ordered_sum(index_t n, Term term) {
-  constexpr index_t kChunks = 256;
-  double partial[kChunks] = {};
-  const index_t size = (n + kChunks - 1) / kChunks;
-#pragma omp parallel for schedule(static)
-  for (index_t c = 0; c < kChunks; ++c) {
-    double s = 0;
-    for (index_t i = c * size; i < std::min(n, (c + 1) * size); ++i) s += term(i);
-    partial[c] = s;
-  }
-  double total = 0;
-  for (double s : partial) total += s;
-  return total;
-}
-
-// The set-up runs on every host core whatever device solves: 40 products of a 9M-row matrix on
-// one core took 6 s (issue 21).
-Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale) {
-  const index_t n = A.rows;
-  auto multiply = [&](const std::vector<double>& x, std::vector<double>& y) {
-#pragma omp parallel for schedule(static)
-    for (index_t i = 0; i < n; ++i) {
-      double s = 0;
-      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-        s += A.values[k] * scale[A.col_idx[k]] * x[A.col_idx[k]];
-      y[i] = scale[i] * s;
-    }
-  };
-  double gershgorin = 0;
-#pragma omp parallel for schedule(static) reduction(max : gershgorin)
-  for (index_t i = 0; i < n; ++i) {
-    double s = 0;
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      s += std::abs(A.values[k]) * scale[i] * scale[A.col_idx[k]];
-    gershgorin = std::max(gershgorin, s);
-  }
-  const int steps = int(std::min<index_t>(n, 40));
-  const std::size_t size = static_cast<std::size_t>(n);
-  std::vector<double> v(size), v_old(size, 0.0), w(size);
-  std::mt19937_64 rng(20261123);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  double norm = 0;
-  for (double& x : v) {
-    x = uniform(rng);
-    norm += x * x;
-  }
-  for (double& x : v) x /= std::sqrt(norm);
-  Eigen::VectorXd alpha(steps), beta(std::max(steps - 1, 0));
-  int done = 0;
-  double beta_prev = 0;
-  for (int j = 0; j < steps; ++j) {
-    multiply(v, w);
-    const double a = ordered_sum(n, [&](index_t i) { return w[i] * v[i]; });
-    double b = ordered_sum(n, [&](index_t i) {
-      w[i] -= a * v[i] + beta_prev * v_old[i];
-      return w[i] * w[i];
-    });
-    alpha(j) = a;
-    done = j + 1;
-    b = std::sqrt(b);
-    if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
-    beta(j) = b;
-    v_old.swap(v);
-#pragma omp parallel for schedule(static)
-    for (index_t i = 0; i < n; ++i) v[i] = w[i] / b;
-    beta_prev = b;
-  }
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> ritz;
-  ritz.computeFromTridiagonal(alpha.head(done), beta.head(std::max(done - 1, 0)),
-                              Eigen::EigenvaluesOnly);
-  const double lo = ritz.eigenvalues()(0), hi = ritz.eigenvalues()(done - 1);
-  Interval s;
-  s.ritz_max = hi;
-  s.gershgorin = gershgorin;
-  s.b = std::min(1.1 * hi, gershgorin);
-  s.a = std::min(std::max(lo, s.b * 1e-8), 0.5 * s.b);
-  return s;
-}
 
 template <typename T>
 class Chebyshev final : public Preconditioner<T> {
@@ -126,7 +37,7 @@ class Chebyshev final : public Preconditioner<T> {
       scale[i] = 1 / std::sqrt(d[i]);
       inverse[i] = 1 / d[i];
     }
-    const Interval s = spectrum_bounds(A, scale);
+    const Interval s = spectrum_bounds(A, scale, 40);
     std::ostringstream what;
     what.precision(17);  // exact: a test rebuilds the polynomial from these
     what << "[" << s.a << ", " << s.b << "] (largest Ritz value " << s.ritz_max << ", Gershgorin "

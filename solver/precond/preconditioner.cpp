@@ -28,6 +28,15 @@ void PrecondReport::set_fact(const std::string& key, const std::string& value) {
   facts.emplace_back(key, value);
 }
 
+void PrecondReport::set_table(PrecondTable table) {
+  for (PrecondTable& t : tables)
+    if (t.name == table.name) {
+      t = std::move(table);
+      return;
+    }
+  tables.push_back(std::move(table));
+}
+
 PrecondSpec parse_precond(const std::string& text) {
   PrecondSpec spec;
   const auto colon = text.find(':');

@@ -33,14 +33,25 @@ struct PrecondSpec {
 };
 PrecondSpec parse_precond(const std::string& text);  // throws InputError for an unknown name
 
+// A table of numbers a set-up reports beside its facts (AMG: rows, nonzeros and seconds per
+// level; the seconds of each phase inside analyze and values). columns[0] names the rows'
+// labels; each row is a label and one number per further column.
+struct PrecondTable {
+  std::string name;
+  std::vector<std::string> columns;
+  std::vector<std::pair<std::string, std::vector<double>>> rows;
+};
+
 // What the set-up did, for the report: time per phase, and facts ("levels", "45 + 45").
 struct PrecondReport {
   std::string name;
   std::vector<std::pair<std::string, double>> seconds;  // phase, seconds
   std::vector<std::pair<std::string, std::string>> facts;
+  std::vector<PrecondTable> tables;  // details; their times are inside `seconds` already
   double total_seconds() const;
   void add_time(const std::string& phase, double s);  // adds to the phase, or appends it
   void set_fact(const std::string& key, const std::string& value);
+  void set_table(PrecondTable table);  // replaces the table of that name, or appends it
 };
 
 template <typename T>

@@ -36,6 +36,10 @@ const std::vector<PrecondEntry>& preconditioners() {
        &precond::make_bjacobi<float>, &precond::make_bjacobi<double>},
       {"cheb", "Chebyshev polynomial in D^-1 A", "d: degree, default 4", false, true,
        &precond::make_chebyshev<float>, &precond::make_chebyshev<double>},
+      {"amg", "smoothed-aggregation algebraic multigrid, one V-cycle",
+       "options key=value,...: levels (10), smoother=cheb|jacobi (cheb), sweeps (2), theta "
+       "(0.08), coarse (300)",
+       false, true, &precond::make_amg<float>, &precond::make_amg<double>},
   };
   return table;
 }

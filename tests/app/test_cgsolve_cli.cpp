@@ -319,3 +319,25 @@ TEST_CASE("--validate with default flags passes on every converged solve of the 
   }
   CHECK(converged >= 6);
 }
+
+TEST_CASE("--precond amg reports its levels and set-up phases in the summary and the JSON") {
+  const fs::path dir = scratch_dir();
+  const std::string json = (dir / "amg.json").string();
+  Run r = cgsolve("--matrix gen:poisson2d:60 --precond amg:coarse=50 --report " + json);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "operator complexity"));
+  CHECK(contains(r.output, "galerkin R A P"));
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  const nlohmann::json& levels = report["preconditioner"]["tables"]["levels"];
+  REQUIRE(levels.size() >= 2);
+  CHECK(levels[0]["rows"].get<double>() == 3600);
+  CHECK(levels[0]["nonzeros"].get<double>() == 3600 * 5 - 4 * 60);
+  CHECK(levels[1]["rows"].get<double>() < 3600 / 3);
+  CHECK(report["preconditioner"]["tables"]["phases"].size() >= 6);
+  CHECK(std::stod(report["preconditioner"]["facts"]["operator complexity"].get<std::string>()) <
+        1.6);
+  r = cgsolve("--matrix gen:poisson2d:10 --precond amg:smoother=gs");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "smoother must be cheb or jacobi"));
+}

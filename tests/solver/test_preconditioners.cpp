@@ -1,4 +1,4 @@
-// The preconditioners behind the seam (ic0, fsai, bjacobi, cheb): each apply against a dense
+// The preconditioners behind the seam (ic0, fsai, bjacobi, cheb, amg): each apply against a dense
 // reference computed here independently (Eigen), the preconditioned operator symmetric and
 // positive definite, set_values taking new numbers, and each solving to Jacobi-CG's answer in
 // every CPU loop with fewer iterations.
@@ -218,7 +218,8 @@ TEST_CASE("cheb:d is (I - P_d(D^-1 A)) A^-1 with P_d the scaled Chebyshev polyno
 }
 
 TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 1 up") {
-  for (const char* name : {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:4", "cheb:3", "cheb:6"})
+  for (const char* name : {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:4", "cheb:3", "cheb:6",
+                           "amg", "amg:coarse=8"})
     for (index_t n : {1, 7, 33, 70}) {
       CAPTURE(std::string(name));
       CAPTURE(n);
@@ -233,7 +234,8 @@ TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 
 
 TEST_CASE("set_values: new numbers on the same pattern give the preconditioner of the new A") {
   CsrMatrix<double> A = random_spd(45, 4, 17);
-  for (const char* name : {"ic0", "ic0:colour", "fsai:2", "bjacobi:8", "cheb:4"}) {
+  for (const char* name :
+       {"ic0", "ic0:colour", "fsai:2", "bjacobi:8", "cheb:4", "amg:coarse=8,theta=0"}) {
     CAPTURE(std::string(name));
     auto M = built(name, A);
     CsrMatrix<double> B = A;
@@ -272,7 +274,8 @@ TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, i
     std::vector<double> x_jacobi;
     const SolveReport jacobi = solve_system(c.A, b, x_jacobi, o);
     REQUIRE(jacobi.cg.ok());
-    for (const char* name : {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:64", "cheb:4"}) {
+    for (const char* name :
+         {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:64", "cheb:4", "amg"}) {
       long iterations = -1;
       for (CpuLoopAsk loop : {CpuLoopAsk::generic, CpuLoopAsk::serial, CpuLoopAsk::team}) {
         CAPTURE(std::string(c.name));

@@ -1,0 +1,488 @@
+// Smoothed-aggregation algebraic multigrid: z = M^-1 r is one V-cycle from z = 0 on the
+// hierarchy amg_setup.hpp builds (strength, MIS(2) aggregates, Jacobi-smoothed P, R = P^T,
+// Galerkin R A P), written as a program (program.hpp), so it runs in every CG loop on every
+// device without loop code of its own. Per level l < last, with b_0 = r:
+//   x_l  = S_l b_l                         pre-smoothing from 0 (no product with A for its start)
+//   r_l  = b_l - A_l x_l                   product
+//   b_l+1 = R_l r_l                        product, one item per coarse row
+//   x_l+1 = the same on level l + 1
+//   x_l += P_l x_l+1                       product in place (reads x_l at its own row only)
+//   x'_l = x_l + S_l (b_l - A_l x_l)       post-smoothing into another slot (z at level 0)
+// and on the last level x = A_c^-1 b as one dense block product (or the smoother from 0 where
+// A_c is too large to invert densely). The smoother S_l is a polynomial in D^-1 A_l (Chebyshev
+// of degree `sweeps`, or `sweeps` damped-Jacobi steps), the same before and after, so M^-1 is
+// symmetric; each smoother converges in the A-norm (its interval reaches D^-1 A's Gershgorin
+// bound, never an estimate below lambda_max), so M^-1 is positive definite and CG holds.
+#include <Eigen/Dense>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "formats/types.hpp"
+#include "solver/precond/amg_setup.hpp"
+#include "solver/precond/builtin.hpp"
+#include "solver/precond/sparse_parts.hpp"
+
+namespace cgs::precond {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+enum class Smoother { chebyshev, jacobi };
+
+struct AmgOptions {
+  amg::HierarchyOptions hierarchy;
+  Smoother smoother = Smoother::chebyshev;
+  int sweeps = 2;  // Chebyshev degree, or Jacobi steps, before and after
+};
+
+// The coarsest level is inverted densely up to this many rows (or `coarse` if larger); past it
+// (coarsening that stalled) the smoother stands in for the coarse solve.
+constexpr index_t kDenseRows = 1000;
+// Chebyshev smooths the upper part of D^-1 A's spectrum, [b / kChebyshevRatio, b]: the low
+// part is the coarse levels' (hypre's default is 0.3 b). On poisson2d:1000, degree 1 (2): 19
+// (14) iterations with a ratio of 30, 13 (11) with 10 or 4.
+constexpr double kChebyshevRatio = 4;
+
+// ---- options: "levels=6,smoother=jacobi,sweeps=3,theta=0.1,coarse=500" ----
+
+[[noreturn]] void bad_option(const PrecondSpec& spec, const std::string& why) {
+  throw InputError("amg: " + why + " in '" + spec.text() +
+                   "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
+                   "coarse=1..4000, aggregation=greedy|mis2, comma-separated)");
+}
+
+int integer_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
+                   int low, int high) {
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || ptr != value.data() + value.size() || v < low || v > high)
+    bad_option(spec, key + " must be an integer in " + std::to_string(low) + ".." +
+                         std::to_string(high) + " (got '" + value + "')");
+  return v;
+}
+
+double real_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
+                   double low, double high) {
+  char* end = nullptr;
+  const double v = value.empty() ? NAN : std::strtod(value.c_str(), &end);
+  if (!(v >= low && v <= high) || end != value.c_str() + value.size())
+    bad_option(spec, key + " must be a number in [" + std::to_string(low) + ", " +
+                         std::to_string(high) + "] (got '" + value + "')");
+  return v;
+}
+
+AmgOptions parse_options(const PrecondSpec& spec) {
+  AmgOptions o;
+  std::stringstream items(spec.argument);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) bad_option(spec, "'" + item + "' is not key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "levels")
+      o.hierarchy.max_levels = integer_option(spec, key, value, 1, 20);
+    else if (key == "sweeps")
+      o.sweeps = integer_option(spec, key, value, 1, 8);
+    else if (key == "coarse")
+      o.hierarchy.coarse = integer_option(spec, key, value, 1, 4000);
+    else if (key == "theta")
+      o.hierarchy.theta = real_option(spec, key, value, 0, 1);
+    else if (key == "aggregation" && (value == "greedy" || value == "mis2"))
+      o.hierarchy.mis2 = value == "mis2";
+    else if (key == "aggregation")
+      bad_option(spec, "aggregation must be greedy or mis2 (got '" + value + "')");
+    else if (key == "smoother" && (value == "cheb" || value == "jacobi"))
+      o.smoother = value == "cheb" ? Smoother::chebyshev : Smoother::jacobi;
+    else if (key == "smoother")
+      bad_option(spec, "smoother must be cheb or jacobi (got '" + value + "')");
+    else
+      bad_option(spec, "unknown option '" + key + "'");
+  }
+  if (!spec.argument.empty() && spec.argument.back() == ',') bad_option(spec, "a trailing ','");
+  return o;
+}
+
+// ---- the program ----
+
+// Arrays and work slots by order of request: the first compute_values adds them to the spec,
+// later ones (same hierarchy, same order) find them at the same handles and rewrite the value
+// arrays only, as the seam asks.
+template <typename T>
+class SpecWriter {
+ public:
+  explicit SpecWriter(ProgramSpec<T>& spec) : spec_(spec), first_(spec.ops.empty()) {
+    spec_.ops.clear();
+  }
+  int indices(const std::vector<index_t>& a) {
+    return first_ ? spec_.add_indices(a) : next_index_++;
+  }
+  int values(const std::vector<double>& a) {
+    if (first_) return spec_.add_values(cast_to<T>(a));
+    spec_.value_arrays[next_value_] = cast_to<T>(a);
+    return next_value_++;
+  }
+  int typed_values(std::vector<T> a) {
+    if (first_) return spec_.add_values(std::move(a));
+    spec_.value_arrays[next_value_] = std::move(a);
+    return next_value_++;
+  }
+  int work(index_t n) {
+    return first_ ? spec_.add_work(std::size_t(n)) : kFirstWorkSlot + next_work_++;
+  }
+  void op(const OpSpec& o) { spec_.ops.push_back(o); }
+  std::vector<OpSpec>& ops() { return spec_.ops; }
+
+ private:
+  ProgramSpec<T>& spec_;
+  bool first_;
+  int next_index_ = 0, next_value_ = 0, next_work_ = 0;
+};
+
+struct MatrixHandles {
+  index_t rows = 0;
+  int row_ptr = kNoArray, col_idx = kNoArray, values = kNoArray;
+};
+
+// What the program of one level reads.
+struct LevelHandles {
+  index_t n = 0;
+  MatrixHandles A, P, R;
+  int scale = kNoArray;  // D^-1 (Chebyshev) or omega D^-1 (Jacobi)
+  Interval spectrum{};
+  int inverse = kNoArray;  // the last level's dense inverse, when it has one
+};
+
+// The inverse of the small SPD matrix A, column-major, symmetrised (as bjacobi's blocks):
+// Cholesky, or where A is only semidefinite (a coarse level of a singular system), the
+// pseudo-inverse over the eigenvalues above rounding.
+template <typename T>
+std::vector<T> dense_inverse(const CsrMatrix<double>& A) {
+  const index_t n = A.rows;
+  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(n, n);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) D(i, A.col_idx[k]) = A.values[k];
+  Eigen::MatrixXd inverse;
+  const Eigen::LLT<Eigen::MatrixXd> llt(D);
+  if (llt.info() == Eigen::Success) {
+    inverse = llt.solve(Eigen::MatrixXd::Identity(n, n));
+  } else {
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(D);
+    const Eigen::VectorXd l = eig.eigenvalues();
+    const double cut = 1e-12 * l.cwiseAbs().maxCoeff();
+    Eigen::VectorXd inv = Eigen::VectorXd::Zero(n);
+    for (index_t i = 0; i < n; ++i)
+      if (l(i) > cut) inv(i) = 1 / l(i);
+    inverse = eig.eigenvectors() * inv.asDiagonal() * eig.eigenvectors().transpose();
+  }
+  inverse = (0.5 * (inverse + inverse.transpose())).eval();
+  std::vector<T> out(std::size_t(n) * std::size_t(n));
+  for (index_t c = 0; c < n; ++c)
+    for (index_t r = 0; r < n; ++r) out[std::size_t(c) * n + r] = T(inverse(r, c));
+  return out;
+}
+
+template <typename T>
+class VCycleWriter {
+ public:
+  VCycleWriter(SpecWriter<T>& w, const std::vector<LevelHandles>& levels, const AmgOptions& o)
+      : w_(w), levels_(levels), o_(o) {}
+
+  // Ops leaving x_l ~= A_l^-1 b_l in slot `out` (b in slot `b`).
+  void cycle(std::size_t l, int b, int out) {
+    const LevelHandles& L = levels_[l];
+    if (l + 1 == levels_.size()) {
+      coarse_solve(L, b, out);
+      return;
+    }
+    const LevelHandles& C = levels_[l + 1];
+    const int x = w_.work(L.n), residual = w_.work(L.n);
+    smooth_from_zero(L, b, x);
+    w_.op(product(L.A, x, residual, -1, b, 1));  // r_l = b_l - A_l x_l
+    const int coarse_b = w_.work(C.n), coarse_x = w_.work(C.n);
+    w_.op(product(L.R, residual, coarse_b, 1, kNoSlot, 0));  // b_l+1 = R r_l
+    cycle(l + 1, coarse_b, coarse_x);
+    OpSpec correct = product(L.P, coarse_x, x, 1, kNoSlot, 0);  // x_l += P x_l+1
+    correct.u = x;
+    correct.beta = 1;
+    w_.op(correct);
+    smooth_from(L, b, x, out);
+  }
+
+ private:
+  // y = alpha S x + gamma v over S's rows.
+  static OpSpec product(const MatrixHandles& S, int x, int y, double alpha, int v, double gamma) {
+    OpSpec op;
+    op.kind = OpKind::product;
+    op.items = S.rows;
+    op.row_ptr = S.row_ptr;
+    op.col_idx = S.col_idx;
+    op.values = S.values;
+    op.x = x;
+    op.y = y;
+    op.alpha = alpha;
+    op.v = v;
+    op.gamma = gamma;
+    return op;
+  }
+
+  void coarse_solve(const LevelHandles& L, int b, int out) {
+    if (L.inverse == kNoArray) {
+      smooth_from_zero(L, b, out);
+      return;
+    }
+    OpSpec op;
+    op.kind = OpKind::block_product;
+    op.items = L.n;
+    op.block = L.n;
+    op.blocks = L.inverse;
+    op.x = b;
+    op.y = out;
+    op.alpha = 1;
+    w_.op(op);
+  }
+
+  // Where each of `count` Jacobi steps writes so that the last writes `out` and none writes
+  // the vector it reads (out and tmp alternate, counted back from the last).
+  static int jacobi_target(int step, int count, int out, int tmp) {
+    return (count - 1 - step) % 2 == 0 ? out : tmp;
+  }
+
+  void smooth_from_zero(const LevelHandles& L, int b, int out) {
+    if (o_.smoother == Smoother::jacobi) {
+      const int tmp = o_.sweeps > 1 ? w_.work(L.n) : kNoSlot;
+      OpSpec first;  // x = omega D^-1 b
+      first.kind = OpKind::product;
+      first.items = L.n;
+      first.v = b;
+      first.gamma = 1;
+      first.d = L.scale;
+      first.y = jacobi_target(0, o_.sweeps, out, tmp);
+      w_.op(first);
+      jacobi_steps(L, b, first.y, 1, out, tmp);
+      return;
+    }
+    chebyshev_from(L, b, kNoSlot, out);
+  }
+
+  void smooth_from(const LevelHandles& L, int b, int x, int out) {
+    if (o_.smoother == Smoother::jacobi) {
+      const int tmp = o_.sweeps > 1 ? w_.work(L.n) : kNoSlot;
+      jacobi_steps(L, b, x, 0, out, tmp);
+      return;
+    }
+    chebyshev_from(L, b, x, out);
+  }
+
+  // Steps first .. sweeps-1 of x <- x + omega D^-1 (b - A x), from slot x.
+  void jacobi_steps(const LevelHandles& L, int b, int x, int first, int out, int tmp) {
+    for (int step = first; step < o_.sweeps; ++step) {
+      OpSpec op = product(L.A, x, jacobi_target(step, o_.sweeps, out, tmp), -1, b, 1);
+      op.d = L.scale;
+      op.u = x;
+      op.beta = 1;
+      w_.op(op);
+      x = op.y;
+    }
+  }
+
+  // Chebyshev iteration of degree `sweeps` for A_l y = b from y = x (x = kNoSlot: from 0) into
+  // `out` (Saad, alg. 12.1, as chebyshev.cpp; from x != 0 the first step also forms b - A x).
+  void chebyshev_from(const LevelHandles& L, int b, int x, int out) {
+    const double upper = L.spectrum.gershgorin, lower = upper / kChebyshevRatio;
+    const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
+    const int k = o_.sweeps;
+    if (x == kNoSlot && k == 1) {  // one step from 0: out = D^-1 b / theta, no work vectors
+      OpSpec op;
+      op.kind = OpKind::product;
+      op.items = L.n;
+      op.v = b;
+      op.gamma = 1 / theta;
+      op.d = L.scale;
+      op.y = out;
+      w_.op(op);
+      return;
+    }
+    const int residual = w_.work(L.n);
+    const int direction[2] = {w_.work(L.n), k > 1 ? w_.work(L.n) : kNoSlot};
+    OpSpec op;
+    if (x == kNoSlot) {  // d_0 = D^-1 b / theta; the residual is b itself
+      op.kind = OpKind::product;
+      op.items = L.n;
+      op.v = b;
+      op.gamma = 1 / theta;
+      op.d = L.scale;
+      op.y = direction[0];
+    } else {  // res = b - A x, d_0 = D^-1 res / theta, out = x + d_0
+      op = chebyshev_step(L, x, direction[0], b, x, out);
+      op.t = residual;
+      op.alpha = 0;
+      op.beta = 1 / theta;
+    }
+    w_.op(op);
+    double rho_prev = 1 / sigma;
+    for (int step = 1; step < k; ++step) {
+      const double rho = 1 / (2 * sigma - rho_prev);
+      const bool from_zero_first = x == kNoSlot && step == 1;
+      OpSpec s =
+          chebyshev_step(L, direction[(step - 1) % 2], direction[step % 2],
+                         from_zero_first ? b : residual, from_zero_first ? direction[0] : out, out);
+      s.t = residual;
+      s.alpha = rho * rho_prev;
+      s.beta = 2 * rho / delta;
+      w_.op(s);
+      rho_prev = rho;
+    }
+  }
+
+  // res = v - A x; dir = alpha x + beta D^-1 res; w = u + dir (slots: res -> t, set by caller).
+  OpSpec chebyshev_step(const LevelHandles& L, int x, int dir, int v, int u, int w) {
+    OpSpec op;
+    op.kind = OpKind::chebyshev_step;
+    op.items = L.n;
+    op.row_ptr = L.A.row_ptr;
+    op.col_idx = L.A.col_idx;
+    op.values = L.A.values;
+    op.d = L.scale;
+    op.x = x;
+    op.y = dir;
+    op.v = v;
+    op.u = u;
+    op.w = w;
+    return op;
+  }
+
+  SpecWriter<T>& w_;
+  const std::vector<LevelHandles>& levels_;
+  const AmgOptions& o_;
+};
+
+template <typename T>
+class Amg final : public Preconditioner<T> {
+ public:
+  Amg(Device device, int threads, const PrecondSpec& spec)
+      : Preconditioner<T>(device, threads, false),
+        argument_(spec.argument),
+        options_(parse_options(spec)) {}
+  std::string name() const override { return argument_.empty() ? "amg" : "amg:" + argument_; }
+
+ protected:
+  void analyze_pattern(const CsrMatrix<double>& A) override {
+    h_ = amg::build_hierarchy(A, options_.hierarchy);
+    fresh_ = true;  // its numbers are A's: compute_values need not make them again
+  }
+
+  void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
+    if (!fresh_) amg::refresh_hierarchy(h_, A, options_.hierarchy);
+    fresh_ = false;
+    std::vector<std::pair<std::string, double>> phases = h_.phase_seconds;
+    const auto start = Clock::now();
+    coarse_seconds_ = 0;
+    SpecWriter<T> writer(spec);
+    std::vector<LevelHandles> levels = handles(writer, A);
+    VCycleWriter<T>(writer, levels, options_).cycle(0, kSlotR, kSlotZ);
+    writer.ops().back().dot = 1;  // the last operation writes z, every row
+    phases.emplace_back("coarse inverse", coarse_seconds_);
+    phases.emplace_back("program arrays", since(start) - coarse_seconds_);
+    report(A, phases);
+  }
+
+ private:
+  MatrixHandles matrix(SpecWriter<T>& w, const CsrMatrix<double>& M) {
+    MatrixHandles h;
+    h.rows = M.rows;
+    h.row_ptr = w.indices(M.row_ptr);
+    h.col_idx = w.indices(M.col_idx);
+    h.values = w.values(M.values);
+    return h;
+  }
+
+  // Every level's arrays in the spec: operator, P, R, smoother scale; the last level's inverse.
+  std::vector<LevelHandles> handles(SpecWriter<T>& w, const CsrMatrix<double>& A) {
+    std::vector<LevelHandles> levels(h_.levels.size());
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      const CsrMatrix<double>& Al = h_.op(A, l);
+      LevelHandles& L = levels[l];
+      L.n = Al.rows;
+      L.spectrum = h_.levels[l].spectrum;
+      const bool last = l + 1 == levels.size();
+      if (last && inverted_densely(Al.rows)) {
+        const auto start = Clock::now();
+        std::vector<T> inverse = dense_inverse<T>(Al);
+        coarse_seconds_ += since(start);
+        L.inverse = w.typed_values(std::move(inverse));
+        continue;
+      }
+      L.A = matrix(w, Al);
+      L.scale = w.values(smoother_scale(Al, L.spectrum));
+      if (last) continue;
+      L.P = matrix(w, h_.levels[l].prolongator.P);
+      L.R = matrix(w, h_.levels[l].restriction.At);
+    }
+    return levels;
+  }
+
+  bool inverted_densely(index_t coarsest_rows) const {
+    return coarsest_rows <= std::max(kDenseRows, options_.hierarchy.coarse);
+  }
+
+  // D^-1 for Chebyshev; omega D^-1 with omega = 4 / (3 g) for Jacobi, g the Gershgorin bound
+  // of D^-1 A (so omega lambda_max <= 4/3 < 2: the smoother converges, M^-1 stays SPD).
+  std::vector<double> smoother_scale(const CsrMatrix<double>& A, const Interval& s) const {
+    const double omega = options_.smoother == Smoother::jacobi ? 4 / (3 * s.gershgorin) : 1.0;
+    std::vector<double> d(std::size_t(A.rows), 0.0);
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (A.col_idx[k] == i) d[i] += A.values[k];
+    for (double& x : d) x = omega / x;
+    return d;
+  }
+
+  void report(const CsrMatrix<double>& A, const std::vector<std::pair<std::string, double>>& ph) {
+    PrecondTable levels{"levels", {"level", "rows", "nonzeros", "set-up s"}, {}};
+    std::string rows;
+    for (std::size_t l = 0; l < h_.levels.size(); ++l) {
+      const CsrMatrix<double>& Al = h_.op(A, l);
+      levels.rows.push_back(
+          {std::to_string(l), {double(Al.rows), double(Al.nnz()), h_.levels[l].seconds}});
+      rows += (l ? ", " : "") + std::to_string(Al.rows);
+    }
+    PrecondTable phases{"phases", {"phase", "seconds"}, {}};
+    for (const auto& [name, s] : ph) phases.rows.push_back({name, {s}});
+    this->report_.set_table(std::move(levels));
+    this->report_.set_table(std::move(phases));
+    std::ostringstream complexity;
+    complexity.precision(3);
+    complexity << amg::operator_complexity(h_, A);
+    this->report_.set_fact("levels", std::to_string(h_.levels.size()) + " (" + rows + " rows)");
+    this->report_.set_fact("operator complexity", complexity.str());
+    const bool dense = inverted_densely(h_.op(A, h_.levels.size() - 1).rows);
+    this->report_.set_fact(
+        "smoother", std::string(options_.smoother == Smoother::chebyshev ? "Chebyshev degree "
+                                                                         : "damped Jacobi x") +
+                        std::to_string(options_.sweeps) + " before and after");
+    this->report_.set_fact("coarsest", dense ? "dense inverse" : "smoother (too large to invert)");
+  }
+
+  std::string argument_;
+  AmgOptions options_;
+  amg::Hierarchy h_;
+  bool fresh_ = false;
+  double coarse_seconds_ = 0;
+};
+
+}  // namespace
+
+template <typename T>
+std::unique_ptr<Preconditioner<T>> make_amg(const PrecondSpec& spec, Device device, int threads) {
+  return std::make_unique<Amg<T>>(device, threads, spec);
+}
+
+template std::unique_ptr<Preconditioner<float>> make_amg(const PrecondSpec&, Device, int);
+template std::unique_ptr<Preconditioner<double>> make_amg(const PrecondSpec&, Device, int);
+
+}  // namespace cgs::precond

@@ -1,0 +1,536 @@
+#include "solver/precond/amg_setup.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace cgs::precond::amg {
+namespace {
+
+std::vector<double> diagonal_of(const CsrMatrix<double>& A) {
+  std::vector<double> d(std::size_t(A.rows), 0.0);
+#pragma omp parallel for schedule(static) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (A.col_idx[k] == i) d[i] += A.values[k];
+  return d;
+}
+
+// MIS(2) states, ordered so that a larger key wins: selected rows above undecided ones, and
+// rows already out (or never candidates) below both.
+enum : std::uint64_t { kOut = 0, kUndecided = 1, kIn = 2 };
+
+// A fixed pseudo-random priority per row (splitmix64 of the index), 31 bits.
+std::uint64_t priority(index_t i) {
+  std::uint64_t z = std::uint64_t(i) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) & 0x7fffffffull;
+}
+
+// (state, priority, index) packed so that comparing keys compares the tuples; every key is
+// distinct (the index is in it).
+std::uint64_t key(std::uint64_t state, index_t i) {
+  return (state << 62) | (priority(i) << 31) | std::uint64_t(i);
+}
+
+// The largest key over row i and its strong neighbours.
+std::uint64_t neighbourhood_max(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                const std::vector<std::uint64_t>& keys, index_t i) {
+  std::uint64_t best = keys[i];
+  for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+    if (strong[k]) best = std::max(best, keys[A.col_idx[k]]);
+  return best;
+}
+
+bool has_strong_neighbour(const CsrMatrix<double>& A, const std::vector<char>& strong, index_t i) {
+  for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+    if (strong[k]) return true;
+  return false;
+}
+
+// A maximal set of rows pairwise at least three strong steps apart (Bell, Dalton, Olson 2012,
+// alg. 3): in each round a row whose key is the largest within two steps joins, and rows
+// within two steps of a joined row drop out. Rows without strong neighbours never take part.
+std::vector<std::uint64_t> distance2_independent_set(const CsrMatrix<double>& A,
+                                                     const std::vector<char>& strong) {
+  const index_t n = A.rows;
+  const std::size_t size = static_cast<std::size_t>(n);
+  std::vector<std::uint64_t> state(size), keys(size), near(size);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) state[i] = has_strong_neighbour(A, strong, i) ? kUndecided : kOut;
+  for (bool undecided = true; undecided;) {
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+    for (index_t i = 0; i < n; ++i) keys[i] = key(state[i], i);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+    for (index_t i = 0; i < n; ++i) near[i] = neighbourhood_max(A, strong, keys, i);
+    undecided = false;
+#pragma omp parallel for schedule(static) reduction(|| : undecided) if (worth_threads(n))
+    for (index_t i = 0; i < n; ++i) {
+      if (state[i] != kUndecided) continue;
+      const std::uint64_t best = neighbourhood_max(A, strong, near, i);
+      if (best == keys[i])
+        state[i] = kIn;
+      else if ((best >> 62) == kIn)
+        state[i] = kOut;
+      else
+        undecided = true;
+    }
+  }
+  return state;
+}
+
+}  // namespace
+
+std::vector<char> strong_connections(const CsrMatrix<double>& A, double theta) {
+  const std::vector<double> d = diagonal_of(A);
+  std::vector<char> strong(A.values.size(), 0);
+#pragma omp parallel for schedule(static) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      const index_t j = A.col_idx[k];
+      strong[k] = j != i && std::abs(A.values[k]) >= theta * std::sqrt(std::abs(d[i] * d[j]));
+    }
+  return strong;
+}
+
+Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong) {
+  // Pass 1: a row whose strong neighbours are all free takes them as its aggregate.
+  const index_t n = A.rows;
+  Aggregates g;
+  g.of.assign(std::size_t(n), -1);
+  for (index_t i = 0; i < n; ++i) {
+    if (!has_strong_neighbour(A, strong, i)) continue;
+    bool free = g.of[i] < 0;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1] && free; ++k)
+      if (strong[k] && g.of[A.col_idx[k]] >= 0) free = false;
+    if (!free) continue;
+    g.of[i] = g.count;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (strong[k]) g.of[A.col_idx[k]] = g.count;
+    ++g.count;
+  }
+  // Pass 2: the rows left join their strongest aggregated neighbour (the first on ties).
+  std::vector<index_t> first = g.of;
+  for (index_t i = 0; i < n; ++i) {
+    if (first[i] >= 0) continue;
+    double best = -1;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best) {
+        best = std::abs(A.values[k]);
+        g.of[i] = first[A.col_idx[k]];
+      }
+  }
+  // Pass 3: a row still left (its neighbours all joined in pass 2) starts an aggregate with
+  // its free neighbours.
+  for (index_t i = 0; i < n; ++i)
+    if (g.of[i] < 0 && has_strong_neighbour(A, strong, i)) {
+      g.of[i] = g.count;
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (strong[k] && g.of[A.col_idx[k]] < 0) g.of[A.col_idx[k]] = g.count;
+      ++g.count;
+    }
+  return g;
+}
+
+Aggregates mis2_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong) {
+  const index_t n = A.rows;
+  const std::vector<std::uint64_t> state = distance2_independent_set(A, strong);
+  Aggregates g;
+  std::vector<index_t> root(std::size_t(n), -1);  // a root's aggregate, numbered in row order
+  for (index_t i = 0; i < n; ++i)
+    if (state[i] == kIn) root[i] = g.count++;
+  // Each root's strong neighbours join it (MIS(2): at most one root is a neighbour).
+  std::vector<index_t> first(root);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1] && first[i] < 0; ++k)
+      if (strong[k] && root[A.col_idx[k]] >= 0) first[i] = root[A.col_idx[k]];
+  // Rows two steps from a root join their strongest aggregated neighbour (the first on ties).
+  g.of = first;
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) {
+    if (first[i] >= 0) continue;
+    double best = -1;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best) {
+        best = std::abs(A.values[k]);
+        g.of[i] = first[A.col_idx[k]];
+      }
+  }
+  // Left over only if the strong graph is not symmetric: an aggregate each.
+  for (index_t i = 0; i < n; ++i)
+    if (g.of[i] < 0 && has_strong_neighbour(A, strong, i)) g.of[i] = g.count++;
+  return g;
+}
+
+std::vector<double> filtered_diagonal(const CsrMatrix<double>& A, const std::vector<char>& strong) {
+  std::vector<double> d(std::size_t(A.rows), 0.0);
+#pragma omp parallel for schedule(static) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i) {
+    double a_ii = 0, weak = 0;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      if (A.col_idx[k] == i)
+        a_ii += A.values[k];
+      else if (!strong[k])
+        weak += A.values[k];
+    }
+    d[i] = a_ii + weak > 0 ? a_ii + weak : a_ii;
+  }
+  return d;
+}
+
+CsrMatrix<double> filtered_matrix(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                  const std::vector<double>& diagonal) {
+  CsrMatrix<double> F = A;
+#pragma omp parallel for schedule(static) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      F.values[k] = A.col_idx[k] == i ? diagonal[i] : strong[k] ? A.values[k] : 0.0;
+  return F;
+}
+
+Prolongator prolongator_pattern(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                const Aggregates& aggregates) {
+  const index_t n = A.rows;
+  const std::vector<index_t>& of = aggregates.of;
+  Prolongator p;
+  CsrMatrix<double>& P = p.P;
+  P.rows = n;
+  P.cols = aggregates.count;
+  P.row_ptr.assign(std::size_t(n) + 1, 0);
+  p.position.assign(A.values.size(), -1);
+  // The aggregates row i reaches: its own, and those of its strong neighbours.
+  auto reached = [&](index_t i, std::vector<index_t>& columns) {
+    columns.clear();
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      const index_t j = A.col_idx[k];
+      if ((j == i || strong[k]) && of[j] >= 0) columns.push_back(of[j]);
+    }
+    if (of[i] >= 0) columns.push_back(of[i]);  // also where A lacks the diagonal entry
+    std::sort(columns.begin(), columns.end());
+    columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  };
+#pragma omp parallel if (worth_threads(n))
+  {
+    std::vector<index_t> columns;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      reached(i, columns);
+      P.row_ptr[i + 1] = index_t(columns.size());
+    }
+  }
+  for (index_t i = 0; i < n; ++i) P.row_ptr[i + 1] += P.row_ptr[i];
+  P.col_idx.resize(std::size_t(P.row_ptr[n]));
+  P.values.assign(P.col_idx.size(), 0.0);
+#pragma omp parallel if (worth_threads(n))
+  {
+    std::vector<index_t> columns;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      reached(i, columns);
+      std::copy(columns.begin(), columns.end(), P.col_idx.begin() + P.row_ptr[i]);
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+        const index_t j = A.col_idx[k];
+        if ((j == i || strong[k]) && of[j] >= 0)
+          p.position[k] =
+              P.row_ptr[i] +
+              index_t(std::lower_bound(columns.begin(), columns.end(), of[j]) - columns.begin());
+      }
+    }
+  }
+  std::vector<index_t> size(std::size_t(aggregates.count), 0);
+  for (index_t a : of)
+    if (a >= 0) ++size[a];
+  p.weight.resize(size.size());
+  for (std::size_t a = 0; a < size.size(); ++a) p.weight[a] = 1 / std::sqrt(double(size[a]));
+  return p;
+}
+
+void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates,
+                        const std::vector<double>& diagonal, double omega, Prolongator& p) {
+  const std::vector<index_t>& of = aggregates.of;
+  CsrMatrix<double>& P = p.P;
+#pragma omp parallel for schedule(static) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i) {
+    const index_t begin = P.row_ptr[i], end = P.row_ptr[i + 1];
+    std::fill(P.values.begin() + begin, P.values.begin() + end, 0.0);
+    if (of[i] >= 0) {  // T
+      const index_t at =
+          index_t(std::lower_bound(P.col_idx.begin() + begin, P.col_idx.begin() + end, of[i]) -
+                  P.col_idx.begin());
+      P.values[at] += p.weight[of[i]];
+    }
+    const double scale = omega / diagonal[i];
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {  // - omega D_F^-1 A_F T
+      if (p.position[k] < 0) continue;
+      const index_t j = A.col_idx[k];
+      const double a = j == i ? diagonal[i] : A.values[k];
+      P.values[p.position[k]] -= scale * a * p.weight[of[j]];
+    }
+  }
+}
+
+CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P) {
+  const index_t nc = R.rows;
+  CsrMatrix<double> Ac;
+  Ac.rows = Ac.cols = nc;
+  Ac.row_ptr.assign(std::size_t(nc) + 1, 0);
+  // Calls emit(J) once for each column J of row I of R A P (in no particular order).
+  auto columns = [&](index_t I, std::vector<index_t>& mark, auto emit) {
+    for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
+      const index_t i = R.col_idx[r];
+      for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+        const index_t j = A.col_idx[e];
+        for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f) {
+          const index_t J = P.col_idx[f];
+          if (mark[J] != I) {
+            mark[J] = I;
+            emit(J);
+          }
+        }
+      }
+    }
+  };
+#pragma omp parallel if (worth_threads(R.nnz()))
+  {
+    std::vector<index_t> mark(std::size_t(nc), -1);
+#pragma omp for schedule(dynamic, 256)
+    for (index_t I = 0; I < nc; ++I) {
+      index_t count = 0;
+      columns(I, mark, [&](index_t) { ++count; });
+      Ac.row_ptr[I + 1] = count;
+    }
+  }
+  for (index_t I = 0; I < nc; ++I) Ac.row_ptr[I + 1] += Ac.row_ptr[I];
+  Ac.col_idx.resize(std::size_t(Ac.row_ptr[nc]));
+  Ac.values.assign(Ac.col_idx.size(), 0.0);
+#pragma omp parallel if (worth_threads(R.nnz()))
+  {
+    std::vector<index_t> mark(std::size_t(nc), -1);
+#pragma omp for schedule(dynamic, 256)
+    for (index_t I = 0; I < nc; ++I) {
+      index_t at = Ac.row_ptr[I];
+      columns(I, mark, [&](index_t J) { Ac.col_idx[at++] = J; });
+      std::sort(Ac.col_idx.begin() + Ac.row_ptr[I], Ac.col_idx.begin() + Ac.row_ptr[I + 1]);
+    }
+  }
+  return Ac;
+}
+
+CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P) {
+  const index_t nc = R.rows;
+  CsrMatrix<double> Ac;
+  Ac.rows = Ac.cols = nc;
+  Ac.row_ptr.assign(std::size_t(nc) + 1, 0);
+  const int teams = worth_threads(R.nnz()) ? omp_get_max_threads() : 1;
+  std::vector<std::vector<index_t>> columns(std::size_t(teams), std::vector<index_t>{});
+  std::vector<std::vector<double>> values(std::size_t(teams), std::vector<double>{});
+  std::vector<index_t> first_row(std::size_t(teams) + 1, nc);
+#pragma omp parallel num_threads(teams)
+  {
+    const int t = omp_get_thread_num(), team = omp_get_num_threads();
+    const index_t begin = index_t(std::int64_t(nc) * t / team);
+    const index_t end = index_t(std::int64_t(nc) * (t + 1) / team);
+    first_row[std::size_t(t)] = begin;
+    std::vector<index_t>& c = columns[std::size_t(t)];
+    std::vector<double>& v = values[std::size_t(t)];
+    std::vector<std::int64_t> position(std::size_t(nc), -1);  // column -> its entry in c, v
+    std::vector<std::pair<index_t, double>> row;
+    for (index_t I = begin; I < end; ++I) {
+      const std::int64_t start = std::int64_t(c.size());
+      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {  // as galerkin_values
+        const index_t i = R.col_idx[r];
+        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+          const double ra = R.values[r] * A.values[e];
+          const index_t j = A.col_idx[e];
+          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f) {
+            const index_t J = P.col_idx[f];
+            if (position[J] < start) {  // first in this row: 0 + x, as galerkin_values adds
+              position[J] = std::int64_t(c.size());
+              c.push_back(J);
+              v.push_back(0.0);
+            }
+            v[std::size_t(position[J])] += ra * P.values[f];
+          }
+        }
+      }
+      row.clear();
+      for (std::size_t k = std::size_t(start); k < c.size(); ++k) row.emplace_back(c[k], v[k]);
+      std::sort(row.begin(), row.end());
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        c[std::size_t(start) + k] = row[k].first;
+        v[std::size_t(start) + k] = row[k].second;
+      }
+      Ac.row_ptr[I + 1] = index_t(row.size());
+    }
+  }
+  for (index_t I = 0; I < nc; ++I) Ac.row_ptr[I + 1] += Ac.row_ptr[I];
+  Ac.col_idx.resize(std::size_t(Ac.row_ptr[nc]));
+  Ac.values.resize(Ac.col_idx.size());
+  for (int t = 0; t < teams; ++t) {
+    const std::size_t at = std::size_t(Ac.row_ptr[first_row[std::size_t(t)]]);
+    std::copy(columns[std::size_t(t)].begin(), columns[std::size_t(t)].end(),
+              Ac.col_idx.begin() + std::ptrdiff_t(at));
+    std::copy(values[std::size_t(t)].begin(), values[std::size_t(t)].end(),
+              Ac.values.begin() + std::ptrdiff_t(at));
+  }
+  return Ac;
+}
+
+void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                     const CsrMatrix<double>& P, CsrMatrix<double>& Ac) {
+  const index_t nc = R.rows;
+#pragma omp parallel if (worth_threads(R.nnz()))
+  {
+    std::vector<index_t> position(std::size_t(nc), -1);  // column -> entry of the current row
+#pragma omp for schedule(dynamic, 256)
+    for (index_t I = 0; I < nc; ++I) {
+      for (index_t c = Ac.row_ptr[I]; c < Ac.row_ptr[I + 1]; ++c) {
+        position[Ac.col_idx[c]] = c;
+        Ac.values[c] = 0;
+      }
+      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
+        const index_t i = R.col_idx[r];
+        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+          const double ra = R.values[r] * A.values[e];
+          const index_t j = A.col_idx[e];
+          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f)
+            Ac.values[position[P.col_idx[f]]] += ra * P.values[f];
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs `work`, adding its time to the phase's and the level's.
+template <typename Work>
+void timed(Hierarchy& h, Level& level, const char* phase, Work work) {
+  const auto start = Clock::now();
+  work();
+  const double s = std::chrono::duration<double>(Clock::now() - start).count();
+  level.seconds += s;
+  for (auto& [name, total] : h.phase_seconds)
+    if (name == phase) {
+      total += s;
+      return;
+    }
+  h.phase_seconds.emplace_back(phase, s);
+}
+
+std::vector<double> inverse_sqrt(const std::vector<double>& d) {
+  std::vector<double> s(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) s[i] = 1 / std::sqrt(d[i]);
+  return s;
+}
+
+bool has_weak_entries(const CsrMatrix<double>& A, const std::vector<char>& strong) {
+  bool weak = false;
+#pragma omp parallel for schedule(static) reduction(|| : weak) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      weak = weak || (A.col_idx[k] != i && !strong[k] && A.values[k] != 0);
+  return weak;
+}
+
+// The numbers of level l towards level l + 1 on patterns already made: the spectra, P, R and
+// the next level's operator.
+void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
+                  const HierarchyOptions& options) {
+  Level& level = h.levels[l];
+  const CsrMatrix<double>& Al = h.op(A, l);
+  timed(h, level, "spectra", [&] {  // the smoothers' bound: Gershgorin's, no iterations
+    level.spectrum = spectrum_bounds(Al, inverse_sqrt(diagonal_of(Al)), 0);
+  });
+  if (!h.has_next(l)) return;
+  std::vector<double> diagonal;
+  timed(h, level, "prolongator", [&] { diagonal = filtered_diagonal(Al, level.strong); });
+  timed(h, level, "spectra", [&] {
+    // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
+    // poisson2d:1000); without weak entries A_F is A.
+    const std::vector<double> scale = inverse_sqrt(diagonal);
+    const double rho = has_weak_entries(Al, level.strong)
+                           ? spectrum_bounds(filtered_matrix(Al, level.strong, diagonal), scale,
+                                             options.lanczos_steps)
+                                 .ritz_max
+                           : spectrum_bounds(Al, scale, options.lanczos_steps).ritz_max;
+    level.omega = 4 / (3 * rho);
+  });
+  timed(h, level, "prolongator", [&] {
+    smooth_prolongator(Al, level.aggregates, diagonal, level.omega, level.prolongator);
+  });
+  timed(h, level, "restriction", [&] {
+    const CsrMatrix<double>& P = level.prolongator.P;
+    CsrMatrix<double>& R = level.restriction.At;
+    const std::vector<index_t>& to = level.restriction.position;
+#pragma omp parallel for schedule(static) if (worth_threads(P.nnz()))
+    for (index_t k = 0; k < P.nnz(); ++k) R.values[to[k]] = P.values[k];
+  });
+  timed(h, level, "galerkin R A P", [&] {
+    CsrMatrix<double>& next = h.levels[l + 1].A;
+    if (next.rows == 0)  // the first set-up: pattern and values in one pass
+      next = galerkin_product(level.restriction.At, Al, level.prolongator.P);
+    else
+      galerkin_values(level.restriction.At, Al, level.prolongator.P, next);
+  });
+}
+
+// The patterns of level l towards a next one: strength, aggregates, P's pattern and R's (the
+// next operator comes with the values). False (and nothing kept) when aggregation does not
+// coarsen.
+bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
+                   const HierarchyOptions& options) {
+  Level& level = h.levels[l];
+  const CsrMatrix<double>& Al = h.op(A, l);
+  timed(h, level, "strength", [&] { level.strong = strong_connections(Al, options.theta); });
+  timed(h, level, "aggregation", [&] {
+    level.aggregates =
+        options.mis2 ? mis2_aggregate(Al, level.strong) : greedy_aggregate(Al, level.strong);
+  });
+  if (level.aggregates.count == 0 || level.aggregates.count >= Al.rows) {
+    level.strong = {};
+    level.aggregates = {};
+    return false;
+  }
+  timed(h, level, "prolongator",
+        [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
+  timed(h, level, "restriction",
+        [&] { level.restriction = transpose_with_map(level.prolongator.P); });
+  h.levels.emplace_back();  // its operator: galerkin_product, once P has values
+  return true;
+}
+
+}  // namespace
+
+Hierarchy build_hierarchy(const CsrMatrix<double>& A, const HierarchyOptions& options) {
+  Hierarchy h;
+  h.levels.emplace_back();
+  for (std::size_t l = 0;; ++l) {
+    const bool coarsen = h.op(A, l).rows > options.coarse && int(l) + 1 < options.max_levels &&
+                         level_pattern(h, l, A, options);
+    level_values(h, l, A, options);
+    if (!coarsen) return h;
+  }
+}
+
+void refresh_hierarchy(Hierarchy& h, const CsrMatrix<double>& A, const HierarchyOptions& options) {
+  h.phase_seconds.clear();
+  for (Level& level : h.levels) level.seconds = 0;
+  for (std::size_t l = 0; l < h.levels.size(); ++l) level_values(h, l, A, options);
+}
+
+double operator_complexity(const Hierarchy& h, const CsrMatrix<double>& A) {
+  double total = 0;
+  for (std::size_t l = 0; l < h.levels.size(); ++l) total += double(h.op(A, l).nnz());
+  return A.nnz() > 0 ? total / double(A.nnz()) : 1.0;
+}
+
+}  // namespace cgs::precond::amg

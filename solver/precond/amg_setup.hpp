@@ -1,0 +1,132 @@
+// The set-up phases of smoothed-aggregation AMG (Vanek, Mandel, Brezina 1996), each a function
+// over plain CSR arrays so that a GPU set-up can replace them one by one:
+//   strength of connection   strong_connections
+//   aggregation              greedy_aggregate (Vanek's passes), or mis2_aggregate (MIS(2)
+//                            roots, Bell, Dalton, Olson 2012: parallel)
+//   prolongator              prolongator_pattern (tentative P's columns, smoothed P's pattern)
+//                            smooth_prolongator  (P = (I - omega D_F^-1 A_F) T, numbers only)
+//   restriction              R = P^T (transpose_with_map, sparse_parts.hpp)
+//   Galerkin operator        galerkin_product (R A P, pattern and values in one pass) on the
+//                            first set-up, galerkin_values (numeric, on its pattern) after;
+//                            galerkin_pattern, the symbolic pass alone, for a GPU's two passes
+// Each pattern function runs once per pattern (analyze); each values function again at every
+// set_values, on the same patterns. Everything runs on every host core and is deterministic:
+// the same matrix gives the same hierarchy bit for bit, whatever the thread count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/csr.hpp"
+#include "solver/precond/sparse_parts.hpp"
+#include "solver/precond/spectrum.hpp"
+
+namespace cgs::precond::amg {
+
+// Per entry of A: 1 where j != i and |a_ij| >= theta sqrt(|a_ii a_jj|) (the strong couplings),
+// else 0 (the diagonal and the weak couplings).
+std::vector<char> strong_connections(const CsrMatrix<double>& A, double theta);
+
+// Which aggregate each row belongs to. A row without strong neighbours belongs to none (-1):
+// the coarse levels cannot help it, the smoother handles it.
+struct Aggregates {
+  std::vector<index_t> of;  // row -> aggregate in 0 .. count-1, or -1
+  index_t count = 0;
+};
+
+// Greedy aggregation (Vanek, Mandel, Brezina 1996, the three passes): rows in order, a row
+// whose strong neighbours are all free forms an aggregate with them; rows left join their
+// strongest aggregated neighbour; rows still left start aggregates with their free neighbours.
+// Sequential (one pass over A), deterministic, and on grids regular aggregates: on the 5-point
+// Poisson problem CG needs 10-11 iterations from 250k to 1M rows where MIS(2) needs 17-24.
+Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong);
+
+// Aggregation by a distance-2 maximal independent set of the strong graph: its rows are the
+// roots (random priorities from a fixed hash, so rounds run in parallel and the result is
+// deterministic), each root's strong neighbours join it, and the rows two steps away join the
+// aggregate of their strongest aggregated neighbour. Assumes the strong graph is symmetric (A
+// symmetric); a row left over all the same becomes an aggregate of its own. Parallel in every
+// step (the GPU's candidate), but its irregular aggregates cost iterations (see above).
+Aggregates mis2_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong);
+
+// The diagonal of the filtered matrix A_F (A's strong entries, the weak ones lumped onto the
+// diagonal so that row sums are kept): a_ii + sum of the row's weak entries, or a_ii where that
+// sum is not positive.
+std::vector<double> filtered_diagonal(const CsrMatrix<double>& A, const std::vector<char>& strong);
+
+// A_F itself on A's pattern (weak entries zero): what the spectral radius is estimated on.
+CsrMatrix<double> filtered_matrix(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                  const std::vector<double>& diagonal);
+
+// The smoothed prolongator's pattern and where each entry of A adds into it.
+struct Prolongator {
+  CsrMatrix<double> P;            // rows of A x aggregates; values by smooth_prolongator
+  std::vector<index_t> position;  // entry k of A (diagonal or strong, aggregated column):
+                                  // its position in P.values, else -1
+  std::vector<double> weight;     // per aggregate: the tentative value 1 / sqrt(size)
+};
+Prolongator prolongator_pattern(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                const Aggregates& aggregates);
+
+// P = (I - omega D_F^-1 A_F) T, T the tentative prolongator (T_iJ = weight_J where row i is in
+// aggregate J), on the pattern prolongator_pattern made (p.position says which entries of A
+// are strong), diagonal = filtered_diagonal(A, strong).
+void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates,
+                        const std::vector<double>& diagonal, double omega, Prolongator& p);
+
+// R A P for R = P^T: the pattern (values zero), then the values on that pattern. Row by row over
+// the coarse rows, each by one thread in a fixed order (so bit for bit reproducible). The first
+// set-up takes galerkin_product, pattern and values in one pass (a third of the work of the two
+// apart, the same values bit for bit); set_values takes galerkin_values on its pattern.
+CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P);
+void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                     const CsrMatrix<double>& P, CsrMatrix<double>& Ac);
+CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P);
+
+// What shapes the hierarchy (the smoother is the preconditioner's business, not the set-up's).
+struct HierarchyOptions {
+  int max_levels = 10;     // levels at most, the finest included
+  double theta = 0.08;     // strength threshold
+  index_t coarse = 300;    // stop coarsening at this many rows or fewer
+  int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
+  bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
+};
+
+struct Level {
+  CsrMatrix<double> A;  // the level's operator; empty at level 0 (the caller's A)
+  Interval spectrum{};  // of D^-1 A: the Gershgorin bound only (the smoothers' interval)
+  // Towards the next level (empty on the coarsest):
+  std::vector<char> strong;  // per entry of the operator
+  Aggregates aggregates;
+  Prolongator prolongator;  // P
+  Transposed restriction;   // R = P^T, and where each entry of P went in it
+  double omega = 0;         // P's damping, 4 / (3 rho(D_F^-1 A_F))
+  double seconds = 0;       // this level's share of the last set-up
+};
+
+struct Hierarchy {
+  std::vector<Level> levels;
+  std::vector<std::pair<std::string, double>> phase_seconds;  // the last set-up's, by phase
+  // Level l's operator: A itself at l = 0.
+  const CsrMatrix<double>& op(const CsrMatrix<double>& A, std::size_t l) const {
+    return l == 0 ? A : levels[l].A;
+  }
+  bool has_next(std::size_t l) const { return l + 1 < levels.size(); }
+};
+
+// The whole hierarchy of A: patterns and values, level by level until a level has `coarse` rows
+// or fewer, `max_levels` are made, or aggregation no longer coarsens.
+Hierarchy build_hierarchy(const CsrMatrix<double>& A, const HierarchyOptions& options);
+// New values of A on the same pattern: every level's numbers again (spectra, P, R, R A P) on
+// the patterns and aggregates build_hierarchy made. Equal to build_hierarchy(A) bit for bit
+// wherever A's strong couplings are the same ones.
+void refresh_hierarchy(Hierarchy& h, const CsrMatrix<double>& A, const HierarchyOptions& options);
+
+// sum of nonzeros over all levels / nonzeros of A (the memory and the work of a V-cycle).
+double operator_complexity(const Hierarchy& h, const CsrMatrix<double>& A);
+
+}  // namespace cgs::precond::amg

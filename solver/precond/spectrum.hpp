@@ -1,0 +1,27 @@
+// The spectrum of a symmetrically scaled matrix S = diag(s) A diag(s), estimated by Lanczos:
+// what Chebyshev (its interval) and AMG (the prolongator's damping, its smoothers' intervals)
+// need. Deterministic: a fixed start vector and sums in a fixed order, so every set-up of one
+// matrix gives the same bounds bit for bit, whatever the thread count.
+#pragma once
+
+#include <vector>
+
+#include "formats/csr.hpp"
+
+namespace cgs::precond {
+
+// Whether a loop over n rows (or entries) is worth a thread team: below this, starting the team
+// and its barriers cost more than the loop (and on a loaded machine far more).
+inline bool worth_threads(index_t n) { return n > 100000; }
+
+struct Interval {
+  double a, b;        // b: 1.1 x the largest Ritz value, never above Gershgorin; a: the smallest
+  double ritz_max;    // the largest Ritz value after the steps
+  double gershgorin;  // max_i sum_j |S_ij|, an upper bound of the spectrum
+};
+
+// `steps` Lanczos steps (at most n) on diag(scale) A diag(scale), on every host core; with
+// steps = 0 no Lanczos: b = ritz_max = the Gershgorin bound, a = b / 2.
+Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps);
+
+}  // namespace cgs::precond

@@ -1,0 +1,384 @@
+// Smoothed-aggregation AMG (--precond amg): the hierarchy against a dense construction written
+// here from the definitions (strength, tentative P, its Jacobi smoothing, P^T A P), the V-cycle's
+// M^-1 symmetric positive definite, set_values equal to a fresh set-up, iterations bounded on a
+// size ladder, the edge cases, and the options. (The solve in every CPU loop is in
+// test_preconditioners.cpp, with the other preconditioners.)
+#include <doctest/doctest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+
+#include "solver/precond/amg_setup.hpp"
+#include "solver/precond/preconditioner.hpp"
+#include "solver/solver.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+namespace amg = cgs::precond::amg;
+
+namespace {
+
+Eigen::MatrixXd dense(const CsrMatrix<double>& A) {
+  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows, A.cols);
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) D(i, A.col_idx[k]) += A.values[k];
+  return D;
+}
+
+double relative(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return (a - b).norm() / b.norm();
+}
+
+// The 1-D Laplacian tridiag(-1, 2, -1) of n rows.
+CsrMatrix<double> laplacian1d(index_t n) {
+  std::vector<index_t> r, c;
+  std::vector<double> v;
+  for (index_t i = 0; i < n; ++i) {
+    r.push_back(i), c.push_back(i), v.push_back(2);
+    if (i + 1 < n)
+      r.insert(r.end(), {i, i + 1}), c.insert(c.end(), {i + 1, i}), v.insert(v.end(), {-1, -1});
+  }
+  return csr_from_triplets(n, n, r, c, v);
+}
+
+// A grid with coefficient jumps of 10^4 between halves (some couplings weak at theta 0.08) and
+// one row that touches nothing but its diagonal.
+CsrMatrix<double> jumps_and_isolated(index_t m) {
+  const index_t n = m * m + 1;
+  std::vector<index_t> r, c;
+  std::vector<double> v;
+  std::vector<double> diagonal(std::size_t(n), 1e-3);
+  auto couple = [&](index_t a, index_t b, double w) {
+    r.insert(r.end(), {a, b}), c.insert(c.end(), {b, a}), v.insert(v.end(), {-w, -w});
+    diagonal[a] += w, diagonal[b] += w;
+  };
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < m; ++j) {
+      const index_t at = i * m + j;
+      const double w = j < m / 2 ? 1.0 : 1e4;
+      if (j + 1 < m) couple(at, at + 1, j + 1 == m / 2 ? 1e-2 : w);
+      if (i + 1 < m) couple(at, at + m, w);
+    }
+  diagonal[n - 1] = 5;  // the isolated row
+  for (index_t i = 0; i < n; ++i) r.push_back(i), c.push_back(i), v.push_back(diagonal[i]);
+  return csr_from_triplets(n, n, r, c, v);
+}
+
+std::unique_ptr<Preconditioner<double>> built(const std::string& name, const CsrMatrix<double>& A,
+                                              Device device = Device::serial, int threads = 1) {
+  auto M = make_preconditioner<double>(parse_precond(name), device, threads);
+  M->analyze(A);
+  return M;
+}
+
+Eigen::MatrixXd inverse_of(Preconditioner<double>& M, index_t n) {
+  Eigen::MatrixXd Minv(n, n);
+  std::vector<double> e(static_cast<std::size_t>(n), 0.0), z(static_cast<std::size_t>(n));
+  for (index_t j = 0; j < n; ++j) {
+    e[j] = 1;
+    M.apply(e.data(), z.data());
+    e[j] = 0;
+    for (index_t i = 0; i < n; ++i) Minv(i, j) = z[i];
+  }
+  return Minv;
+}
+
+std::string fact(const Preconditioner<double>& M, const std::string& key) {
+  for (const auto& [k, v] : M.report().facts)
+    if (k == key) return v;
+  return "";
+}
+
+// Level l -> l + 1 from the definitions, given the hierarchy's aggregates and omega.
+struct DenseLevel {
+  Eigen::MatrixXd P, Ac;
+};
+DenseLevel dense_level(const Eigen::MatrixXd& A, const amg::Aggregates& g, double theta,
+                       double omega) {
+  const Eigen::Index n = A.rows();
+  Eigen::MatrixXd T = Eigen::MatrixXd::Zero(n, g.count);
+  std::vector<int> size(std::size_t(g.count), 0);
+  for (index_t a : g.of)
+    if (a >= 0) ++size[a];
+  for (Eigen::Index i = 0; i < n; ++i)
+    if (g.of[i] >= 0) T(i, g.of[i]) = 1 / std::sqrt(double(size[g.of[i]]));
+  // A_F: the strong couplings, the weak ones lumped onto the diagonal (kept where not positive).
+  Eigen::MatrixXd F = Eigen::MatrixXd::Zero(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    double lumped = A(i, i);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (j == i || A(i, j) == 0) continue;
+      if (std::abs(A(i, j)) >= theta * std::sqrt(std::abs(A(i, i) * A(j, j))))
+        F(i, j) = A(i, j);
+      else
+        lumped += A(i, j);
+    }
+    F(i, i) = lumped > 0 ? lumped : A(i, i);
+  }
+  const Eigen::VectorXd d_inv = F.diagonal().cwiseInverse();
+  DenseLevel out;
+  out.P = (Eigen::MatrixXd::Identity(n, n) - omega * d_inv.asDiagonal() * F) * T;
+  out.Ac = out.P.transpose() * A * out.P;
+  return out;
+}
+
+// The largest eigenvalue of D_F^-1 A_F, for omega's check.
+double filtered_radius(const Eigen::MatrixXd& A, double theta) {
+  amg::Aggregates none;
+  none.of.assign(std::size_t(A.rows()), -1);
+  const Eigen::Index n = A.rows();
+  Eigen::MatrixXd F = Eigen::MatrixXd::Zero(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    double lumped = A(i, i);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (j == i || A(i, j) == 0) continue;
+      if (std::abs(A(i, j)) >= theta * std::sqrt(std::abs(A(i, i) * A(j, j))))
+        F(i, j) = A(i, j);
+      else
+        lumped += A(i, j);
+    }
+    F(i, i) = lumped > 0 ? lumped : A(i, i);
+  }
+  const Eigen::VectorXd s = F.diagonal().cwiseSqrt().cwiseInverse();
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(s.asDiagonal() * F * s.asDiagonal())
+      .eigenvalues()
+      .maxCoeff();
+}
+
+void check_aggregates(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                      const amg::Aggregates& g) {
+  std::vector<int> size(std::size_t(g.count), 0);
+  for (index_t i = 0; i < A.rows; ++i) {
+    bool has_strong = false;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) has_strong |= strong[k] != 0;
+    CHECK((g.of[i] >= 0) == has_strong);  // aggregated exactly when it has a strong neighbour
+    if (g.of[i] >= 0) {
+      REQUIRE(g.of[i] < g.count);
+      ++size[g.of[i]];
+    }
+  }
+  for (int s : size) CHECK(s >= 1);  // no empty aggregate
+}
+
+}  // namespace
+
+TEST_CASE("amg: each level's P and R A P equal a dense construction from the definitions") {
+  struct Case {
+    const char* name;
+    CsrMatrix<double> A;
+    double theta;
+    bool mis2;
+  };
+  const Case cases[] = {{"poisson 8x8", poisson2d(8), 0.08, false},
+                        {"poisson 8x8, MIS(2)", poisson2d(8), 0.08, true},
+                        {"1-D Laplacian 50", laplacian1d(50), 0.08, false},
+                        {"random SPD 90", random_spd(90, 4, 41), 0.25, false},
+                        {"jumps + isolated row", jumps_and_isolated(9), 0.08, false},
+                        {"jumps + isolated row, MIS(2)", jumps_and_isolated(9), 0.08, true}};
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    amg::HierarchyOptions o;
+    o.coarse = 4;
+    o.theta = c.theta;
+    o.mis2 = c.mis2;
+    const amg::Hierarchy h = amg::build_hierarchy(c.A, o);
+    REQUIRE(h.levels.size() >= 2);
+    for (std::size_t l = 0; h.has_next(l); ++l) {
+      CAPTURE(l);
+      const CsrMatrix<double>& Al = h.op(c.A, l);
+      const amg::Level& level = h.levels[l];
+      check_aggregates(Al, level.strong, level.aggregates);
+      CHECK(level.aggregates.count < Al.rows);
+      const Eigen::MatrixXd D = dense(Al);
+      // omega = 4 / (3 rho), rho from a few Lanczos steps: at most the true radius, near it.
+      const double rho = 4 / (3 * level.omega), truth = filtered_radius(D, c.theta);
+      CHECK(rho <= truth * (1 + 1e-10));
+      CHECK(rho >= 0.8 * truth);
+      const DenseLevel ref = dense_level(D, level.aggregates, c.theta, level.omega);
+      CHECK(relative(dense(level.prolongator.P), ref.P) < 1e-12);
+      CHECK(relative(dense(level.restriction.At), ref.P.transpose()) < 1e-12);
+      CHECK(relative(dense(h.levels[l + 1].A), ref.Ac) < 1e-12);
+    }
+  }
+}
+
+TEST_CASE("amg: R A P in one pass equals its symbolic and numeric passes bit for bit") {
+  const CsrMatrix<double> A = random_spd(400, 5, 67);
+  amg::HierarchyOptions o;
+  o.max_levels = 2;
+  const amg::Hierarchy h = amg::build_hierarchy(A, o);
+  REQUIRE(h.levels.size() == 2);
+  const CsrMatrix<double>& P = h.levels[0].prolongator.P;
+  const CsrMatrix<double>& R = h.levels[0].restriction.At;
+  CsrMatrix<double> two = amg::galerkin_pattern(R, A, P);
+  amg::galerkin_values(R, A, P, two);
+  const CsrMatrix<double> one = amg::galerkin_product(R, A, P);
+  CHECK(one.row_ptr == two.row_ptr);
+  CHECK(one.col_idx == two.col_idx);
+  CHECK(one.values == two.values);
+  CHECK(one.values == h.levels[1].A.values);
+}
+
+TEST_CASE("amg: greedy aggregation of a 1-D chain makes aggregates of three neighbours") {
+  const CsrMatrix<double> A = laplacian1d(10);
+  const amg::Aggregates g = amg::greedy_aggregate(A, amg::strong_connections(A, 0.08));
+  // Row 0 takes row 1; row 2 cannot (1 is taken); row 3 takes 2 and 4, row 6 takes 5 and 7,
+  // row 9 takes 8.
+  CHECK(g.of == std::vector<index_t>{0, 0, 1, 1, 1, 2, 2, 2, 3, 3});
+  CHECK(g.count == 4);
+}
+
+TEST_CASE("amg: M^-1 is symmetric positive definite for every smoother and coarsest solve") {
+  const CsrMatrix<double> matrices[] = {poisson2d(10), random_spd(70, 4, 43), laplacian1d(45),
+                                        jumps_and_isolated(7)};
+  for (const CsrMatrix<double>& A : matrices)
+    for (const char* name :
+         {"amg:coarse=8", "amg:coarse=8,sweeps=1", "amg:coarse=8,sweeps=3",
+          "amg:coarse=8,smoother=jacobi", "amg:coarse=8,smoother=jacobi,sweeps=2",
+          "amg:coarse=8,aggregation=mis2", "amg:coarse=8,theta=0", "amg:levels=2,coarse=1"}) {
+      CAPTURE(std::string(name));
+      CAPTURE(A.rows);
+      auto M = built(name, A, Device::omp, 2);
+      CHECK(std::stoi(fact(*M, "levels")) >= 2);
+      const Eigen::MatrixXd Minv = inverse_of(*M, A.rows);
+      CHECK((Minv - Minv.transpose()).norm() <= 1e-10 * Minv.norm());
+      const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig((Minv + Minv.transpose()) / 2);
+      CHECK(eig.eigenvalues().minCoeff() > 0);
+      // A good preconditioner: the spectrum of M^-1 A far narrower than A's.
+      const Eigen::MatrixXd D = dense(A);
+      const Eigen::VectorXcd ev = (Minv * D).eigenvalues();
+      double lo = 1e300, hi = 0;
+      for (Eigen::Index i = 0; i < ev.size(); ++i) {
+        lo = std::min(lo, ev(i).real());
+        hi = std::max(hi, ev(i).real());
+      }
+      const Eigen::VectorXd ea = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(D).eigenvalues();
+      CHECK(hi / lo < ea.maxCoeff() / ea.minCoeff());
+    }
+}
+
+TEST_CASE("amg: the coarsest level too large to invert is smoothed instead; still SPD") {
+  const CsrMatrix<double> A = poisson2d(33);  // 1089 rows > the 1000 rows inverted densely
+  auto M = built("amg:levels=1", A, Device::omp, 2);
+  CHECK(fact(*M, "coarsest") == "smoother (too large to invert)");
+  const Eigen::MatrixXd Minv = inverse_of(*M, A.rows);
+  CHECK((Minv - Minv.transpose()).norm() <= 1e-10 * Minv.norm());
+  CHECK(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>((Minv + Minv.transpose()) / 2)
+            .eigenvalues()
+            .minCoeff() > 0);
+}
+
+TEST_CASE("amg: fewer rows than the coarse size: one level, the exact inverse") {
+  for (index_t n : {1, 2, 37, 299}) {
+    CAPTURE(n);
+    const CsrMatrix<double> A = n < 10 ? laplacian1d(n) : random_spd(n, 4, unsigned(n));
+    auto M = built("amg", A);
+    CHECK(fact(*M, "levels") == "1 (" + std::to_string(n) + " rows)");
+    CHECK(M->program_size() == 1);
+    CHECK(relative(inverse_of(*M, n), dense(A).inverse()) < 1e-12);
+  }
+}
+
+TEST_CASE("amg: set_values gives the preconditioner a fresh set-up of the new values gives") {
+  const CsrMatrix<double> A = random_spd(300, 4, 47);
+  // theta = 0: every coupling strong in A and B alike, so fresh and reused hierarchies share
+  // their aggregates; with the default theta a uniform scaling keeps the strong couplings.
+  struct Change {
+    const char* precond;
+    double diagonal, off;
+  };
+  for (const Change& change :
+       {Change{"amg:coarse=20,theta=0", 3.0, 0.5}, Change{"amg:coarse=20,theta=0", 2.5, 2.5},
+        Change{"amg:coarse=20", 2.5, 2.5}, Change{"amg:coarse=20,smoother=jacobi", 2.5, 2.5}}) {
+    CAPTURE(std::string(change.precond));
+    CAPTURE(change.diagonal);
+    CsrMatrix<double> B = A;
+    for (index_t i = 0; i < B.rows; ++i)
+      for (index_t k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k)
+        B.values[k] *= B.col_idx[k] != i               ? change.off
+                       : change.diagonal == change.off ? change.diagonal  // uniform: same strength
+                                                       : change.diagonal + 0.01 * (i % 7);
+    auto M = built(change.precond, A);
+    REQUIRE(std::stoi(fact(*M, "levels")) >= 2);
+    const Eigen::MatrixXd before = inverse_of(*M, A.rows);
+    M->set_values(B);
+    const Eigen::MatrixXd after = inverse_of(*M, B.rows);
+    CHECK(relative(after, inverse_of(*built(change.precond, B), B.rows)) < 1e-14);
+    CHECK(relative(after, before) > 1e-3);  // and it did change
+  }
+}
+
+TEST_CASE("amg: iterations stay bounded as the grid grows (poisson2d 64, 128, 256)") {
+  std::vector<long> iterations;
+  for (index_t m : {64, 128, 256}) {
+    const CsrMatrix<double> A = poisson2d(m);
+    const std::vector<double> b = multiply(A, random_vector(A.rows, 53));
+    SolveRequest o;
+    o.backend.format = Format::csr;
+    o.backend.device = Device::omp;
+    o.backend.threads = 2;
+    o.cg.tol = 1e-8;
+    o.precond = parse_precond("amg");
+    std::vector<double> x;
+    const SolveReport r = solve_system(A, b, x, o);
+    REQUIRE(r.cg.ok());
+    CHECK(r.true_relative_residual <= 1e-8);
+    iterations.push_back(r.cg.converged_at);
+  }
+  CAPTURE(iterations[0]);
+  CAPTURE(iterations[2]);
+  CHECK(iterations[2] <= 15);
+  CHECK(double(iterations[2]) <= 1.3 * double(iterations[0]));
+}
+
+TEST_CASE(
+    "amg: solves awkward systems in float and double: isolated rows, n not a multiple of 32") {
+  const CsrMatrix<double> matrices[] = {jumps_and_isolated(40), laplacian1d(1000 + 7),
+                                        random_spd(777, 5, 59)};
+  for (const CsrMatrix<double>& A : matrices)
+    for (Precision precision : {Precision::double_, Precision::single}) {
+      CAPTURE(A.rows);
+      CAPTURE(int(precision));
+      const std::vector<double> b = multiply(A, random_vector(A.rows, 61));
+      SolveRequest o;
+      o.backend.format = Format::csr;
+      o.backend.device = Device::omp;
+      o.backend.threads = 2;
+      o.precision = precision;
+      o.cg.tol = precision == Precision::single ? 1e-5 : 1e-10;
+      o.precond = parse_precond("amg:coarse=50");
+      std::vector<double> x;
+      const SolveReport r = solve_system(A, b, x, o);
+      REQUIRE(r.cg.ok());
+      CHECK(r.true_relative_residual <= 10 * o.cg.tol);
+      CHECK(r.cg.converged_at <= 60);
+      // The report: a row per level, the phases, the operator complexity.
+      const auto& tables = r.precond.tables;
+      REQUIRE(tables.size() == 2);
+      CHECK(tables[0].name == "levels");
+      CHECK(tables[0].rows.size() >= 2);
+      CHECK(tables[0].rows[0].second[0] == double(A.rows));
+      CHECK(tables[1].name == "phases");
+    }
+}
+
+TEST_CASE("amg options: key=value pairs, or a clear error") {
+  for (const char* good : {"amg", "amg:levels=6,smoother=jacobi,sweeps=2,theta=0.08,coarse=300",
+                           "amg:smoother=cheb", "amg:aggregation=mis2", "amg:theta=0"})
+    CHECK_NOTHROW(make_preconditioner<double>(parse_precond(good), Device::serial, 1));
+  for (const char* bad :
+       {"amg:levels=0", "amg:levels=21", "amg:foo=1", "amg:smoother=gs", "amg:theta=-1",
+        "amg:theta=nan", "amg:theta=0.1x", "amg:sweeps=x", "amg:sweeps=", "amg:levels",
+        "amg:levels=3,", "amg:coarse=0", "amg:aggregation=random", "amg:,"}) {
+    CAPTURE(std::string(bad));
+    CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
+  }
+  try {
+    make_preconditioner<double>(parse_precond("amg:smoother=gs"), Device::serial, 1);
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("smoother must be cheb or jacobi") != std::string::npos);
+  }
+  CHECK(make_preconditioner<double>(parse_precond("amg:sweeps=3"), Device::serial, 1)->name() ==
+        "amg:sweeps=3");
+}
