@@ -58,7 +58,7 @@ const std::vector<System>& systems() {
 
 const char* const kPreconditioners[] = {"jacobi", "ic0",        "ic0:colour", "ic0:parts:100",
                                         "fsai",   "fsai:2",     "bjacobi:64", "bjacobi:7",
-                                        "cheb:4", "cheb:8"};
+                                        "cheb:4", "cheb:8",     "amg",        "amg:smoother=jacobi"};
 
 std::unique_ptr<Preconditioner<double>> set_up(const std::string& name, Device device,
                                                const CsrMatrix<double>& A) {
