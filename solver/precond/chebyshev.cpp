@@ -25,6 +25,11 @@ struct Interval {
   double a, b, ritz_max, gershgorin;
 };
 
+// Below this many rows a loop runs on the calling thread: forking a team costs more than the
+// rows, and the Lanczos estimate forks ~160 times (fuzz_cli_options: a 16-row set-up took 5.6 s
+// of waiting for descheduled team threads on a loaded 2-core machine).
+constexpr index_t kParallelRows = 4096;
+
 // sum over i < n of term(i), on every host core, in the same order whatever the thread count
 // or timing (a fixed split into chunks, summed in chunk order): the interval, and with it every
 // coefficient, comes out bit for bit the same in each set-up, so that a GPU and a host set-up
@@ -34,7 +39,7 @@ double ordered_sum(index_t n, Term term) {
   constexpr index_t kChunks = 256;
   double partial[kChunks] = {};
   const index_t size = (n + kChunks - 1) / kChunks;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kParallelRows)
   for (index_t c = 0; c < kChunks; ++c) {
     double s = 0;
     for (index_t i = c * size; i < std::min(n, (c + 1) * size); ++i) s += term(i);
@@ -50,7 +55,7 @@ double ordered_sum(index_t n, Term term) {
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale) {
   const index_t n = A.rows;
   auto multiply = [&](const std::vector<double>& x, std::vector<double>& y) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kParallelRows)
     for (index_t i = 0; i < n; ++i) {
       double s = 0;
       for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
@@ -59,7 +64,7 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
     }
   };
   double gershgorin = 0;
-#pragma omp parallel for schedule(static) reduction(max : gershgorin)
+#pragma omp parallel for schedule(static) reduction(max : gershgorin) if (n >= kParallelRows)
   for (index_t i = 0; i < n; ++i) {
     double s = 0;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
@@ -93,7 +98,7 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
     if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
     beta(j) = b;
     v_old.swap(v);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kParallelRows)
     for (index_t i = 0; i < n; ++i) v[i] = w[i] / b;
     beta_prev = b;
   }
