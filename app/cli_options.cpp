@@ -83,6 +83,27 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
                "Do not time the SpMV inside the loop (to measure what the timing costs)");
 }
 
+// CLI11's IsMember checks come first; these refuse what they let through rather than map it to
+// auto, for callers that fill SolverCli themselves (fuzz_cli_options).
+CpuLoopAsk parse_cpu_loop(const std::string& name) {
+  if (name == "fused") return CpuLoopAsk::automatic;
+  if (name == "fused-serial") return CpuLoopAsk::serial;
+  if (name == "fused-team") return CpuLoopAsk::team;
+  if (name == "generic") return CpuLoopAsk::generic;
+  throw InputError("--cpu-loop: unknown loop '" + name +
+                   "' (fused, fused-serial, fused-team or generic)");
+}
+
+GpuLoopAsk parse_gpu_loop(const std::string& name) {
+  if (name == "auto") return GpuLoopAsk::automatic;
+  if (name == "persistent") return GpuLoopAsk::persistent;
+  if (name == "graph") return GpuLoopAsk::graph;
+  if (name == "generic") return GpuLoopAsk::generic;
+  if (name == "cluster") return GpuLoopAsk::cluster;
+  throw InputError("--gpu-loop: unknown loop '" + name +
+                   "' (auto, persistent, graph, generic or cluster)");
+}
+
 void SolverCli::resolve() {
   SolveRequest& r = request;
   // "auto" is not a format: the inspector (solver/inspector.hpp) replaces it before the solve.
@@ -91,15 +112,8 @@ void SolverCli::resolve() {
   r.backend.device = parse_device(device);
   r.precond = parse_precond(precond);
   r.precision = precision == "float" ? Precision::single : Precision::double_;
-  r.cpu_loop = cpu_loop == "fused-serial" ? CpuLoopAsk::serial
-               : cpu_loop == "fused-team" ? CpuLoopAsk::team
-               : cpu_loop == "generic"    ? CpuLoopAsk::generic
-                                          : CpuLoopAsk::automatic;
-  r.gpu_loop = gpu_loop == "persistent" ? GpuLoopAsk::persistent
-               : gpu_loop == "graph"    ? GpuLoopAsk::graph
-               : gpu_loop == "generic"  ? GpuLoopAsk::generic
-               : gpu_loop == "cluster"  ? GpuLoopAsk::cluster
-                                        : GpuLoopAsk::automatic;
+  r.cpu_loop = parse_cpu_loop(cpu_loop);
+  r.gpu_loop = parse_gpu_loop(gpu_loop);
   if (rcm && no_rcm) throw InputError("--rcm and --no-rcm contradict each other");
   if (rcm) r.rcm = true;
   if (no_rcm) r.rcm = false;

@@ -25,6 +25,10 @@ struct SolverCli {
 
 void add_solver_options(CLI::App& app, SolverCli& cli);
 
+// --cpu-loop and --gpu-loop values; InputError naming the option for any other.
+CpuLoopAsk parse_cpu_loop(const std::string& name);
+GpuLoopAsk parse_gpu_loop(const std::string& name);
+
 // Exit codes, documented in the README.
 enum ExitCode : int {
   kExitOk = 0,

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -42,8 +43,14 @@ void check_not_an_input(const std::string& path, const std::string& option) {
   }
 }
 
+void ignore_file_size_signal() {
+  static const bool ignored = std::signal(SIGXFSZ, SIG_IGN) != SIG_ERR;
+  (void)ignored;
+}
+
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
   check_not_an_input(path);
+  ignore_file_size_signal();
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
   if (!file) throw InputError(path, 0, std::string("cannot create file: ") + std::strerror(errno));
@@ -54,12 +61,14 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     std::remove(temporary.c_str());
     throw;
   }
-  const bool written = !std::ferror(file);
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) {
-    const int error = errno;
+  // errno of the failed write, read before fclose can change it (EFBIG: a full disk or ulimit -f).
+  const int write_error = std::ferror(file) ? (errno != 0 ? errno : EIO) : 0;
+  const int close_error = std::fclose(file) == 0 ? 0 : errno;
+  if (write_error != 0 || close_error != 0) {
     std::remove(temporary.c_str());
-    throw InputError(path, 0, std::string("cannot write file: ") + std::strerror(error));
+    throw InputError(path, 0,
+                     std::string("cannot write file: ") +
+                         std::strerror(write_error != 0 ? write_error : close_error));
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;

@@ -17,6 +17,11 @@ void protect_input(const std::string& path);
 // when `path` is a registered input. `option` names the option in the message.
 void check_not_an_input(const std::string& path, const std::string& option = "");
 
+// Past a file-size limit (`ulimit -f`, a quota) the kernel sends SIGXFSZ, whose default action
+// kills the process mid-write and leaves the temporary file behind. The writers ignore it (once,
+// process-wide), so that the write fails with EFBIG instead and the temporary file is removed.
+void ignore_file_size_signal();
+
 // Calls write(file) on a temporary file and renames it to `path`. Throws InputError naming
 // `path` when it cannot be created, written or renamed.
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write);

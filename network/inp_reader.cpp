@@ -646,7 +646,8 @@ class InpReader {
         fail(r.line, "syntax error " + r.tokens[i] + " in [PUMPS] section");
       }
     }
-    if (!has_curve) fail(r.line, "pump '" + link.id + "' has neither a HEAD curve nor POWER");
+    if (!has_curve)
+      fail(r.line, "pump '" + link.id + "' has neither a HEAD curve nor POWER (EPANET error 226)");
     if (link.setting == 0) link.status = LinkStatus::closed;
     link.pump = static_cast<int>(net_.pumps.size());
     net_.pumps.push_back(pump);

@@ -15,7 +15,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_matrix_market fuzz_inp fuzz_precond_spec)
+((${#targets[@]})) || targets=(fuzz_matrix_market fuzz_inp fuzz_precond_spec fuzz_cli_options fuzz_eps)
+# The seeds and dictionary of a target, by default its own; fuzz_eps starts from the networks.
+seeds_of() { [[ "$1" == fuzz_eps ]] && echo fuzz_inp || echo "$1"; }
 
 mkdir -p build-fuzz
 CXX="${CXX:-clang++}" cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -32,7 +34,8 @@ for target in "${targets[@]}"; do
   corpus="build-fuzz/corpus/$target"
   mkdir -p "$findings" "$corpus"
   flags=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -artifact_prefix="$findings/")
-  [[ -f "tests/fuzz/dict/$target.dict" ]] && flags+=(-dict="tests/fuzz/dict/$target.dict")
+  seeds="$(seeds_of "$target")"
+  [[ -f "tests/fuzz/dict/$seeds.dict" ]] && flags+=(-dict="tests/fuzz/dict/$seeds.dict")
 
   regressions=(tests/fuzz/regressions/"$target"/*)
   if [[ -e "${regressions[0]}" ]]; then
@@ -44,7 +47,7 @@ for target in "${targets[@]}"; do
   echo "== $target: fuzzing for ${seconds} s"
   # -max_len: room to grow past the largest seed (the cut networks are ~7 kB).
   if "$exe" "${flags[@]}" -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
-      "$corpus" "tests/fuzz/corpus/$target" >"build-fuzz/$target.log" 2>&1; then
+      ${FUZZ_FLAGS:-} "$corpus" "tests/fuzz/corpus/$seeds" >"build-fuzz/$target.log" 2>&1; then
     grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "build-fuzz/$target.log" |
       sed "s/^/   /"
   else
