@@ -26,8 +26,8 @@ std::string read_text(const fs::path& path) {
 }
 
 TEST_CASE("fuzz_eps: every seed network the reader takes is connected and steps through time") {
-  // Not every seed is read: net3-cut.inp is a reader seed (it names a node it cut), and the
-  // DEMAND MODEL PDA ones wait for pressure-driven analysis. Those the reader takes must get past
+  // Not every seed is read: net3-cut.inp is a reader seed (it names a node it cut). Those the
+  // reader takes (the DEMAND MODEL PDA ones too, since pressure-driven analysis landed) must get past
   // the connectivity check into the stepping, where this target looks for findings.
   int simulated = 0;
   for (const auto& entry : fs::directory_iterator(kFuzz / "corpus" / "fuzz_inp")) {
