@@ -268,18 +268,14 @@ Loop choose_cpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, Plan& pl
 
 }  // namespace
 
-Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
-  if (r.needs_inspector())
-    throw std::logic_error("make_plan: a request with auto goes through the inspector");
-  if (A.rows != A.cols)
-    throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
-                     std::to_string(A.cols));
+Plan plan_as_asked(const SolveRequest& r) {
   Plan plan;
   plan.device = r.backend.device;
   plan.threads = plan.device == Device::omp
                      ? (r.backend.threads > 0 ? r.backend.threads : omp_get_max_threads())
                      : 1;
   plan.format = r.backend.format;
+  plan.kernel = r.backend.kernel;
   plan.hack_size = r.backend.hack_size;
   plan.block_size = r.backend.block_size;
   plan.blocks = r.backend.blocks;
@@ -287,8 +283,18 @@ Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
   plan.precision = r.precision;
   plan.sort_rows = r.sort_rows;
   plan.precond = r.precond;
+  plan.rcm = r.rcm.value_or(find_preconditioner(r.precond.name).wants_rcm);
+  return plan;
+}
+
+Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
+  if (r.needs_inspector())
+    throw std::logic_error("make_plan: a request with auto goes through the inspector");
+  if (A.rows != A.cols)
+    throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
+                     std::to_string(A.cols));
+  Plan plan = plan_as_asked(r);
   const PrecondEntry& precond = find_preconditioner(r.precond.name);
-  plan.rcm = r.rcm.value_or(precond.wants_rcm);
   if (!r.rcm && precond.wants_rcm)
     plan.reasons.push_back("order: reverse Cuthill-McKee (" + std::string(precond.name) +
                            " works on a banded matrix; --no-rcm keeps the file's order)");

@@ -69,6 +69,11 @@ struct Plan {
   std::string summary() const;
 };
 
+// The plan's fields the request names directly (device, threads, format, kernel as asked, shapes,
+// precision, sorting, preconditioner, RCM by the preconditioner's preference); no choices made.
+// make_plan starts from it; so does the distributed solve's plan.
+Plan plan_as_asked(const SolveRequest& r);
+
 // The plan by hand rules for a request without "auto" (make_solver_for below handles "auto"
 // through the inspector). It may time the serial and team CPU loops on the system when its
 // size alone does not decide (see kNeverTeamWork). Throws InputError for an impossible request.

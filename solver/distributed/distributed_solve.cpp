@@ -55,22 +55,7 @@ Plan distributed_plan(const DistributedRequest& d, index_t rows, int ranks) {
         "a distributed solve takes no 'auto' (--format, --kernel, --precond): name them");
   if (r.precision != Precision::double_)
     throw InputError("a distributed solve runs in double (--precision float is not offered)");
-  Plan plan;
-  plan.device = r.backend.device;
-  plan.threads = plan.device == Device::omp
-                     ? (r.backend.threads > 0 ? r.backend.threads : omp_get_max_threads())
-                     : 1;
-  plan.format = r.backend.format;
-  plan.kernel = r.backend.kernel;
-  plan.hack_size = r.backend.hack_size;
-  plan.block_size = r.backend.block_size;
-  plan.blocks = r.backend.blocks;
-  plan.max_ell_fill = r.backend.max_ell_fill;
-  plan.precision = r.precision;
-  plan.sort_rows = r.sort_rows;
-  plan.precond = r.precond;
-  const PrecondEntry& precond = find_preconditioner(r.precond.name);
-  plan.rcm = r.rcm.value_or(precond.wants_rcm);
+  Plan plan = plan_as_asked(r);
   plan.loop = Loop::generic;
   plan.cg = r.cg;
   plan.cg.check_every = 1;  // the scalars are on every rank's host after each reduction

@@ -11,6 +11,7 @@
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/solver.hpp"
+#include "solver/precond_test_util.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -18,13 +19,6 @@ using namespace cgs::testing;
 namespace amg = cgs::precond::amg;
 
 namespace {
-
-Eigen::MatrixXd dense(const CsrMatrix<double>& A) {
-  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows, A.cols);
-  for (index_t i = 0; i < A.rows; ++i)
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) D(i, A.col_idx[k]) += A.values[k];
-  return D;
-}
 
 double relative(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return (a - b).norm() / b.norm();
@@ -63,25 +57,6 @@ CsrMatrix<double> jumps_and_isolated(index_t m) {
   diagonal[n - 1] = 5;  // the isolated row
   for (index_t i = 0; i < n; ++i) r.push_back(i), c.push_back(i), v.push_back(diagonal[i]);
   return csr_from_triplets(n, n, r, c, v);
-}
-
-std::unique_ptr<Preconditioner<double>> built(const std::string& name, const CsrMatrix<double>& A,
-                                              Device device = Device::serial, int threads = 1) {
-  auto M = make_preconditioner<double>(parse_precond(name), device, threads);
-  M->analyze(A);
-  return M;
-}
-
-Eigen::MatrixXd inverse_of(Preconditioner<double>& M, index_t n) {
-  Eigen::MatrixXd Minv(n, n);
-  std::vector<double> e(static_cast<std::size_t>(n), 0.0), z(static_cast<std::size_t>(n));
-  for (index_t j = 0; j < n; ++j) {
-    e[j] = 1;
-    M.apply(e.data(), z.data());
-    e[j] = 0;
-    for (index_t i = 0; i < n; ++i) Minv(i, j) = z[i];
-  }
-  return Minv;
 }
 
 std::string fact(const Preconditioner<double>& M, const std::string& key) {
