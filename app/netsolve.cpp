@@ -437,7 +437,8 @@ int run(const Args& args, SolverCli& cli) {
       };
     }
     SolveRequest baseline_request = request;
-    if (baseline_request.backend.device == Device::gpu) baseline_request.backend.device = Device::omp;
+    if (baseline_request.backend.device == Device::gpu)
+      baseline_request.backend.device = Device::omp;
     return run_study_command(
         args.study, net, args.duration, threads, args.report, args.quiet,
         [&]() -> std::unique_ptr<LinearSolver> {

@@ -104,7 +104,8 @@ class CgSolver final : public LinearSolver {
       // Correction: (D^-1/2 A D^-1/2) dy = D^-1/2 r, x += D^-1/2 dy.
       for (std::size_t i = 0; i < b.size(); ++i) rhs[i] = s[i] * res.r[i];
       dy.assign(b.size(), 0.0);
-      const CgResult cg = batch_ ? batch_->solve(scaled_, rhs, dy) : solver_->solve(rhs, dy, false).cg;
+      const CgResult cg =
+          batch_ ? batch_->solve(scaled_, rhs, dy) : solver_->solve(rhs, dy, false).cg;
       ++solves_;
       stats.iterations += cg.iterations;
       ++stats.refinement_steps;
@@ -156,7 +157,8 @@ class CgSolver final : public LinearSolver {
  private:
   // A scaled copy of A (values only, after the first): D^-1/2 A D^-1/2; returns D^-1/2.
   std::vector<double> scale(const CsrMatrix<double>& A) {
-    same_pattern_ = (solver_ || batch_) && A.row_ptr == scaled_.row_ptr && A.col_idx == scaled_.col_idx;
+    same_pattern_ =
+        (solver_ || batch_) && A.row_ptr == scaled_.row_ptr && A.col_idx == scaled_.col_idx;
     if (same_pattern_)
       scaled_.values = A.values;
     else

@@ -120,8 +120,9 @@ struct StudyResults {
 
 // Runs the baseline, then every scenario. make_solver makes the baseline's solver; the threads'
 // solvers are copies of it once analysed (LinearSolver::clone_analysed), or new ones from
-// make_solver where it cannot be copied; with options.batch_engine, batched CG solvers instead. Throws InputError for a network that cannot be studied
-// (no junction or pipe to study, a listed element of the wrong kind).
+// make_solver where it cannot be copied; with options.batch_engine, batched CG solvers instead.
+// Throws InputError for a network that cannot be studied (no junction or pipe to study, a listed
+// element of the wrong kind).
 StudyResults run_study(const Network& net,
                        const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
                        const StudyOptions& options);
