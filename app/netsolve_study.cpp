@@ -126,9 +126,12 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
                       : "solver analyses not counted",
       r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
-  if (r.batch_launches > 0)
-    std::printf("batches: %ld solved, %.1f systems each (%d scenarios in flight)\n",
-                r.batch_launches, double(r.batch_systems) / r.batch_launches, r.threads);
+  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0)
+    std::printf(
+        "batches: %ld solved, %.1f systems each (%d scenarios in flight), %.0f CG iterations a "
+        "system, %.0f in the slowest of a batch\n",
+        c.launches, double(c.systems) / c.launches, r.threads, double(c.iterations) / c.systems,
+        double(c.critical_iterations) / c.launches);
   const int failed = r.failed();
   std::printf("failed: %d of %d scenarios", failed, n);
   for (const ScenarioResult& s : r.scenarios)
@@ -188,10 +191,12 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
   j["solver"] = {{"name", r.solver_name},
                  {"symbolic_analyses", r.analyses >= 0 ? nlohmann::json(r.analyses) : nullptr}};
   j["threads"] = r.threads;
-  if (r.batch_launches > 0)
+  if (r.batch.launches > 0)
     j["batch"] = {{"scenarios_in_flight", r.threads},
-                  {"batches", r.batch_launches},
-                  {"systems", r.batch_systems}};
+                  {"batches", r.batch.launches},
+                  {"systems", r.batch.systems},
+                  {"cg_iterations", r.batch.iterations},
+                  {"critical_cg_iterations", r.batch.critical_iterations}};
   j["setup_seconds"] = r.setup_seconds;
   j["scenario_seconds"] = r.scenario_seconds;
   j["ms_per_scenario"] = n ? 1e3 * r.scenario_seconds / n : 0.0;

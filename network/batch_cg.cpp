@@ -2,6 +2,7 @@
 // batch CG (the fallback). The GPU batch CG is in gpu_batch_cg.cpp.
 #include "network/batch_cg.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace cgs::net {
@@ -87,8 +88,14 @@ void BatchRendezvous::run_batch(std::unique_lock<std::mutex>& lock) {
   }
   lock.lock();
   if (failure && !error_) error_ = failure;
-  ++launches_;
-  systems_ += static_cast<long>(batch.size());
+  ++counts_.launches;
+  counts_.systems += static_cast<long>(batch.size());
+  long slowest = 0;
+  for (const BatchCgSystem* s : batch) {
+    counts_.iterations += s->result.iterations;
+    slowest = std::max(slowest, s->result.iterations);
+  }
+  counts_.critical_iterations += slowest;
   ++generation_;
   solved_.notify_all();
 }
@@ -98,14 +105,9 @@ std::exception_ptr BatchRendezvous::error() const {
   return error_;
 }
 
-long BatchRendezvous::launches() const {
+BatchRendezvous::Counts BatchRendezvous::counts() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return launches_;
-}
-
-long BatchRendezvous::systems() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return systems_;
+  return counts_;
 }
 
 }  // namespace cgs::net

@@ -76,8 +76,15 @@ class BatchRendezvous {
   void leave();
   std::string engine_name() const { return engine_->name(); }
   std::exception_ptr error() const;
-  long launches() const;  // batches solved
-  long systems() const;   // systems solved, over all batches
+  // What the batches held, for the summary and the model of the GPU's time (a launch lasts as
+  // long as its slowest system: its critical iterations).
+  struct Counts {
+    long launches = 0;             // batches solved
+    long systems = 0;              // systems solved, over all batches
+    long iterations = 0;           // CG iterations, all systems
+    long critical_iterations = 0;  // the most iterations of a system in each batch, summed
+  };
+  Counts counts() const;
 
  private:
   void run_batch(std::unique_lock<std::mutex>& lock);
@@ -87,7 +94,8 @@ class BatchRendezvous {
   std::condition_variable solved_;
   int members_;
   std::vector<BatchCgSystem*> waiting_;
-  long generation_ = 0, launches_ = 0, systems_ = 0;
+  long generation_ = 0;
+  Counts counts_;
   std::exception_ptr error_;
 };
 

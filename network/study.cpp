@@ -573,7 +573,7 @@ StudyResults run_study(const Network& net,
   if (error) std::rethrow_exception(error);
   if (batch && batch->error()) std::rethrow_exception(batch->error());  // the engine failed
   out.scenario_seconds = since(scenarios_start);
-  if (batch) out.batch_launches = batch->launches(), out.batch_systems = batch->systems();
+  if (batch) out.batch = batch->counts();
   out.solver_name = runners[0]->solver().name();
   for (const auto& runner : runners) {
     const int a = runner->solver().analyses();

@@ -114,7 +114,7 @@ struct StudyResults {
   double scenario_seconds = 0;  // the scenarios, wall clock
   std::string solver_name;
   int analyses = -1;  // symbolic analyses over all solvers of the study (-1: not counted)
-  long batch_launches = 0, batch_systems = 0;  // the batched engine: batches, systems in them
+  BatchRendezvous::Counts batch;  // the batched engine's batches (launches 0: not batched)
   int failed() const;
 };
 

@@ -113,7 +113,7 @@ TEST_CASE("GPU batched study equals the CPU study: Net3 fire flow and closure, s
     const StudyResults cpu = run_study(net, direct, o);
     const StudyResults gpu = run_study(net, direct, on_gpu(o, c.batch_size));
     CHECK(gpu.solver_name.find("batched: gpu batch cg") == 0);
-    CHECK(gpu.batch_launches > 0);
+    CHECK(gpu.batch.launches > 0);
     CHECK(gpu.baseline.min_pressure == cpu.baseline.min_pressure);  // the same baseline run
     const int compared = test::check_same_rows(net, c.kind, gpu, cpu);
     CHECK(compared >= static_cast<int>(gpu.scenarios.size()) * 3 / 4);

@@ -77,14 +77,14 @@ TEST_CASE("batched study on the CPU batch CG: the per-scenario CG study's rows, 
       CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, threaded, c.options));
       CHECK(r.threads == std::min<int>(batch_size, static_cast<int>(r.scenarios.size())));
       CHECK(r.solver_name.find("batched: cpu batch cg") == 0);
-      REQUIRE(r.batch_launches > 0);
+      REQUIRE(r.batch.launches > 0);
       // Each trial solves at least one correction system; with several scenarios in flight the
       // launches hold several systems each.
       long trials = 0;
       for (const ScenarioResult& s : r.scenarios) trials += s.trials;
-      CHECK(r.batch_systems >= trials);
-      if (batch_size > 1) CHECK(r.batch_systems >= 2 * r.batch_launches);
-      if (batch_size == 1) CHECK(r.batch_systems == r.batch_launches);
+      CHECK(r.batch.systems >= trials);
+      if (batch_size > 1) CHECK(r.batch.systems >= 2 * r.batch.launches);
+      if (batch_size == 1) CHECK(r.batch.systems == r.batch.launches);
     }
   }
 }
@@ -113,6 +113,7 @@ class RecordingBatchCg final : public BatchCg {
       for (cgs::index_t i = 0; i < s->A->rows; ++i)
         (*s->x)[i] = (*s->b)[i] / s->A->values[s->A->row_ptr[i]];
       s->result.status = CgStatus::converged;
+      s->result.iterations = static_cast<long>(s->b->front());  // a member's k-th solve: k
     }
   }
   std::string name() const override { return "recording"; }
@@ -151,8 +152,11 @@ TEST_CASE("rendezvous: every member still running is in each batch; leaving memb
   for (std::thread& t : threads) t.join();
   CHECK(wrong == 0);
   CHECK(recorder.sizes == std::vector<int>{4, 3, 2, 1});
-  CHECK(rendezvous.launches() == 4);
-  CHECK(rendezvous.systems() == 10);
+  CHECK(rendezvous.counts().launches == 4);
+  CHECK(rendezvous.counts().systems == 10);
+  // Batch k holds the k-th solves (k iterations each) of the 5 - k members left.
+  CHECK(rendezvous.counts().iterations == 1 * 4 + 2 * 3 + 3 * 2 + 4 * 1);
+  CHECK(rendezvous.counts().critical_iterations == 1 + 2 + 3 + 4);
 }
 
 namespace {
