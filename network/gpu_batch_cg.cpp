@@ -31,13 +31,12 @@ class GpuBatchCg final : public BatchCg {
     values_.resize(nnz * count);
     b_.resize(n * count);
     x_.resize(n * count);
-    // Packing is O(nnz) per system: spread over the cores (the members wait meanwhile).
-    bool same_pattern = true;
-#pragma omp parallel for schedule(static) reduction(&& : same_pattern)
+    // Packed on this thread (the member that completed the batch): O(nnz) a system, small beside
+    // the launch, which lasts thousands of iterations. Not OpenMP: a different member dispatches
+    // each batch, and each would start a team of its own.
     for (int s = 0; s < count; ++s) {
       const BatchCgSystem& system = *systems[s];
-      same_pattern = same_pattern && system.A->row_ptr == pattern_.row_ptr &&
-                     system.A->col_idx == pattern_.col_idx;
+      check_same_pattern(*system.A, pattern_);
       std::copy(system.A->values.begin(), system.A->values.end(), values_.begin() + s * nnz);
       std::copy(system.b->begin(), system.b->end(), b_.begin() + s * n);
       if (system.x->size() == n)
@@ -45,8 +44,6 @@ class GpuBatchCg final : public BatchCg {
       else
         std::fill(x_.begin() + s * n, x_.begin() + (s + 1) * n, 0.0);
     }
-    if (!same_pattern)
-      for (const BatchCgSystem* s : systems) check_same_pattern(*s->A, pattern_);
     reserve(values_gpu_, values_.size(), "batch study values");
     reserve(b_gpu_, b_.size(), "batch study right-hand sides");
     reserve(x_gpu_, x_.size(), "batch study solutions");
@@ -56,7 +53,6 @@ class GpuBatchCg final : public BatchCg {
     const std::vector<CgResult> results = engine_->solve_batch(
         b_gpu_.data(), x_gpu_.data(), count, values_gpu_.data(), nullptr, options_);
     gpu_download(x_.data(), x_gpu_.data(), x_.size() * sizeof(double));
-#pragma omp parallel for schedule(static)
     for (int s = 0; s < count; ++s) {
       systems[s]->x->assign(x_.begin() + s * n, x_.begin() + (s + 1) * n);
       systems[s]->result = results[s];
