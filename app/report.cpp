@@ -125,8 +125,8 @@ void print_distributed(std::FILE* out, const dist::DistributedReport& d, long it
                  "  %4d %10ld %10ld %10ld %5ld %5ld |                  %9.2f  %9.2f  %9.2f  "
                  "%9.2f  %7.2f  %6.2f\n",
                  r.rank, r.rows, r.local_nnz, r.halo_nnz, r.halo_size, r.neighbours,
-                 us(t.local_spmv), us(t.halo_wait), us(t.halo_spmv), us(t.allreduce), us(t.precond),
-                 us(t.vector_ops));
+                 us(t.local_spmv), us(t.halo_wait), us(t.halo_spmv), us(t.allreduce),
+                 us(t.precond), us(t.vector_ops));
   }
   std::size_t received = 0;
   long products = 0;

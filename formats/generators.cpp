@@ -1,12 +1,13 @@
 #include "formats/generators.hpp"
 
+#include <optional>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -89,9 +90,7 @@ struct Stencil {
 // Rows [first, first + count) of a generated matrix (all of it: {0, -1}); columns stay global.
 struct RowRange {
   index_t first = 0, count = -1;
-  index_t rows_of(index_t n) const {
-    return count < 0 ? n : std::clamp<index_t>(count, 0, n - std::min(first, n));
-  }
+  index_t rows_of(index_t n) const { return count < 0 ? n : std::clamp<index_t>(count, 0, n - std::min(first, n)); }
 };
 
 template <typename InGrid>
@@ -154,8 +153,7 @@ CsrMatrix<double> poisson3d(const std::string& spec, std::uint64_t m, RowRange r
   return stencil_matrix(index_t(M * plane), std::size_t(7 * M * plane), stencil, in_grid, range);
 }
 
-CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t b,
-                         RowRange range) {
+CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t b, RowRange range) {
   if (b >= n) bad_spec(spec, "the half-bandwidth must be smaller than N");
   check_size(spec, double(n), double(n) * (2.0 * b + 1));
   const long long B = (long long)b, N = (long long)n;

@@ -27,12 +27,12 @@ namespace {
 
 using cuda::stream;
 
-#define CGS_NCCL_CHECK(call)                                               \
-  do {                                                                     \
-    const ncclResult_t cgs_nccl_ = (call);                                 \
-    if (cgs_nccl_ != ncclSuccess)                                          \
-      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " + \
-                        ncclGetErrorString(cgs_nccl_));                    \
+#define CGS_NCCL_CHECK(call)                                                                \
+  do {                                                                                      \
+    const ncclResult_t cgs_nccl_ = (call);                                                  \
+    if (cgs_nccl_ != ncclSuccess)                                                           \
+      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " +                  \
+                        ncclGetErrorString(cgs_nccl_));                                     \
   } while (0)
 
 constexpr int kBlock = 256;
@@ -187,8 +187,7 @@ class HostStagedMpi final : public Transport {
                 double* packed, cudaStream_t s) override {
     std::size_t send_total = 0, halo_total = 0;
     for (const HaloSend& send : sends) send_total += send.local_rows.size();
-    for (const HaloReceive& r : receives)
-      halo_total = std::max<std::size_t>(halo_total, r.offset + r.count);
+    for (const HaloReceive& r : receives) halo_total = std::max<std::size_t>(halo_total, r.offset + r.count);
     send_host_.resize(send_total);
     halo_host_.resize(halo_total);
     CGS_CUDA_CHECK(cudaMemcpyAsync(send_host_.data(), packed, send_total * sizeof(double),
@@ -271,8 +270,7 @@ class CudaRankOps final : public RankOps {
     send_count_ = send_rows.size();
     halo_size_ = block.halo_columns.size();
     send_rows_ = device_copy(send_rows, "halo send list");
-    packed_ = static_cast<double*>(
-        cuda::device_allocate(send_count_ * sizeof(double), "halo send buffer"));
+    packed_ = static_cast<double*>(cuda::device_allocate(send_count_ * sizeof(double), "halo send buffer"));
     halo_ = static_cast<double*>(cuda::device_allocate(halo_size_ * sizeof(double), "halo"));
     std::vector<index_t> halo_rows;
     for (index_t i = 0; i < block.halo.rows; ++i)
@@ -283,12 +281,10 @@ class CudaRankOps final : public RankOps {
     halo_row_ptr_ = device_copy(block.halo.row_ptr, "halo block rows");
     halo_col_ = device_copy(block.halo.col_idx, "halo block columns");
     halo_val_ = device_copy(block.halo.values, "halo block values");
-    partial_ = static_cast<double*>(
-        cuda::device_allocate(kMaxDots * kDotBlocks * sizeof(double), "dot partial sums"));
+    partial_ = static_cast<double*>(cuda::device_allocate(kMaxDots * kDotBlocks * sizeof(double), "dot partial sums"));
     sums_ = static_cast<double*>(cuda::device_allocate(kMaxDots * sizeof(double), "dot sums"));
     CGS_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&packed_ready_, &halo_ready_, &start_, &local_done_, &halo_waited_,
-                           &done_, &reduce_start_, &reduce_done_})
+    for (cudaEvent_t* e : {&packed_ready_, &halo_ready_, &start_, &local_done_, &halo_waited_, &done_, &reduce_start_, &reduce_done_})
       CGS_CUDA_CHECK(cudaEventCreate(e));
     if (n_ > 0) {
       BackendOptions options = setup.backend;
@@ -297,23 +293,19 @@ class CudaRankOps final : public RankOps {
       precond_ = make_preconditioner<double>(setup.precond, Device::gpu, 1);
       precond_->analyze(block.local);
     }
-    name_ = (local_ ? local_->name() : std::string("(no rows)")) +
-            " local block + csr halo kernel, " + transport_->name() +
-            (shared_gpu ? " (ranks share a GPU)" : "");
+    name_ = (local_ ? local_->name() : std::string("(no rows)")) + " local block + csr halo kernel, " +
+            transport_->name() + (shared_gpu ? " (ranks share a GPU)" : "");
   }
 
   ~CudaRankOps() override {
-    for (void* p :
-         {(void*)send_rows_, (void*)packed_, (void*)halo_, (void*)halo_rows_, (void*)halo_row_ptr_,
-          (void*)halo_col_, (void*)halo_val_, (void*)partial_, (void*)sums_})
+    for (void* p : {(void*)send_rows_, (void*)packed_, (void*)halo_, (void*)halo_rows_, (void*)halo_row_ptr_, (void*)halo_col_, (void*)halo_val_, (void*)partial_, (void*)sums_})
       cuda::device_free(p);
   }
 
   std::string name() const { return name_; }
   std::size_t local_rows() const override { return n_; }
   double* allocate() override {
-    auto* p = static_cast<double*>(
-        cuda::device_allocate(std::max<std::size_t>(n_, 1) * sizeof(double), "vector"));
+    auto* p = static_cast<double*>(cuda::device_allocate(std::max<std::size_t>(n_, 1) * sizeof(double), "vector"));
     CGS_CUDA_CHECK(cudaMemsetAsync(p, 0, std::max<std::size_t>(n_, 1) * sizeof(double), stream()));
     return p;
   }
@@ -329,17 +321,14 @@ class CudaRankOps final : public RankOps {
     return host;
   }
   void copy(const double* src, double* dst) override {
-    if (n_)
-      CGS_CUDA_CHECK(
-          cudaMemcpyAsync(dst, src, n_ * sizeof(double), cudaMemcpyDeviceToDevice, stream()));
+    if (n_) CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, n_ * sizeof(double), cudaMemcpyDeviceToDevice, stream()));
   }
 
   void multiply(const double* x, double* y) override {
     ++times_.products;
     CGS_CUDA_CHECK(cudaEventRecord(start_, stream()));
     if (send_count_ > 0)
-      pack_kernel<<<blocks_for(send_count_), kBlock, 0, stream()>>>(std::int64_t(send_count_),
-                                                                    send_rows_, x, packed_);
+      pack_kernel<<<blocks_for(send_count_), kBlock, 0, stream()>>>(std::int64_t(send_count_), send_rows_, x, packed_);
     CGS_CUDA_CHECK(cudaEventRecord(packed_ready_, stream()));
     if (local_) local_->apply(x, y);  // queued before the exchange: it runs while the halo moves
     CGS_CUDA_CHECK(cudaEventRecord(local_done_, stream()));
@@ -349,8 +338,7 @@ class CudaRankOps final : public RankOps {
     CGS_CUDA_CHECK(cudaStreamWaitEvent(stream(), halo_ready_, 0));
     CGS_CUDA_CHECK(cudaEventRecord(halo_waited_, stream()));
     if (halo_nnz_ > 0)
-      halo_spmv_kernel<<<blocks_for(halo_row_count_), kBlock, 0, stream()>>>(
-          halo_row_count_, halo_rows_, halo_row_ptr_, halo_col_, halo_val_, halo_, y);
+      halo_spmv_kernel<<<blocks_for(halo_row_count_), kBlock, 0, stream()>>>(halo_row_count_, halo_rows_, halo_row_ptr_, halo_col_, halo_val_, halo_, y);
     CGS_CUDA_CHECK(cudaEventRecord(done_, stream()));
     // The split of this product's time (one wait per product: the generic loop's cost).
     CGS_CUDA_CHECK(cudaEventSynchronize(done_));
@@ -368,16 +356,13 @@ class CudaRankOps final : public RankOps {
       precond_->apply(r, z);
       return;
     }
-    pointwise_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_),
-                                                              precond_->diagonal(), r, z);
+    pointwise_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), precond_->diagonal(), r, z);
   }
   void residual(const double* b, const double* Ax, double* r) override {
     if (n_) residual_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), b, Ax, r);
   }
   void update_xr(double alpha, const double* p, const double* q, double* x, double* r) override {
-    if (n_)
-      update_xr_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), alpha, p, q, x,
-                                                                r);
+    if (n_) update_xr_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), alpha, p, q, x, r);
   }
   void update_p(double beta, const double* z, double* p) override {
     if (n_) update_p_kernel<<<blocks_for(n_), kBlock, 0, stream()>>>(std::int64_t(n_), beta, z, p);
@@ -388,14 +373,12 @@ class CudaRankOps final : public RankOps {
     ++times_.reductions;
     DotArgs args{};
     for (int d = 0; d < count; ++d) args.a[d] = pairs[d].a, args.b[d] = pairs[d].b;
-    dot_partial_kernel<<<kDotBlocks, kBlock, 0, stream()>>>(std::int64_t(n_), args, count,
-                                                            partial_);
+    dot_partial_kernel<<<kDotBlocks, kBlock, 0, stream()>>>(std::int64_t(n_), args, count, partial_);
     dot_final_kernel<<<1, 32, 0, stream()>>>(count, partial_, sums_);
     CGS_CUDA_CHECK(cudaEventRecord(reduce_start_, stream()));
     transport_->allreduce(sums_, count, stream());
     CGS_CUDA_CHECK(cudaEventRecord(reduce_done_, stream()));
-    CGS_CUDA_CHECK(
-        cudaMemcpyAsync(sums, sums_, count * sizeof(double), cudaMemcpyDeviceToHost, stream()));
+    CGS_CUDA_CHECK(cudaMemcpyAsync(sums, sums_, count * sizeof(double), cudaMemcpyDeviceToHost, stream()));
     CGS_CUDA_CHECK(cudaStreamSynchronize(stream()));
     times_.allreduce += elapsed(reduce_start_, reduce_done_);
   }
@@ -428,8 +411,7 @@ class CudaRankOps final : public RankOps {
   double* partial_ = nullptr;
   double* sums_ = nullptr;
   cudaStream_t comm_stream_ = nullptr;
-  cudaEvent_t packed_ready_, halo_ready_, start_, local_done_, halo_waited_, done_, reduce_start_,
-      reduce_done_;
+  cudaEvent_t packed_ready_, halo_ready_, start_, local_done_, halo_waited_, done_, reduce_start_, reduce_done_;
   std::unique_ptr<SpmvBackend<double>> local_;
   std::unique_ptr<Preconditioner<double>> precond_;
   std::string name_;
