@@ -83,9 +83,9 @@ TEST_CASE(
     CAPTURE(s);
     CHECK(on_gpu[s].result.status == CgStatus::converged);
     CHECK(on_gpu[s].result.relative_residual() <= 1e-12);
-    // The same CG (cg_step.hpp) in another order of additions: iterations within 2%.
+    // The same CG (cg_step.hpp) in another order of additions: iterations within 5%.
     CHECK(std::abs(on_gpu[s].result.iterations - on_cpu[s].result.iterations) <=
-          std::max<long>(2, on_cpu[s].result.iterations / 50));
+          std::max<long>(5, on_cpu[s].result.iterations / 20));
     CHECK(gputest::relative_difference(gpu.x[s], cpu.x[s]) <= 1e-9);
   }
   // The initial guess is taken: starting from the answer, nothing (or next to nothing) to do.
