@@ -367,7 +367,9 @@ class Amg final : public Preconditioner<T> {
   Amg(Device device, int threads, const PrecondSpec& spec)
       : Preconditioner<T>(device, threads, false),
         argument_(spec.argument),
-        options_(parse_options(spec)) {}
+        options_(parse_options(spec)) {
+    options_.hierarchy.gpu = device == Device::gpu;  // the numeric set-up where the solve runs
+  }
   std::string name() const override { return argument_.empty() ? "amg" : "amg:" + argument_; }
 
  protected:
