@@ -112,13 +112,17 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
       if (strong[k]) g.of[A.col_idx[k]] = g.count;
     ++g.count;
   }
-  // Pass 2: the rows left join their strongest aggregated neighbour (the first on ties).
+  // Pass 2: the rows left join their strongest aggregated neighbour (the first on ties, and
+  // on near-ties within kTie: values that differ in their last bits only, as one Galerkin
+  // product summed in another order gives them, pick the same aggregate, so that a GPU set-up
+  // coarsens as the host's does).
+  constexpr double kTie = 1e-10;
   std::vector<index_t> first = g.of;
   for (index_t i = 0; i < n; ++i) {
     if (first[i] >= 0) continue;
     double best = -1;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best) {
+      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best * (1 + kTie)) {
         best = std::abs(A.values[k]);
         g.of[i] = first[A.col_idx[k]];
       }
