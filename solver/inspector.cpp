@@ -101,7 +101,8 @@ std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const R
     if (format == Format::ell && r.format_auto) {
       const double limit = std::min(r.backend.max_ell_fill, kMaxEllFillWorthTiming);
       if (stats.ell_fill > limit) {
-        skipped.push_back("ell (fill " + fixed(stats.ell_fill, 1) + " > " + fixed(limit, 1) + ")");
+        skipped.push_back("ell (fill " + fixed(stats.ell_fill, 1) + " > " + fixed(limit, 1) +
+                          "; hll's HYB tail keeps the long rows out of the padding instead)");
         continue;
       }
     }

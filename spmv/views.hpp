@@ -41,7 +41,9 @@ struct EllView {
   const T* __restrict__ values;
 };
 
-// Hacked ELLPACK: entry j of local row r of hack h at hack_offset[h] + j * hack_size + r.
+// Hacked ELLPACK: entry j of local row r of hack h at hack_offset[h] + j * hack_size + r, for
+// j < min(row_length[r], tail_from). A row longer than tail_from continues in the HYB tail
+// (formats/hll.hpp): tail row t (tail_rows ascending) holds entries tail_ptr[t]..tail_ptr[t+1].
 template <typename T>
 struct HllView {
   index_t rows;
@@ -51,6 +53,12 @@ struct HllView {
   const index_t* __restrict__ row_length;
   const index_t* __restrict__ col_idx;
   const T* __restrict__ values;
+  index_t tail_from;
+  index_t tail_count;  // rows in the tail
+  const index_t* __restrict__ tail_rows;
+  const index_t* __restrict__ tail_ptr;
+  const index_t* __restrict__ tail_col_idx;
+  const T* __restrict__ tail_values;
 };
 
 // COO, sorted by row. row_start (rows + 1 entries, built once with the backend) gives each row's

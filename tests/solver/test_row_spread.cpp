@@ -70,3 +70,21 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
   r.gpu_loop = GpuLoopAsk::generic;
   CHECK(make_plan(r, testing::hub_and_chain(1000)).kernel == "scalar");
 }
+
+TEST_CASE(
+    "HLL on power-law rows: the tail kernel in the generic loop; the plan says where it cuts") {
+  SolveRequest r;
+  r.backend.device = Device::gpu;
+  r.backend.format = Format::hll;
+  const Plan plan = make_plan(r, generate_matrix("gen:powerlaw:20000"));
+  CHECK(plan.kernel == "thread");
+  CHECK(plan.loop == Loop::generic);
+  CHECK(says(plan, "continue in a CSR tail"));
+  CHECK(says(plan, "ELL is refused does not arise"));
+  // On the CPU the plan names the tail too; a regular grid has none.
+  r.backend.device = Device::serial;
+  CHECK(says(make_plan(r, testing::hub_and_chain(1000)), "(1 of them,"));
+  CHECK_FALSE(says(make_plan(r, poisson2d(30)), "tail"));
+  r.backend.hll_tail = 5;
+  CHECK(says(make_plan(r, poisson2d(30)), "rows over 5 entries continue in a CSR tail"));
+}

@@ -78,6 +78,42 @@ TEST_CASE("every CPU backend agrees with the dense product in float to 1e-5") {
   check_all_backends<float>(1e-5);
 }
 
+// The HYB tail (formats/hll.hpp) at forced thresholds (0: every entry in the tail; 1, 3, 40) and
+// chosen from the row lengths, serial and OpenMP, hacks of 32 and of 5 (n = 33 and 4,099 are
+// not multiples of either).
+TEST_CASE("HLL with a HYB tail agrees with the dense product, set_values included") {
+  for (const auto& [name, A] : spmv_test_matrices()) {
+    const std::vector<double> x = random_vector(A.cols, 43);
+    const std::vector<double> expected = reference_product(A, x);
+    for (index_t tail : {-1, 0, 1, 3, 40}) {
+      for (Device device : {Device::serial, Device::omp}) {
+        for (index_t hack_size : {32, 5}) {
+          CAPTURE(name);
+          CAPTURE(tail);
+          CAPTURE(to_string(device));
+          CAPTURE(hack_size);
+          BackendOptions options;
+          options.format = Format::hll;
+          options.device = device;
+          options.threads = 3;
+          options.hack_size = hack_size;
+          options.hll_tail = tail;
+          CHECK(relative_error(apply_backend<double>(A, x, options), expected) <= 1e-12);
+          // New values on the same pattern: 2A x = 2 y.
+          auto backend = make_backend(A, options);
+          std::vector<double> twice(A.values.size());
+          for (std::size_t k = 0; k < twice.size(); ++k) twice[k] = 2 * A.values[k];
+          backend->set_values(twice.data());
+          std::vector<double> y(A.rows, -7.0), expected2(expected);
+          for (double& e : expected2) e *= 2;
+          backend->apply(x.data(), y.data());
+          CHECK(relative_error(y, expected2) <= 1e-12);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("sorted products equal A x in the original order") {
   // Independent of the permutation code's own inverse: compare against A x directly.
   const CsrMatrix<double> A = random_matrix(100, 30, 9);
