@@ -13,6 +13,7 @@
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "spmv/kernel_registry.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs {
 
@@ -82,9 +83,13 @@ std::string count(long long n) {
 //
 // Rows a row function would serialise come first (issue 28, formats/stats.hpp's RowSpread): on
 // gen:powerlaw:2000000 (mean 7, rows of thousands) the fused csr/scalar loop took 3,279 us an
-// iteration, the generic loop with the load-balanced stream kernel 196 (H100, issue 28).
-std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const RowSpread& spread,
-                          Plan& plan) {
+// iteration, the generic loop with the load-balanced stream kernel 196 (H100, issue 28); the
+// balanced kernel splits the work by nonzeros inside the fused loops' passes, so they keep
+// their fused vector updates and launch-free iterations (BENCHMARKS.md section 12).
+}  // namespace
+
+std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
+                              const RowSpread& spread, Plan& plan) {
   const Format format = plan.format;
   if (!r.backend.kernel.empty()) {
     require_gpu_kernel(format, r.backend.kernel);
@@ -92,13 +97,15 @@ std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const
   }
   const double mean = stats.mean_row_length;
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
-    char why[160];
+    char why[320];
     std::snprintf(why, sizeof why,
-                  "kernel: stream (load-balanced: rows over %d entries hold %.1f%% of the "
-                  "nonzeros, the longest %d; a row function would serialise them)",
-                  int(spread.threshold), 100 * spread.long_share, int(spread.longest));
+                  "kernel: balanced (load-balanced: rows over %d entries hold %.1f%% of the "
+                  "nonzeros, the longest %d; a row per thread or lane group would serialise "
+                  "them, while a warp per unit of %d nonzeros keeps the fused loop)",
+                  int(spread.threshold), 100 * spread.long_share, int(spread.longest),
+                  kBalancedUnit);
     plan.reasons.push_back(why);
-    return "stream";
+    return "balanced";
   }
   // HLL with long rows: our kernel sums the HYB tail in load-balanced pieces (formats/hll.hpp);
   // cuSPARSE's sliced ELL would pad every hack to its longest row.
@@ -138,6 +145,8 @@ std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const
                          " SpMV measured, for the generic loop)");
   return kernel;
 }
+
+namespace {
 
 // HLL's HYB tail (formats/hll.hpp): where the backends will cut the rows, and what it saves.
 void explain_hll_tail(const CsrMatrix<double>& A, Plan& plan) {
@@ -194,7 +203,9 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
                            " is a whole-product kernel with no row function for the fused loops)");
     return Loop::generic;
   }
-  if (r.gpu_loop == GpuLoopAsk::cluster || r.gpu_loop == GpuLoopAsk::automatic) {
+  // The cluster loop walks a row per thread: not for the rows the balanced kernel was chosen for.
+  const bool balanced = plan.kernel == "balanced";
+  if (r.gpu_loop == GpuLoopAsk::cluster || (r.gpu_loop == GpuLoopAsk::automatic && !balanced)) {
     std::string why;
     if (cluster_loop_fits(A, plan, why)) {
       plan.reasons.push_back("loop: cluster (" + why + ")");
@@ -340,7 +351,7 @@ Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
   if (plan.format == Format::hll) explain_hll_tail(A, plan);
   if (plan.device == Device::gpu) {
     const RowSpread spread = row_spread(A);
-    plan.kernel = choose_kernel(r, stats, spread, plan);
+    plan.kernel = choose_gpu_kernel(r, stats, spread, plan);
     plan.loop = choose_gpu_loop(r, A, stats, spread, plan);
   } else {
     plan.loop = choose_cpu_loop(r, A, plan);

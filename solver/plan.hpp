@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "formats/stats.hpp"
 #include "solver/cg_types.hpp"
 #include "solver/loop.hpp"
 #include "solver/precond/preconditioner.hpp"
@@ -74,6 +75,11 @@ struct Plan {
 // precision, sorting, preconditioner, RCM by the preconditioner's preference); no choices made.
 // make_plan starts from it; so does the distributed solve's plan.
 Plan plan_as_asked(const SolveRequest& r);
+
+// The GPU kernel of a plan (r's, or the default for its format and loop from the row
+// statistics), its reason added to plan.reasons. make_plan's first GPU step; no device needed.
+std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
+                              const RowSpread& spread, Plan& plan);
 
 // The plan by hand rules for a request without "auto" (make_solver_for below handles "auto"
 // through the inspector). It may time the serial and team CPU loops on the system when its

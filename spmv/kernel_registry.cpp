@@ -1,5 +1,7 @@
 #include "spmv/kernel_registry.hpp"
 
+#include "spmv/views.hpp"
+
 namespace cgs {
 
 const std::vector<GpuKernel>& gpu_kernels() {
@@ -19,6 +21,10 @@ const std::vector<GpuKernel>& gpu_kernels() {
       {Format::csr, "stream4", false, false, "stream with 4 loads per thread", true},
       {Format::csr, "stream8", false, false, "stream with 8 loads per thread", true},
       {Format::csr, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)", true},
+      {Format::csr, "balanced", true, true,
+       "a warp per unit of at most 256 nonzeros (32 short rows, or a piece of a long row); "
+       "a row function, so the fused loops keep long rows balanced",
+       true},
       {Format::ell, "thread", true, true, "a thread per row, column-major slots"},
       {Format::hll, "thread", true, true, "a thread per row, column-major within each hack"},
       {Format::hll, "cusparse", false, false, "cuSPARSE sliced ELL (library)"},
@@ -64,6 +70,7 @@ std::string default_fused_gpu_kernel(Format format, double mean_row_length) {
 
 int csr_lanes(const std::string& kernel, double mean_row_length) {
   if (kernel == "vector") return 32;
+  if (kernel == "balanced") return kBalancedLanes;
   for (int lanes : {2, 4, 8, 16, 32})
     if (kernel == "vector" + std::to_string(lanes)) return lanes;
   if (kernel == "adaptive") {

@@ -18,8 +18,26 @@
 
 namespace cgs {
 
+// Units of about equal nonzeros over CSR rows, for the GPU's "balanced" kernel and fused loops
+// (spmv/cuda/csr_balanced.cuh, issue 28), in device memory. Unit u covers nonzeros
+// [start[u], start[u + 1]) from row first_row[u] (count + 1 entries each, the last the row
+// count): up to kBalancedUnitRows whole rows of at most kBalancedUnit nonzeros in all, or one
+// piece of kBalancedUnit nonzeros of a longer row. partial and arrivals (one per unit) are
+// scratch where the pieces of a long row meet.
+inline constexpr int kBalancedUnit = 256;
+inline constexpr int kBalancedUnitRows = 32;
+inline constexpr int kBalancedLanes = -1;  // CsrView::lanes of the balanced kernel
+struct CsrUnits {
+  index_t count = 0;
+  const index_t* __restrict__ start = nullptr;
+  const index_t* __restrict__ first_row = nullptr;
+  double* partial = nullptr;
+  unsigned* arrivals = nullptr;
+};
+
 // CSR. lanes: threads per row of the GPU row function (1: a thread per row; 2..32: a group of
-// lanes per row, for long rows); the CPU walkers ignore it.
+// lanes per row, for long rows; kBalancedLanes: a warp per unit of `units`); the CPU walkers
+// ignore it and units.
 template <typename T>
 struct CsrView {
   index_t rows;
@@ -27,6 +45,7 @@ struct CsrView {
   const index_t* __restrict__ col_idx;
   const T* __restrict__ values;
   int lanes;
+  CsrUnits units;
 };
 
 // ELLPACK, column-major (slot j * rows + row). full_width > 0: every row runs to it, padding

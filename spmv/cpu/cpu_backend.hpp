@@ -15,7 +15,7 @@ namespace cgs::cpu {
 
 template <typename T>
 CsrView<T> view_of(const CsrMatrix<T>& A) {
-  return {A.rows, A.row_ptr.data(), A.col_idx.data(), A.values.data(), 1};
+  return {A.rows, A.row_ptr.data(), A.col_idx.data(), A.values.data(), 1, {}};
 }
 template <typename T>
 EllView<T> view_of(const EllMatrix<T>& A) {

@@ -32,12 +32,14 @@ struct KernelCase {
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive",
-                        "vector2", "vector4", "vector8", "vector16", "vector32", "cusparse"}) {
+  for (const char* k :
+       {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive", "vector2", "vector4",
+        "vector8", "vector16", "vector32", "cusparse", "balanced"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
   cases.push_back({Format::csr, "scalar", 32, 32, 1});
+  cases.push_back({Format::csr, "balanced", 32, 0, 1});  // one block strides over every unit
   cases.push_back({Format::ell, ""});
   cases.push_back({Format::ell, "thread", 32, 1024, 1});
   cases.push_back({Format::hll, ""});

@@ -17,11 +17,16 @@ using namespace cgs::testing;
 
 namespace {
 
-Plan gpu_plan(const CsrMatrix<double>& A) {
+// The plan's GPU kernel and its reasons (the loop is chosen on the device: it asks for its
+// occupancy).
+Plan gpu_plan(const CsrMatrix<double>& A, GpuLoopAsk loop = GpuLoopAsk::automatic) {
   SolveRequest r;
   r.backend.device = Device::gpu;
   r.backend.format = Format::csr;
-  return make_plan(r, A);
+  r.gpu_loop = loop;
+  Plan plan = plan_as_asked(r);
+  plan.kernel = choose_gpu_kernel(r, compute_stats(A, 32), row_spread(A), plan);
+  return plan;
 }
 
 bool says(const Plan& plan, const std::string& text) {
@@ -54,10 +59,10 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
   for (const CsrMatrix<double>& A :
        {testing::hub_and_chain(1000), generate_matrix("gen:powerlaw:20000")}) {
     const Plan plan = gpu_plan(A);
-    CHECK(plan.kernel == "stream");
-    CHECK(plan.loop == Loop::generic);
+    CHECK(plan.kernel == "balanced");
     CHECK(says(plan, "load-balanced"));
     CHECK(says(plan, "would serialise"));
+    CHECK(says(plan, "keeps the fused loop"));
   }
   // Regular rows of 42 entries on average (bcsstk13): the generic loop's stream kernel too.
   const Plan long_rows =
@@ -65,10 +70,16 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
   CHECK(long_rows.kernel == "stream");
   CHECK(says(long_rows, "mean row length 41.8"));
   // Asked for a loop, the plan keeps it and picks that loop's kernel as before.
-  SolveRequest r;
-  r.backend.device = Device::gpu;
-  r.gpu_loop = GpuLoopAsk::generic;
-  CHECK(make_plan(r, testing::hub_and_chain(1000)).kernel == "scalar");
+  CHECK(gpu_plan(testing::hub_and_chain(1000), GpuLoopAsk::generic).kernel == "scalar");
+  CHECK(make_plan(
+            [] {
+              SolveRequest r;
+              r.backend.device = Device::gpu;
+              r.gpu_loop = GpuLoopAsk::generic;
+              return r;
+            }(),
+            testing::hub_and_chain(1000))
+            .loop == Loop::generic);
 }
 
 TEST_CASE(

@@ -2,9 +2,12 @@
 // reference product.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
 #include "spmv/backend.hpp"
+#include "spmv/balanced_units.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -111,6 +114,38 @@ TEST_CASE("HLL with a HYB tail agrees with the dense product, set_values include
         }
       }
     }
+  }
+}
+
+// The GPU balanced kernel's units (spmv/balanced_units.hpp), checked on the host: every row in
+// exactly one unit (a long row in pieces), units within their limits, tiling the nonzeros.
+TEST_CASE("balanced units tile the nonzeros: whole short rows, long rows in pieces") {
+  for (const auto& [name, A] : spmv_test_matrices()) {
+    CAPTURE(name);
+    const BalancedUnits units = balanced_units(A.row_ptr, A.rows);
+    REQUIRE(units.start.size() == units.first_row.size());
+    CHECK(units.start.back() == (A.rows > 0 ? A.nnz() : 0));
+    CHECK(units.first_row.back() == A.rows);
+    std::vector<int> seen(std::size_t(A.rows), 0);
+    for (index_t u = 0; u < units.count(); ++u) {
+      const index_t row = units.first_row[u], next = units.first_row[u + 1];
+      const index_t begin = units.start[u], end = units.start[u + 1];
+      CHECK(begin <= end);
+      CHECK(end - begin <= kBalancedUnit);
+      if (A.row_length(row) > kBalancedUnit) {  // a piece: within its row, pieces in order
+        CHECK(begin >= A.row_ptr[row]);
+        CHECK(end <= A.row_ptr[row + 1]);
+        CHECK((begin - A.row_ptr[row]) % kBalancedUnit == 0);
+        if (begin == A.row_ptr[row]) ++seen[row];
+      } else {  // whole rows
+        CHECK(next > row);
+        CHECK(next - row <= kBalancedUnitRows);
+        CHECK(begin == A.row_ptr[row]);
+        CHECK(end == A.row_ptr[next]);
+        for (index_t r = row; r < next; ++r) ++seen[r];
+      }
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
   }
 }
 
