@@ -8,7 +8,9 @@
 //     partial[], and the warp that completes the row (a counter per row, at its first piece)
 //     adds the pieces in piece order and finishes the row; it resets the counter for the next
 //     product. No floating-point atomics: results repeat exactly.
-// body(row, (A x)_row) runs once per row, on one lane. Every thread of the grid must call
+// The matrix arrays are read once per product, so they are loaded with the streaming hint
+// (evict first, as csr_stream.cu does): the gathered vector entries (two per nonzero in the
+// fused pass A, z and the old p) keep L2. body(row, (A x)_row) runs once per row, on one lane. Every thread of the grid must call
 // balanced_products (the warps synchronise), with blocks of at most kBalancedBlock threads.
 #pragma once
 
@@ -50,13 +52,13 @@ __device__ __forceinline__ void balanced_products(const CsrView<T>& A, XAt x_at,
     if (row_end - row_begin > kBalancedUnit) {  // a piece of a long row
       double sum = 0;
       for (index_t k = begin + lane; k < end; k += 32)
-        sum += double(A.values[k]) * double(x_at(A.col_idx[k]));
+        sum += double(__ldcs(&A.values[k])) * double(x_at(__ldcs(&A.col_idx[k])));
       sum = group_sum<32>(sum);
       if (lane == 0) finish_piece(U, unit, row, row_begin, row_end, sum, body);
       continue;
     }
     for (index_t k = begin + lane; k < end; k += 32)
-      stage[k - begin] = double(A.values[k]) * double(x_at(A.col_idx[k]));
+      stage[k - begin] = double(__ldcs(&A.values[k])) * double(x_at(__ldcs(&A.col_idx[k])));
     __syncwarp();
     const index_t mine = row + lane;
     if (mine < U.first_row[unit + 1]) {
