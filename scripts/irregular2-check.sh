@@ -6,6 +6,8 @@
 # loop with cuSPARSE (and stream, and balanced) on gen:powerlaw at 20k/200k/2M rows and data/;
 # --format hll on power-law 2M; spmvbench hll and balanced against cuSPARSE CSR on it;
 # --format auto's inspection time. Logs under $OUT (or ./irregular2-out), summary last.
+# Default and cuSPARSE rows: median of 3 processes on the small matrices; others one process
+# (each reports the median SpMV of its 200 iterations).
 # Usage: scripts/irregular2-check.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,12 +57,11 @@ med() {
     name=$(basename "$m")
     med 3 "$name default" --matrix "$m"
     med 3 "$name csr/cusparse generic" --matrix "$m" --kernel cusparse --gpu-loop generic
-    med 3 "$name csr/stream generic" --matrix "$m" --kernel stream --gpu-loop generic
-    med 3 "$name csr/balanced fused" --matrix "$m" --kernel balanced
+    one "$name csr/stream generic" --matrix "$m" --kernel stream --gpu-loop generic
+    one "$name csr/balanced fused" --matrix "$m" --kernel balanced
   done
   m=gen:powerlaw:2000000
   one "powerlaw2M default" --matrix $m
-  one "powerlaw2M default (again)" --matrix $m
   one "powerlaw2M csr/cusparse generic" --matrix $m --kernel cusparse --gpu-loop generic
   one "powerlaw2M csr/stream generic" --matrix $m --kernel stream --gpu-loop generic
   one "powerlaw2M csr/balanced generic" --matrix $m --kernel balanced --gpu-loop generic
