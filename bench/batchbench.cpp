@@ -10,6 +10,7 @@
 // and per row: iterations, time per iteration (median of --repeats solves), and for the batch the
 // iterations of all systems per second and its ratio to one persistent system's.
 #include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <iostream>
 #include <numeric>
@@ -99,12 +100,10 @@ int run(int argc, char** argv) {
     }
     DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
     DeviceBuffer<double> values(Device::gpu, A.values), b_gpu(Device::gpu, bs);
-    DeviceBuffer<double> d(Device::gpu,
-                           o.precond == "jacobi" ? jacobi_of(A) : std::vector<double>(n, 1.0));
+    DeviceBuffer<double> d(Device::gpu, o.precond == "jacobi" ? jacobi_of(A) : std::vector<double>(n, 1.0));
     DeviceBuffer<double> x(Device::gpu, bs.size());
     const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1, {}};
-    auto engine =
-        make_cluster_cg<double>(view, A.rows, o.precond == "jacobi" ? d.data() : nullptr, 0, true);
+    auto engine = make_cluster_cg<double>(view, A.rows, o.precond == "jacobi" ? d.data() : nullptr, 0, true);
     CgOptions cg;
     cg.tol = o.tol;
     cg.max_iters = 20 * long(n);
@@ -136,9 +135,8 @@ int run(int argc, char** argv) {
         o.batch, total_iterations / o.batch, 1e3 * batch_seconds, batch_rate,
         batch_rate / persistent_rate, all_converged ? "" : "  (not all converged)");
   }
-  std::printf(
-      "its (batch): mean per system; its/s: iterations of all systems per second; ratio: "
-      "to one persistent system's iterations per second\n");
+  std::printf("its (batch): mean per system; its/s: iterations of all systems per second; ratio: "
+              "to one persistent system's iterations per second\n");
   return 0;
 }
 

@@ -115,8 +115,8 @@ TEST_CASE("Cluster CG: a system too big for a cluster runs persistent, and the p
 
 TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system values too") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  const CsrMatrix<double> A =
-      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/Exnet_EXN_step3.mtx.gz");
+  const CsrMatrix<double> A = read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
+                                                 "/data/systems/Exnet_EXN_step3.mtx.gz");
   const std::size_t n = std::size_t(A.rows), nnz = A.values.size();
   constexpr int kCount = 9;  // more clusters than fit at once on some devices' shapes: waves
   std::vector<double> b(n * kCount), values(nnz * kCount), d(n * kCount);
@@ -131,8 +131,7 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
   }
   DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
   DeviceBuffer<double> A_values(Device::gpu, A.values);
-  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values),
-      d_gpu(Device::gpu, d);
+  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values), d_gpu(Device::gpu, d);
   const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), A_values.data(), 1, {}};
   auto cluster = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);  // batch layout
   CgOptions cg;
@@ -140,16 +139,15 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
   cg.max_iters = 100000;
 
   DeviceBuffer<double> x_batch(Device::gpu, std::vector<double>(n * kCount, 0.0));
-  const std::vector<CgResult> batch = cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount,
-                                                           values_gpu.data(), d_gpu.data(), cg);
+  const std::vector<CgResult> batch =
+      cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount, values_gpu.data(), d_gpu.data(), cg);
   REQUIRE(batch.size() == std::size_t(kCount));
   const std::vector<double> x_all = x_batch.download();
   for (int s = 0; s < kCount; ++s) {
     CAPTURE(s);
     DeviceBuffer<double> x_one(Device::gpu, std::vector<double>(n, 0.0));
-    const CgResult one = cluster
-                             ->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
-                                           values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
+    const CgResult one = cluster->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
+                                              values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
                              .front();
     CHECK(one.status == CgStatus::converged);
     CHECK(batch[s].iterations == one.iterations);
@@ -160,8 +158,7 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
     for (double& v : scaled) v *= 1.0 + s;
     CsrMatrix<double> As = A;
     As.values = scaled;
-    const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n),
-                                 b.begin() + std::ptrdiff_t((s + 1) * n));
+    const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n), b.begin() + std::ptrdiff_t((s + 1) * n));
     const Reference Ax = reference_product(As, x);
     double rr = 0, bb = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -194,8 +191,7 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
       auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
       REQUIRE(engine->fit().blocks == blocks);
       DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
-      const std::vector<CgResult> results =
-          engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
+      const std::vector<CgResult> results = engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
       for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
       const std::vector<double> xs = x.download();
       if (reference.empty()) reference = xs;
