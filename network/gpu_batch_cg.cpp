@@ -76,7 +76,7 @@ class GpuBatchCg final : public BatchCg {
     row_ptr_ = DeviceBuffer<index_t>(Device::gpu, A.row_ptr, "batch study row pointers");
     col_idx_ = DeviceBuffer<index_t>(Device::gpu, A.col_idx, "batch study columns");
     a_values_ = DeviceBuffer<double>(Device::gpu, A.values, "batch study matrix");
-    const CsrView<double> view{A.rows, row_ptr_.data(), col_idx_.data(), a_values_.data(), 1};
+    const CsrView<double> view{A.rows, row_ptr_.data(), col_idx_.data(), a_values_.data(), 1, {}};
     engine_ = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);
   }
 

@@ -97,15 +97,20 @@ std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
   }
   const double mean = stats.mean_row_length;
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
-    char why[320];
+    // csr/balanced would keep the fused loop here, but it has not run on a GPU yet (written when
+    // the session's device time was spent, 2026-11-25): until scripts/irregular2-check.sh has
+    // measured it against stream, the default stays the generic loop with stream, the plan
+    // measured in BENCHMARKS.md section 12.
+    char why[400];
     std::snprintf(why, sizeof why,
-                  "kernel: balanced (load-balanced: rows over %d entries hold %.1f%% of the "
+                  "kernel: stream (load-balanced: rows over %d entries hold %.1f%% of the "
                   "nonzeros, the longest %d; a row per thread or lane group would serialise "
-                  "them, while a warp per unit of %d nonzeros keeps the fused loop)",
+                  "them; --kernel balanced, a warp per unit of %d nonzeros that keeps the fused "
+                  "loop, is not yet measured on a GPU)",
                   int(spread.threshold), 100 * spread.long_share, int(spread.longest),
                   kBalancedUnit);
     plan.reasons.push_back(why);
-    return "balanced";
+    return "stream";
   }
   // HLL with long rows: our kernel sums the HYB tail in load-balanced pieces (formats/hll.hpp);
   // cuSPARSE's sliced ELL would pad every hack to its longest row.
@@ -157,6 +162,13 @@ void explain_hll_tail(const CsrMatrix<double>& A, Plan& plan) {
   }
   const HllTail tail = choose_hll_tail(A, plan.hack_size);
   if (!tail.any()) return;
+  if (plan.device == Device::gpu) {  // spmv/backend_factory.cpp's make_hll says why
+    plan.reasons.push_back(
+        "hll: no HYB tail on the GPU unless --hll-tail asks for one (its GPU "
+        "kernel is not yet measured on a GPU); rows over " +
+        std::to_string(tail.from) + " entries would go there");
+    return;
+  }
   char why[320];
   std::snprintf(why, sizeof why,
                 "hll: rows over %d entries (%d of them, %.1f%% of the nonzeros) continue in a CSR "

@@ -38,7 +38,7 @@ void check_same_answer(const CsrMatrix<double>& A, const std::vector<double>& b,
   CHECK(relative_difference(run.x, reference.x) <= 1e-6);
 }
 
-TEST_CASE("GPU default plan on long rows: csr/balanced, fused loop, the CPU's answer") {
+TEST_CASE("GPU default plan on long rows: csr/stream, generic loop, the CPU's answer") {
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const CsrMatrix<double>& A :
        {testing::hub_and_chain(1001), generate_matrix("gen:powerlaw:20000")}) {
@@ -49,7 +49,7 @@ TEST_CASE("GPU default plan on long rows: csr/balanced, fused loop, the CPU's an
     BackendOptions gpu;
     gpu.device = Device::gpu;
     const Run run = run_loop_with<double>(A, b, "jacobi", gpu, GpuLoopAsk::automatic, cg);
-    CHECK((run.loop == Loop::persistent || run.loop == Loop::graph));
+    CHECK(run.loop == Loop::generic);  // until csr/balanced is measured (solver/plan.cpp)
     check_same_answer(A, b, run, reference, cg);
   }
 }
