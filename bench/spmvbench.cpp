@@ -44,6 +44,7 @@ struct Options {
   TimingOptions timing;
   double min_sample_us = 20;
   index_t hack_size = 32;
+  index_t hll_tail = -1;  // -1: as the backends decide (formats/stats.hpp, spmv/backend_factory.cpp)
   double max_ell_fill = 10;
   std::size_t cpu_copy_mib = 256, gpu_copy_mib = 1024;
   std::uint64_t seed = 42;
@@ -287,6 +288,7 @@ Json SpmvBench::run_ours(const LoadedMatrix& m, const System& system, const Devi
   bo.threads = device.threads;
   bo.kernel = choice.kernel;
   bo.hack_size = options_.hack_size;
+  bo.hll_tail = options_.hll_tail;
   bo.max_ell_fill = options_.max_ell_fill;
   std::unique_ptr<SpmvBackend<double>> backend;
   std::unique_ptr<VectorOps<double>> ops;
@@ -489,6 +491,9 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--min-sample-us", o.min_sample_us, "batch products so a sample lasts this long")
       ->capture_default_str();
   app.add_option("--hack-size", o.hack_size, "HLL hack size")->capture_default_str();
+  app.add_option("--hll-tail", o.hll_tail,
+                 "HLL: rows longer than this continue in a CSR tail (-1: the backends decide)")
+      ->capture_default_str();
   app.add_option("--max-ell-fill", o.max_ell_fill, "skip ELL beyond this padding factor")
       ->capture_default_str();
   app.add_option("--cpu-copy-mib", o.cpu_copy_mib, "array size for the CPU copy bandwidth")

@@ -65,12 +65,13 @@ med() {
   one "powerlaw2M csr/cusparse generic" --matrix $m --kernel cusparse --gpu-loop generic
   one "powerlaw2M csr/stream generic" --matrix $m --kernel stream --gpu-loop generic
   one "powerlaw2M csr/balanced generic" --matrix $m --kernel balanced --gpu-loop generic
-  one "powerlaw2M --format hll" --matrix $m --format hll
+  one "powerlaw2M --format hll (GPU default: no tail)" --matrix $m --format hll
+  one "powerlaw2M --format hll --hll-tail 10" --matrix $m --format hll --hll-tail 10
   one "powerlaw2M --format hll --hll-tail none" --matrix $m --format hll --hll-tail 2147483647
   one "powerlaw2M --format auto" --matrix $m --format auto
 } 2>&1 | tee "$OUT/cgsolve.txt"
 
-timeout 150 "$BUILD/bench/spmvbench" gen:powerlaw:2000000 --devices gpu --sorted no --runs 30 \
+timeout 150 "$BUILD/bench/spmvbench" gen:powerlaw:2000000 --devices gpu --sorted no --runs 30 --hll-tail 10 \
   --gpu-kernels csr:cusparse,csr:stream,csr:balanced,hll:thread,hll:cusparse,coo:cusparse \
   --out-dir "$OUT/spmvbench" > "$OUT/spmvbench.log" 2>&1
 note "spmvbench rc $?:"
