@@ -319,7 +319,14 @@ class CholmodSolver final : public LinearSolver {
 class NativeSolver final : public LinearSolver {
  public:
   NativeSolver() = default;
-  explicit NativeSolver(std::vector<int> order) : given_order_(std::move(order)) {}
+  explicit NativeSolver(std::vector<int> order) : given_order_(std::move(order)), fixed_(true) {}
+
+  // EPANET's order, unless one was given; a new order is analysed on the next solve.
+  void suggest_elimination_order(const std::vector<int>& order) override {
+    if (fixed_ || order == given_order_) return;
+    given_order_ = order;
+    pattern_ = {};
+  }
 
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
@@ -393,11 +400,12 @@ class NativeSolver final : public LinearSolver {
   std::string name() const override {
     std::string text = "direct: sparse Cholesky LL^T, EPANET's left-looking factorisation";
     if (cholesky_.analysed())
-      text +=
-          std::string(given_order_.empty() ? " (minimum degree ordering, " : " (given ordering, ") +
-          std::to_string(cholesky_.factor_nonzeros()) + " nonzeros below L's diagonal" +
-          (copied_ ? ", analysis copied from another solver" : "") + ", analysed " +
-          std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
+      text += std::string(given_order_.empty() ? " (AMD ordering, "
+                          : fixed_             ? " (given ordering, "
+                                               : " (EPANET's multiple minimum degree ordering, ") +
+              std::to_string(cholesky_.factor_nonzeros()) + " nonzeros below L's diagonal" +
+              (copied_ ? ", analysis copied from another solver" : "") + ", analysed " +
+              std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
     if (file_order_solves_ > 0)
       text += "; " + std::to_string(file_order_solves_) +
               " solve(s) in the file's order where that one met a pivot <= 0";
@@ -405,7 +413,8 @@ class NativeSolver final : public LinearSolver {
   }
 
  private:
-  std::vector<int> given_order_;  // empty: minimum degree
+  std::vector<int> given_order_;  // empty: minimum degree (AMD)
+  bool fixed_ = false;            // given_order_ came with the solver: suggestions are ignored
   SparseCholesky cholesky_, file_order_;
   Pattern pattern_, file_order_pattern_;
   int analyses_ = 0, file_order_solves_ = 0;

@@ -61,6 +61,10 @@ class LinearSolver {
   // once per thread, so the analysis runs once per network. nullptr where the solver cannot be
   // copied (the caller makes a new one, which analyses on its first system).
   virtual std::unique_ptr<LinearSolver> clone_analysed() const { return nullptr; }
+  // The order EPANET eliminates the junctions in (network/epanet_order.hpp), offered before the
+  // first trial of every period. The native direct solver eliminates in it, unless it was given
+  // one of its own (make_native_solver); the others order themselves.
+  virtual void suggest_elimination_order(const std::vector<int>& order) { (void)order; }
   // Symbolic analyses this solver ran (direct solvers; -1 where not counted).
   virtual int analyses() const { return -1; }
   virtual bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
