@@ -354,19 +354,27 @@ class NativeSolver final : public LinearSolver {
   }
 
   // A pivot <= 0 depends on the elimination order (CholmodSolver::solve_in_file_order says
-  // why); the file's order is the second chance before error 110. Analysed on first use.
+  // why): the file's order, then AMD's, are the second and third chances before error 110 (a
+  // C-Town variant whose path had left EPANET's met one in EPANET's order and in the file's,
+  // where CHOLMOD's AMD order went through). Each analysed on first use.
   bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
                            std::vector<double>& x, LinearSolveStats& stats) override {
     const auto started = Clock::now();
-    if (!file_order_.analysed() || !file_order_pattern_.same_as(A)) {
+    if (!fallbacks_pattern_.same_as(A)) {
       std::vector<int> identity(A.rows);
       for (index_t i = 0; i < A.rows; ++i) identity[i] = static_cast<int>(i);
       file_order_.analyse(A, identity);
-      file_order_pattern_.remember(A);
+      amd_order_ = SparseCholesky();
+      fallbacks_pattern_.remember(A);
     }
     int failed_row = -1;
-    if (!file_order_.factorize(A, &failed_row)) return false;
-    file_order_.solve(b, x);
+    SparseCholesky* used = &file_order_;
+    if (!file_order_.factorize(A, &failed_row)) {
+      if (!amd_order_.analysed()) amd_order_.analyse(A, minimum_degree_order(A));
+      if (!amd_order_.factorize(A, &failed_row)) return false;
+      used = &amd_order_;
+    }
+    used->solve(b, x);
     stats = {};
     measure_residual(A, b, x, stats);
     stats.seconds = since(started);
@@ -408,15 +416,15 @@ class NativeSolver final : public LinearSolver {
               std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
     if (file_order_solves_ > 0)
       text += "; " + std::to_string(file_order_solves_) +
-              " solve(s) in the file's order where that one met a pivot <= 0";
+              " solve(s) in the file's or AMD's order where that one met a pivot <= 0";
     return text;
   }
 
  private:
   std::vector<int> given_order_;  // empty: minimum degree (AMD)
   bool fixed_ = false;            // given_order_ came with the solver: suggestions are ignored
-  SparseCholesky cholesky_, file_order_;
-  Pattern pattern_, file_order_pattern_;
+  SparseCholesky cholesky_, file_order_, amd_order_;  // the latter two: the fallbacks
+  Pattern pattern_, fallbacks_pattern_;
   int analyses_ = 0, file_order_solves_ = 0;
   bool copied_ = false;
 };
