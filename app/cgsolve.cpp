@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
   Arguments args;
   app.add_option("--matrix", args.matrix,
                  "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
-                 "gen:poisson2d:M, gen:poisson3d:M, gen:powerlaw:N[:seed], gen:banded:N:B, "
+                 "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
                  "gen:waternet:N[:seed]")
       ->required();
   app.add_option("--rhs", args.rhs,

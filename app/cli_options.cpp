@@ -1,5 +1,7 @@
 #include "cli_options.hpp"
 
+#include <limits>
+
 namespace cgs {
 
 void add_solver_options(CLI::App& app, SolverCli& cli) {
@@ -51,6 +53,12 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
       ->capture_default_str();
   app.add_option("--hack-size", r.backend.hack_size, "Rows per hack of the HLL format")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--hll-tail", r.backend.hll_tail,
+                 "HLL: rows longer than this keep the rest of their entries in a CSR tail summed "
+                 "in load-balanced pieces (HYB); -1 = chosen from the row lengths, a value past "
+                 "the longest row = no tail")
+      ->check(CLI::Range(-1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   app.add_option("--max-ell-fill", r.backend.max_ell_fill,
                  "Refuse ELL when its storage exceeds this multiple of CSR's")

@@ -469,12 +469,25 @@ int run(const Args& args, SolverCli& cli) {
     // --threads spreads the scenarios; each thread's CG (--solver cg) then runs on one.
     const int threads = request.backend.threads;
     request.backend.threads = 1;
-    return run_study_command(args.study, net, args.duration, threads, args.report, args.quiet,
-                             [&]() -> std::unique_ptr<LinearSolver> {
-                               if (args.solver == "cg")
-                                 return make_cg_solver(request, args.refinement);
-                               return make_direct(args, net);
-                             });
+    // --device gpu (or --study-batch): the batched engine; the baseline keeps --solver's solver.
+    const bool gpu = request.backend.device == Device::gpu;
+    StudyBatchEngine batch;
+    if (gpu || args.study.batch > 0) {
+      batch.refinement = args.refinement;
+      batch.make = [request, gpu]() -> std::unique_ptr<BatchCg> {
+        return gpu ? make_gpu_batch_cg(request.cg) : make_cpu_batch_cg(request);
+      };
+    }
+    SolveRequest baseline_request = request;
+    if (baseline_request.backend.device == Device::gpu)
+      baseline_request.backend.device = Device::omp;
+    return run_study_command(
+        args.study, net, args.duration, threads, args.report, args.quiet,
+        [&]() -> std::unique_ptr<LinearSolver> {
+          if (args.solver == "cg") return make_cg_solver(baseline_request, args.refinement);
+          return make_direct(args, net);
+        },
+        batch);
   }
   auto solver = args.solver == "cg" ? make_cg_solver(request, args.refinement)
                                     : make_direct(args, net);

@@ -126,6 +126,12 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
                       : "solver analyses not counted",
       r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
+  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0)
+    std::printf(
+        "batches: %ld solved, %.1f systems each (%d scenarios in flight), %.0f CG iterations a "
+        "system, %.0f in the slowest of a batch\n",
+        c.launches, double(c.systems) / c.launches, r.threads, double(c.iterations) / c.systems,
+        double(c.critical_iterations) / c.launches);
   const int failed = r.failed();
   std::printf("failed: %d of %d scenarios", failed, n);
   for (const ScenarioResult& s : r.scenarios)
@@ -185,6 +191,12 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
   j["solver"] = {{"name", r.solver_name},
                  {"symbolic_analyses", r.analyses >= 0 ? nlohmann::json(r.analyses) : nullptr}};
   j["threads"] = r.threads;
+  if (r.batch.launches > 0)
+    j["batch"] = {{"scenarios_in_flight", r.threads},
+                  {"batches", r.batch.launches},
+                  {"systems", r.batch.systems},
+                  {"cg_iterations", r.batch.iterations},
+                  {"critical_cg_iterations", r.batch.critical_iterations}};
   j["setup_seconds"] = r.setup_seconds;
   j["scenario_seconds"] = r.scenario_seconds;
   j["ms_per_scenario"] = n ? 1e3 * r.scenario_seconds / n : 0.0;
@@ -222,6 +234,11 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "Fire flow: also search the flow available at the hydrant at this residual "
                  "pressure (the file's pressure units)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--study-batch", a.batch,
+                 "Run the study on the batched engine: this many scenarios in lockstep, their CG "
+                 "solves batched (on the GPU with --device gpu, which uses it by default with "
+                 "128; else the CPU batch CG, the fallback)")
+      ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--cold-start", a.cold_start,
                "Start every scenario from EPANET's initial flows instead of the baseline's "
                "solution (as epanet-scenarios without --warm)");
@@ -234,7 +251,8 @@ void protect_study_files(const StudyArgs& a) {
 
 int run_study_command(const StudyArgs& a, const Network& net, const std::string& duration,
                       int threads, const std::string& report_path, bool quiet,
-                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver) {
+                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
+                      const StudyBatchEngine& batch_engine) {
   StudyOptions o;
   o.spec = parse_study(a.study);
   if (!a.elements.empty()) o.elements = read_study_elements(a.elements, net, o.spec.kind);
@@ -246,6 +264,9 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
     throw InputError("--residual-pressure", 0, "applies to fireflow studies only");
   o.threads = threads;
   o.warm_start = !a.cold_start;
+  o.batch_engine = batch_engine.make;
+  o.batch_size = a.batch;
+  o.refinement = batch_engine.refinement;
   ProgressLine progress(!quiet && isatty(fileno(stderr)));
   o.on_progress = [&](int done, int total, int failed) { progress.update(done, total, failed); };
   const StudyResults r = run_study(net, make_solver, o);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
 
@@ -20,6 +21,16 @@ struct StudyArgs {
   double pressure_threshold = -1;  // the file's pressure units; < 0: 20 psi in them
   double residual_pressure = -1;   // < 0: no available-flow search
   bool cold_start = false;
+  // --study-batch N: the batched engine with N scenarios in flight (0: not asked; --device gpu
+  // takes it with kDefaultBatchSize)
+  int batch = 0;
+};
+
+// The batched engine of a study (network/batch_cg.hpp): how to make its batch CG (empty: the
+// threaded engine), and the refinement of its members' CG solvers.
+struct StudyBatchEngine {
+  std::function<std::unique_ptr<BatchCg>()> make;
+  RefinementOptions refinement;
 };
 
 void add_study_options(CLI::App& app, StudyArgs& args);
@@ -31,6 +42,7 @@ void protect_study_files(const StudyArgs& args);
 // unbalanced scenarios, flagged in the CSV). duration: --duration's text (empty: steady state).
 int run_study_command(const StudyArgs& args, const Network& net, const std::string& duration,
                       int threads, const std::string& report_path, bool quiet,
-                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver);
+                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
+                      const StudyBatchEngine& batch_engine = {});
 
 }  // namespace cgs::net

@@ -117,16 +117,16 @@ void print_distributed(std::FILE* out, const dist::DistributedReport& d, long it
                d.scatter_seconds, d.setup_seconds);
   std::fprintf(out,
                "  rank       rows  nnz local   nnz halo  halo  nbrs | us per iteration: local "
-               "SpMV  halo wait  halo SpMV  allreduce  precond  vector\n");
+               "SpMV  halo wait  halo SpMV  allreduce  precond  vector  exchange\n");
   for (const dist::RankSummary& r : d.per_rank) {
     const dist::RankTimes& t = r.times;
     auto us = [&](double s) { return per_iteration_us(s, iterations); };
     std::fprintf(out,
                  "  %4d %10ld %10ld %10ld %5ld %5ld |                  %9.2f  %9.2f  %9.2f  "
-                 "%9.2f  %7.2f  %6.2f\n",
+                 "%9.2f  %7.2f  %6.2f  %8.2f\n",
                  r.rank, r.rows, r.local_nnz, r.halo_nnz, r.halo_size, r.neighbours,
-                 us(t.local_spmv), us(t.halo_wait), us(t.halo_spmv), us(t.allreduce),
-                 us(t.precond), us(t.vector_ops));
+                 us(t.local_spmv), us(t.halo_wait), us(t.halo_spmv), us(t.allreduce), us(t.precond),
+                 us(t.vector_ops), us(t.halo_exchange));
   }
   std::size_t received = 0;
   long products = 0;
@@ -157,7 +157,8 @@ nlohmann::json distributed_json(const dist::DistributedReport& d, long iteration
                        {"halo_spmv", t.halo_spmv},
                        {"allreduce", t.allreduce},
                        {"precond", t.precond},
-                       {"vector_ops", t.vector_ops}}}});
+                       {"vector_ops", t.vector_ops},
+                       {"halo_exchange", t.halo_exchange}}}});
   }
   return {{"partition", to_string(d.partition)},
           {"cg_variant", to_string(d.variant)},

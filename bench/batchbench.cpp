@@ -102,7 +102,7 @@ int run(int argc, char** argv) {
     DeviceBuffer<double> values(Device::gpu, A.values), b_gpu(Device::gpu, bs);
     DeviceBuffer<double> d(Device::gpu, o.precond == "jacobi" ? jacobi_of(A) : std::vector<double>(n, 1.0));
     DeviceBuffer<double> x(Device::gpu, bs.size());
-    const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1};
+    const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1, {}};
     auto engine = make_cluster_cg<double>(view, A.rows, o.precond == "jacobi" ? d.data() : nullptr, 0, true);
     CgOptions cg;
     cg.tol = o.tol;

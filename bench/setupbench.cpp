@@ -2,9 +2,11 @@
 // its reuse (set_values: numbers only, same pattern), the case of every Newton trial of netsolve
 // and of any time-stepping user (issue 22's target for AMG: reuse <= 40% of a fresh set-up).
 // The new values are A's times 1.5 (the same strong couplings, so an AMG hierarchy keeps its
-// aggregates). Medians of --runs, on the host (the CPU devices).
+// aggregates). Medians of --runs, on the host (the CPU devices) or, with --device gpu, for a
+// solve on the GPU (AMG's numeric phases there, the program placed in device memory).
 //
-//   setupbench [--runs 5] [--threads 0] [--phases] [--galerkin] --precond amg MATRIX...
+//   setupbench [--runs 5] [--threads 0] [--device omp|gpu] [--phases] [--galerkin]
+//              --precond amg MATRIX...
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
@@ -76,6 +78,9 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "runs per matrix (median)")->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "OpenMP threads (0: all cores)");
   app.add_option("--precond", precond, "preconditioner, as --precond of cgsolve");
+  std::string device_name = "omp";
+  app.add_option("--device", device_name, "omp (the host's cores) or gpu")
+      ->check(CLI::IsMember({"omp", "gpu"}));
   bool phases = false, galerkin = false;
   app.add_flag("--galerkin", galerkin, "also time AMG's first R A P against Eigen's products");
   app.add_flag("--phases", phases, "print the set-up's phase table (the last run's)");
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) omp_set_num_threads(threads);
   const int team = threads > 0 ? threads : omp_get_max_threads();
+  const cgs::Device device = device_name == "gpu" ? cgs::Device::gpu : cgs::Device::omp;
   std::printf("%-28s %-14s %10s %10s %10s %7s\n", "matrix", "precond", "rows", "fresh s", "reuse s",
               "ratio");
   for (const std::string& path : matrices) {
@@ -92,8 +98,8 @@ int main(int argc, char** argv) {
     std::vector<double> fresh, reuse;
     std::vector<cgs::PrecondTable> fresh_tables, reuse_tables;  // the last run's details
     for (int r = 0; r < runs; ++r) {
-      auto M =
-          cgs::make_preconditioner<double>(cgs::parse_precond(precond), cgs::Device::omp, team);
+      auto M = cgs::make_preconditioner<double>(cgs::parse_precond(precond), device,
+                                                device == cgs::Device::gpu ? 1 : team);
       fresh.push_back(seconds_of([&] { M->analyze(A); }));
       fresh_tables = M->report().tables;
       reuse.push_back(seconds_of([&] { M->set_values(B); }));
@@ -105,6 +111,10 @@ int main(int argc, char** argv) {
     if (galerkin) compare_galerkin(A, runs);
     if (phases)  // the set-up's own phase table, fresh and reused, where it has one
       for (std::size_t t = 0; t < fresh_tables.size() && t < reuse_tables.size(); ++t) {
+        if (fresh_tables[t].name == "levels")
+          for (const auto& [label, n] : fresh_tables[t].rows)
+            std::printf("  level %-3s rows %10.0f  nonzeros %11.0f  fresh %9.4f s\n", label.c_str(),
+                        n[0], n[1], n[2]);
         if (fresh_tables[t].name != "phases") continue;
         for (const auto& [label, numbers] : fresh_tables[t].rows) {
           double again = 0;

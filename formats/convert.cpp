@@ -97,21 +97,43 @@ EllMatrix<T> to_ell(const CsrMatrix<T>& A) {
   return E;
 }
 
+namespace {
+
+// The rows longer than tail_from, their entries past tail_from in CSR.
 template <typename T>
-HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size) {
+void fill_hll_tail(const CsrMatrix<T>& A, HllMatrix<T>& H) {
+  H.tail_ptr.assign(1, 0);
+  for (index_t r = 0; r < A.rows; ++r) {
+    if (A.row_length(r) <= H.tail_from) continue;
+    H.tail_rows.push_back(r);
+    H.tail_col_idx.insert(H.tail_col_idx.end(), A.col_idx.begin() + A.row_ptr[r] + H.tail_from,
+                          A.col_idx.begin() + A.row_ptr[r + 1]);
+    H.tail_values.insert(H.tail_values.end(), A.values.begin() + A.row_ptr[r] + H.tail_from,
+                         A.values.begin() + A.row_ptr[r + 1]);
+    H.tail_ptr.push_back(index_t(H.tail_values.size()));
+  }
+}
+
+}  // namespace
+
+template <typename T>
+HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from) {
   if (hack_size < 1)
     throw InputError("hack size must be at least 1, got " + std::to_string(hack_size));
+  if (tail_from < 0)
+    throw InputError("HLL tail threshold must be at least 0, got " + std::to_string(tail_from));
   HllMatrix<T> H;
   H.rows = A.rows;
   H.cols = A.cols;
   H.nnz = A.nnz();
   H.hack_size = hack_size;
+  H.tail_from = tail_from;
   const index_t hacks = A.rows == 0 ? 0 : (A.rows - 1) / hack_size + 1;
   H.hack_width.resize(hacks);
   H.hack_offset.assign(std::size_t(hacks) + 1, 0);
   for (index_t h = 0; h < hacks; ++h) {
     const index_t first = h * hack_size, last = std::min(A.rows, first + hack_size);
-    H.hack_width[h] = longest_row(A.row_ptr, first, last);
+    H.hack_width[h] = std::min(tail_from, longest_row(A.row_ptr, first, last));
     H.hack_offset[h + 1] = H.hack_offset[h] + offset_t(H.hack_width[h]) * hack_size;
   }
   H.row_length.resize(A.rows);
@@ -119,15 +141,17 @@ HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size) {
   H.values.assign(H.hack_offset.back(), T(0));
   for (index_t r = 0; r < A.rows; ++r) {
     const index_t h = r / hack_size, local = r % hack_size, length = A.row_length(r);
-    const index_t pad = padding_column(A, r);
+    const index_t in_hack = std::min(length, tail_from);
+    const index_t pad = in_hack > 0 ? A.col_idx[A.row_ptr[r] + in_hack - 1] : 0;
     H.row_length[r] = length;
     for (index_t j = 0; j < H.hack_width[h]; ++j) {
       const offset_t slot = H.hack_offset[h] + offset_t(j) * hack_size + local;
-      const bool real = j < length;
+      const bool real = j < in_hack;
       H.col_idx[slot] = real ? A.col_idx[A.row_ptr[r] + j] : pad;
       H.values[slot] = real ? A.values[A.row_ptr[r] + j] : T(0);
     }
   }
+  fill_hll_tail(A, H);
   return H;
 }
 
@@ -151,10 +175,13 @@ void assign_values(EllMatrix<T>& A, const T* csr_values) {
 template <typename T>
 void assign_values(HllMatrix<T>& A, const T* csr_values) {
   const T* v = csr_values;
+  T* tail = A.tail_values.data();
   for (index_t r = 0; r < A.rows; ++r) {
     const index_t h = r / A.hack_size, local = r % A.hack_size;
-    for (index_t j = 0; j < A.row_length[r]; ++j)
+    const index_t in_hack = std::min(A.row_length[r], A.tail_from);
+    for (index_t j = 0; j < in_hack; ++j)
       A.values[A.hack_offset[h] + offset_t(j) * A.hack_size + local] = *v++;
+    for (index_t j = in_hack; j < A.row_length[r]; ++j) *tail++ = *v++;  // rows in order
   }
 }
 
@@ -226,7 +253,7 @@ std::vector<T> diagonal(const CsrMatrix<T>& A) {
                                           std::vector<index_t>, std::vector<T>);  \
   template CooMatrix<T> to_coo(const CsrMatrix<T>&);                              \
   template EllMatrix<T> to_ell(const CsrMatrix<T>&);                              \
-  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t);                     \
+  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t, index_t);            \
   template CsrMatrix<T> transpose(const CsrMatrix<T>&);                           \
   template std::vector<T> to_dense(const CsrMatrix<T>&);                          \
   template std::vector<T> diagonal(const CsrMatrix<T>&);                          \

@@ -17,8 +17,10 @@ template <typename T>
 CooMatrix<T> to_coo(const CsrMatrix<T>& A);
 template <typename T>
 EllMatrix<T> to_ell(const CsrMatrix<T>& A);
+// tail_from: rows longer than it keep the rest of their entries in the HYB tail (formats/hll.hpp);
+// kNoHllTail: none. formats/stats.hpp's choose_hll_tail picks it from the row lengths.
 template <typename T>
-HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size);
+HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from = kNoHllTail);
 
 // New values, same sparsity pattern, for a matrix converted from CSR: csr_values[k] is entry k of
 // the CSR matrix it was built from (padding keeps its zeros). No allocation: what set_values()

@@ -1,13 +1,12 @@
 #include "formats/generators.hpp"
 
-#include <optional>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -18,7 +17,8 @@ namespace cgs {
 namespace {
 
 constexpr const char* kValidSpecs =
-    "valid generators: gen:poisson2d:M (M x M grid), gen:poisson3d:M (M x M x M grid), "
+    "valid generators: gen:poisson2d:M (M x M grid), gen:poisson3d:M (M x M x M grid) or "
+    "gen:poisson3d:NX:NY:NZ (a box), "
     "gen:powerlaw:N[:seed], gen:banded:N:B (half-bandwidth B < N), gen:waternet:N[:seed] "
     "(N >= 2); all sizes positive integers";
 
@@ -90,7 +90,9 @@ struct Stencil {
 // Rows [first, first + count) of a generated matrix (all of it: {0, -1}); columns stay global.
 struct RowRange {
   index_t first = 0, count = -1;
-  index_t rows_of(index_t n) const { return count < 0 ? n : std::clamp<index_t>(count, 0, n - std::min(first, n)); }
+  index_t rows_of(index_t n) const {
+    return count < 0 ? n : std::clamp<index_t>(count, 0, n - std::min(first, n));
+  }
 };
 
 template <typename InGrid>
@@ -134,26 +136,30 @@ CsrMatrix<double> poisson2d(const std::string& spec, std::uint64_t m, RowRange r
   return stencil_matrix(index_t(M * M), std::size_t(5 * M * M), stencil, in_grid, range);
 }
 
-CsrMatrix<double> poisson3d(const std::string& spec, std::uint64_t m, RowRange range) {
-  check_size(spec, double(m) * m * m, 7.0 * m * m * m);
-  const long long M = (long long)m, plane = M * M;
-  const Stencil stencil{6.0, {-plane, -M, -1, 0, 1, M, plane}};
-  auto in_grid = [M, plane](index_t row, std::size_t k) {
-    const long long i = row / plane, j = (row / M) % M, l = row % M;
+// An NX x NY x NZ box, x fastest: row = (k * NY + j) * NX + i. Equal row blocks are then slabs
+// of whole xy-planes, so a distributed solve's ranks each hold a box and share planes.
+CsrMatrix<double> poisson3d(const std::string& spec, std::uint64_t nx, std::uint64_t ny,
+                            std::uint64_t nz, RowRange range) {
+  check_size(spec, double(nx) * ny * nz, 7.0 * nx * ny * nz);
+  const long long X = (long long)nx, Y = (long long)ny, Z = (long long)nz, plane = X * Y;
+  const Stencil stencil{6.0, {-plane, -X, -1, 0, 1, X, plane}};
+  auto in_grid = [X, Y, Z, plane](index_t row, std::size_t k) {
+    const long long z = row / plane, y = (row / X) % Y, x = row % X;
     switch (k) {
-      case 0: return i > 0;
-      case 1: return j > 0;
-      case 2: return l > 0;
-      case 4: return l + 1 < M;
-      case 5: return j + 1 < M;
-      case 6: return i + 1 < M;
+      case 0: return z > 0;
+      case 1: return y > 0;
+      case 2: return x > 0;
+      case 4: return x + 1 < X;
+      case 5: return y + 1 < Y;
+      case 6: return z + 1 < Z;
       default: return true;
     }
   };
-  return stencil_matrix(index_t(M * plane), std::size_t(7 * M * plane), stencil, in_grid, range);
+  return stencil_matrix(index_t(plane * Z), std::size_t(7 * plane * Z), stencil, in_grid, range);
 }
 
-CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t b, RowRange range) {
+CsrMatrix<double> banded(const std::string& spec, std::uint64_t n, std::uint64_t b,
+                         RowRange range) {
   if (b >= n) bad_spec(spec, "the half-bandwidth must be smaller than N");
   check_size(spec, double(n), double(n) * (2.0 * b + 1));
   const long long B = (long long)b, N = (long long)n;
@@ -363,9 +369,14 @@ std::optional<CsrMatrix<double>> generate(const std::string& spec, RowRange rang
     expect_args(1, 1);
     return poisson2d(spec, positive(0, "M"), range);
   }
-  if (kind == "poisson3d") {
-    expect_args(1, 1);
-    return poisson3d(spec, positive(0, "M"), range);
+  if (kind == "poisson3d") {  // M (a cube) or NX:NY:NZ (a box)
+    if (args == 3)
+      return poisson3d(spec, positive(0, "NX"), positive(1, "NY"), positive(2, "NZ"), range);
+    if (args != 1)
+      bad_spec(spec,
+               "'poisson3d' takes M or NX:NY:NZ, got " + std::to_string(args) + " argument(s)");
+    const std::uint64_t m = positive(0, "M");
+    return poisson3d(spec, m, m, m, range);
   }
   if (kind == "banded") {
     expect_args(2, 2);

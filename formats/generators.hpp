@@ -3,6 +3,8 @@
 //
 //   gen:poisson2d:M          5-point Laplacian on an M x M grid (Dirichlet), n = M^2
 //   gen:poisson3d:M          7-point Laplacian on an M x M x M grid (Dirichlet), n = M^3
+//   gen:poisson3d:NX:NY:NZ   the same on an NX x NY x NZ box (weak scaling: 200:200:400 is
+//                            two 200^3 slabs)
 //   gen:powerlaw:N[:seed]    graph Laplacian + 0.1 I of a random graph whose degrees follow a
 //                            power law (Chung-Lu, exponent 2.5): a few very long rows, many short
 //   gen:banded:N:B           half-bandwidth B (rows of 2B + 1 entries), diagonal 2B + 1, -1 off

@@ -1,6 +1,7 @@
 #include "formats/row_order.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "formats/convert.hpp"
@@ -10,14 +11,18 @@ namespace cgs {
 template <typename T>
 std::vector<T> RowPermutation::to_new(const std::vector<T>& original) const {
   std::vector<T> permuted(original.size());
-  for (std::size_t k = 0; k < new_to_old.size(); ++k) permuted[k] = original[new_to_old[k]];
+  const std::int64_t n = std::int64_t(new_to_old.size());
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::int64_t k = 0; k < n; ++k) permuted[k] = original[new_to_old[k]];
   return permuted;
 }
 
 template <typename T>
 std::vector<T> RowPermutation::to_original(const std::vector<T>& permuted) const {
   std::vector<T> original(permuted.size());
-  for (std::size_t k = 0; k < new_to_old.size(); ++k) original[new_to_old[k]] = permuted[k];
+  const std::int64_t n = std::int64_t(new_to_old.size());
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::int64_t k = 0; k < n; ++k) original[new_to_old[k]] = permuted[k];
   return original;
 }
 
@@ -110,26 +115,35 @@ CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P) {
   if (A.rows != A.cols)
     throw InputError("a symmetric row permutation needs a square matrix, got " +
                      std::to_string(A.rows) + " x " + std::to_string(A.cols));
+  const std::int64_t n = A.rows;
   std::vector<index_t> old_to_new(A.rows);
-  for (index_t k = 0; k < A.rows; ++k) old_to_new[P.new_to_old[k]] = k;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < n; ++k) old_to_new[P.new_to_old[k]] = index_t(k);
 
   CsrMatrix<T> B;
   B.rows = B.cols = A.rows;
   B.row_ptr.assign(std::size_t(A.rows) + 1, 0);
+  for (index_t k = 0; k < A.rows; ++k)
+    B.row_ptr[k + 1] = B.row_ptr[k] + A.row_length(P.new_to_old[k]);
   B.col_idx.resize(A.col_idx.size());
   B.values.resize(A.values.size());
-  std::vector<std::pair<index_t, T>> row;
-  for (index_t k = 0; k < A.rows; ++k) {
-    const index_t old = P.new_to_old[k];
-    row.clear();
-    for (index_t e = A.row_ptr[old]; e < A.row_ptr[old + 1]; ++e)
-      row.emplace_back(old_to_new[A.col_idx[e]], A.values[e]);
-    std::sort(row.begin(), row.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    B.row_ptr[k + 1] = B.row_ptr[k] + static_cast<index_t>(row.size());
-    for (std::size_t j = 0; j < row.size(); ++j) {
-      B.col_idx[B.row_ptr[k] + j] = row[j].first;
-      B.values[B.row_ptr[k] + j] = row[j].second;
+  // Once their offsets are known the rows are independent: renumbered and sorted on all cores
+  // (the set-up of ic0 and bjacobi on a 9M-row matrix spent a third of its reordering here).
+#pragma omp parallel
+  {
+    std::vector<std::pair<index_t, T>> row;
+#pragma omp for schedule(static)
+    for (std::int64_t k = 0; k < n; ++k) {
+      const index_t old = P.new_to_old[k];
+      row.clear();
+      for (index_t e = A.row_ptr[old]; e < A.row_ptr[old + 1]; ++e)
+        row.emplace_back(old_to_new[A.col_idx[e]], A.values[e]);
+      std::sort(row.begin(), row.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t j = 0; j < row.size(); ++j) {
+        B.col_idx[B.row_ptr[k] + j] = row[j].first;
+        B.values[B.row_ptr[k] + j] = row[j].second;
+      }
     }
   }
   return B;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 namespace cgs {
 
@@ -92,7 +93,9 @@ void check_ell_size(const MatrixStats& s, double max_fill, std::size_t max_bytes
     why << " and more than the limit of " << megabytes(max_bytes);
   else
     why << " (limit --max-ell-fill " << max_fill << ")";
-  why << "; use --format hll (" << megabytes(s.bytes_hll) << ") or --format csr instead";
+  why << "; use --format hll (" << megabytes(s.bytes_hll)
+      << " before its HYB tail takes the long rows, which pads nothing to them) or --format csr "
+         "instead";
   throw InputError(why.str());
 }
 
@@ -117,6 +120,54 @@ RowSpread row_spread(const CsrMatrix<T>& A) {
   return s;
 }
 
+template <typename T>
+HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size) {
+  HllTail tail;
+  if (A.rows == 0 || hack_size < 1) return tail;
+  index_t longest = 0;
+  for (index_t r = 0; r < A.rows; ++r) longest = std::max(longest, A.row_length(r));
+  // rows_of[L]: rows of length L; hacks_of[W]: hacks whose longest row is W.
+  std::vector<long long> rows_of(std::size_t(longest) + 1, 0), hacks_of(rows_of);
+  long long slots = 0;
+  index_t width = 0;
+  for (index_t r = 0; r < A.rows; ++r) {
+    ++rows_of[A.row_length(r)];
+    width = std::max(width, A.row_length(r));
+    if ((r + 1) % hack_size == 0 || r + 1 == A.rows) {
+      ++hacks_of[width];
+      slots += (long long)width * hack_size;
+      width = 0;
+    }
+  }
+  tail.slots_without = slots;
+  // From K = longest down: at K - 1 every hack as wide as K loses hack_size slots and every row
+  // as long as K moves one more entry to the tail.
+  long long moved = 0, hacks_as_wide = 0, rows_as_long = 0;
+  double best_cost = double(slots);
+  for (index_t k = longest; k >= 1; --k) {
+    hacks_as_wide += hacks_of[k];
+    rows_as_long += rows_of[k];
+    slots -= hacks_as_wide * hack_size;
+    moved += rows_as_long;
+    const double cost =
+        double(slots) + kHllTailEntryCost * double(moved) + kHllTailRowCost * double(rows_as_long);
+    if (cost >= best_cost) continue;
+    best_cost = cost;
+    tail.from = k - 1;
+    tail.slots = slots;
+    tail.nnz = moved;
+    tail.rows = index_t(rows_as_long);
+  }
+  if (best_cost > (1 - kHllTailMinSaving) * double(tail.slots_without)) {
+    HllTail none;
+    none.slots = none.slots_without = tail.slots_without;
+    return none;
+  }
+  return tail;
+}
+
+template HllTail choose_hll_tail(const CsrMatrix<float>&, index_t);
+template HllTail choose_hll_tail(const CsrMatrix<double>&, index_t);
 template RowSpread row_spread(const CsrMatrix<float>&);
 template RowSpread row_spread(const CsrMatrix<double>&);
 template MatrixStats compute_stats(const CsrMatrix<float>&, index_t);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "formats/csr.hpp"
+#include "formats/hll.hpp"
 
 namespace cgs {
 
@@ -41,6 +42,28 @@ struct RowSpread {
 };
 template <typename T>
 RowSpread row_spread(const CsrMatrix<T>& A);
+
+// The HYB tail of HLL (formats/hll.hpp) from the row lengths alone: the threshold K that
+// minimises the hacks' slots plus kHllTailEntryCost slots for each entry moved to the tail and
+// kHllTailRowCost for each tail row (a warp reads its piece, however short). A row
+// goes to the tail only where it stands out in its hack: lowering K by one saves hack_size slots
+// in each hack as wide as K and costs kHllTailEntryCost in each row as long, so K stops where the
+// hacks that wide have hack_size / kHllTailEntryCost rows (8 of 32) reaching it on average. No
+// tail (from = kNoHllTail) unless it saves kHllTailMinSaving of the cost: a regular matrix keeps
+// one kernel launch per product.
+inline constexpr double kHllTailEntryCost = 4.0;
+inline constexpr double kHllTailRowCost = 32.0;
+inline constexpr double kHllTailMinSaving = 0.25;
+struct HllTail {
+  index_t from = kNoHllTail;
+  index_t rows = 0;             // rows longer than from
+  long long nnz = 0;            // entries in the tail
+  long long slots = 0;          // the hacks' slots with the tail
+  long long slots_without = 0;  // and without
+  bool any() const { return from != kNoHllTail; }
+};
+template <typename T>
+HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size);
 
 // Refuses ELLPACK when padding would be wasteful or not fit: fill over `max_fill` times the
 // nonzeros, or more than `max_bytes` (default: half the machine's memory). Throws InputError

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 
 namespace cgs::net {
@@ -53,19 +54,33 @@ Residual residual(const CsrMatrix<double>& A, const std::vector<double>& b,
   return res;
 }
 
+}  // namespace
+
+// The CPU runs the generic CG loop here, not the fused one: on the nearly singular trial
+// systems of Richmond_standard (zones cut off by closed links) some inner solves reach the
+// iteration limit, and which trial Newton accepts then depends on the order of additions
+// alone (found 2026-11-22: the fused loops' sums flipped Richmond from 8 trials to 40). The
+// generic loop is the one validated against EPANET (tests/network); a robust treatment of
+// those systems (deflating cut-off zones) is still to do.
+SolveRequest network_cg_request(SolveRequest request) {
+  if (request.precond.is("jacobi")) request.precond = PrecondSpec{};  // the scaling is it
+  if (request.cpu_loop == CpuLoopAsk::automatic) request.cpu_loop = CpuLoopAsk::generic;
+  request.cg.record_history = false;
+  return request;
+}
+
+namespace {
+
 class CgSolver final : public LinearSolver {
  public:
-  // The CPU runs the generic CG loop here, not the fused one: on the nearly singular trial
-  // systems of Richmond_standard (zones cut off by closed links) some inner solves reach the
-  // iteration limit, and which trial Newton accepts then depends on the order of additions
-  // alone (found 2026-11-22: the fused loops' sums flipped Richmond from 8 trials to 40). The
-  // generic loop is the one validated against EPANET (tests/network); a robust treatment of
-  // those systems (deflating cut-off zones) is still to do.
   CgSolver(const SolveRequest& request, const RefinementOptions& refinement)
-      : request_(request), refinement_(refinement) {
-    if (request_.precond.is("jacobi")) request_.precond = PrecondSpec{};  // the scaling is it
-    if (request_.cpu_loop == CpuLoopAsk::automatic) request_.cpu_loop = CpuLoopAsk::generic;
-    request_.cg.record_history = false;
+      : request_(network_cg_request(request)), refinement_(refinement) {
+    if (refinement_.max_steps < 1) refinement_.max_steps = 1;
+  }
+  // A member of a batched study (batch_cg.hpp): the same refinement on this thread, each inner
+  // CG solve handed to the batch.
+  CgSolver(std::shared_ptr<BatchRendezvous> batch, const RefinementOptions& refinement)
+      : refinement_(refinement), batch_(std::move(batch)) {
     if (refinement_.max_steps < 1) refinement_.max_steps = 1;
   }
 
@@ -89,17 +104,18 @@ class CgSolver final : public LinearSolver {
       // Correction: (D^-1/2 A D^-1/2) dy = D^-1/2 r, x += D^-1/2 dy.
       for (std::size_t i = 0; i < b.size(); ++i) rhs[i] = s[i] * res.r[i];
       dy.assign(b.size(), 0.0);
-      const SolveReport report = solver_->solve(rhs, dy, false);
+      const CgResult cg =
+          batch_ ? batch_->solve(scaled_, rhs, dy) : solver_->solve(rhs, dy, false).cg;
       ++solves_;
-      stats.iterations += report.cg.iterations;
+      stats.iterations += cg.iterations;
       ++stats.refinement_steps;
-      cg_ok = report.cg.ok();
+      cg_ok = cg.ok();
       std::vector<double> candidate = x;
       for (std::size_t i = 0; i < b.size(); ++i) candidate[i] += s[i] * dy[i];
       Residual next = residual(A, b, candidate, s);
       if (std::getenv("NETSOLVE_DEBUG"))
         std::fprintf(stderr, "step %d: %ld its%s, scaled %.3g -> %.3g, omega %.3g -> %.3g\n", step,
-                     report.cg.iterations, cg_ok ? "" : " (CG stopped early)",
+                     cg.iterations, cg_ok ? "" : " (CG stopped early)",
                      res.scaled_norm / scaled_b_norm, next.scaled_norm / scaled_b_norm,
                      res.backward_error, next.backward_error);
       // The backward error decides: keep a step that lowers it, stop once a step gains less
@@ -126,6 +142,7 @@ class CgSolver final : public LinearSolver {
     const std::string scaled =
         " (symmetric Jacobi scaling" +
         std::string(refinement_.max_steps > 1 ? ", iterative refinement)" : ")");
+    if (batch_) return "batched: " + batch_->engine_name() + scaled;
     if (!solver_) return "cg" + scaled;
     const Plan& p = solver_->plan();
     return "cg/" + std::string(request_.needs_inspector() ? "auto:" : "") + to_string(p.format) +
@@ -140,7 +157,8 @@ class CgSolver final : public LinearSolver {
  private:
   // A scaled copy of A (values only, after the first): D^-1/2 A D^-1/2; returns D^-1/2.
   std::vector<double> scale(const CsrMatrix<double>& A) {
-    same_pattern_ = solver_ && A.row_ptr == scaled_.row_ptr && A.col_idx == scaled_.col_idx;
+    same_pattern_ =
+        (solver_ || batch_) && A.row_ptr == scaled_.row_ptr && A.col_idx == scaled_.col_idx;
     if (same_pattern_)
       scaled_.values = A.values;
     else
@@ -151,6 +169,7 @@ class CgSolver final : public LinearSolver {
   // The solver for the scaled system: planned and analyzed on a new pattern (the inspector runs
   // then, for auto), new values only on the same pattern. Returns the seconds it took.
   double prepare_solver() {
+    if (batch_) return 0;  // the batch engine takes the values with each solve
     const auto start = std::chrono::steady_clock::now();
     if (same_pattern_) {
       solver_->set_values(scaled_);
@@ -178,6 +197,7 @@ class CgSolver final : public LinearSolver {
   CsrMatrix<double> scaled_;
   bool same_pattern_ = false;
   std::unique_ptr<Solver> solver_;
+  std::shared_ptr<BatchRendezvous> batch_;  // set: a batched study's member
   long solves_ = 0;
 };
 
@@ -186,6 +206,11 @@ class CgSolver final : public LinearSolver {
 std::unique_ptr<LinearSolver> make_cg_solver(const SolveRequest& request,
                                              const RefinementOptions& refinement) {
   return std::make_unique<CgSolver>(request, refinement);
+}
+
+std::unique_ptr<LinearSolver> make_batch_member_solver(std::shared_ptr<BatchRendezvous> batch,
+                                                       const RefinementOptions& refinement) {
+  return std::make_unique<CgSolver>(std::move(batch), refinement);
 }
 
 }  // namespace cgs::net

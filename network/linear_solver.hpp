@@ -100,6 +100,9 @@ struct RefinementOptions {
 // analyzed again. See network/README.md.
 std::unique_ptr<LinearSolver> make_cg_solver(const SolveRequest& request,
                                              const RefinementOptions& refinement = {});
+// The request as that solver runs its inner CG: no preconditioner for jacobi (the scaling is
+// it), the generic CPU loop unless another was asked, no residual history.
+SolveRequest network_cg_request(SolveRequest request);
 
 // Sparse Cholesky A = L L^T with a fill-reducing ordering (network/direct_solver.cpp). The symbolic
 // analysis (ordering, elimination tree, the pattern of L) runs on the first system and is reused

@@ -526,7 +526,17 @@ StudyResults run_study(const Network& net,
   std::vector<std::unique_ptr<ScenarioRunner>> runners;
   runners.push_back(std::make_unique<ScenarioRunner>(net, make_solver(), options, baseline));
   out.baseline = runners[0]->run_baseline(baseline);
-  for (int t = 1; t < out.threads; ++t) {
+  std::shared_ptr<BatchRendezvous> batch;
+  if (options.batch_engine) {
+    out.threads = thread_count(options.batch_size > 0 ? options.batch_size : kDefaultBatchSize,
+                               elements.size());
+    batch = std::make_shared<BatchRendezvous>(options.batch_engine(), out.threads);
+    runners.clear();  // the baseline's runner: its solver is not a member
+    for (int t = 0; t < out.threads; ++t)
+      runners.push_back(std::make_unique<ScenarioRunner>(
+          net, make_batch_member_solver(batch, options.refinement), options, baseline));
+  }
+  for (int t = static_cast<int>(runners.size()); t < out.threads; ++t) {
     std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
     if (!copy) copy = make_solver();
     runners.push_back(std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline));
@@ -541,6 +551,7 @@ StudyResults run_study(const Network& net,
   int done = 0, failed = 0;
   std::exception_ptr error;
   auto work = [&](ScenarioRunner& runner) {
+    const BatchMembership membership(batch.get());  // leaves the batch when out of scenarios
     try {
       for (int i; (i = next++) < total;) {
         out.scenarios[i] = runner.run_scenario(i + 1, elements[i]);
@@ -560,7 +571,9 @@ StudyResults run_study(const Network& net,
   work(*runners[0]);
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
+  if (batch && batch->error()) std::rethrow_exception(batch->error());  // the engine failed
   out.scenario_seconds = since(scenarios_start);
+  if (batch) out.batch = batch->counts();
   out.solver_name = runners[0]->solver().name();
   for (const auto& runner : runners) {
     const int a = runner->solver().analyses();

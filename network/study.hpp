@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
 
@@ -62,9 +63,21 @@ struct StudyOptions {
   double residual_pressure = -1;
   int threads = 0;         // 0: every core
   bool warm_start = true;  // false: EPANET's initial flows for every scenario (as EN_INITFLOW)
+  // The batched engine (batch_cg.hpp; netsolve --device gpu): set, the scenarios run in lockstep,
+  // batch_size of them at a time, each on its own thread with a CG solver whose inner solves are
+  // batched on this engine (made once, before the scenarios; DeviceError where it cannot run).
+  // The baseline still runs on make_solver's solver, so the warm start is the CPU study's.
+  std::function<std::unique_ptr<BatchCg>()> batch_engine;
+  int batch_size = 0;            // scenarios in flight; 0: kDefaultBatchSize
+  RefinementOptions refinement;  // the batched CG solvers' (as netsolve --solver cg's)
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };
+
+// Scenarios in flight in a batched study unless asked: on an H100, a cluster of 1-4 blocks per
+// system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
+// converged early are replaced.
+inline constexpr int kDefaultBatchSize = 128;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
@@ -101,13 +114,15 @@ struct StudyResults {
   double scenario_seconds = 0;  // the scenarios, wall clock
   std::string solver_name;
   int analyses = -1;  // symbolic analyses over all solvers of the study (-1: not counted)
+  BatchRendezvous::Counts batch;  // the batched engine's batches (launches 0: not batched)
   int failed() const;
 };
 
 // Runs the baseline, then every scenario. make_solver makes the baseline's solver; the threads'
 // solvers are copies of it once analysed (LinearSolver::clone_analysed), or new ones from
-// make_solver where it cannot be copied. Throws InputError for a network that cannot be studied
-// (no junction or pipe to study, a listed element of the wrong kind).
+// make_solver where it cannot be copied; with options.batch_engine, batched CG solvers instead.
+// Throws InputError for a network that cannot be studied (no junction or pipe to study, a listed
+// element of the wrong kind).
 StudyResults run_study(const Network& net,
                        const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
                        const StudyOptions& options);

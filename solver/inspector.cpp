@@ -19,18 +19,25 @@ namespace {
 // the candidate's solver, so the CG loop the candidate gets counts (on the GPU a kernel with a
 // row function runs the fused loop, 3x faster per iteration at n ~ 15,000 than the generic loop
 // around an SpMV that may itself be a little faster; timing SpMVs alone picked the latter). The
-// first trial warms up; then up to kMaxTrials timed, the median per iteration. A candidate stops
-// after kMinTrials timed trials when clearly behind the best so far, or once its timed trials
-// passed the budget.
+// first trial warms up (kWarmUpIterations: it loads kernels and touches memory, nothing more);
+// then up to kMaxTrials timed, the median per iteration. A candidate stops after kMinTrials
+// timed trials when clearly behind the best so far, or once its timed trials passed the budget;
+// after one trial when that trial alone passed it (10 iterations of a large system: a trial that
+// long is steady, and on gen:powerlaw:2000000 each more trial costs 2 ms on an H100 and 0.3 s on
+// two CPU cores).
 constexpr int kTrialIterations = 10;
+constexpr int kWarmUpIterations = 2;
 constexpr int kMaxTrials = 4;
 constexpr int kMinTrials = 2;
 constexpr double kClearlySlower = 1.3;
 constexpr double kTimingBudgetSeconds = 2e-3;
 // ELL pays for every padded slot; above this fill it loses to HLL/CSR, so it is not timed.
 constexpr double kMaxEllFillWorthTiming = 2.0;
-// Sorting only changes anything when row lengths vary (HLL padding, GPU warp divergence).
+// Sorting only changes anything when row lengths vary (HLL padding, GPU warp divergence), and
+// for HLL only where its hacks hold a fifth more slots than nonzeros.
 constexpr double kMinDeviationPctForSorting = 10.0;
+constexpr double kMinHllFillForSorting = 1.2;
+constexpr double kMaxCooBytesOverCsr = 1.2;
 // On the GPU the generic loop's kernel launches alone take 35-50 us an iteration on an H200 at
 // n ~ 15,000; below this per-iteration time of the best fused candidate none of them can win.
 constexpr double kGenericLoopFloorSeconds = 20e-6;
@@ -64,32 +71,64 @@ bool has_row_function(const InspectedCandidate& c, Device device) {
   return k && k->row_function;
 }
 
-// Sorting is tried only for the formats it can help: CSR (GPU: a thread per row, the kernel
-// that suffers from uneven rows in a warp) and HLL (less padding per hack).
-bool worth_sorting(const InspectedCandidate& c, Device device) {
-  if (c.format == Format::hll) return true;
-  if (c.format != Format::csr) return false;
-  return device != Device::gpu || c.kernel == "scalar";
+// Sorting is tried only for the formats it can help: CSR on the GPU with a thread per row (the
+// kernel that suffers from uneven rows in a warp) and HLL whose hacks carry padding. The CPU
+// walkers and the OpenMP parts (balanced by nonzeros) do not depend on the order of CSR rows.
+bool worth_sorting(const InspectedCandidate& c, Device device, double hll_fill) {
+  if (c.format == Format::hll) return hll_fill > kMinHllFillForSorting;
+  return c.format == Format::csr && device == Device::gpu && c.kernel == "scalar";
 }
 
-std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const RowSpread& spread,
-                                               const SolveRequest& r,
-                                               std::vector<std::string>& skipped) {
+// HLL's stored slots (its HYB tail's entries included) per nonzero: what sorting could remove.
+double hll_fill_with_tail(const MatrixStats& stats, const HllTail& tail) {
+  if (!tail.any() || stats.nnz == 0) return stats.hll_fill;
+  return double(tail.slots + tail.nnz) / double(stats.nnz);
+}
+
+// COO streams one more index per nonzero than CSR, for the same products: where that is over
+// kMaxCooBytesOverCsr of CSR's bytes (a mean row length over 2 or so), the load-balanced CSR
+// kernels do its job with less traffic, so it is not built.
+bool coo_streams_too_much(const MatrixStats& stats, std::string& why) {
+  const double ratio = stats.bytes_csr > 0 ? double(stats.bytes_coo) / double(stats.bytes_csr) : 0;
+  why = "coo (streams " + fixed(ratio, 2) + "x the bytes of csr)";
+  return ratio > kMaxCooBytesOverCsr;
+}
+
+// With long rows on the GPU (issue 28), only kernels that split the work by nonzeros; of those,
+// cuSPARSE's only where no kernel of ours does the same for the format (csr/stream measured
+// 1.01-1.05x cuSPARSE on gen:powerlaw, BENCHMARKS.md section 12).
+bool kept_for_long_rows(const GpuKernel& k) {
+  if (!k.balanced) return false;
+  if (std::string(k.name) != "cusparse") return true;
+  for (const GpuKernel& other : gpu_kernels())
+    if (other.format == k.format && other.balanced && other.inspect &&
+        std::string(other.name) != "cusparse")
+      return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<InspectedCandidate> inspection_candidates(const MatrixStats& stats,
+                                                      const RowSpread& spread, const HllTail& tail,
+                                                      const SolveRequest& r,
+                                                      std::vector<std::string>& skipped) {
   const Device device = r.backend.device;
   const bool gpu = device == Device::gpu;
   // Long rows on the GPU (issue 28): a kernel with a row per thread or lane group serialises
   // them (power-law 2M rows: 1,000-3,300 us an iteration against 196 load-balanced), and
-  // building and timing those candidates cost 8.5 s there. Only whole-product, load-balanced
-  // kernels are timed, rows unsorted (they do not care about the order).
+  // building and timing those candidates cost 8.5 s there. Only load-balanced kernels are
+  // timed, rows unsorted (they do not care about the order).
   const bool balanced_only = gpu && r.format_auto && spread.irregular();
   if (balanced_only)
-    skipped.push_back("kernels with a row function and sorting (rows over " +
+    skipped.push_back("kernels that split rows, not nonzeros, and sorting (rows over " +
                       std::to_string(spread.threshold) + " entries hold " +
                       fixed(100 * spread.long_share, 1) + "% of the nonzeros, the longest " +
                       std::to_string(spread.longest) + ": they would serialise)");
   const std::vector<Format> formats =
       r.format_auto ? std::vector<Format>{Format::csr, Format::hll, Format::ell, Format::coo}
                     : std::vector<Format>{r.backend.format};
+  const double hll_fill = hll_fill_with_tail(stats, tail);
   const bool try_sorting = r.format_auto && !balanced_only &&
                            stats.row_length_avg_deviation_pct >= kMinDeviationPctForSorting;
   if (r.format_auto && !try_sorting && !balanced_only)
@@ -101,9 +140,15 @@ std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const R
     if (format == Format::ell && r.format_auto) {
       const double limit = std::min(r.backend.max_ell_fill, kMaxEllFillWorthTiming);
       if (stats.ell_fill > limit) {
-        skipped.push_back("ell (fill " + fixed(stats.ell_fill, 1) + " > " + fixed(limit, 1) + ")");
+        skipped.push_back("ell (fill " + fixed(stats.ell_fill, 1) + " > " + fixed(limit, 1) +
+                          "; hll's HYB tail keeps the long rows out of the padding instead)");
         continue;
       }
+    }
+    std::string why;
+    if (format == Format::coo && r.format_auto && coo_streams_too_much(stats, why)) {
+      skipped.push_back(why);
+      continue;
     }
     const std::vector<std::string> kernels =
         gpu ? (r.kernel_auto() || r.format_auto ? gpu_kernels_to_time(format, r.format_auto)
@@ -114,9 +159,16 @@ std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const R
       c.format = format;
       c.sort_rows = !r.format_auto && r.sort_rows;  // with auto: timed both ways
       c.kernel = kernel;
-      if (balanced_only && has_row_function(c, device)) continue;
+      if (balanced_only) {
+        const GpuKernel* k = find_gpu_kernel(format, kernel);
+        if (!k || !kept_for_long_rows(*k)) {
+          if (k && k->balanced)
+            skipped.push_back(c.label() + " (a kernel of ours splits the same)");
+          continue;
+        }
+      }
       list.push_back(c);
-      if (try_sorting && worth_sorting(c, device)) {
+      if (try_sorting && worth_sorting(c, device, hll_fill)) {
         c.sort_rows = true;
         list.push_back(c);
       }
@@ -127,6 +179,16 @@ std::vector<InspectedCandidate> candidate_list(const MatrixStats& stats, const R
                           [&](const InspectedCandidate& c) { return has_row_function(c, device); });
   return list;
 }
+
+std::vector<InspectedCandidate> inspection_candidates(const CsrMatrix<double>& A,
+                                                      const SolveRequest& r,
+                                                      std::vector<std::string>& skipped) {
+  const MatrixStats stats = compute_stats(A, r.backend.hack_size);
+  return inspection_candidates(stats, row_spread(A), choose_hll_tail(A, r.backend.hack_size), r,
+                               skipped);
+}
+
+namespace {
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -150,15 +212,18 @@ CgOptions trial_options(const Plan& plan) {
 void time_iterations(Solver& solver, index_t n, double best_so_far, InspectedCandidate& c) {
   const std::vector<double> b(std::size_t(n), 1.0);
   const CgOptions trial = trial_options(solver.plan());
+  CgOptions warm_up = trial;
+  warm_up.max_iters = kWarmUpIterations;
   std::vector<double> per_iteration;
   double spent = 0;
   for (int i = 0; i <= kMaxTrials; ++i) {
     std::vector<double> x;  // zero
-    const SolveReport report = solver.solve(b, x, false, &trial);
+    const SolveReport report = solver.solve(b, x, false, i == 0 ? &warm_up : &trial);
     if (report.cg.iterations <= 0) break;  // nothing to time (b = 0 cannot happen: b = 1)
     if (i == 0) continue;                  // warm-up
     per_iteration.push_back(report.cg.solve_seconds / double(report.cg.iterations));
     spent += report.cg.solve_seconds;
+    if (spent > kTimingBudgetSeconds && per_iteration.size() == 1) break;
     if (int(per_iteration.size()) < kMinTrials) continue;
     if (spent > kTimingBudgetSeconds) break;
     if (best_so_far > 0 && median(per_iteration) > kClearlySlower * best_so_far) break;
@@ -226,8 +291,7 @@ Inspection inspect_candidates(const SolveRequest& request, const CsrMatrix<doubl
   result.thread_start_seconds = start_thread_team(request);
   const auto start = Clock::now();
   std::vector<std::string>& skipped = inspection.skipped;
-  std::vector<InspectedCandidate> list =
-      candidate_list(compute_stats(A, request.backend.hack_size), row_spread(A), request, skipped);
+  std::vector<InspectedCandidate> list = inspection_candidates(A, request, skipped);
 
   std::vector<InspectedCandidate>& timed = inspection.timed;
   std::optional<CpuLoopAsk> cpu_loop;  // serial or team: decided by the first plan, then kept

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "formats/stats.hpp"
 #include "solver/solver.hpp"
 
 namespace cgs {
@@ -43,6 +44,17 @@ struct Inspection {
   std::string reason;  // one line: the winner's time against the others' (also in its plan)
 };
 Inspection inspect_candidates(const SolveRequest& request, const CsrMatrix<double>& A);
+
+// The candidates the inspector would build and time for the request, before building any: the
+// list pruned by the row statistics (formats/stats.hpp), with each left-out one and why added to
+// `skipped`. No device is needed: the GPU's list can be checked on the CPU.
+std::vector<InspectedCandidate> inspection_candidates(const CsrMatrix<double>& A,
+                                                      const SolveRequest& request,
+                                                      std::vector<std::string>& skipped);
+std::vector<InspectedCandidate> inspection_candidates(const MatrixStats& stats,
+                                                      const RowSpread& spread, const HllTail& tail,
+                                                      const SolveRequest& request,
+                                                      std::vector<std::string>& skipped);
 
 // The plan for a request with --format auto or --kernel auto, and its solver analyzed on A.
 PlannedSolver inspect(const SolveRequest& request, const CsrMatrix<double>& A);

@@ -3,6 +3,7 @@
 #include "solver/cuda/cluster_cg.hpp"
 #include "solver/cuda/cuda_ops.hpp"
 #include "solver/cuda/fused_cg.hpp"
+#include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/device_program.hpp"
 
 namespace cgs {
@@ -44,14 +45,17 @@ std::unique_ptr<DeviceProgram<T>> make_device_program(const ProgramSpec<T>&) {
 }
 template std::unique_ptr<DeviceProgram<float>> make_device_program(const ProgramSpec<float>&);
 template std::unique_ptr<DeviceProgram<double>> make_device_program(const ProgramSpec<double>&);
+namespace amg {
+std::unique_ptr<GpuLevelValues> make_gpu_level_values() { throw DeviceError(kNoCuda); }
+}  // namespace amg
 }  // namespace precond
 
-#define CGS_NO_CUDA(T)                                                                     \
-  template std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t);                \
-  template std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t,   \
-                                                                Preconditioner<T>&, Loop); \
-  template PersistentLimits persistent_limits<T>(Format, int);                              \
-  template ClusterFit cluster_fit<T>(index_t, const index_t*, int, bool);                    \
+#define CGS_NO_CUDA(T)                                                                         \
+  template std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t);                    \
+  template std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t,       \
+                                                                Preconditioner<T>&, Loop);     \
+  template PersistentLimits persistent_limits<T>(Format, int);                                 \
+  template ClusterFit cluster_fit<T>(index_t, const index_t*, int, bool);                      \
   template std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, \
                                                          int, bool);
 CGS_NO_CUDA(float)

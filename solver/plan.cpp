@@ -13,6 +13,7 @@
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "spmv/kernel_registry.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs {
 
@@ -29,6 +30,7 @@ BackendOptions Plan::backend_options() const {
   o.threads = threads;
   o.kernel = kernel;
   o.hack_size = hack_size;
+  o.hll_tail = hll_tail;
   o.block_size = block_size;
   o.blocks = blocks;
   o.max_ell_fill = max_ell_fill;
@@ -81,9 +83,13 @@ std::string count(long long n) {
 //
 // Rows a row function would serialise come first (issue 28, formats/stats.hpp's RowSpread): on
 // gen:powerlaw:2000000 (mean 7, rows of thousands) the fused csr/scalar loop took 3,279 us an
-// iteration, the generic loop with the load-balanced stream kernel 196 (H100, issue 28).
-std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const RowSpread& spread,
-                          Plan& plan) {
+// iteration, the generic loop with the load-balanced stream kernel 196 (H100, issue 28); the
+// balanced kernel splits the work by nonzeros inside the fused loops' passes, so they keep
+// their fused vector updates and launch-free iterations (BENCHMARKS.md section 12).
+}  // namespace
+
+std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
+                              const RowSpread& spread, Plan& plan) {
   const Format format = plan.format;
   if (!r.backend.kernel.empty()) {
     require_gpu_kernel(format, r.backend.kernel);
@@ -91,13 +97,22 @@ std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const
   }
   const double mean = stats.mean_row_length;
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
-    char why[160];
+    char why[320];
     std::snprintf(why, sizeof why,
-                  "kernel: stream (load-balanced: rows over %d entries hold %.1f%% of the "
-                  "nonzeros, the longest %d; a row function would serialise them)",
-                  int(spread.threshold), 100 * spread.long_share, int(spread.longest));
+                  "kernel: balanced (load-balanced: rows over %d entries hold %.1f%% of the "
+                  "nonzeros, the longest %d; a row per thread or lane group would serialise "
+                  "them, while a warp per unit of %d nonzeros keeps the fused loop)",
+                  int(spread.threshold), 100 * spread.long_share, int(spread.longest),
+                  kBalancedUnit);
     plan.reasons.push_back(why);
-    return "stream";
+    return "balanced";
+  }
+  // HLL with long rows: our kernel sums the HYB tail in load-balanced pieces (formats/hll.hpp);
+  // cuSPARSE's sliced ELL would pad every hack to its longest row.
+  if (format == Format::hll && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
+    plan.reasons.push_back(
+        "kernel: thread (hack rows a thread each, the long rows' tail in warp-sized pieces)");
+    return "thread";
   }
   // Regular but long rows: the fused loop's row function for them (adaptive) took 43.4 us an
   // iteration on bcsstk13 (mean 42), the generic loop with stream 19.9 (H100, 2026-11-25).
@@ -131,6 +146,28 @@ std::string choose_kernel(const SolveRequest& r, const MatrixStats& stats, const
   return kernel;
 }
 
+namespace {
+
+// HLL's HYB tail (formats/hll.hpp): where the backends will cut the rows, and what it saves.
+void explain_hll_tail(const CsrMatrix<double>& A, Plan& plan) {
+  if (plan.hll_tail >= 0) {
+    plan.reasons.push_back("hll: rows over " + std::to_string(plan.hll_tail) +
+                           " entries continue in a CSR tail (--hll-tail)");
+    return;
+  }
+  const HllTail tail = choose_hll_tail(A, plan.hack_size);
+  if (!tail.any()) return;
+  char why[320];
+  std::snprintf(why, sizeof why,
+                "hll: rows over %d entries (%d of them, %.1f%% of the nonzeros) continue in a CSR "
+                "tail summed in load-balanced pieces (HYB): the hacks hold %s slots instead of "
+                "%s, so the padding to long rows for which ELL is refused does not arise",
+                int(tail.from), int(tail.rows),
+                A.nnz() > 0 ? 100.0 * double(tail.nnz) / double(A.nnz()) : 0.0,
+                count(tail.slots).c_str(), count(tail.slots_without).c_str());
+  plan.reasons.push_back(why);
+}
+
 // The cluster loop (solver/cuda/cluster_cg.hpp) where it can run: CSR rows, a pointwise
 // preconditioner (its vectors are all it holds besides the matrix), the system in one cluster's
 // shared memory. Otherwise "" and why not in `why_not`.
@@ -152,15 +189,23 @@ bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string
 
 // Cluster, persistent or graph on the GPU, or generic for a kernel without a row function.
 Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const MatrixStats& stats,
-                     Plan& plan) {
+                     const RowSpread& spread, Plan& plan) {
   if (r.gpu_loop == GpuLoopAsk::generic) return Loop::generic;
+  if (plan.format == Format::hll && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
+    plan.reasons.push_back(
+        "loop: generic (the fused loops' row function would walk each HLL tail row on one "
+        "thread; the SpMV kernel splits the tail in pieces)");
+    return Loop::generic;
+  }
   const GpuKernel& kernel = require_gpu_kernel(plan.format, plan.kernel);
   if (!kernel.row_function) {
     plan.reasons.push_back("loop: generic (" + to_string(plan.format) + "/" + plan.kernel +
                            " is a whole-product kernel with no row function for the fused loops)");
     return Loop::generic;
   }
-  if (r.gpu_loop == GpuLoopAsk::cluster || r.gpu_loop == GpuLoopAsk::automatic) {
+  // The cluster loop walks a row per thread: not for the rows the balanced kernel was chosen for.
+  const bool balanced = plan.kernel == "balanced";
+  if (r.gpu_loop == GpuLoopAsk::cluster || (r.gpu_loop == GpuLoopAsk::automatic && !balanced)) {
     std::string why;
     if (cluster_loop_fits(A, plan, why)) {
       plan.reasons.push_back("loop: cluster (" + why + ")");
@@ -277,6 +322,7 @@ Plan plan_as_asked(const SolveRequest& r) {
   plan.format = r.backend.format;
   plan.kernel = r.backend.kernel;
   plan.hack_size = r.backend.hack_size;
+  plan.hll_tail = r.backend.hll_tail;
   plan.block_size = r.backend.block_size;
   plan.blocks = r.backend.blocks;
   plan.max_ell_fill = r.backend.max_ell_fill;
@@ -302,9 +348,11 @@ Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
 
   const MatrixStats stats = compute_stats(A, plan.hack_size);
+  if (plan.format == Format::hll) explain_hll_tail(A, plan);
   if (plan.device == Device::gpu) {
-    plan.kernel = choose_kernel(r, stats, row_spread(A), plan);
-    plan.loop = choose_gpu_loop(r, A, stats, plan);
+    const RowSpread spread = row_spread(A);
+    plan.kernel = choose_gpu_kernel(r, stats, spread, plan);
+    plan.loop = choose_gpu_loop(r, A, stats, spread, plan);
   } else {
     plan.loop = choose_cpu_loop(r, A, plan);
   }

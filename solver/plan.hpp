@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "formats/stats.hpp"
 #include "solver/cg_types.hpp"
 #include "solver/loop.hpp"
 #include "solver/precond/preconditioner.hpp"
@@ -54,6 +55,7 @@ struct Plan {
   Format format = Format::csr;
   std::string kernel;  // the GPU kernel (spmv/kernel_registry.hpp); empty on the CPU
   index_t hack_size = 32;
+  index_t hll_tail = -1;  // HLL's HYB tail threshold; -1: from the row lengths
   int block_size = 0, blocks = 0;
   double max_ell_fill = 10;
   Precision precision = Precision::double_;
@@ -73,6 +75,11 @@ struct Plan {
 // precision, sorting, preconditioner, RCM by the preconditioner's preference); no choices made.
 // make_plan starts from it; so does the distributed solve's plan.
 Plan plan_as_asked(const SolveRequest& r);
+
+// The GPU kernel of a plan (r's, or the default for its format and loop from the row
+// statistics), its reason added to plan.reasons. make_plan's first GPU step; no device needed.
+std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
+                              const RowSpread& spread, Plan& plan);
 
 // The plan by hand rules for a request without "auto" (make_solver_for below handles "auto"
 // through the inspector). It may time the serial and team CPU loops on the system when its

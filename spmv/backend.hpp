@@ -13,6 +13,7 @@
 #include <string>
 
 #include "formats/csr.hpp"
+#include "formats/hll.hpp"
 #include "formats/types.hpp"
 #include "spmv/views.hpp"
 
@@ -68,12 +69,18 @@ struct BackendOptions {
   Format format = Format::csr;
   Device device = Device::omp;
   index_t hack_size = 32;      // HLL
+  index_t hll_tail = -1;       // HLL: rows past it in the HYB tail; -1: choose_hll_tail decides
   int threads = 0;             // OpenMP threads; 0 = all
   std::string kernel;          // GPU kernel variant; empty = the format's default
   int block_size = 0;          // GPU threads per block; 0 = kernel default
   int blocks = 0;              // GPU grid size (COO segmented scan); 0 = kernel default
   double max_ell_fill = 10.0;  // ELL guard (see formats/stats.hpp)
 };
+
+// The HLL container a backend stores: options.hack_size, and the HYB tail at options.hll_tail
+// or, at -1, where choose_hll_tail (formats/stats.hpp) puts it.
+template <typename T>
+HllMatrix<T> make_hll(const CsrMatrix<T>& A, const BackendOptions& options);
 
 // Builds the backend for options.format / options.device from A (already row-sorted if asked).
 // Throws InputError for a bad combination, DeviceError when the GPU is unavailable.

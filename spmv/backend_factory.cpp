@@ -1,3 +1,4 @@
+#include "formats/convert.hpp"
 #include "formats/stats.hpp"
 #include "spmv/cpu/cpu_backends.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
@@ -38,6 +39,13 @@ std::size_t min_bytes_model(Format format, index_t rows, index_t cols, index_t n
 }
 
 template <typename T>
+HllMatrix<T> make_hll(const CsrMatrix<T>& A, const BackendOptions& options) {
+  const index_t tail_from =
+      options.hll_tail >= 0 ? options.hll_tail : choose_hll_tail(A, options.hack_size).from;
+  return to_hll(A, options.hack_size, tail_from);
+}
+
+template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_backend(const CsrMatrix<T>& A, const BackendOptions& options) {
   if (options.format == Format::ell) {
     check_ell_size(compute_stats(A, options.hack_size), options.max_ell_fill,
@@ -51,6 +59,8 @@ std::unique_ptr<SpmvBackend<T>> make_backend(const CsrMatrix<T>& A, const Backen
   throw InputError("unknown device");
 }
 
+template HllMatrix<float> make_hll(const CsrMatrix<float>&, const BackendOptions&);
+template HllMatrix<double> make_hll(const CsrMatrix<double>&, const BackendOptions&);
 template std::unique_ptr<SpmvBackend<float>> make_backend(const CsrMatrix<float>&,
                                                           const BackendOptions&);
 template std::unique_ptr<SpmvBackend<double>> make_backend(const CsrMatrix<double>&,

@@ -1,10 +1,12 @@
 #include "spmv/kernel_registry.hpp"
 
+#include "spmv/views.hpp"
+
 namespace cgs {
 
 const std::vector<GpuKernel>& gpu_kernels() {
   static const std::vector<GpuKernel> table = {
-      // format, name, row function, inspect, what
+      // format, name, row function, inspect, what, balanced
       {Format::csr, "scalar", true, true, "a thread per row (rows of a few entries)"},
       {Format::csr, "adaptive", true, true,
        "a group of 2-32 lanes per row, sized from the mean row length"},
@@ -15,10 +17,14 @@ const std::vector<GpuKernel>& gpu_kernels() {
       {Format::csr, "vector16", true, false, "16 lanes per row"},
       {Format::csr, "vector32", true, false, "32 lanes per row"},
       {Format::csr, "stream", false, true,
-       "row blocks of equal nonzeros, long rows in pieces (whole-product kernel)"},
-      {Format::csr, "stream4", false, false, "stream with 4 loads per thread"},
-      {Format::csr, "stream8", false, false, "stream with 8 loads per thread"},
-      {Format::csr, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)"},
+       "row blocks of equal nonzeros, long rows in pieces (whole-product kernel)", true},
+      {Format::csr, "stream4", false, false, "stream with 4 loads per thread", true},
+      {Format::csr, "stream8", false, false, "stream with 8 loads per thread", true},
+      {Format::csr, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)", true},
+      {Format::csr, "balanced", true, true,
+       "a warp per unit of at most 256 nonzeros (32 short rows, or a piece of a long row); "
+       "a row function, so the fused loops keep long rows balanced",
+       true},
       {Format::ell, "thread", true, true, "a thread per row, column-major slots"},
       {Format::hll, "thread", true, true, "a thread per row, column-major within each hack"},
       {Format::hll, "cusparse", false, false, "cuSPARSE sliced ELL (library)"},
@@ -26,7 +32,7 @@ const std::vector<GpuKernel>& gpu_kernels() {
        "warp segmented scan for the SpMV; rows through row offsets in the fused loops"},
       {Format::coo, "segscan-shfl", true, false, "segscan, shuffle scan"},
       {Format::coo, "segscan-shared", true, false, "segscan, shared-memory scan"},
-      {Format::coo, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)"},
+      {Format::coo, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)", true},
   };
   return table;
 }
@@ -64,6 +70,7 @@ std::string default_fused_gpu_kernel(Format format, double mean_row_length) {
 
 int csr_lanes(const std::string& kernel, double mean_row_length) {
   if (kernel == "vector") return 32;
+  if (kernel == "balanced") return kBalancedLanes;
   for (int lanes : {2, 4, 8, 16, 32})
     if (kernel == "vector" + std::to_string(lanes)) return lanes;
   if (kernel == "adaptive") {

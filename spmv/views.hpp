@@ -18,8 +18,26 @@
 
 namespace cgs {
 
+// Units of about equal nonzeros over CSR rows, for the GPU's "balanced" kernel and fused loops
+// (spmv/cuda/csr_balanced.cuh, issue 28), in device memory. Unit u covers nonzeros
+// [start[u], start[u + 1]) from row first_row[u] (count + 1 entries each, the last the row
+// count): up to kBalancedUnitRows whole rows of at most kBalancedUnit nonzeros in all, or one
+// piece of kBalancedUnit nonzeros of a longer row. partial and arrivals (one per unit) are
+// scratch where the pieces of a long row meet.
+inline constexpr int kBalancedUnit = 256;
+inline constexpr int kBalancedUnitRows = 32;
+inline constexpr int kBalancedLanes = -1;  // CsrView::lanes of the balanced kernel
+struct CsrUnits {
+  index_t count = 0;
+  const index_t* __restrict__ start = nullptr;
+  const index_t* __restrict__ first_row = nullptr;
+  double* partial = nullptr;
+  unsigned* arrivals = nullptr;
+};
+
 // CSR. lanes: threads per row of the GPU row function (1: a thread per row; 2..32: a group of
-// lanes per row, for long rows); the CPU walkers ignore it.
+// lanes per row, for long rows; kBalancedLanes: a warp per unit of `units`); the CPU walkers
+// ignore it and units.
 template <typename T>
 struct CsrView {
   index_t rows;
@@ -27,6 +45,7 @@ struct CsrView {
   const index_t* __restrict__ col_idx;
   const T* __restrict__ values;
   int lanes;
+  CsrUnits units;
 };
 
 // ELLPACK, column-major (slot j * rows + row). full_width > 0: every row runs to it, padding
@@ -41,7 +60,9 @@ struct EllView {
   const T* __restrict__ values;
 };
 
-// Hacked ELLPACK: entry j of local row r of hack h at hack_offset[h] + j * hack_size + r.
+// Hacked ELLPACK: entry j of local row r of hack h at hack_offset[h] + j * hack_size + r, for
+// j < min(row_length[r], tail_from). A row longer than tail_from continues in the HYB tail
+// (formats/hll.hpp): tail row t (tail_rows ascending) holds entries tail_ptr[t]..tail_ptr[t+1].
 template <typename T>
 struct HllView {
   index_t rows;
@@ -51,6 +72,12 @@ struct HllView {
   const index_t* __restrict__ row_length;
   const index_t* __restrict__ col_idx;
   const T* __restrict__ values;
+  index_t tail_from;
+  index_t tail_count;  // rows in the tail
+  const index_t* __restrict__ tail_rows;
+  const index_t* __restrict__ tail_ptr;
+  const index_t* __restrict__ tail_col_idx;
+  const T* __restrict__ tail_values;
 };
 
 // COO, sorted by row. row_start (rows + 1 entries, built once with the backend) gives each row's

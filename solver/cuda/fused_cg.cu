@@ -54,7 +54,7 @@ template <typename T>
 PersistentLimits persistent_limits(Format format, int lanes) {
   switch (format) {
     case Format::csr:
-      return fused::limits_for_view(CsrView<T>{0, nullptr, nullptr, nullptr, lanes});
+      return fused::limits_for_view(CsrView<T>{0, nullptr, nullptr, nullptr, lanes, {}});
     case Format::ell: return fused::limits_for_view(EllView<T>{});
     case Format::hll: return fused::limits_for_view(HllView<T>{});
     case Format::coo: return fused::limits_for_view(CooView<T>{});

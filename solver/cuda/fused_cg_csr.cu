@@ -1,5 +1,6 @@
-// The fused GPU loops for CSR: a thread per row (the scalar kernel) or a group of 2-32 lanes per
-// row (the vector and adaptive kernels, for long rows).
+// The fused GPU loops for CSR: a thread per row (the scalar kernel), a group of 2-32 lanes per
+// row (the vector and adaptive kernels, for long rows) or a warp per unit of nonzeros (the
+// balanced kernel, for irregular rows).
 #include "solver/cuda/fused_cg_dispatch.hpp"
 #include "solver/cuda/fused_cg_impl.cuh"
 
@@ -14,6 +15,7 @@ auto with_csr_source(const CsrView<T>& view, F f) {
     case 8: return f(LanesPerRow<T, 8>{view});
     case 16: return f(LanesPerRow<T, 16>{view});
     case 32: return f(LanesPerRow<T, 32>{view});
+    case kBalancedLanes: return f(BalancedRows<T>{view});
     default: return f(ThreadPerRow<CsrView<T>>{view});
   }
 }

@@ -12,6 +12,7 @@
 
 #include "solver/cg_step.hpp"
 #include "spmv/cuda/coo_device.cuh"
+#include "spmv/cuda/csr_balanced.cuh"
 #include "spmv/cuda/csr_device.cuh"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/ell_device.cuh"
@@ -62,6 +63,18 @@ struct LanesPerRow {
       const double sum = cuda::row_product_group<G>(A, row, lane, valid, x_at);
       if (lane == 0 && valid) body(row, sum);
     });
+  }
+};
+
+// CSR by units of about equal nonzeros (the balanced kernel, spmv/cuda/csr_balanced.cuh): long
+// rows split across warps and combined inside the pass.
+template <typename T>
+struct BalancedRows {
+  static_assert(kBlock <= cuda::kBalancedBlock, "the units' shared stage holds 8 warps");
+  CsrView<T> A;
+  template <typename XAt, typename Body>
+  __device__ __forceinline__ void products(long long, XAt x_at, Body body) const {
+    cuda::balanced_products(A, x_at, body);
   }
 };
 

@@ -119,12 +119,23 @@ double true_relative_residual(RankOps& ops, const double* b, const double* x) {
 std::vector<RankSummary> gather_summaries(const RankSummary& mine, int ranks) {
   constexpr int kFields = 17;
   const RankTimes& t = mine.times;
-  const double packed[kFields] = {double(mine.rank), double(mine.rows), double(mine.local_nnz),
-                                  double(mine.halo_nnz), double(mine.halo_size),
-                                  double(mine.neighbours), t.local_spmv, t.halo_wait,
-                                  t.halo_spmv, t.allreduce, t.precond, t.vector_ops,
-                                  double(t.products), double(t.reductions),
-                                  double(t.halo_bytes_received), double(t.halo_bytes_sent), 0};
+  const double packed[kFields] = {double(mine.rank),
+                                  double(mine.rows),
+                                  double(mine.local_nnz),
+                                  double(mine.halo_nnz),
+                                  double(mine.halo_size),
+                                  double(mine.neighbours),
+                                  t.local_spmv,
+                                  t.halo_wait,
+                                  t.halo_spmv,
+                                  t.allreduce,
+                                  t.precond,
+                                  t.vector_ops,
+                                  double(t.products),
+                                  double(t.reductions),
+                                  double(t.halo_bytes_received),
+                                  double(t.halo_bytes_sent),
+                                  t.halo_exchange};
   std::vector<double> all(std::size_t(kFields) * ranks);
   MPI_Gather(packed, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   std::vector<RankSummary> summaries(static_cast<std::size_t>(ranks));
@@ -134,8 +145,17 @@ std::vector<RankSummary> gather_summaries(const RankSummary& mine, int ranks) {
     s.rank = int(f[0]);
     s.rows = long(f[1]), s.local_nnz = long(f[2]), s.halo_nnz = long(f[3]);
     s.halo_size = long(f[4]), s.neighbours = long(f[5]);
-    s.times = {f[6], f[7], f[8], f[9], f[10], f[11], long(f[12]), long(f[13]),
-               std::size_t(f[14]), std::size_t(f[15])};
+    s.times = {f[6],
+               f[7],
+               f[8],
+               f[9],
+               f[10],
+               f[11],
+               long(f[12]),
+               long(f[13]),
+               std::size_t(f[14]),
+               std::size_t(f[15]),
+               f[16]};
   }
   return summaries;
 }
@@ -148,8 +168,8 @@ struct Renumbered {
   const CsrMatrix<double>* A() const { return original ? original : &permuted; }
 };
 
-Renumbered renumber(const Partition& part, const CsrMatrix<double>& A,
-                    const std::vector<double>& b, const std::vector<double>& x0) {
+Renumbered renumber(const Partition& part, const CsrMatrix<double>& A, const std::vector<double>& b,
+                    const std::vector<double>& x0) {
   Renumbered r;
   r.x0 = x0.empty() ? std::vector<double>(std::size_t(A.rows), 0.0) : x0;
   if (part.order.empty()) {
@@ -217,9 +237,9 @@ namespace {
 
 // The whole matrix's statistics from the ranks' (sums, minima, maxima) on rank 0.
 MatrixStats combine_stats(const MatrixStats& mine, index_t rows, index_t cols) {
-  double sums[6] = {double(mine.nnz), double(mine.empty_rows), mine.hll_fill * mine.nnz,
-                    mine.row_length_avg_deviation_pct * mine.rows, double(mine.bytes_coo),
-                    double(mine.bytes_hll)};
+  double sums[6] = {double(mine.nnz),         double(mine.empty_rows),
+                    mine.hll_fill * mine.nnz, mine.row_length_avg_deviation_pct * mine.rows,
+                    double(mine.bytes_coo),   double(mine.bytes_hll)};
   allreduce_sum(MPI_COMM_WORLD, sums, 6);
   int lengths[2] = {mine.rows > 0 ? -mine.min_row_length : INT_MIN, mine.max_row_length};
   MPI_Allreduce(MPI_IN_PLACE, lengths, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

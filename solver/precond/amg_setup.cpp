@@ -112,13 +112,17 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
       if (strong[k]) g.of[A.col_idx[k]] = g.count;
     ++g.count;
   }
-  // Pass 2: the rows left join their strongest aggregated neighbour (the first on ties).
+  // Pass 2: the rows left join their strongest aggregated neighbour (the first on ties, and
+  // on near-ties within kTie: values that differ in their last bits only, as one Galerkin
+  // product summed in another order gives them, pick the same aggregate, so that a GPU set-up
+  // coarsens as the host's does).
+  constexpr double kTie = 1e-10;
   std::vector<index_t> first = g.of;
   for (index_t i = 0; i < n; ++i) {
     if (first[i] >= 0) continue;
     double best = -1;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best) {
+      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best * (1 + kTie)) {
         best = std::abs(A.values[k]);
         g.of[i] = first[A.col_idx[k]];
       }
@@ -411,12 +415,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs `work`, adding its time to the phase's and the level's.
-template <typename Work>
-void timed(Hierarchy& h, Level& level, const char* phase, Work work) {
-  const auto start = Clock::now();
-  work();
-  const double s = std::chrono::duration<double>(Clock::now() - start).count();
+// Adds s seconds to the phase's time and the level's.
+void add_seconds(Hierarchy& h, Level& level, const char* phase, double s) {
   level.seconds += s;
   for (auto& [name, total] : h.phase_seconds)
     if (name == phase) {
@@ -426,19 +426,18 @@ void timed(Hierarchy& h, Level& level, const char* phase, Work work) {
   h.phase_seconds.emplace_back(phase, s);
 }
 
+// Runs `work`, adding its time to the phase's and the level's.
+template <typename Work>
+void timed(Hierarchy& h, Level& level, const char* phase, Work work) {
+  const auto start = Clock::now();
+  work();
+  add_seconds(h, level, phase, std::chrono::duration<double>(Clock::now() - start).count());
+}
+
 std::vector<double> inverse_sqrt(const std::vector<double>& d) {
   std::vector<double> s(d.size());
   for (std::size_t i = 0; i < d.size(); ++i) s[i] = 1 / std::sqrt(d[i]);
   return s;
-}
-
-bool has_weak_entries(const CsrMatrix<double>& A, const std::vector<char>& strong) {
-  bool weak = false;
-#pragma omp parallel for schedule(static) reduction(|| : weak) if (worth_threads(A.rows))
-  for (index_t i = 0; i < A.rows; ++i)
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      weak = weak || (A.col_idx[k] != i && !strong[k] && A.values[k] != 0);
-  return weak;
 }
 
 // The numbers of level l towards level l + 1 on patterns already made: the spectra, P, R and
@@ -455,15 +454,21 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   timed(h, level, "prolongator", [&] { diagonal = filtered_diagonal(Al, level.strong); });
   timed(h, level, "spectra", [&] {
     // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
-    // poisson2d:1000); without weak entries A_F is A.
-    const std::vector<double> scale = inverse_sqrt(diagonal);
-    const double rho = has_weak_entries(Al, level.strong)
-                           ? spectrum_bounds(filtered_matrix(Al, level.strong, diagonal), scale,
-                                             options.lanczos_steps)
-                                 .ritz_max
-                           : spectrum_bounds(Al, scale, options.lanczos_steps).ritz_max;
+    // poisson2d:1000), on A's entries through the strength filter (no copy of A as A_F).
+    const EntryFilter filter{&level.strong, &diagonal};
+    const double rho =
+        spectrum_bounds(Al, inverse_sqrt(diagonal), options.lanczos_steps, filter).ritz_max;
     level.omega = 4 / (3 * rho);
   });
+  if (options.gpu) {  // P, R and R A P on the device; the plans stay there for set_values
+    if (!level.gpu) level.gpu = make_gpu_level_values();
+    const GpuPhaseSeconds s =
+        level.gpu->compute(Al, diagonal, level.omega, level, h.levels[l + 1].A);
+    add_seconds(h, level, "prolongator", s.prolongator);
+    add_seconds(h, level, "restriction", s.restriction);
+    add_seconds(h, level, "galerkin R A P", s.galerkin);
+    return;
+  }
   timed(h, level, "prolongator", [&] {
     smooth_prolongator(Al, level.aggregates, diagonal, level.omega, level.prolongator);
   });

@@ -15,11 +15,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/sparse_parts.hpp"
 #include "solver/precond/spectrum.hpp"
 
@@ -94,6 +96,7 @@ struct HierarchyOptions {
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
+  bool gpu = false;        // P's and R's values and R A P on the GPU (amg_gpu.hpp)
 };
 
 struct Level {
@@ -105,7 +108,11 @@ struct Level {
   Prolongator prolongator;  // P
   Transposed restriction;   // R = P^T, and where each entry of P went in it
   double omega = 0;         // P's damping, 4 / (3 rho(D_F^-1 A_F))
-  double seconds = 0;       // this level's share of the last set-up
+  // With HierarchyOptions::gpu: the level's patterns, values and SpGEMM plans on the device,
+  // kept for set_values. Shared so that a Level stays copyable (a copy shares the plans: copies
+  // must not refresh at the same time).
+  std::shared_ptr<GpuLevelValues> gpu;
+  double seconds = 0;  // this level's share of the last set-up
 };
 
 struct Hierarchy {

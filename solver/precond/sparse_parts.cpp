@@ -1,6 +1,9 @@
 #include "solver/precond/sparse_parts.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <cstdint>
 
 #include "formats/types.hpp"
 
@@ -64,24 +67,55 @@ std::vector<std::vector<index_t>> level_sets(const CsrMatrix<double>& S, bool lo
   return sets;
 }
 
+// Parallel over blocks of A's rows, the same result as one pass in row order: each thread
+// counts its block's entries per column, the counts become each thread's first slot in every
+// row of At (blocks in row order, so At's columns still ascend), and each thread fills its own
+// slots. (The serial pass was 0.2-0.3 s of AMG's 9M-row set-up, P having 27M entries.)
 Transposed transpose_with_map(const CsrMatrix<double>& A) {
   Transposed t;
   CsrMatrix<double>& At = t.At;
   At.rows = A.cols;
   At.cols = A.rows;
   At.row_ptr.assign(std::size_t(A.cols) + 1, 0);
-  for (index_t j : A.col_idx) ++At.row_ptr[j + 1];
-  for (index_t j = 0; j < A.cols; ++j) At.row_ptr[j + 1] += At.row_ptr[j];
   At.col_idx.resize(A.col_idx.size());
   At.values.resize(A.values.size());
   t.position.resize(A.values.size());
-  std::vector<index_t> next(At.row_ptr.begin(), At.row_ptr.end() - 1);
-  for (index_t i = 0; i < A.rows; ++i) {  // rows in order: columns of At come out sorted
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t at = next[A.col_idx[k]]++;
-      At.col_idx[at] = i;
-      At.values[at] = A.values[k];
-      t.position[k] = at;
+  const std::size_t cols = std::size_t(A.cols);
+  std::vector<std::vector<index_t>> next;  // per thread, per column of A: its next slot in At
+#pragma omp parallel if (A.nnz() > 1000000)
+  {
+    const int team = omp_get_num_threads(), me = omp_get_thread_num();
+#pragma omp single
+    next.assign(std::size_t(team), std::vector<index_t>(cols, 0));
+    const index_t begin = index_t(std::int64_t(A.rows) * me / team);
+    const index_t end = index_t(std::int64_t(A.rows) * (me + 1) / team);
+    std::vector<index_t>& mine = next[std::size_t(me)];
+    for (index_t k = A.row_ptr[begin]; k < A.row_ptr[end]; ++k) ++mine[std::size_t(A.col_idx[k])];
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (std::int64_t j = 0; j < std::int64_t(cols); ++j) {
+      index_t total = 0;
+      for (int u = 0; u < team; ++u) total += next[std::size_t(u)][std::size_t(j)];
+      At.row_ptr[std::size_t(j) + 1] = total;
+    }
+#pragma omp single
+    for (std::size_t j = 0; j < cols; ++j) At.row_ptr[j + 1] += At.row_ptr[j];
+#pragma omp for schedule(static)
+    for (std::int64_t j = 0; j < std::int64_t(cols); ++j) {
+      index_t at = At.row_ptr[std::size_t(j)];
+      for (int u = 0; u < team; ++u) {
+        const index_t count = next[std::size_t(u)][std::size_t(j)];
+        next[std::size_t(u)][std::size_t(j)] = at;
+        at += count;
+      }
+    }
+    for (index_t i = begin; i < end; ++i) {  // this block's rows in order
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+        const index_t at = mine[std::size_t(A.col_idx[k])]++;
+        At.col_idx[std::size_t(at)] = i;
+        At.values[std::size_t(at)] = A.values[k];
+        t.position[std::size_t(k)] = at;
+      }
     }
   }
   return t;

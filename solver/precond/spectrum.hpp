@@ -20,8 +20,17 @@ struct Interval {
   double gershgorin;  // max_i sum_j |S_ij|, an upper bound of the spectrum
 };
 
+// Which entries of A the estimate sees: all of them, or (AMG's filtered matrix A_F) the
+// diagonal replaced by `diagonal` and the off-diagonal entries where strong[k] is 0 dropped,
+// without a copy of A.
+struct EntryFilter {
+  const std::vector<char>* strong = nullptr;      // per entry of A; null: every entry
+  const std::vector<double>* diagonal = nullptr;  // per row; with strong only
+};
+
 // `steps` Lanczos steps (at most n) on diag(scale) A diag(scale), on every host core; with
 // steps = 0 no Lanczos: b = ritz_max = the Gershgorin bound, a = b / 2.
-Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps);
+Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps,
+                         const EntryFilter& filter = {});
 
 }  // namespace cgs::precond

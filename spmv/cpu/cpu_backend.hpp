@@ -15,7 +15,7 @@ namespace cgs::cpu {
 
 template <typename T>
 CsrView<T> view_of(const CsrMatrix<T>& A) {
-  return {A.rows, A.row_ptr.data(), A.col_idx.data(), A.values.data(), 1};
+  return {A.rows, A.row_ptr.data(), A.col_idx.data(), A.values.data(), 1, {}};
 }
 template <typename T>
 EllView<T> view_of(const EllMatrix<T>& A) {
@@ -29,7 +29,13 @@ HllView<T> view_of(const HllMatrix<T>& A) {
           A.hack_width.data(),
           A.row_length.data(),
           A.col_idx.data(),
-          A.values.data()};
+          A.values.data(),
+          A.tail_from,
+          index_t(A.tail_rows.size()),
+          A.tail_rows.data(),
+          A.tail_ptr.data(),
+          A.tail_col_idx.data(),
+          A.tail_values.data()};
 }
 
 template <typename T, typename Stored>

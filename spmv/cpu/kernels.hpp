@@ -71,10 +71,25 @@ void walk_rows(const EllView<T>& A, index_t first, index_t last, Value value, Fi
   }
 }
 
+// Adds the HYB tail's entries of rows [first, first + count) to their sums: the tail rows of the
+// block are found by one binary search, then walked in order.
+template <typename T, typename Value>
+void add_tail(const HllView<T>& A, index_t first, index_t count, Value& value, double* sum) {
+  if (A.tail_count == 0) return;
+  const index_t* row = std::lower_bound(A.tail_rows, A.tail_rows + A.tail_count, first);
+  for (; row != A.tail_rows + A.tail_count && *row < first + count; ++row) {
+    const index_t t = index_t(row - A.tail_rows);
+    double s = 0;
+    for (index_t k = A.tail_ptr[t]; k < A.tail_ptr[t + 1]; ++k)
+      s += double(A.tail_values[k]) * value(A.tail_col_idx[k]);
+    sum[*row - first] += s;
+  }
+}
+
 // The hacks of rows [first, last): each a column-major block of hack_size rows and its own
-// width, taken kRowBlock rows at a time; the padding rows of the last hack are skipped. A range
-// starts on a hack boundary or at the end (the OpenMP parts do; an empty last part starts at
-// rows, which rounds up to no hack at all).
+// width, taken kRowBlock rows at a time, then the block's tail rows; the padding rows of the
+// last hack are skipped. A range starts on a hack boundary or at the end (the OpenMP parts do;
+// an empty last part starts at rows, which rounds up to no hack at all).
 template <typename T, typename Value, typename Finish>
 void walk_rows(const HllView<T>& A, index_t first, index_t last, Value value, Finish finish) {
   const index_t size = A.hack_size;
@@ -88,6 +103,7 @@ void walk_rows(const HllView<T>& A, index_t first, index_t last, Value value, Fi
       const index_t* col = A.col_idx + A.hack_offset[h] + start;
       for (index_t j = 0; j < A.hack_width[h]; ++j, val += size, col += size)
         for (index_t i = 0; i < count; ++i) sum[i] += double(val[i]) * value(col[i]);
+      add_tail(A, row0 + start, count, value, sum);
       finish(row0 + start, count, sum);
     }
   }

@@ -42,11 +42,21 @@ std::vector<index_t> split_rows_by_nonzeros(const CsrMatrix<T>& A, int parts) {
   return balanced_split(A.rows, parts, [&](index_t r) { return std::int64_t(A.row_ptr[r]) + r; });
 }
 
-// Hacks balanced by stored slots, as row boundaries (the last one is the row count).
+// Tail entries of the rows before `row` (the HYB tail, formats/hll.hpp).
+template <typename T>
+std::int64_t tail_before(const HllMatrix<T>& A, index_t row) {
+  const auto t = std::lower_bound(A.tail_rows.begin(), A.tail_rows.end(), row);
+  return A.tail_ptr.empty() ? 0 : A.tail_ptr[t - A.tail_rows.begin()];
+}
+
+// Hacks balanced by stored slots and tail entries, as row boundaries (the last one is the row
+// count).
 template <typename T>
 std::vector<index_t> split_hacks_by_slots(const HllMatrix<T>& A, int parts) {
-  std::vector<index_t> bounds =
-      balanced_split(A.hacks(), parts, [&](index_t h) { return A.hack_offset[h]; });
+  std::vector<index_t> bounds = balanced_split(A.hacks(), parts, [&](index_t h) {
+    return A.hack_offset[h] +
+           tail_before(A, index_t(std::min<std::int64_t>(A.rows, std::int64_t(h) * A.hack_size)));
+  });
   for (index_t& b : bounds)
     b = index_t(std::min<std::int64_t>(A.rows, std::int64_t(b) * A.hack_size));
   return bounds;
@@ -85,7 +95,7 @@ std::unique_ptr<SpmvBackend<T>> make_omp_backend(const CsrMatrix<T>& A,
       return std::make_unique<OmpBackend<T, EllMatrix<T>>>(Format::ell, A, to_ell(A),
                                                            split_rows_by_nonzeros(A, threads));
     case Format::hll: {
-      HllMatrix<T> hll = to_hll(A, options.hack_size);
+      HllMatrix<T> hll = make_hll(A, options);
       std::vector<index_t> parts = split_hacks_by_slots(hll, threads);
       return std::make_unique<OmpBackend<T, HllMatrix<T>>>(Format::hll, A, std::move(hll),
                                                            std::move(parts), options.hack_size);

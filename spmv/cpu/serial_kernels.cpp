@@ -25,8 +25,8 @@ std::unique_ptr<SpmvBackend<T>> make_serial_backend(const CsrMatrix<T>& A,
     case Format::ell:
       return std::make_unique<SerialBackend<T, EllMatrix<T>>>(Format::ell, A, to_ell(A));
     case Format::hll:
-      return std::make_unique<SerialBackend<T, HllMatrix<T>>>(
-          Format::hll, A, to_hll(A, options.hack_size), options.hack_size);
+      return std::make_unique<SerialBackend<T, HllMatrix<T>>>(Format::hll, A, make_hll(A, options),
+                                                              options.hack_size);
   }
   throw InputError("unknown format");
 }

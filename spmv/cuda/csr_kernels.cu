@@ -68,7 +68,7 @@ class CsrCudaBackend final : public CudaBackendBase<T> {
 
  private:
   CsrView<T> view() const {
-    return {this->rows(), row_ptr_.data(), col_idx_.data(), values_.data(), lanes_};
+    return {this->rows(), row_ptr_.data(), col_idx_.data(), values_.data(), lanes_, {}};
   }
 
   template <typename Kernel>
@@ -98,6 +98,7 @@ std::unique_ptr<SpmvBackend<T>> make_csr_cuda_backend(const CsrMatrix<T>& A,
     }
   }
   if (kernel.rfind("stream", 0) == 0) return make_csr_stream_backend(A, options);
+  if (kernel == "balanced") return make_csr_balanced_backend(A, options);
   if (kernel == "adaptive") {
     const double mean = A.rows > 0 ? double(A.nnz()) / A.rows : 0.0;
     const int lanes = csr_lanes(kernel, mean);

@@ -207,7 +207,7 @@ class CsrStreamBackend final : public CudaBackendBase<T> {
   void apply(const T* x, T* y) override {
     const index_t rows = this->rows();
     if (rows == 0) return;
-    const CsrView<T> view{rows, row_ptr_.data(), col_idx_.data(), values_.data(), 1};
+    const CsrView<T> view{rows, row_ptr_.data(), col_idx_.data(), values_.data(), 1, {}};
     const PieceView pieces{
         index_t(piece_row_.size()), piece_row_.data(), piece_begin_.data(), piece_long_row_.data(),
         first_piece_.data(),        partials_.data(),  finished_.data()};

@@ -83,6 +83,10 @@ std::unique_ptr<SpmvBackend<T>> make_csr_cuda_backend(const CsrMatrix<T>& A,
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_csr_stream_backend(const CsrMatrix<T>& A,
                                                         const BackendOptions& options);
+// A warp per unit of about equal nonzeros (csr_balanced.cu), also in the fused loops.
+template <typename T>
+std::unique_ptr<SpmvBackend<T>> make_csr_balanced_backend(const CsrMatrix<T>& A,
+                                                          const BackendOptions& options);
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_ell_cuda_backend(const CsrMatrix<T>& A,
                                                       const BackendOptions& options);

@@ -28,6 +28,20 @@ CusparseApi load() {
       library.function<decltype(api.spmv_buffer_size)>("cusparseSpMV_bufferSize");
   api.spmv_preprocess = library.function<decltype(api.spmv_preprocess)>("cusparseSpMV_preprocess");
   api.spmv = library.function<decltype(api.spmv)>("cusparseSpMV");
+  api.csr_set_pointers = library.function<decltype(api.csr_set_pointers)>("cusparseCsrSetPointers");
+  api.sp_mat_get_size = library.function<decltype(api.sp_mat_get_size)>("cusparseSpMatGetSize");
+  api.spgemm_create_descr =
+      library.function<decltype(api.spgemm_create_descr)>("cusparseSpGEMM_createDescr");
+  api.spgemm_destroy_descr =
+      library.function<decltype(api.spgemm_destroy_descr)>("cusparseSpGEMM_destroyDescr");
+  api.spgemm_reuse_work_estimation = library.function<decltype(api.spgemm_reuse_work_estimation)>(
+      "cusparseSpGEMMreuse_workEstimation");
+  api.spgemm_reuse_nnz =
+      library.function<decltype(api.spgemm_reuse_nnz)>("cusparseSpGEMMreuse_nnz");
+  api.spgemm_reuse_copy =
+      library.function<decltype(api.spgemm_reuse_copy)>("cusparseSpGEMMreuse_copy");
+  api.spgemm_reuse_compute =
+      library.function<decltype(api.spgemm_reuse_compute)>("cusparseSpGEMMreuse_compute");
   return api;
 }
 

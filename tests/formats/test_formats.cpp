@@ -6,6 +6,7 @@
 #include <random>
 
 #include "formats/convert.hpp"
+#include "formats/generators.hpp"
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
 #include "test_matrices.hpp"
@@ -62,6 +63,54 @@ TEST_CASE("HLL hacks have their own widths, offsets and a padded last hack") {
   CHECK(H.col_idx[9] == 2);
   for (index_t c : H.col_idx) CHECK((c >= 0 && c < 4));
   CHECK_THROWS_AS(to_hll(small(), 0), InputError);
+}
+
+TEST_CASE("HLL with a HYB tail: the hacks hold each row's first entries, the tail the rest") {
+  const HllMatrix<double> H = to_hll(small(), 3, 1);  // rows 0 (2 entries) and 2 (3) go past 1
+  CHECK(H.hack_width == std::vector<index_t>{1, 1});
+  CHECK(H.hack_offset == std::vector<offset_t>{0, 3, 6});
+  CHECK(H.values == std::vector<double>{1, 0, 3, 6, 0, 0});
+  CHECK(H.row_length == std::vector<index_t>{2, 0, 3, 1});  // whole lengths
+  CHECK(H.tail_rows == std::vector<index_t>{0, 2});
+  CHECK(H.tail_ptr == std::vector<index_t>{0, 1, 3});
+  CHECK(H.tail_values == std::vector<double>{2, 4, 5});
+  CHECK(H.tail_col_idx.back() == 3);
+  CHECK(H.tail_nnz() == 3);
+  // New values in CSR order land in the hacks and the tail alike.
+  HllMatrix<double> G = H;
+  const std::vector<double> doubled = {2, 4, 6, 8, 10, 12};
+  assign_values(G, doubled.data());
+  CHECK(G.values == std::vector<double>{2, 0, 6, 12, 0, 0});
+  CHECK(G.tail_values == std::vector<double>{4, 8, 10});
+  // Threshold 0: everything in the tail; at the longest row or past it: no tail.
+  CHECK(to_hll(small(), 3, 0).hack_offset.back() == 0);
+  CHECK(to_hll(small(), 3, 0).tail_nnz() == 6);
+  CHECK(to_hll(small(), 3, 3).tail_rows.empty());
+  CHECK(to_hll(small(), 3).tail_rows.empty());
+  CHECK_THROWS_AS(to_hll(small(), 3, -1), InputError);
+}
+
+TEST_CASE("the HYB tail threshold comes from the row lengths: long rows in, regular rows out") {
+  // One row holding a third of the nonzeros: it alone goes to the tail.
+  const HllTail hub = choose_hll_tail(hub_and_chain(1000), 32);
+  REQUIRE(hub.any());
+  CHECK(hub.rows == 1);
+  CHECK(hub.from < 10);
+  CHECK(hub.slots * 5 < hub.slots_without);
+  // Power-law rows (mean 7, the longest thousands): a tail of a few per cent of the rows.
+  const CsrMatrix<double> P = generate_matrix("gen:powerlaw:20000");
+  const HllTail power = choose_hll_tail(P, 32);
+  REQUIRE(power.any());
+  CHECK(power.rows < P.rows / 5);
+  CHECK(power.from >= 4);
+  CHECK(double(power.slots) + kHllTailEntryCost * double(power.nnz) +
+            kHllTailRowCost * double(power.rows) <
+        (1 - kHllTailMinSaving) * double(power.slots_without));
+  // Regular matrices keep one kernel: no tail.
+  CHECK_FALSE(choose_hll_tail(poisson2d(40), 32).any());
+  CHECK_FALSE(choose_hll_tail(generate_matrix("gen:waternet:5000"), 32).any());
+  CHECK_FALSE(choose_hll_tail(CsrMatrix<double>{}, 32).any());
+  CHECK_FALSE(choose_hll_tail(CsrMatrix<double>{1, 1, {0, 0}, {}, {}}, 32).any());
 }
 
 TEST_CASE("rows sorted by descending length, ties in original order") {

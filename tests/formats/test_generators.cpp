@@ -119,6 +119,25 @@ TEST_CASE("gen:poisson3d is the 7-point Laplacian") {
   CHECK(diagonal(A) == std::vector<double>(64, 6.0));
 }
 
+TEST_CASE("gen:poisson3d:NX:NY:NZ is the 7-point Laplacian of a box, x fastest") {
+  CHECK(generate_matrix("gen:poisson3d:4:4:4").col_idx ==
+        generate_matrix("gen:poisson3d:4").col_idx);
+  const CsrMatrix<double> A = generate_matrix("gen:poisson3d:3:4:5");
+  CHECK(A.rows == 60);
+  CHECK(A.nnz() == 7 * 60 - 2 * (4 * 5 + 3 * 5 + 3 * 4));  // each face drops one neighbour
+  CHECK(symmetric(A));
+  CHECK(cholesky_succeeds(A));
+  // The interior point (x, y, z) = (1, 1, 1) is row (1 * 4 + 1) * 3 + 1 = 16: neighbours 16 -+ 1,
+  // -+ 3 (y), -+ 12 (z).
+  CHECK(
+      std::vector<index_t>(A.col_idx.begin() + A.row_ptr[16], A.col_idx.begin() + A.row_ptr[17]) ==
+      std::vector<index_t>{4, 13, 15, 16, 17, 19, 28});
+  // A slab of rows generated alone is the same rows of the whole.
+  const CsrMatrix<double> slab = *generate_matrix_rows("gen:poisson3d:3:4:5", 24, 12);
+  CHECK(std::vector<index_t>(slab.col_idx) ==
+        std::vector<index_t>(A.col_idx.begin() + A.row_ptr[24], A.col_idx.begin() + A.row_ptr[36]));
+}
+
 TEST_CASE("gen:banded has 2B + 1 entries in its interior rows") {
   const CsrMatrix<double> A = generate_matrix("gen:banded:50:3");
   CHECK(A.rows == 50);
@@ -191,6 +210,7 @@ TEST_CASE("Generators reject bad specs and list the valid ones") {
        {"gen:", "gen:poisson2d", "gen:poisson2d:0", "gen:poisson2d:-3", "gen:poisson2d:3x",
         "gen:poisson2d:3:4", "gen:poisson4d:3", "gen:banded:10", "gen:banded:10:10",
         "gen:waternet:1", "gen:waternet:100:seed", "gen:powerlaw:10:1:2", "gen:poisson3d:2000",
+        "gen:poisson3d:3:4", "gen:poisson3d:0:4:4", "gen:poisson3d:2000:2000:600",
         "gen:poisson2d:99999999999999999999", "poisson2d:3"}) {
     CAPTURE(spec);
     try {

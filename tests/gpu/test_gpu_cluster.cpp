@@ -132,7 +132,7 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
   DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
   DeviceBuffer<double> A_values(Device::gpu, A.values);
   DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values), d_gpu(Device::gpu, d);
-  const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), A_values.data(), 1};
+  const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), A_values.data(), 1, {}};
   auto cluster = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);  // batch layout
   CgOptions cg;
   cg.tol = 1e-10;
@@ -176,7 +176,7 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
   const std::size_t n = std::size_t(A.rows);
   DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
   DeviceBuffer<double> values(Device::gpu, A.values);
-  const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1};
+  const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1, {}};
   std::vector<double> b(3 * n);
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = double((i * 7919) % 101) / 101.0;
   DeviceBuffer<double> b_gpu(Device::gpu, b);

@@ -18,30 +18,39 @@ struct KernelCase {
   index_t hack_size = 32;
   int block_size = 0;
   int blocks = 0;
+  index_t hll_tail = -1;  // HLL's HYB tail: -1 from the row lengths
 
   std::string label() const {
     std::string text = to_string(format) + "/" + (kernel.empty() ? "default" : kernel);
     if (format == Format::hll) text += " hack " + std::to_string(hack_size);
     if (block_size) text += " block " + std::to_string(block_size);
     if (blocks) text += " blocks " + std::to_string(blocks);
+    if (hll_tail >= 0) text += " tail past " + std::to_string(hll_tail);
     return text;
   }
 };
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive",
-                        "vector2", "vector4", "vector8", "vector16", "vector32", "cusparse"}) {
+  for (const char* k :
+       {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive", "vector2", "vector4",
+        "vector8", "vector16", "vector32", "cusparse", "balanced"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
   cases.push_back({Format::csr, "scalar", 32, 32, 1});
+  cases.push_back({Format::csr, "balanced", 32, 0, 1});  // one block strides over every unit
   cases.push_back({Format::ell, ""});
   cases.push_back({Format::ell, "thread", 32, 1024, 1});
   cases.push_back({Format::hll, ""});
   cases.push_back({Format::hll, "thread"});
   cases.push_back({Format::hll, "thread", 7});
   cases.push_back({Format::hll, "thread", 1, 32, 3});
+  // The HYB tail at forced thresholds (every entry in the tail; short rows too; a grid of 3
+  // blocks striding over the tail's pieces).
+  cases.push_back({Format::hll, "thread", 32, 0, 0, 0});
+  cases.push_back({Format::hll, "thread", 7, 0, 0, 1});
+  cases.push_back({Format::hll, "thread", 32, 32, 3, 3});
   cases.push_back({Format::hll, "cusparse"});
   cases.push_back({Format::hll, "cusparse", 8});
   for (const char* k : {"", "segscan", "segscan-shfl", "segscan-shared", "cusparse"}) {
@@ -92,6 +101,7 @@ void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
     options.hack_size = c.hack_size;
     options.block_size = c.block_size;
     options.blocks = c.blocks;
+    options.hll_tail = c.hll_tail;
     std::unique_ptr<SpmvBackend<T>> backend = make_cuda_backend(A, options);
     CHECK(backend->rows() == A.rows);
     CHECK(backend->cols() == A.cols);

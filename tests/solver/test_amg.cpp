@@ -10,8 +10,8 @@
 
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/preconditioner.hpp"
-#include "solver/solver.hpp"
 #include "solver/precond_test_util.hpp"
+#include "solver/solver.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -202,6 +202,26 @@ TEST_CASE("amg: greedy aggregation of a 1-D chain makes aggregates of three neig
   // row 9 takes 8.
   CHECK(g.of == std::vector<index_t>{0, 0, 1, 1, 1, 2, 2, 2, 3, 3});
   CHECK(g.count == 4);
+}
+
+// Rows 0-1 and 2-3 aggregates of pass 1; row 4, joined to 1 (a_41 = -1) and 3 (a_43 = -x), is
+// left for pass 2 (its neighbours are taken).
+amg::Aggregates pass2_choice(double x) {
+  const std::vector<index_t> rows{0, 0, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4, 4};
+  const std::vector<index_t> cols{0, 1, 0, 1, 4, 2, 3, 2, 3, 4, 1, 3, 4};
+  const std::vector<double> vals{4, -1, -1, 4, -1, 4, -1, -1, 4, -x, -1, -x, 4};
+  const CsrMatrix<double> A = csr_from_triplets(5, 5, rows, cols, vals);
+  return amg::greedy_aggregate(A, amg::strong_connections(A, 0.08));
+}
+
+TEST_CASE("amg: aggregation's pass 2 takes the strongest neighbour, the first on near-ties") {
+  CHECK(pass2_choice(1.0).of == std::vector<index_t>{0, 0, 1, 1, 0});  // a tie: the first
+  // A last-bit difference (a Galerkin product summed in another order, as on the GPU) is a
+  // tie too, so GPU and host set-ups coarsen alike; a real difference wins.
+  CHECK(pass2_choice(std::nextafter(1.0, 2.0)).of == std::vector<index_t>{0, 0, 1, 1, 0});
+  CHECK(pass2_choice(1.0 + 1e-12).of == std::vector<index_t>{0, 0, 1, 1, 0});
+  CHECK(pass2_choice(1.0 + 1e-8).of == std::vector<index_t>{0, 0, 1, 1, 1});
+  CHECK(pass2_choice(1.0 - 1e-8).of == std::vector<index_t>{0, 0, 1, 1, 0});
 }
 
 TEST_CASE("amg: M^-1 is symmetric positive definite for every smoother and coarsest solve") {

@@ -40,8 +40,10 @@ struct Run {
 // Solves A x = b in precision T from x0 with the loop, on a backend of the format.
 template <typename T>
 Run run_loop(const LoopCase& loop, const CsrMatrix<double>& A, Format format, bool jacobi,
-             const std::vector<double>& b, const std::vector<double>& x0, CgOptions cg) {
+             const std::vector<double>& b, const std::vector<double>& x0, CgOptions cg,
+             index_t hll_tail = -1) {
   BackendOptions bo;
+  bo.hll_tail = hll_tail;
   bo.format = format;
   bo.device = loop.device;
   bo.threads = loop.threads;
@@ -158,6 +160,30 @@ TEST_CASE("fused CPU loops: every format, Jacobi or not, float or double, match 
             CHECK(relative_difference(fused.x, sys.x_star) <= (single ? 1e-3 : 1e-8));
           }
         }
+}
+
+TEST_CASE("fused CPU loops: HLL with a HYB tail walks each row's tail, as the generic loop") {
+  std::vector<System> all = systems();
+  all.push_back({"hub and chain 301", hub_and_chain(301), random_vector(301, 47)});
+  for (const System& sys : all)
+    for (index_t tail : {0, 2}) {
+      CAPTURE(sys.name);
+      CAPTURE(tail);
+      const std::vector<double> b = multiply(sys.A, sys.x_star);
+      const std::vector<double> x0(b.size(), 0.0);
+      CgOptions cg;
+      cg.tol = 1e-11;
+      const bool jacobi = sys.jacobi_possible;
+      const Run generic = run_loop<double>(kGeneric, sys.A, Format::csr, jacobi, b, x0, cg);
+      REQUIRE(generic.cg.status == CgStatus::converged);
+      for (const LoopCase& loop : kFusedLoops) {
+        CAPTURE(std::string(loop.name));
+        const Run fused = run_loop<double>(loop, sys.A, Format::hll, jacobi, b, x0, cg, tail);
+        REQUIRE(fused.cg.status == CgStatus::converged);
+        CHECK(std::abs(fused.cg.converged_at - generic.cg.converged_at) <= 1);
+        CHECK(relative_difference(fused.x, sys.x_star) <= 1e-8);
+      }
+    }
 }
 
 TEST_CASE("fused CPU loops: the residual history follows the generic loop's, step by step") {

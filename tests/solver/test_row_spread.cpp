@@ -17,11 +17,16 @@ using namespace cgs::testing;
 
 namespace {
 
-Plan gpu_plan(const CsrMatrix<double>& A) {
+// The plan's GPU kernel and its reasons (the loop is chosen on the device: it asks for its
+// occupancy).
+Plan gpu_plan(const CsrMatrix<double>& A, GpuLoopAsk loop = GpuLoopAsk::automatic) {
   SolveRequest r;
   r.backend.device = Device::gpu;
   r.backend.format = Format::csr;
-  return make_plan(r, A);
+  r.gpu_loop = loop;
+  Plan plan = plan_as_asked(r);
+  plan.kernel = choose_gpu_kernel(r, compute_stats(A, 32), row_spread(A), plan);
+  return plan;
 }
 
 bool says(const Plan& plan, const std::string& text) {
@@ -54,10 +59,10 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
   for (const CsrMatrix<double>& A :
        {testing::hub_and_chain(1000), generate_matrix("gen:powerlaw:20000")}) {
     const Plan plan = gpu_plan(A);
-    CHECK(plan.kernel == "stream");
-    CHECK(plan.loop == Loop::generic);
+    CHECK(plan.kernel == "balanced");
     CHECK(says(plan, "load-balanced"));
     CHECK(says(plan, "would serialise"));
+    CHECK(says(plan, "keeps the fused loop"));
   }
   // Regular rows of 42 entries on average (bcsstk13): the generic loop's stream kernel too.
   const Plan long_rows =
@@ -65,8 +70,32 @@ TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are lo
   CHECK(long_rows.kernel == "stream");
   CHECK(says(long_rows, "mean row length 41.8"));
   // Asked for a loop, the plan keeps it and picks that loop's kernel as before.
+  CHECK(gpu_plan(testing::hub_and_chain(1000), GpuLoopAsk::generic).kernel == "scalar");
+  CHECK(make_plan(
+            [] {
+              SolveRequest r;
+              r.backend.device = Device::gpu;
+              r.gpu_loop = GpuLoopAsk::generic;
+              return r;
+            }(),
+            testing::hub_and_chain(1000))
+            .loop == Loop::generic);
+}
+
+TEST_CASE(
+    "HLL on power-law rows: the tail kernel in the generic loop; the plan says where it cuts") {
   SolveRequest r;
   r.backend.device = Device::gpu;
-  r.gpu_loop = GpuLoopAsk::generic;
-  CHECK(make_plan(r, testing::hub_and_chain(1000)).kernel == "scalar");
+  r.backend.format = Format::hll;
+  const Plan plan = make_plan(r, generate_matrix("gen:powerlaw:20000"));
+  CHECK(plan.kernel == "thread");
+  CHECK(plan.loop == Loop::generic);
+  CHECK(says(plan, "continue in a CSR tail"));
+  CHECK(says(plan, "ELL is refused does not arise"));
+  // On the CPU the plan names the tail too; a regular grid has none.
+  r.backend.device = Device::serial;
+  CHECK(says(make_plan(r, testing::hub_and_chain(1000)), "(1 of them,"));
+  CHECK_FALSE(says(make_plan(r, poisson2d(30)), "tail"));
+  r.backend.hll_tail = 5;
+  CHECK(says(make_plan(r, poisson2d(30)), "rows over 5 entries continue in a CSR tail"));
 }

@@ -2,9 +2,12 @@
 // reference product.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
 #include "spmv/backend.hpp"
+#include "spmv/balanced_units.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -76,6 +79,74 @@ TEST_CASE("every CPU backend agrees with the dense product in double to 1e-12") 
 
 TEST_CASE("every CPU backend agrees with the dense product in float to 1e-5") {
   check_all_backends<float>(1e-5);
+}
+
+// The HYB tail (formats/hll.hpp) at forced thresholds (0: every entry in the tail; 1, 3, 40) and
+// chosen from the row lengths, serial and OpenMP, hacks of 32 and of 5 (n = 33 and 4,099 are
+// not multiples of either).
+TEST_CASE("HLL with a HYB tail agrees with the dense product, set_values included") {
+  for (const auto& [name, A] : spmv_test_matrices()) {
+    const std::vector<double> x = random_vector(A.cols, 43);
+    const std::vector<double> expected = reference_product(A, x);
+    for (index_t tail : {-1, 0, 1, 3, 40}) {
+      for (Device device : {Device::serial, Device::omp}) {
+        for (index_t hack_size : {32, 5}) {
+          CAPTURE(name);
+          CAPTURE(tail);
+          CAPTURE(to_string(device));
+          CAPTURE(hack_size);
+          BackendOptions options;
+          options.format = Format::hll;
+          options.device = device;
+          options.threads = 3;
+          options.hack_size = hack_size;
+          options.hll_tail = tail;
+          CHECK(relative_error(apply_backend<double>(A, x, options), expected) <= 1e-12);
+          // New values on the same pattern: 2A x = 2 y.
+          auto backend = make_backend(A, options);
+          std::vector<double> twice(A.values.size());
+          for (std::size_t k = 0; k < twice.size(); ++k) twice[k] = 2 * A.values[k];
+          backend->set_values(twice.data());
+          std::vector<double> y(A.rows, -7.0), expected2(expected);
+          for (double& e : expected2) e *= 2;
+          backend->apply(x.data(), y.data());
+          CHECK(relative_error(y, expected2) <= 1e-12);
+        }
+      }
+    }
+  }
+}
+
+// The GPU balanced kernel's units (spmv/balanced_units.hpp), checked on the host: every row in
+// exactly one unit (a long row in pieces), units within their limits, tiling the nonzeros.
+TEST_CASE("balanced units tile the nonzeros: whole short rows, long rows in pieces") {
+  for (const auto& [name, A] : spmv_test_matrices()) {
+    CAPTURE(name);
+    const BalancedUnits units = balanced_units(A.row_ptr, A.rows);
+    REQUIRE(units.start.size() == units.first_row.size());
+    CHECK(units.start.back() == (A.rows > 0 ? A.nnz() : 0));
+    CHECK(units.first_row.back() == A.rows);
+    std::vector<int> seen(std::size_t(A.rows), 0);
+    for (index_t u = 0; u < units.count(); ++u) {
+      const index_t row = units.first_row[u], next = units.first_row[u + 1];
+      const index_t begin = units.start[u], end = units.start[u + 1];
+      CHECK(begin <= end);
+      CHECK(end - begin <= kBalancedUnit);
+      if (A.row_length(row) > kBalancedUnit) {  // a piece: within its row, pieces in order
+        CHECK(begin >= A.row_ptr[row]);
+        CHECK(end <= A.row_ptr[row + 1]);
+        CHECK((begin - A.row_ptr[row]) % kBalancedUnit == 0);
+        if (begin == A.row_ptr[row]) ++seen[row];
+      } else {  // whole rows
+        CHECK(next > row);
+        CHECK(next - row <= kBalancedUnitRows);
+        CHECK(begin == A.row_ptr[row]);
+        CHECK(end == A.row_ptr[next]);
+        for (index_t r = row; r < next; ++r) ++seen[r];
+      }
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
+  }
 }
 
 TEST_CASE("sorted products equal A x in the original order") {

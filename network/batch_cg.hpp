@@ -1,0 +1,122 @@
+// The batched study engine's linear algebra (netsolve --study ... --device gpu, issue 23 item 3):
+// the scenarios of a study run in lockstep, each on its own host thread (its trials assemble their
+// matrices and right-hand sides on the same pattern, in parallel on the cores), and the scaled
+// correction systems of every scenario that waits for one are solved together in one call.
+//
+//   BatchCg          the seam: solves a batch of systems that share one sparsity pattern.
+//                    make_cpu_batch_cg: a loop over cgsolve's CPU CG (the fallback, and what
+//                    the tests run without a GPU); make_gpu_batch_cg: the cluster-resident CG
+//                    (solver/cuda/cluster_cg.hpp, ClusterCg::solve_batch), one system per
+//                    thread-block cluster, one launch for the whole batch.
+//   BatchRendezvous  where the scenario threads meet: each thread's CG solver
+//                    (make_batch_member_solver, network/cg_solver.cpp) hands its system in and
+//                    waits; the last of the members still running to arrive solves the batch on
+//                    BatchCg and wakes the others. A member that has no scenario left leaves.
+//
+// Each scenario's trials, status checks, convergence test and iterative refinement are the CPU
+// study's own (GradientAlgorithm and the CG solver's refinement loop run unchanged on the
+// member's thread); only where its inner CG solves runs differs.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "formats/csr.hpp"
+#include "network/linear_solver.hpp"
+#include "solver/cg_types.hpp"
+#include "solver/solver.hpp"
+
+namespace cgs::net {
+
+// One system of a batch: A (its values; the pattern shared by the batch), b, and x, the initial
+// guess on entry and the solution on return; result as the CG loop reports it.
+struct BatchCgSystem {
+  const CsrMatrix<double>* A = nullptr;
+  const std::vector<double>* b = nullptr;
+  std::vector<double>* x = nullptr;
+  CgResult result;
+};
+
+class BatchCg {
+ public:
+  virtual ~BatchCg() = default;
+  // Every system to options' tolerance (no preconditioner: the study hands in scaled systems).
+  // A system whose pattern differs from the first's is an error (std::invalid_argument).
+  virtual void solve(const std::vector<BatchCgSystem*>& systems) = 0;
+  virtual std::string name() const = 0;
+};
+
+// std::invalid_argument unless A has pattern's rows, row pointers and columns.
+void check_same_pattern(const CsrMatrix<double>& A, const CsrMatrix<double>& pattern);
+
+// The CPU fallback: one cgsolve Solver (request's plan, CPU device), analysed on the first
+// pattern, set_values and solve per system, one system after another. It does exactly what the
+// CG solver of a CPU study does per solve, so a batched study on it gives the CPU study's rows.
+std::unique_ptr<BatchCg> make_cpu_batch_cg(const SolveRequest& request);
+
+// The GPU engine: the cluster-resident CG in its batch layout (the matrix rows read from L2, each
+// cluster's vectors in shared memory), options.tol, options.max_iters. Throws DeviceError where
+// this build has no CUDA or there is no usable GPU (the message says which); on the first batch,
+// DeviceError where the system does not fit one cluster (with the reason).
+std::unique_ptr<BatchCg> make_gpu_batch_cg(const CgOptions& options);
+
+// Where the members' systems are collected. members: the scenario threads that will call solve.
+class BatchRendezvous {
+ public:
+  BatchRendezvous(std::unique_ptr<BatchCg> engine, int members);
+  // Blocks until the batch holding this system was solved; rethrows the engine's error (after
+  // one, every later call rethrows it at once, so that the members finish quickly).
+  CgResult solve(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x);
+  // A member with no work left: the others no longer wait for it.
+  void leave();
+  std::string engine_name() const { return engine_->name(); }
+  std::exception_ptr error() const;
+  // What the batches held, for the summary and the model of the GPU's time (a launch lasts as
+  // long as its slowest system: its critical iterations).
+  struct Counts {
+    long launches = 0;             // batches solved
+    long systems = 0;              // systems solved, over all batches
+    long iterations = 0;           // CG iterations, all systems
+    long critical_iterations = 0;  // the most iterations of a system in each batch, summed
+  };
+  Counts counts() const;
+
+ private:
+  void run_batch(std::unique_lock<std::mutex>& lock);
+
+  std::unique_ptr<BatchCg> engine_;
+  mutable std::mutex mutex_;
+  std::condition_variable solved_;
+  int members_;
+  std::vector<BatchCgSystem*> waiting_;
+  long generation_ = 0;
+  Counts counts_;
+  std::exception_ptr error_;
+};
+
+// A member's leave() when it goes out of scope (a member that stops on an exception leaves too).
+class BatchMembership {
+ public:
+  explicit BatchMembership(BatchRendezvous* rendezvous) : rendezvous_(rendezvous) {}
+  ~BatchMembership() {
+    if (rendezvous_) rendezvous_->leave();
+  }
+  BatchMembership(const BatchMembership&) = delete;
+  BatchMembership& operator=(const BatchMembership&) = delete;
+
+ private:
+  BatchRendezvous* rendezvous_;
+};
+
+// A member's linear solver: netsolve's CG solver (cg_solver.cpp: symmetric Jacobi scaling,
+// iterative refinement to the componentwise backward error, its acceptance test) whose inner CG
+// solves go through the rendezvous. The tolerance of each inner solve is the engine's.
+std::unique_ptr<LinearSolver> make_batch_member_solver(std::shared_ptr<BatchRendezvous> batch,
+                                                       const RefinementOptions& refinement = {});
+
+}  // namespace cgs::net

@@ -1,0 +1,40 @@
+// The GPU's share of AMG's set-up (issue 22 item 2), used when the solve runs on the GPU: per
+// level, the numeric phases that cost most on the host, on the patterns the host made once.
+//   prolongator   P = (I - omega D_F^-1 A_F) T, one thread a row (the host's order and rounding)
+//   restriction   R = P^T's values, scattered through transpose_with_map's positions
+//   Galerkin      R A P as two cuSPARSE SpGEMMs (R A, then (R A) P) with pattern reuse
+//                 (cusparseSpGEMMreuse): the symbolic passes run at the first set-up only, and
+//                 set_values repeats the numeric ones on plans kept on the device.
+// Strength, aggregation, the patterns of P and R, and the Lanczos estimate of omega stay on the
+// host: they run once per pattern (except Lanczos) and the program's arrays are host arrays.
+// Built without CUDA, making one throws DeviceError.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "formats/csr.hpp"
+
+namespace cgs::precond::amg {
+
+struct Level;
+
+// Seconds of each phase of one level's numbers, host-device copies included.
+struct GpuPhaseSeconds {
+  double prolongator = 0, restriction = 0, galerkin = 0;
+};
+
+class GpuLevelValues {
+ public:
+  virtual ~GpuLevelValues() = default;
+  // Level's P and R values (in level.prolongator.P and level.restriction.At, host copies for
+  // the program) and the next level's operator `next` (its pattern too at the first call), from
+  // the level's operator A, the filtered diagonal D_F and P's damping omega. Later calls must
+  // see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs run.
+  virtual GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
+                                  double omega, Level& level, CsrMatrix<double>& next) = 0;
+};
+
+std::unique_ptr<GpuLevelValues> make_gpu_level_values();
+
+}  // namespace cgs::precond::amg
