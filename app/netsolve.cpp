@@ -17,9 +17,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 
 #include "app/cli_options.hpp"
 #include "app/demand_model_options.hpp"
@@ -48,6 +50,8 @@ struct Args {
   std::string network, nodes_csv, links_csv, tanks_csv, export_dir, report;
   std::string reference_dir;      // EPANET's <net>_nodes.csv(.gz) / _links.csv(.gz) to compare with
   std::string solver = "direct";  // direct (sparse Cholesky) or cg
+  std::string direct_backend = "auto";  // the sparse Cholesky's library (--direct-backend)
+  std::string elimination_order;        // --elimination-order: junction IDs, one a line
   std::string duration;           // empty: the file's DURATION
   std::string trace;              // --trace: the periods whose trials are printed
   bool quiet = false;
@@ -61,6 +65,44 @@ struct RunInfo {
   double read_seconds = 0, total_seconds = 0;
   index_t nnz = 0;
 };
+
+// --elimination-order: every junction's ID once, one a line, in the order to eliminate them.
+std::vector<int> read_elimination_order(const std::string& path, const Network& net) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot open the elimination order");
+  std::unordered_map<std::string, int> junction;
+  for (int i = 0; i < net.junction_count; ++i) junction[net.nodes[i].id] = i;
+  std::vector<int> order;
+  std::string id;
+  for (long line = 1; std::getline(in, id); ++line) {
+    id.erase(id.find_last_not_of(" \t\r") + 1);
+    if (id.empty()) continue;
+    const auto it = junction.find(id);
+    if (it == junction.end()) throw InputError(path, line, "'" + id + "' is not a junction");
+    if (it->second < 0) throw InputError(path, line, "junction '" + id + "' listed twice");
+    order.push_back(it->second);
+    it->second = -1;
+  }
+  if (static_cast<int>(order.size()) != net.junction_count)
+    throw InputError(path, 0, std::to_string(order.size()) + " junctions listed, the network has " +
+                                  std::to_string(net.junction_count));
+  return order;
+}
+
+DirectBackend direct_backend(const Args& args) {
+  if (args.direct_backend == "cholmod") return DirectBackend::cholmod;
+  if (args.direct_backend == "eigen") return DirectBackend::eigen;
+  if (args.direct_backend == "native") return DirectBackend::native;
+  return DirectBackend::automatic;
+}
+
+std::unique_ptr<LinearSolver> make_direct(const Args& args, const Network& net) {
+  if (args.elimination_order.empty()) return make_direct_solver(direct_backend(args));
+  const DirectBackend backend = direct_backend(args);
+  if (backend != DirectBackend::native && backend != DirectBackend::automatic)
+    throw InputError("--elimination-order is for the native direct solver only");
+  return make_native_solver(read_elimination_order(args.elimination_order, net));
+}
 
 std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
@@ -443,12 +485,12 @@ int run(const Args& args, SolverCli& cli) {
         args.study, net, args.duration, threads, args.report, args.quiet,
         [&]() -> std::unique_ptr<LinearSolver> {
           if (args.solver == "cg") return make_cg_solver(baseline_request, args.refinement);
-          return make_direct_solver();
+          return make_direct(args, net);
         },
         batch);
   }
-  auto solver =
-      args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct_solver();
+  auto solver = args.solver == "cg" ? make_cg_solver(request, args.refinement)
+                                    : make_direct(args, net);
 
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
@@ -513,10 +555,19 @@ int main(int argc, char** argv) {
                  "Simulated time instead of the file's DURATION: EPANET's forms (24, 24:00, "
                  "\"24 HOURS\") or 24h, 90min, 1d, 86400s; 0 = the steady state at time 0");
   app.add_option("--solver", args.solver,
-                 "Linear solver of each trial: direct (sparse Cholesky: CHOLMOD, or Eigen's "
-                 "SimplicialLDLT without it) or cg (cgsolve's CG, --format/--device/... apply)")
+                 "Linear solver of each trial: direct (sparse Cholesky, --direct-backend) or cg "
+                 "(cgsolve's CG, --format/--device/... apply)")
       ->check(CLI::IsMember({"direct", "cg"}))
       ->capture_default_str();
+  app.add_option("--direct-backend", args.direct_backend,
+                 "The direct solver's factorisation: native (netsolve's own sparse Cholesky in "
+                 "EPANET's order of operations; auto picks it), cholmod (SuiteSparse's, loaded "
+                 "when asked for) or eigen (Eigen's SimplicialLDLT)")
+      ->check(CLI::IsMember({"auto", "native", "cholmod", "eigen"}))
+      ->capture_default_str();
+  app.add_option("--elimination-order", args.elimination_order,
+                 "The native direct solver eliminates the junctions in this order (a file of "
+                 "junction IDs, one a line, each once) instead of its minimum degree order");
   add_solver_options(app, cli);
   add_demand_model_options(app, args.demand_model);
   app.add_option("--nodes", args.nodes_csv,

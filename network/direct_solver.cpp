@@ -16,10 +16,8 @@
 
 #include "formats/types.hpp"
 #include "network/linear_solver.hpp"
-
-#ifdef CGSOLVE_HAVE_CHOLMOD
-#include <cholmod.h>
-#endif
+#include "network/sparse_cholesky.hpp"
+#include "solver/cholmod_api.hpp"
 
 namespace cgs::net {
 namespace {
@@ -109,7 +107,7 @@ struct PermutedMatrix {
 
 class CholmodSolver final : public LinearSolver {
  public:
-  CholmodSolver() {
+  CholmodSolver() : lib_(cholmod::api()) {
     start(common_);
     // The factorisation runs on P A P^T (PermutedMatrix) in that order: no ordering of its own.
     common_.nmethods = 1;
@@ -117,12 +115,12 @@ class CholmodSolver final : public LinearSolver {
     common_.postorder = 0;
   }
   ~CholmodSolver() override {
-    cholmod_free_factor(&factor_, &common_);
-    cholmod_free_factor(&natural_, &common_);
-    cholmod_free_dense(&x_, &common_);
-    cholmod_free_dense(&y_, &common_);
-    cholmod_free_dense(&e_, &common_);
-    cholmod_finish(&common_);
+    lib_.free_factor(&factor_, &common_);
+    lib_.free_factor(&natural_, &common_);
+    lib_.free_dense(&x_, &common_);
+    lib_.free_dense(&y_, &common_);
+    lib_.free_dense(&e_, &common_);
+    lib_.finish(&common_);
   }
   CholmodSolver(const CholmodSolver&) = delete;
   CholmodSolver& operator=(const CholmodSolver&) = delete;
@@ -133,7 +131,7 @@ class CholmodSolver final : public LinearSolver {
   std::unique_ptr<LinearSolver> clone_analysed() const override {
     auto copy = std::make_unique<CholmodSolver>();
     if (!factor_) return copy;
-    copy->factor_ = cholmod_copy_factor(factor_, &copy->common_);
+    copy->factor_ = lib_.copy_factor(factor_, &copy->common_);
     copy->check("copy_factor");
     copy->permuted_ = permuted_;
     copy->pattern_ = pattern_;
@@ -154,7 +152,7 @@ class CholmodSolver final : public LinearSolver {
     if (!factor_ || !pattern_.same_as(A)) analyse(A);
     permuted_.scatter(A.values);
     cholmod_sparse view = sparse_view(permuted_.C);
-    cholmod_factorize(&view, factor_, &common_);
+    lib_.factorize(&view, factor_, &common_);
     if (common_.status == CHOLMOD_NOT_POSDEF) {
       stats.failed_row = permuted_.perm[factor_->minor];
       stats.converged = false;
@@ -166,7 +164,7 @@ class CholmodSolver final : public LinearSolver {
     rhs_.resize(b.size());
     for (std::size_t k = 0; k < b.size(); ++k) rhs_[k] = b[perm[k]];
     cholmod_dense rhs = dense_view(rhs_);
-    cholmod_solve2(CHOLMOD_A, factor_, &rhs, nullptr, &x_, nullptr, &y_, &e_, &common_);
+    lib_.solve2(CHOLMOD_A, factor_, &rhs, nullptr, &x_, nullptr, &y_, &e_, &common_);
     check("solve");
     const double* solution = static_cast<const double*>(x_->x);
     x.resize(b.size());
@@ -186,16 +184,16 @@ class CholmodSolver final : public LinearSolver {
     const auto started = Clock::now();
     cholmod_sparse view = sparse_view(A);
     if (!natural_ || !natural_pattern_.same_as(A)) {
-      cholmod_free_factor(&natural_, &common_);
-      natural_ = cholmod_analyze(&view, &common_);  // common_ orders naturally (constructor)
+      lib_.free_factor(&natural_, &common_);
+      natural_ = lib_.analyze(&view, &common_);  // common_ orders naturally (constructor)
       check("analyze");
       natural_pattern_.remember(A);
     }
-    cholmod_factorize(&view, natural_, &common_);
+    lib_.factorize(&view, natural_, &common_);
     if (common_.status == CHOLMOD_NOT_POSDEF) return false;
     check("factorize");
     cholmod_dense rhs = dense_view(const_cast<std::vector<double>&>(b));
-    cholmod_solve2(CHOLMOD_A, natural_, &rhs, nullptr, &x_, nullptr, &y_, &e_, &common_);
+    lib_.solve2(CHOLMOD_A, natural_, &rhs, nullptr, &x_, nullptr, &y_, &e_, &common_);
     check("solve");
     const double* solution = static_cast<const double*>(x_->x);
     x.assign(solution, solution + b.size());
@@ -222,8 +220,8 @@ class CholmodSolver final : public LinearSolver {
   }
 
  private:
-  static void start(cholmod_common& common) {
-    cholmod_start(&common);
+  void start(cholmod_common& common) const {
+    lib_.start(&common);
     // LL^T, not CHOLMOD's default LDL^T: a simplicial LDL^T goes on through negative pivots, and
     // a pivot <= 0 is exactly what must be caught (EPANET's error 110).
     common.final_ll = 1;
@@ -265,19 +263,19 @@ class CholmodSolver final : public LinearSolver {
     cholmod_common ordering_common;
     start(ordering_common);
     cholmod_sparse view = sparse_view(A);
-    cholmod_factor* ordering = cholmod_analyze(&view, &ordering_common);
+    cholmod_factor* ordering = lib_.analyze(&view, &ordering_common);
     if (!ordering) {
-      cholmod_finish(&ordering_common);
+      lib_.finish(&ordering_common);
       throw std::runtime_error("CHOLMOD analyze failed");
     }
     ordering_ = ordering_name(ordering_common.method[ordering_common.selected].ordering);
     permuted_.build(A, static_cast<const int*>(ordering->Perm));
-    cholmod_free_factor(&ordering, &ordering_common);
-    cholmod_finish(&ordering_common);
+    lib_.free_factor(&ordering, &ordering_common);
+    lib_.finish(&ordering_common);
 
-    cholmod_free_factor(&factor_, &common_);
+    lib_.free_factor(&factor_, &common_);
     cholmod_sparse permuted = sparse_view(permuted_.C);
-    factor_ = cholmod_analyze(&permuted, &common_);
+    factor_ = lib_.analyze(&permuted, &common_);
     check("analyze");
     pattern_.remember(A);
     ++analyses_;
@@ -300,6 +298,7 @@ class CholmodSolver final : public LinearSolver {
                                std::to_string(common_.status) + ")");
   }
 
+  const cholmod::Api& lib_;  // first: every other member's clean-up calls it
   cholmod_common common_{};
   cholmod_factor* factor_ = nullptr;
   cholmod_factor* natural_ = nullptr;  // A in the file's order (solve_in_file_order)
@@ -314,6 +313,121 @@ class CholmodSolver final : public LinearSolver {
   std::string ordering_;
 };
 #endif
+
+// netsolve's own sparse Cholesky in EPANET's order of operations (sparse_cholesky.hpp): the
+// default, as it needs no library and is as fast as CHOLMOD on networks (BENCHMARKS.md 11).
+class NativeSolver final : public LinearSolver {
+ public:
+  NativeSolver() = default;
+  explicit NativeSolver(std::vector<int> order) : given_order_(std::move(order)), fixed_(true) {}
+
+  // EPANET's order, unless one was given; a new order is analysed on the next solve.
+  void suggest_elimination_order(const std::vector<int>& order) override {
+    if (fixed_ || order == given_order_) return;
+    given_order_ = order;
+    pattern_ = {};
+  }
+
+  LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
+                         std::vector<double>& x) override {
+    const auto started = Clock::now();
+    LinearSolveStats stats;
+    if (A.rows == 0) {
+      x.clear();
+      return stats;
+    }
+    if (!cholesky_.analysed() || !pattern_.same_as(A)) {
+      cholesky_.analyse(A,
+                        given_order_.empty() ? minimum_degree_order(A) : checked(given_order_, A));
+      pattern_.remember(A);
+      ++analyses_;
+    }
+    if (!cholesky_.factorize(A, &stats.failed_row)) {
+      stats.converged = false;
+      stats.seconds = since(started);
+      return stats;
+    }
+    cholesky_.solve(b, x);
+    measure_residual(A, b, x, stats);
+    stats.seconds = since(started);
+    return stats;
+  }
+
+  // A pivot <= 0 depends on the elimination order (CholmodSolver::solve_in_file_order says
+  // why): the file's order, then AMD's, are the second and third chances before error 110 (a
+  // C-Town variant whose path had left EPANET's met one in EPANET's order and in the file's,
+  // where CHOLMOD's AMD order went through). Each analysed on first use.
+  bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
+                           std::vector<double>& x, LinearSolveStats& stats) override {
+    const auto started = Clock::now();
+    if (!fallbacks_pattern_.same_as(A)) {
+      std::vector<int> identity(A.rows);
+      for (index_t i = 0; i < A.rows; ++i) identity[i] = static_cast<int>(i);
+      file_order_.analyse(A, identity);
+      amd_order_ = SparseCholesky();
+      fallbacks_pattern_.remember(A);
+    }
+    int failed_row = -1;
+    SparseCholesky* used = &file_order_;
+    if (!file_order_.factorize(A, &failed_row)) {
+      if (!amd_order_.analysed()) amd_order_.analyse(A, minimum_degree_order(A));
+      if (!amd_order_.factorize(A, &failed_row)) return false;
+      used = &amd_order_;
+    }
+    used->solve(b, x);
+    stats = {};
+    measure_residual(A, b, x, stats);
+    stats.seconds = since(started);
+    ++file_order_solves_;
+    return true;
+  }
+
+  std::unique_ptr<LinearSolver> clone_analysed() const override {
+    auto copy = std::make_unique<NativeSolver>(*this);
+    copy->analyses_ = 0;
+    copy->file_order_solves_ = 0;
+    copy->copied_ = cholesky_.analysed();
+    return copy;
+  }
+
+  std::string kind() const override { return "direct"; }
+  std::string backend() const override { return "native"; }
+
+  static const std::vector<int>& checked(const std::vector<int>& order,
+                                         const CsrMatrix<double>& A) {
+    std::vector<char> seen(A.rows, 0);
+    bool permutation = static_cast<index_t>(order.size()) == A.rows;
+    for (int i : order) permutation = permutation && i >= 0 && i < A.rows && !seen[i]++;
+    if (!permutation)
+      throw InputError("the elimination order has " + std::to_string(order.size()) +
+                       " entries, not a permutation of the system's " + std::to_string(A.rows) +
+                       " junctions");
+    return order;
+  }
+  int analyses() const override { return analyses_; }
+  std::string name() const override {
+    std::string text = "direct: sparse Cholesky LL^T, EPANET's left-looking factorisation";
+    if (cholesky_.analysed())
+      text += std::string(given_order_.empty() ? " (AMD ordering, "
+                          : fixed_             ? " (given ordering, "
+                                               : " (EPANET's multiple minimum degree ordering, ") +
+              std::to_string(cholesky_.factor_nonzeros()) + " nonzeros below L's diagonal" +
+              (copied_ ? ", analysis copied from another solver" : "") + ", analysed " +
+              std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
+    if (file_order_solves_ > 0)
+      text += "; " + std::to_string(file_order_solves_) +
+              " solve(s) in the file's or AMD's order where that one met a pivot <= 0";
+    return text;
+  }
+
+ private:
+  std::vector<int> given_order_;  // empty: minimum degree (AMD)
+  bool fixed_ = false;            // given_order_ came with the solver: suggestions are ignored
+  SparseCholesky cholesky_, file_order_, amd_order_;  // the latter two: the fallbacks
+  Pattern pattern_, fallbacks_pattern_;
+  int analyses_ = 0, file_order_solves_ = 0;
+  bool copied_ = false;
+};
 
 class EigenLdltSolver final : public LinearSolver {
  public:
@@ -376,17 +490,23 @@ class EigenLdltSolver final : public LinearSolver {
 
 bool cholmod_available() {
 #ifdef CGSOLVE_HAVE_CHOLMOD
-  return true;
+  return cholmod::available();
 #else
   return false;
 #endif
 }
 
+std::unique_ptr<LinearSolver> make_native_solver(std::vector<int> elimination_order) {
+  return std::make_unique<NativeSolver>(std::move(elimination_order));
+}
+
 std::unique_ptr<LinearSolver> make_direct_solver(DirectBackend backend) {
-  if (backend == DirectBackend::automatic)
-    backend = cholmod_available() ? DirectBackend::cholmod : DirectBackend::eigen;
+  if (backend == DirectBackend::automatic) backend = DirectBackend::native;
+  if (backend == DirectBackend::native) return std::make_unique<NativeSolver>();
   if (backend == DirectBackend::eigen) return std::make_unique<EigenLdltSolver>();
 #ifdef CGSOLVE_HAVE_CHOLMOD
+  std::string why;
+  if (!cholmod::available(&why)) throw InputError("the direct solver's CHOLMOD backend: " + why);
   return std::make_unique<CholmodSolver>();
 #else
   throw InputError(

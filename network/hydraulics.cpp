@@ -6,6 +6,7 @@
 
 #include "formats/convert.hpp"
 #include "formats/types.hpp"
+#include "network/epanet_order.hpp"
 
 namespace cgs::net {
 namespace {
@@ -116,6 +117,7 @@ void GradientAlgorithm::build_structure() {
   std::vector<double> zeros(rows.size(), 0.0);
   system_.A = csr_from_triplets<double>(nj_, nj_, rows, cols, zeros);
   system_.b.assign(nj_, 0.0);
+  system_.elimination_order = epanet_elimination_order(net_);
   const CsrMatrix<double>& A = system_.A;
   auto slot = [&](int r, int c) {
     auto first = A.col_idx.begin() + A.row_ptr[r], last = A.col_idx.begin() + A.row_ptr[r + 1];
@@ -1072,6 +1074,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     const JunctionSystem& system = assemble();
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system);
+    if (trial == 1) solver.suggest_elimination_order(system.elimination_order);
     LinearSolveStats stats = solver.solve(system.A, system.b, x);
     // As EPANET's hydsolve: a pivot <= 0 at the junction of an active control valve fixes that
     // valve and repeats the trial (its count does not advance); anything else is error 110,

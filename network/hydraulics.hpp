@@ -85,6 +85,8 @@ struct HydraulicResults {
 struct JunctionSystem {
   CsrMatrix<double> A;
   std::vector<double> b;
+  // The order EPANET eliminates the junctions in (epanet_order.hpp), for the direct solver.
+  std::vector<int> elimination_order;
 };
 
 struct RunOptions {

@@ -46,7 +46,8 @@ class LinearSolver {
   virtual LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                                  std::vector<double>& x) = 0;
   virtual std::string name() const = 0;
-  // For reports: "direct" or "cg", and the library doing the work ("cholmod", "eigen", "cgsolve").
+  // For reports: "direct" or "cg", and the library doing the work ("native", "cholmod", "eigen",
+  // "cgsolve").
   virtual std::string kind() const { return "cg"; }
   virtual std::string backend() const { return "cgsolve"; }
   virtual AutotuneRecord autotune() const { return {}; }
@@ -60,6 +61,10 @@ class LinearSolver {
   // once per thread, so the analysis runs once per network. nullptr where the solver cannot be
   // copied (the caller makes a new one, which analyses on its first system).
   virtual std::unique_ptr<LinearSolver> clone_analysed() const { return nullptr; }
+  // The order EPANET eliminates the junctions in (network/epanet_order.hpp), offered before the
+  // first trial of every period. The native direct solver eliminates in it, unless it was given
+  // one of its own (make_native_solver); the others order themselves.
+  virtual void suggest_elimination_order(const std::vector<int>& order) { (void)order; }
   // Symbolic analyses this solver ran (direct solvers; -1 where not counted).
   virtual int analyses() const { return -1; }
   virtual bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
@@ -104,11 +109,17 @@ SolveRequest network_cg_request(SolveRequest request);
 // by every later system with the same sparsity pattern (every trial and time step of a network:
 // the GradientAlgorithm builds the CSR structure once); each solve factorises numerically. A pivot
 // <= 0 stops the factorisation and is reported in LinearSolveStats::failed_row.
-//   cholmod: SuiteSparse CHOLMOD (AMD ordering, LL^T), when built with it (CGSOLVE_HAVE_CHOLMOD);
-//   eigen:   Eigen's SimplicialLDLT (AMD ordering), a pivot d <= 0 of D counts as the failure;
-//   automatic: CHOLMOD when available, else Eigen.
-enum class DirectBackend { automatic, cholmod, eigen };
+//   native:  netsolve's own (network/sparse_cholesky.hpp): EPANET's left-looking factorisation
+//            and substitutions, minimum degree ordering; no library (the default: automatic);
+//   cholmod: SuiteSparse CHOLMOD (AMD ordering, LL^T), when built with it (CGSOLVE_HAVE_CHOLMOD),
+//            its library loaded when first asked for (solver/cholmod_api.hpp);
+//   eigen:   Eigen's SimplicialLDLT (AMD ordering), a pivot d <= 0 of D counts as the failure.
+enum class DirectBackend { automatic, native, cholmod, eigen };
 std::unique_ptr<LinearSolver> make_direct_solver(DirectBackend backend = DirectBackend::automatic);
+// The native solver eliminating the junctions in this order (order[k]: the junction eliminated
+// k-th), e.g. EPANET's own (netsolve --elimination-order); the size is checked on the first system.
+std::unique_ptr<LinearSolver> make_native_solver(std::vector<int> elimination_order);
+// Built with CHOLMOD and its library loads.
 bool cholmod_available();
 
 }  // namespace cgs::net

@@ -7,6 +7,7 @@
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "spmv/cuda/cuda_common.cuh"
+#include "spmv/cuda/cusparse_api.hpp"
 
 namespace cgs::precond::amg {
 namespace {
@@ -82,7 +83,7 @@ struct DeviceCsr {
   DeviceCsr(const DeviceCsr&) = delete;
   DeviceCsr& operator=(const DeviceCsr&) = delete;
   ~DeviceCsr() {
-    if (descr) cusparseDestroySpMat(descr);
+    if (descr) cuda::cusparse_api().destroy_sp_mat(descr);
   }
 
   // Pattern and values of M, and the descriptor.
@@ -93,9 +94,9 @@ struct DeviceCsr {
     row_ptr = DeviceArray<index_t>(M.row_ptr, what);
     col_idx = DeviceArray<index_t>(M.col_idx, what);
     values = DeviceArray<double>(M.values, what);
-    CGS_CUSPARSE_CHECK(cusparseCreateCsr(&descr, rows, cols, nnz, row_ptr.data(), col_idx.data(),
-                                         values.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().create_csr(
+        &descr, rows, cols, nnz, row_ptr.data(), col_idx.data(), values.data(), CUSPARSE_INDEX_32I,
+        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
   }
   void upload_values(const std::vector<double>& v) {
     if (std::int64_t(v.size()) != nnz)
@@ -111,52 +112,52 @@ class ReusedProduct {
  public:
   ReusedProduct(const DeviceCsr& a, const DeviceCsr& b) : a_(a), b_(b) {
     cusparseHandle_t handle = cuda::cuda_context().cusparse();
-    CGS_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&plan_));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_create_descr(&plan_));
     c_.rows = a.rows;
     c_.cols = b.cols;
     c_.row_ptr = DeviceArray<index_t>(std::size_t(a.rows) + 1, "amg R A P row pointers");
-    CGS_CUSPARSE_CHECK(cusparseCreateCsr(&c_.descr, c_.rows, c_.cols, 0, c_.row_ptr.data(), nullptr,
-                                         nullptr, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().create_csr(
+        &c_.descr, c_.rows, c_.cols, 0, c_.row_ptr.data(), nullptr, nullptr, CUSPARSE_INDEX_32I,
+        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     std::size_t size1 = 0;
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_workEstimation(handle, kPlain, kPlain, a.descr, b.descr,
-                                                          c_.descr, kAlg, plan_, &size1, nullptr));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_work_estimation(
+        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size1, nullptr));
     DeviceArray<char> buffer1(size1, "SpGEMM work estimation buffer");
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_workEstimation(
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_work_estimation(
         handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size1, buffer1.data()));
     std::size_t size2 = 0, size3 = 0, size4 = 0;
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_nnz(handle, kPlain, kPlain, a.descr, b.descr, c_.descr,
-                                               kAlg, plan_, &size2, nullptr, &size3, nullptr,
-                                               &size4, nullptr));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_nnz(
+        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size2, nullptr, &size3,
+        nullptr, &size4, nullptr));
     DeviceArray<char> buffer2(size2, "SpGEMM nnz buffer");
     DeviceArray<char> buffer3(size3, "SpGEMM nnz buffer");
     buffer4_ = DeviceArray<char>(size4, "SpGEMM compute buffer");
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_nnz(handle, kPlain, kPlain, a.descr, b.descr, c_.descr,
-                                               kAlg, plan_, &size2, buffer2.data(), &size3,
-                                               buffer3.data(), &size4, buffer4_.data()));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_nnz(
+        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size2, buffer2.data(),
+        &size3, buffer3.data(), &size4, buffer4_.data()));
     std::int64_t rows = 0, cols = 0, nnz = 0;
-    CGS_CUSPARSE_CHECK(cusparseSpMatGetSize(c_.descr, &rows, &cols, &nnz));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().sp_mat_get_size(c_.descr, &rows, &cols, &nnz));
     c_.nnz = nnz;
     c_.col_idx = DeviceArray<index_t>(std::size_t(nnz), "amg R A P columns");
     c_.values = DeviceArray<double>(std::size_t(nnz), "amg R A P values");
-    CGS_CUSPARSE_CHECK(
-        cusparseCsrSetPointers(c_.descr, c_.row_ptr.data(), c_.col_idx.data(), c_.values.data()));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().csr_set_pointers(c_.descr, c_.row_ptr.data(),
+                                                             c_.col_idx.data(), c_.values.data()));
     std::size_t size5 = 0;
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_copy(handle, kPlain, kPlain, a.descr, b.descr, c_.descr,
-                                                kAlg, plan_, &size5, nullptr));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_copy(
+        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size5, nullptr));
     buffer5_ = DeviceArray<char>(size5, "SpGEMM copy buffer");
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_copy(handle, kPlain, kPlain, a.descr, b.descr, c_.descr,
-                                                kAlg, plan_, &size5, buffer5_.data()));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_copy(
+        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size5, buffer5_.data()));
   }
   ReusedProduct(const ReusedProduct&) = delete;
   ReusedProduct& operator=(const ReusedProduct&) = delete;
-  ~ReusedProduct() { cusparseSpGEMM_destroyDescr(plan_); }
+  ~ReusedProduct() { cuda::cusparse_api().spgemm_destroy_descr(plan_); }
 
   void compute() {
     const double one = 1, zero = 0;
-    CGS_CUSPARSE_CHECK(cusparseSpGEMMreuse_compute(cuda::cuda_context().cusparse(), kPlain, kPlain,
-                                                   &one, a_.descr, b_.descr, &zero, c_.descr,
-                                                   CUDA_R_64F, kAlg, plan_));
+    CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_compute(
+        cuda::cuda_context().cusparse(), kPlain, kPlain, &one, a_.descr, b_.descr, &zero, c_.descr,
+        CUDA_R_64F, kAlg, plan_));
   }
   const DeviceCsr& result() const { return c_; }
 

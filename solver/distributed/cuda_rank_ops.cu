@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/shared_library.hpp"
 #include "solver/cg_step.hpp"
 #include "solver/distributed/cuda_rank_ops.hpp"
 #include "solver/distributed/mpi_comm.hpp"
@@ -27,12 +28,51 @@ namespace {
 
 using cuda::stream;
 
-#define CGS_NCCL_CHECK(call)                                               \
-  do {                                                                     \
-    const ncclResult_t cgs_nccl_ = (call);                                 \
-    if (cgs_nccl_ != ncclSuccess)                                          \
-      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " + \
-                        ncclGetErrorString(cgs_nccl_));                    \
+// NCCL's functions, resolved from libnccl when the first GPU rank's transport is made
+// (formats/shared_library.hpp says why): linked, it cost every CPU run of cgsolve about 3 ms of
+// start-up. The soname found at build time, then its path there (distributed/CMakeLists.txt).
+struct NcclApi {
+  decltype(&::ncclGetErrorString) error_string;
+  decltype(&::ncclGetUniqueId) get_unique_id;
+  decltype(&::ncclCommInitRank) comm_init_rank;
+  decltype(&::ncclCommDestroy) comm_destroy;
+  decltype(&::ncclAllReduce) all_reduce;
+  decltype(&::ncclGroupStart) group_start;
+  decltype(&::ncclGroupEnd) group_end;
+  decltype(&::ncclSend) send;
+  decltype(&::ncclRecv) recv;
+};
+
+NcclApi load_nccl() {
+  static const SharedLibrary library({CGSOLVE_NCCL_SONAME, CGSOLVE_NCCL_PATH}, "NCCL");
+  NcclApi api{};
+  api.error_string = library.function<decltype(api.error_string)>("ncclGetErrorString");
+  api.get_unique_id = library.function<decltype(api.get_unique_id)>("ncclGetUniqueId");
+  api.comm_init_rank = library.function<decltype(api.comm_init_rank)>("ncclCommInitRank");
+  api.comm_destroy = library.function<decltype(api.comm_destroy)>("ncclCommDestroy");
+  api.all_reduce = library.function<decltype(api.all_reduce)>("ncclAllReduce");
+  api.group_start = library.function<decltype(api.group_start)>("ncclGroupStart");
+  api.group_end = library.function<decltype(api.group_end)>("ncclGroupEnd");
+  api.send = library.function<decltype(api.send)>("ncclSend");
+  api.recv = library.function<decltype(api.recv)>("ncclRecv");
+  return api;
+}
+
+const NcclApi& nccl() {
+  try {
+    static const NcclApi table = load_nccl();
+    return table;
+  } catch (const std::runtime_error& e) {
+    throw DeviceError(e.what());
+  }
+}
+
+#define CGS_NCCL_CHECK(call)                                                                \
+  do {                                                                                      \
+    const ncclResult_t cgs_nccl_ = (call);                                                  \
+    if (cgs_nccl_ != ncclSuccess)                                                           \
+      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " +                  \
+                        nccl().error_string(cgs_nccl_));                                    \
   } while (0)
 
 constexpr int kBlock = 256;
@@ -179,25 +219,25 @@ class NcclTransport final : public Transport {
  public:
   explicit NcclTransport(MPI_Comm comm) {
     ncclUniqueId id;
-    if (comm_rank(comm) == 0) CGS_NCCL_CHECK(ncclGetUniqueId(&id));
+    if (comm_rank(comm) == 0) CGS_NCCL_CHECK(nccl().get_unique_id(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
-    CGS_NCCL_CHECK(ncclCommInitRank(&nccl_, comm_size(comm), id, comm_rank(comm)));
+    CGS_NCCL_CHECK(nccl().comm_init_rank(&nccl_, comm_size(comm), id, comm_rank(comm)));
   }
-  ~NcclTransport() override { ncclCommDestroy(nccl_); }
+  ~NcclTransport() override { nccl().comm_destroy(nccl_); }
   std::string name() const override { return "NCCL"; }
   void allreduce(double* sums, int count, cudaStream_t s) override {
-    CGS_NCCL_CHECK(ncclAllReduce(sums, sums, count, ncclDouble, ncclSum, nccl_, s));
+    CGS_NCCL_CHECK(nccl().all_reduce(sums, sums, count, ncclDouble, ncclSum, nccl_, s));
   }
   void exchange(const std::vector<HaloReceive>& receives, double* halo,
                 const std::vector<HaloSend>& sends, const std::vector<std::size_t>& offsets,
                 double* packed, cudaStream_t s) override {
-    CGS_NCCL_CHECK(ncclGroupStart());
+    CGS_NCCL_CHECK(nccl().group_start());
     for (const HaloReceive& r : receives)
-      CGS_NCCL_CHECK(ncclRecv(halo + r.offset, r.count, ncclDouble, r.rank, nccl_, s));
+      CGS_NCCL_CHECK(nccl().recv(halo + r.offset, r.count, ncclDouble, r.rank, nccl_, s));
     for (std::size_t i = 0; i < sends.size(); ++i)
-      CGS_NCCL_CHECK(ncclSend(packed + offsets[i], sends[i].local_rows.size(), ncclDouble,
+      CGS_NCCL_CHECK(nccl().send(packed + offsets[i], sends[i].local_rows.size(), ncclDouble,
                               sends[i].rank, nccl_, s));
-    CGS_NCCL_CHECK(ncclGroupEnd());
+    CGS_NCCL_CHECK(nccl().group_end());
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "formats/convert.hpp"
 #include "spmv/cuda/cuda_backend_base.cuh"
+#include "spmv/cuda/cusparse_api.hpp"
 
 namespace cgs::cuda {
 namespace {
@@ -63,9 +64,9 @@ class CusparseBackend final : public CudaBackendBase<T> {
 
   ~CusparseBackend() override {
     // Destroying descriptors cannot fail in a way we could act on here.
-    if (vec_x_) (void)cusparseDestroyDnVec(vec_x_);
-    if (vec_y_) (void)cusparseDestroyDnVec(vec_y_);
-    if (matrix_) (void)cusparseDestroySpMat(matrix_);
+    if (vec_x_) (void)lib_.destroy_dn_vec(vec_x_);
+    if (vec_y_) (void)lib_.destroy_dn_vec(vec_y_);
+    if (matrix_) (void)lib_.destroy_sp_mat(matrix_);
   }
 
   void apply(const T* x, T* y) override {
@@ -74,9 +75,9 @@ class CusparseBackend final : public CudaBackendBase<T> {
       CGS_CUDA_CHECK(cudaMemsetAsync(y, 0, sizeof(T) * std::size_t(this->rows()), stream()));
       return;
     }
-    CGS_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_x_, const_cast<T*>(x)));
-    CGS_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_y_, y));
-    CGS_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, matrix_,
+    CGS_CUSPARSE_CHECK(lib_.dn_vec_set_values(vec_x_, const_cast<T*>(x)));
+    CGS_CUSPARSE_CHECK(lib_.dn_vec_set_values(vec_y_, y));
+    CGS_CUSPARSE_CHECK(lib_.spmv(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, matrix_,
                                     vec_x_, &zero_, vec_y_, value_type<T>(), algorithm_,
                                     buffer_.data()));
   }
@@ -86,7 +87,7 @@ class CusparseBackend final : public CudaBackendBase<T> {
     arrays_i_[0] = DeviceArray<index_t>(A.row_ptr, "cuSPARSE CSR row pointers");
     arrays_i_[1] = DeviceArray<index_t>(A.col_idx, "cuSPARSE CSR column indices");
     values_ = DeviceArray<T>(A.values, "cuSPARSE CSR values");
-    CGS_CUSPARSE_CHECK(cusparseCreateCsr(
+    CGS_CUSPARSE_CHECK(lib_.create_csr(
         &matrix_, A.rows, A.cols, A.nnz(), arrays_i_[0].data(), arrays_i_[1].data(), values_.data(),
         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
     algorithm_ = CUSPARSE_SPMV_CSR_ALG1;
@@ -97,7 +98,7 @@ class CusparseBackend final : public CudaBackendBase<T> {
     arrays_i_[0] = DeviceArray<index_t>(coo.row_idx, "cuSPARSE COO row indices");
     arrays_i_[1] = DeviceArray<index_t>(coo.col_idx, "cuSPARSE COO column indices");
     values_ = DeviceArray<T>(coo.values, "cuSPARSE COO values");
-    CGS_CUSPARSE_CHECK(cusparseCreateCoo(&matrix_, A.rows, A.cols, A.nnz(), arrays_i_[0].data(),
+    CGS_CUSPARSE_CHECK(lib_.create_coo(&matrix_, A.rows, A.cols, A.nnz(), arrays_i_[0].data(),
                                          arrays_i_[1].data(), values_.data(), CUSPARSE_INDEX_32I,
                                          CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
     algorithm_ = CUSPARSE_SPMV_COO_ALG1;
@@ -110,7 +111,7 @@ class CusparseBackend final : public CudaBackendBase<T> {
     arrays_i_[0] = DeviceArray<index_t>(sell.slice_offsets, "cuSPARSE SELL slice offsets");
     arrays_i_[1] = DeviceArray<index_t>(sell.col_idx, "cuSPARSE SELL column indices");
     values_ = DeviceArray<T>(hll.values, "cuSPARSE SELL values");
-    CGS_CUSPARSE_CHECK(cusparseCreateSlicedEll(
+    CGS_CUSPARSE_CHECK(lib_.create_sliced_ell(
         &matrix_, A.rows, A.cols, A.nnz(), (int64_t)hll.values.size(), hack_size,
         arrays_i_[0].data(), arrays_i_[1].data(), values_.data(), CUSPARSE_INDEX_32I,
         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
@@ -139,15 +140,15 @@ class CusparseBackend final : public CudaBackendBase<T> {
     DeviceArray<T> x(std::max<std::size_t>(1, std::size_t(this->cols())), "cuSPARSE scratch x");
     DeviceArray<T> y(std::max<std::size_t>(1, std::size_t(this->rows())), "cuSPARSE scratch y");
     CGS_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), stream()));
-    CGS_CUSPARSE_CHECK(cusparseCreateDnVec(&vec_x_, this->cols(), x.data(), value_type<T>()));
-    CGS_CUSPARSE_CHECK(cusparseCreateDnVec(&vec_y_, this->rows(), y.data(), value_type<T>()));
+    CGS_CUSPARSE_CHECK(lib_.create_dn_vec(&vec_x_, this->cols(), x.data(), value_type<T>()));
+    CGS_CUSPARSE_CHECK(lib_.create_dn_vec(&vec_y_, this->rows(), y.data(), value_type<T>()));
     std::size_t buffer_bytes = 0;
-    CGS_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_,
+    CGS_CUSPARSE_CHECK(lib_.spmv_buffer_size(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_,
                                                matrix_, vec_x_, &zero_, vec_y_, value_type<T>(),
                                                algorithm_, &buffer_bytes));
     buffer_ = DeviceArray<unsigned char>(buffer_bytes, "cuSPARSE SpMV work buffer");
     if (algorithm_ == CUSPARSE_SPMV_CSR_ALG1) {
-      CGS_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_,
+      CGS_CUSPARSE_CHECK(lib_.spmv_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_,
                                                  matrix_, vec_x_, &zero_, vec_y_, value_type<T>(),
                                                  algorithm_, buffer_.data()));
     }
@@ -155,6 +156,7 @@ class CusparseBackend final : public CudaBackendBase<T> {
     synchronize();              // the scratch vectors go out of scope here
   }
 
+  const CusparseApi& lib_ = cusparse_api();  // first: the destructor calls it
   cusparseHandle_t handle_ = nullptr;
   cusparseSpMatDescr_t matrix_ = nullptr;
   cusparseDnVecDescr_t vec_x_ = nullptr, vec_y_ = nullptr;

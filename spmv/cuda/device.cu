@@ -7,6 +7,7 @@
 
 #include "spmv/cuda/cuda_backends.hpp"
 #include "spmv/cuda/cuda_common.cuh"
+#include "spmv/cuda/cusparse_api.hpp"
 
 namespace cgs {
 namespace cuda {
@@ -56,13 +57,15 @@ std::string describe(cudaError_t error) {
 }
 
 std::string describe(cusparseStatus_t status) {
-  return std::string(cusparseGetErrorName(status)) + " (" + cusparseGetErrorString(status) + ")";
+  const CusparseApi& lib = cusparse_api();  // loaded: a status came from it
+  return std::string(lib.error_name(status)) + " (" + lib.error_string(status) + ")";
 }
 
 cusparseHandle_t CudaContext::cusparse() {
   if (!cusparse_) {
-    CGS_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
-    CGS_CUSPARSE_CHECK(cusparseSetStream(cusparse_, stream));
+    const CusparseApi& lib = cusparse_api();
+    CGS_CUSPARSE_CHECK(lib.create(&cusparse_));
+    CGS_CUSPARSE_CHECK(lib.set_stream(cusparse_, stream));
   }
   return cusparse_;
 }

@@ -1,6 +1,7 @@
 // network/direct_solver.cpp against independent references: Eigen's dense Cholesky on small
 // systems, EPANET's own solution of Net3's first trial, and hand-made matrices whose failing
-// pivot is known. Both backends run: Eigen's SimplicialLDLT always, CHOLMOD when built with it.
+// pivot is known. Every backend runs: the native one and Eigen's SimplicialLDLT always, CHOLMOD
+// when built with it.
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
@@ -21,12 +22,18 @@ namespace cgs::net {
 namespace {
 
 std::vector<DirectBackend> backends() {
-  std::vector<DirectBackend> b{DirectBackend::eigen};
+  std::vector<DirectBackend> b{DirectBackend::native, DirectBackend::eigen};
   if (cholmod_available()) b.push_back(DirectBackend::cholmod);
   return b;
 }
 
-const char* name_of(DirectBackend b) { return b == DirectBackend::eigen ? "eigen" : "cholmod"; }
+const char* name_of(DirectBackend b) {
+  switch (b) {
+    case DirectBackend::native: return "native";
+    case DirectBackend::eigen: return "eigen";
+    default: return "cholmod";
+  }
+}
 
 CsrMatrix<double> from_triplets(index_t n, const std::vector<std::tuple<int, int, double>>& t) {
   std::vector<index_t> r, c;
