@@ -65,6 +65,24 @@ std::string fact(const Preconditioner<double>& M, const std::string& key) {
   return "";
 }
 
+// A_F: the strong couplings, the weak ones lumped onto the diagonal (kept where not positive).
+Eigen::MatrixXd dense_filtered(const Eigen::MatrixXd& A, double theta) {
+  const Eigen::Index n = A.rows();
+  Eigen::MatrixXd F = Eigen::MatrixXd::Zero(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    double lumped = A(i, i);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (j == i || A(i, j) == 0) continue;
+      if (std::abs(A(i, j)) >= theta * std::sqrt(std::abs(A(i, i) * A(j, j))))
+        F(i, j) = A(i, j);
+      else
+        lumped += A(i, j);
+    }
+    F(i, i) = lumped > 0 ? lumped : A(i, i);
+  }
+  return F;
+}
+
 // Level l -> l + 1 from the definitions, given the hierarchy's aggregates and omega.
 struct DenseLevel {
   Eigen::MatrixXd P, Ac;
@@ -78,19 +96,7 @@ DenseLevel dense_level(const Eigen::MatrixXd& A, const amg::Aggregates& g, doubl
     if (a >= 0) ++size[a];
   for (Eigen::Index i = 0; i < n; ++i)
     if (g.of[i] >= 0) T(i, g.of[i]) = 1 / std::sqrt(double(size[g.of[i]]));
-  // A_F: the strong couplings, the weak ones lumped onto the diagonal (kept where not positive).
-  Eigen::MatrixXd F = Eigen::MatrixXd::Zero(n, n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    double lumped = A(i, i);
-    for (Eigen::Index j = 0; j < n; ++j) {
-      if (j == i || A(i, j) == 0) continue;
-      if (std::abs(A(i, j)) >= theta * std::sqrt(std::abs(A(i, i) * A(j, j))))
-        F(i, j) = A(i, j);
-      else
-        lumped += A(i, j);
-    }
-    F(i, i) = lumped > 0 ? lumped : A(i, i);
-  }
+  const Eigen::MatrixXd F = dense_filtered(A, theta);
   const Eigen::VectorXd d_inv = F.diagonal().cwiseInverse();
   DenseLevel out;
   out.P = (Eigen::MatrixXd::Identity(n, n) - omega * d_inv.asDiagonal() * F) * T;
@@ -100,21 +106,7 @@ DenseLevel dense_level(const Eigen::MatrixXd& A, const amg::Aggregates& g, doubl
 
 // The largest eigenvalue of D_F^-1 A_F, for omega's check.
 double filtered_radius(const Eigen::MatrixXd& A, double theta) {
-  amg::Aggregates none;
-  none.of.assign(std::size_t(A.rows()), -1);
-  const Eigen::Index n = A.rows();
-  Eigen::MatrixXd F = Eigen::MatrixXd::Zero(n, n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    double lumped = A(i, i);
-    for (Eigen::Index j = 0; j < n; ++j) {
-      if (j == i || A(i, j) == 0) continue;
-      if (std::abs(A(i, j)) >= theta * std::sqrt(std::abs(A(i, i) * A(j, j))))
-        F(i, j) = A(i, j);
-      else
-        lumped += A(i, j);
-    }
-    F(i, i) = lumped > 0 ? lumped : A(i, i);
-  }
+  const Eigen::MatrixXd F = dense_filtered(A, theta);
   const Eigen::VectorXd s = F.diagonal().cwiseSqrt().cwiseInverse();
   return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(s.asDiagonal() * F * s.asDiagonal())
       .eigenvalues()
