@@ -1,16 +1,16 @@
 # Issue 22 item 2 on one H100: build, the AMG GPU tests (+ compute-sanitizer), cgsolve amg vs
 # jacobi, and setupbench's phase times fresh against set_values, GPU set-up against the host's.
-# Run from the repository root; logs under $OUT (amg2-logs.tgz), a summary last. < 8 min.
+# Run from the repository root (BUILD: build dir, SKIP_BUILD=1: already built); logs under $OUT (amg2-logs.tgz), a summary last. < 8 min.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/amg2-out}; mkdir -p "$OUT"
-B=build-gpu; L=$B/logs; mkdir -p $L
+B=${BUILD:-build-gpu}; L=$B/logs; mkdir -p $L
 S=$L/summary.txt; : > $S
 trap 'tar czf "$OUT/amg2-logs.tgz" -C "$L" . 2>/dev/null; cp $S "$OUT/summary.txt" 2>/dev/null' EXIT
 say() { echo "$*" | tee -a $S; }
 t0=$SECONDS
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCGSOLVE_WITH_MPI=OFF -DCGSOLVE_WITH_NCCL=OFF > $L/cfg.log 2>&1
-cmake --build $B -j16 --target cgsolve test_gpu setupbench > $L/build.log 2>&1 || { grep -B2 -A10 -E "error" $L/build.log | head -40; }
+[ -n "${SKIP_BUILD:-}" ] || cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCGSOLVE_WITH_MPI=OFF -DCGSOLVE_WITH_NCCL=OFF > $L/cfg.log 2>&1
+[ -n "${SKIP_BUILD:-}" ] || cmake --build $B -j16 --target cgsolve test_gpu setupbench > $L/build.log 2>&1 || { grep -B2 -A10 -E "error" $L/build.log | head -40; }
 say "build $((SECONDS-t0)) s"
 T=$B/tests/test_gpu
 timeout 150 $T -tc='GPU AMG*' > $L/amg-tests.log 2>&1; say "test_gpu 'GPU AMG*': exit $? $(grep -E 'test cases' $L/amg-tests.log)"

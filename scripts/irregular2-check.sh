@@ -8,7 +8,7 @@
 # --format auto's inspection time. Logs under $OUT (or ./irregular2-out), summary last.
 # Default and cuSPARSE rows: median of 3 processes on the small matrices; others one process
 # (each reports the median SpMV of its 200 iterations).
-# Usage: scripts/irregular2-check.sh [BUILD_DIR]
+# Usage: [SKIP_BUILD=1] scripts/irregular2-check.sh [BUILD_DIR]   (SKIP_BUILD: BUILD_DIR is built)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -18,11 +18,13 @@ start=$(date +%s)
 summary=()
 note() { summary+=("$*"); echo "$*"; }
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCGSOLVE_WITH_MPI=OFF -DCGSOLVE_WITH_NCCL=OFF > "$OUT/configure.log" 2>&1 ||
-  { note "configure FAILED (see configure.log)"; tail -20 "$OUT/configure.log"; exit 1; }
-cmake --build "$BUILD" -j16 --target cgsolve spmvbench test_gpu > "$OUT/build.log" 2>&1 ||
-  { note "build FAILED (see build.log)"; grep -m20 -E 'error' "$OUT/build.log"; exit 1; }
+if [ -z "${SKIP_BUILD:-}" ]; then
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCGSOLVE_WITH_MPI=OFF -DCGSOLVE_WITH_NCCL=OFF > "$OUT/configure.log" 2>&1 ||
+    { note "configure FAILED (see configure.log)"; tail -20 "$OUT/configure.log"; exit 1; }
+  cmake --build "$BUILD" -j16 --target cgsolve spmvbench test_gpu > "$OUT/build.log" 2>&1 ||
+    { note "build FAILED (see build.log)"; grep -m20 -E 'error' "$OUT/build.log"; exit 1; }
+fi
 note "build: $(( $(date +%s) - start )) s; tree $(git rev-parse --short HEAD 2>/dev/null)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt" 2>&1
 note "device: $(head -1 "$OUT/device.txt")"
