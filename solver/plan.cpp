@@ -162,13 +162,6 @@ void explain_hll_tail(const CsrMatrix<double>& A, Plan& plan) {
   }
   const HllTail tail = choose_hll_tail(A, plan.hack_size);
   if (!tail.any()) return;
-  if (plan.device == Device::gpu) {  // spmv/backend_factory.cpp's make_hll says why
-    plan.reasons.push_back(
-        "hll: no HYB tail on the GPU unless --hll-tail asks for one (its GPU "
-        "kernel is not yet measured on a GPU); rows over " +
-        std::to_string(tail.from) + " entries would go there");
-    return;
-  }
   char why[320];
   std::snprintf(why, sizeof why,
                 "hll: rows over %d entries (%d of them, %.1f%% of the nonzeros) continue in a CSR "

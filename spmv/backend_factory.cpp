@@ -40,12 +40,10 @@ std::size_t min_bytes_model(Format format, index_t rows, index_t cols, index_t n
 
 template <typename T>
 HllMatrix<T> make_hll(const CsrMatrix<T>& A, const BackendOptions& options) {
-  // On the GPU the tail is cut only where asked (--hll-tail): its kernel was written when no device
-  // time was left (2026-11-25) and has not run on a GPU; the CPU backends are tested.
-  const bool automatic_tail = options.hll_tail < 0 && options.device != Device::gpu;
-  const index_t tail_from = options.hll_tail >= 0 ? options.hll_tail
-                            : automatic_tail      ? choose_hll_tail(A, options.hack_size).from
-                                                  : kNoHllTail;
+  // --hll-tail K cuts where asked; otherwise the row lengths decide (choose_hll_tail), on every
+  // device: on a power-law matrix the tail is what keeps HLL near bandwidth (BENCHMARKS.md §12b).
+  const index_t tail_from =
+      options.hll_tail >= 0 ? options.hll_tail : choose_hll_tail(A, options.hack_size).from;
   return to_hll(A, options.hack_size, tail_from);
 }
 
