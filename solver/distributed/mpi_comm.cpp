@@ -100,7 +100,7 @@ template <typename T>
 std::vector<T> scatter_pieces(MPI_Comm comm, const T* whole, const std::vector<int>& begin,
                               const std::vector<int>& count, MPI_Datatype type) {
   const int rank = comm_rank(comm);
-  std::vector<T> piece(std::size_t(count[rank]));
+  std::vector<T> piece(static_cast<std::size_t>(count[rank]));
   check(MPI_Scatterv(whole, count.data(), begin.data(), type, piece.data(), count[rank], type, 0,
                      comm),
         "MPI_Scatterv");
