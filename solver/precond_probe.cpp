@@ -1,5 +1,6 @@
 // --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
-// few dozen CG iterations on the solve's right-hand side (or a fixed random one); the time to
+// few dozen CG iterations on the solve's right-hand side (or a fixed random one; the first
+// candidate on the solve's own b runs for up to kFirstProbeSeconds, as its start); the time to
 // solution is estimated from the residual's rate over the last third of the probe, the time per
 // iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
 // one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
@@ -51,6 +52,13 @@ constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445; H100,
 // 2026-11-25), and both set-ups are paid by then.
 constexpr double kSwitchMargin = 2;
+// The first candidate's probe, on the solve's own right-hand side, runs for this long (at least
+// kProbeIterations) before anything is extrapolated: its iterations are the solve's start, so
+// they are not lost if it wins, and a rate read off 150 iterations misjudges superlinear CG by
+// up to 7x (BWSN_Network_2 step 10: ic0 predicted 2,269 iterations, took 337 on the CPU; on
+// the GPU fsai:2's estimate let cheb:8 replace it at 4.1x the time, H100, 2026-11-25). Most
+// solves that the first candidate can do in this time end inside the probe.
+constexpr double kFirstProbeSeconds = 0.25;
 // Below this estimated remaining time of the first candidate, nothing else is probed: on EPANET's
 // systems (solves of 1-200 ms) probing the others cost more than any of them could save (it made
 // auto 1.6-4x the best fixed candidate's time on the GPU, H100, 2026-11-25), and the first
@@ -125,8 +133,9 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
 // `best`: the lowest estimate so far (infinite before the first); a candidate that cannot beat
 // it is stopped as soon as that is known.
 // `budget`: seconds this probe may spend besides its set-up (infinite for the first candidate).
+// `first_on_own_rhs`: the first candidate, probed on the solve's b: it runs by time.
 Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
-            const std::vector<double>& b, double best, double budget) {
+            const std::vector<double>& b, double best, double budget, bool first_on_own_rhs) {
   Probe p;
   p.name = name;
   SolveRequest r = request;
@@ -154,7 +163,12 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
                                                                    : "the probe's budget is spent");
       return p;
     }
-    run_probe(p, b, int(std::min<double>(kProbeIterations, affordable)));
+    // The first candidate (nothing to beat yet) on the solve's own b: by time, see above.
+    const double wanted =
+        first_on_own_rhs ? std::max<double>(kProbeIterations,
+                                            kFirstProbeSeconds / std::max(p.per_iteration, 1e-9))
+                         : double(kProbeIterations);
+    run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
   } catch (const InputError& e) {
     p.failure = e.what();
   }
@@ -216,7 +230,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
                    ", is spent)";
       continue;
     }
-    probes.push_back(probe(request, A, name, b, best ? best->estimate : inf, budget));
+    probes.push_back(
+        probe(request, A, name, b, best ? best->estimate : inf, budget, own && probes.empty()));
     // The first usable candidate in order holds until another's remaining cost is clearly
     // lower (pointers into `probes` move as it grows: found again each time).
     best = nullptr;
@@ -253,7 +268,9 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
   why += "; probing " + std::to_string(probes.size()) + " of " +
-         std::to_string(std::size(candidates)) + " candidates (at most " +
+         std::to_string(std::size(candidates)) + " candidates (" +
+         (own ? "the first for up to " + format_ms(kFirstProbeSeconds) + ", the others at most "
+              : std::string("at most ")) +
          std::to_string(kProbeIterations) + " iterations each, on " +
          (own ? "the solve's right-hand side" : "a random right-hand side") + ") cost " +
          format_ms(spent);
