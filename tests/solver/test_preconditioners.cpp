@@ -282,14 +282,20 @@ TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, i
   }
 }
 
-TEST_CASE("--precond auto says what it chose, what it tried and why, and solves") {
-  const CsrMatrix<double> A = poisson2d(40);
-  const std::vector<double> b = multiply(A, random_vector(A.rows, 31));
+// `--precond auto` on one core, CSR: the probe's choices then depend on this machine alone.
+SolveRequest serial_auto_request(double tol) {
   SolveRequest o;
   o.backend.format = Format::csr;
   o.backend.device = Device::serial;
-  o.cg.tol = 1e-10;
+  o.cg.tol = tol;
   o.precond = parse_precond("auto");
+  return o;
+}
+
+TEST_CASE("--precond auto says what it chose, what it tried and why, and solves") {
+  const CsrMatrix<double> A = poisson2d(40);
+  const std::vector<double> b = multiply(A, random_vector(A.rows, 31));
+  SolveRequest o = serial_auto_request(1e-10);
   std::vector<double> x;
   const SolveReport r = solve_system(A, b, x, o);
   REQUIRE(r.cg.ok());
@@ -319,11 +325,7 @@ TEST_CASE("--precond auto runs its first candidate by time, not 150 iterations, 
   // 150-iteration rate had misjudged the first candidate 7x and swapped in one 4x slower).
   const CsrMatrix<double> A = poisson2d(140);
   const std::vector<double> b = multiply(A, random_vector(A.rows, 34));
-  SolveRequest o;
-  o.backend.format = Format::csr;
-  o.backend.device = Device::serial;
-  o.cg.tol = 1e-14;
-  o.precond = parse_precond("auto");
+  SolveRequest o = serial_auto_request(1e-14);
   std::vector<double> x;
   const SolveReport r = solve_system(A, b, x, o);
   REQUIRE(r.cg.ok());
@@ -339,11 +341,7 @@ TEST_CASE("--precond auto stops probing once its first candidate's probe solved 
   // a solved system, so nothing else is set up, and the solve starts converged.
   const CsrMatrix<double> A = poisson2d(40);
   const std::vector<double> b = multiply(A, random_vector(A.rows, 33));
-  SolveRequest o;
-  o.backend.format = Format::csr;
-  o.backend.device = Device::serial;
-  o.cg.tol = 1e-10;
-  o.precond = parse_precond("auto");
+  SolveRequest o = serial_auto_request(1e-10);
   std::vector<double> x;
   const SolveReport r = solve_system(A, b, x, o);
   REQUIRE(r.cg.ok());
