@@ -400,7 +400,11 @@ class InpReader {
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.
   using PdaSetter = std::string (*)(DemandModelOptions&, double);
   void pda_value(const Record& r, PdaSetter set) {
-    need(r, 3, upper(r.tokens[0]) + " " + upper(r.tokens[1]) + " value");
+    // The option's name from the tokens there are: a bare "MINIMUM" has no second one (its
+    // message once read past the record, found by fuzz_eps).
+    const std::string name =
+        r.tokens.size() > 1 ? upper(r.tokens[0]) + " " + upper(r.tokens[1]) : upper(r.tokens[0]);
+    need(r, 3, name + " value");
     const std::string error =
         set(net_.options.demand, number(r, 2, "option " + upper(r.tokens[0])));
     if (!error.empty()) fail(r.line, error);

@@ -72,6 +72,19 @@ TEST_CASE("fuzz finding: time values that are NaN, Inf or too large for a long a
   CHECK(net.times.duration == 3'600'000'000'000L);
 }
 
+TEST_CASE("fuzz finding: a PDA option word alone read past its record for the message") {
+  // fuzz_eps (2026-11-25): "MINIMUM" with nothing after it, as the file's last record, built
+  // its "missing fields" message from a second token that was not there (a read past the
+  // span, into the token vector's reserved capacity: an allocation of 0x7ffe00000005 bytes).
+  CHECK_THROWS_WITH_AS(read_inp(kRegressions + "/oob-bare-minimum-option-name.inp"),
+                       doctest::Contains(":9: missing fields: expected MINIMUM value"), InputError);
+  for (const char* word : {"MINIMUM", "REQUIRED", "PRESSURE EXPONENT"}) {
+    CAPTURE(word);
+    CHECK_THROWS_WITH_AS(parse(kNetwork + "[OPTIONS]\n" + word + "\n"),
+                         doctest::Contains("net.inp:8: missing fields: expected"), InputError);
+  }
+}
+
 TEST_CASE("every reproducer of a past .inp finding reads to a clean error") {
   for (const auto& entry : fs::directory_iterator(kRegressions)) {
     CAPTURE(entry.path().string());
