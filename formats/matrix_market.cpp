@@ -510,6 +510,11 @@ void read_coordinate_entries(Scanner& in, const Header& header, Add&& add) {
 // Same for array files: one value a line, column by column, one triangle if symmetric.
 template <typename Add>
 void read_array_entries(Scanner& in, const Header& header, Add&& add) {
+  // No rows: nothing stored, whatever the columns (0 x 2147483647 walked 2^31 empty columns).
+  if (header.rows == 0) {
+    check_no_more_entries(in, header);
+    return;
+  }
   long long found = 0;
   for (long long col = 0; col < header.cols; ++col) {
     long long first_row = header.symmetry == MmSymmetry::general     ? 0

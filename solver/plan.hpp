@@ -42,6 +42,9 @@ struct SolveRequest {
   CpuLoopAsk cpu_loop = CpuLoopAsk::automatic;
   GpuLoopAsk gpu_loop = GpuLoopAsk::automatic;
   CgOptions cg;  // check_every 0 and max_iters 0: the defaults
+  // --precond auto: how long its first candidate runs on the solve's own right-hand side before
+  // any rate is extrapolated (solver/precond_probe.cpp says why 0.25 s).
+  double auto_first_probe_seconds = 0.25;
 
   bool kernel_auto() const { return backend.kernel == "auto"; }
   bool precond_auto() const { return precond.name == "auto"; }

@@ -1,6 +1,6 @@
 // --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
 // few dozen CG iterations on the solve's right-hand side (or a fixed random one; the first
-// candidate on the solve's own b runs for up to kFirstProbeSeconds, as its start); the time to
+// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time to
 // solution is estimated from the residual's rate over the last third of the probe, the time per
 // iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
 // one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
@@ -52,13 +52,13 @@ constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445; H100,
 // 2026-11-25), and both set-ups are paid by then.
 constexpr double kSwitchMargin = 2;
-// The first candidate's probe, on the solve's own right-hand side, runs for this long (at least
-// kProbeIterations) before anything is extrapolated: its iterations are the solve's start, so
-// they are not lost if it wins, and a rate read off 150 iterations misjudges superlinear CG by
-// up to 7x (BWSN_Network_2 step 10: ic0 predicted 2,269 iterations, took 337 on the CPU; on
-// the GPU fsai:2's estimate let cheb:8 replace it at 4.1x the time, H100, 2026-11-25). Most
-// solves that the first candidate can do in this time end inside the probe.
-constexpr double kFirstProbeSeconds = 0.25;
+// The first candidate's probe, on the solve's own right-hand side, runs for
+// SolveRequest::auto_first_probe_seconds (0.25 s; at least kProbeIterations) before anything is
+// extrapolated: its iterations are the solve's start, so they are not lost if it wins, and a
+// rate read off 150 iterations misjudges superlinear CG by up to 7x (BWSN_Network_2 step 10: ic0
+// predicted 2,269 iterations, took 337 on the CPU; on the GPU fsai:2's estimate let cheb:8
+// replace it at 4.1x the time, H100, 2026-11-25). Most solves that the first candidate can do
+// in this time end inside the probe.
 // Below this estimated remaining time of the first candidate, nothing else is probed: on EPANET's
 // systems (solves of 1-200 ms) probing the others cost more than any of them could save (it made
 // auto 1.6-4x the best fixed candidate's time on the GPU, H100, 2026-11-25), and the first
@@ -165,8 +165,8 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
     }
     // The first candidate (nothing to beat yet) on the solve's own b: by time, see above.
     const double wanted =
-        first_on_own_rhs ? std::max<double>(kProbeIterations,
-                                            kFirstProbeSeconds / std::max(p.per_iteration, 1e-9))
+        first_on_own_rhs ? std::max<double>(kProbeIterations, request.auto_first_probe_seconds /
+                                                                  std::max(p.per_iteration, 1e-9))
                          : double(kProbeIterations);
     run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
   } catch (const InputError& e) {
@@ -269,7 +269,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
   why += "; probing " + std::to_string(probes.size()) + " of " +
          std::to_string(std::size(candidates)) + " candidates (" +
-         (own ? "the first for up to " + format_ms(kFirstProbeSeconds) + ", the others at most "
+         (own ? "the first for up to " + format_ms(request.auto_first_probe_seconds) +
+                    ", the others at most "
               : std::string("at most ")) +
          std::to_string(kProbeIterations) + " iterations each, on " +
          (own ? "the solve's right-hand side" : "a random right-hand side") + ") cost " +

@@ -45,6 +45,8 @@ const std::vector<Claim> kMatrixClaims = {
     {"2e9 columns and entries", kCoordinate + "3 2000000000 2000000000\n1 1999999999 1\n", 3,
      "too few entries (expected 2000000000, found 1)"},
     {"2e9 entries in 10 rows", kPattern + "10 10 2000000000\n1 1\n", 3, "too few entries"},
+    {"0 x 2147483647 array with a value (a fuzzer's find: it walked 2^31 empty columns)",
+     kArray + "0 2147483647\n1.5\n", 3, "more entries than the 0 declared"},
     {"1.25e9 rows, padded with zeros (a fuzzer's find)",
      kPattern + "00000000000000000001251927264 1 3\n 3\n", 2, "declares 1251927264 rows"},
 };
