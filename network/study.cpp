@@ -66,7 +66,7 @@ struct RunMeasure {
   int below_threshold = 0;
   int cut_off = 0;
   bool min_cut_off = false;  // the lowest junction was cut off at that step
-  double deficit = 0;  // pressure-driven demand: % not delivered, at the worst step
+  double deficit = 0;        // pressure-driven demand: % not delivered, at the worst step
 };
 
 // One thread's workspace: its own copy of the network (changed for one scenario at a time and
@@ -75,8 +75,13 @@ class ScenarioRunner {
  public:
   ScenarioRunner(const Network& net, std::unique_ptr<LinearSolver> solver,
                  const StudyOptions& options, const Baseline& baseline)
-      : net_(net), workspace_(net_), solver_(std::move(solver)), options_(options),
-        baseline_(baseline), lowest_(net_.junction_count), cut_now_(net_.junction_count, 0),
+      : net_(net),
+        workspace_(net_),
+        solver_(std::move(solver)),
+        options_(options),
+        baseline_(baseline),
+        lowest_(net_.junction_count),
+        cut_now_(net_.junction_count, 0),
         accuracy_(net.options.accuracy) {}
 
   LinearSolver& solver() { return *solver_; }
@@ -120,7 +125,7 @@ class ScenarioRunner {
   std::vector<char> cut_now_;                 // per junction: in last_cut_off_
   bool searched_ = false;
   std::vector<LinkStatus> statuses_;
-  const double accuracy_;       // the file's ACCURACY
+  const double accuracy_;  // the file's ACCURACY
 
   // A warm start's first trials see only the scenario's own change (one junction's fire flow, one
   // pipe), which EPANET's network-wide test sum |dQ| / sum |Q| <= ACCURACY undervalues: it stops
@@ -157,8 +162,8 @@ class ScenarioRunner {
       net_.options.accuracy = accuracy_;
       mark_cut_off(state, m.periods == 0);
       ++m.periods;
-      double lowest = std::isnan(m.min_pressure) ? std::numeric_limits<double>::infinity()
-                                                 : m.min_pressure;
+      double lowest =
+          std::isnan(m.min_pressure) ? std::numeric_limits<double>::infinity() : m.min_pressure;
       for (int i = 0; i < net_.junction_count; ++i) {
         const double p = pressure(state, i);
         if (p < lowest) {  // the first junction of the lowest, as EPANET
@@ -170,8 +175,8 @@ class ScenarioRunner {
       m.min_pressure = lowest;
       if (watched >= 0) {
         m.watched_last = pressure(state, watched);
-        m.watched_min = std::isnan(m.watched_min) ? m.watched_last
-                                                  : std::min(m.watched_min, m.watched_last);
+        m.watched_min =
+            std::isnan(m.watched_min) ? m.watched_last : std::min(m.watched_min, m.watched_last);
       }
       if (capture && time == 0) {
         capture->flows.resize(net_.links.size());
@@ -348,8 +353,8 @@ class ScenarioRunner {
   }
 
   void run_demand_draw(ScenarioResult& r) {
-    const std::vector<double> factor = demand_multipliers(
-        options_.spec.seed, r.scenario - 1, net_.junction_count, options_.spec.cv);
+    const std::vector<double> factor = demand_multipliers(options_.spec.seed, r.scenario - 1,
+                                                          net_.junction_count, options_.spec.cv);
     std::vector<double> saved;
     for (int i = 0; i < net_.junction_count; ++i)
       for (Demand& d : net_.nodes[i].demands) saved.push_back(d.base), d.base *= factor[i];
@@ -435,8 +440,8 @@ StudySpec parse_study(const std::string& text) {
   spec.kind = StudyKind::demand;
   const double draws = parse_number(parts[1], "the number of draws");
   if (draws < 1 || draws != std::floor(draws) || draws > 1e8)
-    throw InputError("--study", 0, "the number of draws must be a whole number >= 1, not '" +
-                                       parts[1] + "'");
+    throw InputError("--study", 0,
+                     "the number of draws must be a whole number >= 1, not '" + parts[1] + "'");
   spec.draws = static_cast<int>(draws);
   if (parts.size() > 2) spec.cv = parse_number(parts[2], "the coefficient of variation");
   if (spec.cv < 0 || spec.cv > 10)
@@ -445,14 +450,14 @@ StudySpec parse_study(const std::string& text) {
   if (parts.size() > 3) {
     const double seed = parse_number(parts[3], "the seed");
     if (seed < 0 || seed != std::floor(seed) || seed > 9.0e15)
-      throw InputError("--study", 0, "the seed must be a whole number >= 0, not '" + parts[3] + "'");
+      throw InputError("--study", 0,
+                       "the seed must be a whole number >= 0, not '" + parts[3] + "'");
     spec.seed = static_cast<std::uint64_t>(seed);
   }
   return spec;
 }
 
-std::vector<int> read_study_elements(const std::string& path, const Network& net,
-                                     StudyKind kind) {
+std::vector<int> read_study_elements(const std::string& path, const Network& net, StudyKind kind) {
   if (kind == StudyKind::demand)
     throw InputError(path, 0, "--elements applies to fireflow and closure studies only");
   std::ifstream in(path);
@@ -516,15 +521,21 @@ StudyResults run_study(const Network& net,
   const auto start = Clock::now();
   const std::vector<int> elements = study_elements(net, options);
   if (elements.empty())
-    throw InputError(net.source, 0,
-                     "nothing to study: the network has no " +
-                         std::string(options.spec.kind == StudyKind::fireflow ? "junction"
-                                                                              : "pipe"));
+    throw InputError(
+        net.source, 0,
+        "nothing to study: the network has no " +
+            std::string(options.spec.kind == StudyKind::fireflow ? "junction" : "pipe"));
   StudyResults out;
   out.threads = thread_count(options.threads, elements.size());
   Baseline baseline;
   std::vector<std::unique_ptr<ScenarioRunner>> runners;
-  runners.push_back(std::make_unique<ScenarioRunner>(net, make_solver(), options, baseline));
+  // The rows read no residuals: the direct solvers skip measuring them (clones inherit it).
+  auto make_quiet_solver = [&] {
+    std::unique_ptr<LinearSolver> solver = make_solver();
+    solver->measure_residuals(false);
+    return solver;
+  };
+  runners.push_back(std::make_unique<ScenarioRunner>(net, make_quiet_solver(), options, baseline));
   out.baseline = runners[0]->run_baseline(baseline);
   std::shared_ptr<BatchRendezvous> batch;
   if (options.batch_engine) {
@@ -538,7 +549,7 @@ StudyResults run_study(const Network& net,
   }
   for (int t = static_cast<int>(runners.size()); t < out.threads; ++t) {
     std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
-    if (!copy) copy = make_solver();
+    if (!copy) copy = make_quiet_solver();
     runners.push_back(std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline));
   }
   out.setup_seconds = since(start);
