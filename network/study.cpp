@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <latch>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -547,20 +548,32 @@ StudyResults run_study(const Network& net,
       runners.push_back(std::make_unique<ScenarioRunner>(
           net, make_batch_member_solver(batch, options.refinement), options, baseline));
   }
-  for (int t = static_cast<int>(runners.size()); t < out.threads; ++t) {
+  // The other threads' runners (a network copy, a workspace, a copy of the analysed solver) are
+  // built by their own threads, at once: on a small network with many cores, building them one
+  // after another and then starting the threads cost more than the scenarios (Net3 on 16 cores:
+  // 92 scenarios in 1.2 ms). The study's clock starts when every runner is built.
+  runners.resize(static_cast<std::size_t>(out.threads));
+  std::mutex make_mutex;  // make_solver need not be thread-safe
+  auto build_runner = [&](int t) {
     std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
-    if (!copy) copy = make_quiet_solver();
-    runners.push_back(std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline));
-  }
-  out.setup_seconds = since(start);
+    if (!copy) {
+      const std::lock_guard<std::mutex> lock(make_mutex);
+      copy = make_quiet_solver();
+    }
+    runners[t] = std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
+  };
 
-  const auto scenarios_start = Clock::now();
   const int total = static_cast<int>(elements.size());
   out.scenarios.resize(elements.size());
   std::atomic<int> next{0};
   std::mutex progress_mutex;
   int done = 0, failed = 0;
   std::exception_ptr error;
+  auto stop_with = [&](std::exception_ptr e) {  // not a scenario's failure (those are rows)
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    if (!error) error = e;
+    next = total;
+  };
   auto work = [&](ScenarioRunner& runner) {
     const BatchMembership membership(batch.get());  // leaves the batch when out of scenarios
     try {
@@ -571,14 +584,27 @@ StudyResults run_study(const Network& net,
         failed += !out.scenarios[i].ok;
         if (options.on_progress) options.on_progress(done, total, failed);
       }
-    } catch (...) {  // not a scenario's failure (those are rows): stop the study
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      if (!error) error = std::current_exception();
-      next = total;
+    } catch (...) {
+      stop_with(std::current_exception());
     }
   };
+  std::latch built(out.threads);
+  auto thread_main = [&](int t) {
+    if (!runners[t]) {
+      try {
+        build_runner(t);
+      } catch (...) {
+        stop_with(std::current_exception());
+      }
+    }
+    built.arrive_and_wait();
+    if (runners[t]) work(*runners[t]);
+  };
   std::vector<std::thread> threads;
-  for (int t = 1; t < out.threads; ++t) threads.emplace_back(work, std::ref(*runners[t]));
+  for (int t = 1; t < out.threads; ++t) threads.emplace_back(thread_main, t);
+  built.arrive_and_wait();
+  out.setup_seconds = since(start);
+  const auto scenarios_start = Clock::now();
   work(*runners[0]);
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
