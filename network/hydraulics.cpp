@@ -1134,7 +1134,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     report.relative_flow_change = relerr;
     const bool valve_change = damp_and_check_valves(relerr);
     bool stop = false;
-    if (has_converged(relerr)) {
+    if (has_converged(relerr) && (!run.settled || run.settled(*this))) {
       if (trial > opt_.max_trials) {
         stop = converged = true;
       } else {

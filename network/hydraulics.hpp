@@ -89,11 +89,17 @@ struct JunctionSystem {
   std::vector<int> elimination_order;
 };
 
+class GradientAlgorithm;
+
 struct RunOptions {
   // Called with each trial's system before it is solved (for --export-systems); time in seconds.
   std::function<void(long time, int trial, const JunctionSystem&)> on_system;
   // Called after each trial (progress lines).
   std::function<void(const TrialReport&)> on_trial;
+  // Called where EPANET's convergence test holds: false runs another trial instead (a study's
+  // warm start waits for the heads at its own element to settle: network/study.cpp). Unset: the
+  // test alone decides, as EPANET's.
+  std::function<bool(const GradientAlgorithm&)> settled;
   // Record each trial's status changes (TrialReport::status_changes; netsolve --trace).
   bool trace = false;
 };
