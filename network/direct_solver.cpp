@@ -138,8 +138,10 @@ class CholmodSolver final : public LinearSolver {
     copy->ordering_ = ordering_;
     copy->analyses_ = 0;
     copy->copied_ = true;
+    copy->measure_ = measure_;
     return copy;
   }
+  void measure_residuals(bool on) override { measure_ = on; }
 
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
@@ -169,7 +171,7 @@ class CholmodSolver final : public LinearSolver {
     const double* solution = static_cast<const double*>(x_->x);
     x.resize(b.size());
     for (std::size_t k = 0; k < b.size(); ++k) x[perm[k]] = solution[k];
-    measure_residual(A, b, x, stats);
+    if (measure_) measure_residual(A, b, x, stats);
     stats.seconds = since(started);
     return stats;
   }
@@ -310,6 +312,7 @@ class CholmodSolver final : public LinearSolver {
   Pattern pattern_;
   int analyses_ = 0;
   bool copied_ = false;  // clone_analysed(): the analysis came with the copy
+  bool measure_ = true;  // measure_residuals
   std::string ordering_;
 };
 #endif
@@ -348,10 +351,11 @@ class NativeSolver final : public LinearSolver {
       return stats;
     }
     cholesky_.solve(b, x);
-    measure_residual(A, b, x, stats);
+    if (measure_) measure_residual(A, b, x, stats);
     stats.seconds = since(started);
     return stats;
   }
+  void measure_residuals(bool on) override { measure_ = on; }
 
   // A pivot <= 0 depends on the elimination order (CholmodSolver::solve_in_file_order says
   // why): the file's order, then AMD's, are the second and third chances before error 110 (a
@@ -427,6 +431,7 @@ class NativeSolver final : public LinearSolver {
   Pattern pattern_, fallbacks_pattern_;
   int analyses_ = 0, file_order_solves_ = 0;
   bool copied_ = false;
+  bool measure_ = true;  // measure_residuals
 };
 
 class EigenLdltSolver final : public LinearSolver {
@@ -465,13 +470,14 @@ class EigenLdltSolver final : public LinearSolver {
     Eigen::Map<const Eigen::VectorXd> rhs(b.data(), static_cast<Eigen::Index>(b.size()));
     x.resize(b.size());
     Eigen::Map<Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size())) = ldlt_.solve(rhs);
-    measure_residual(A, b, x, stats);
+    if (measure_) measure_residual(A, b, x, stats);
     stats.seconds = since(start);
     return stats;
   }
 
   std::string kind() const override { return "direct"; }
   std::string backend() const override { return "eigen"; }
+  void measure_residuals(bool on) override { measure_ = on; }
   int analyses() const override { return analyses_; }
   std::string name() const override {
     return "direct: Eigen SimplicialLDLT (AMD ordering, analysed " + std::to_string(analyses_) +
@@ -484,6 +490,7 @@ class EigenLdltSolver final : public LinearSolver {
   Pattern pattern_;
   bool analysed_ = false;
   int analyses_ = 0;
+  bool measure_ = true;  // measure_residuals
 };
 
 }  // namespace

@@ -95,6 +95,7 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   Y_.assign(m, 0.0);
   R_.assign(m, 0.0);
   status_.assign(m, LinkStatus::open);
+  copy_link_data();
   build_structure();
   compute_resistances();
   const DemandModelOptions& d = opt_.demand;
@@ -162,9 +163,28 @@ void GradientAlgorithm::compute_resistances() {
   }
 }
 
+void GradientAlgorithm::copy_link_data() {
+  const std::size_t m = net_.links.size();
+  link_from_.resize(m);
+  link_to_.resize(m);
+  link_type_.resize(m);
+  minor_loss_.resize(m);
+  for (std::size_t k = 0; k < m; ++k) {
+    const Link& link = net_.links[k];
+    link_from_[k] = link.from;
+    link_to_[k] = link.to;
+    link_type_[k] = link.type;
+    minor_loss_[k] = link.minor_loss;
+  }
+  emitters_.clear();
+  for (int i = 0; i < nj_; ++i)
+    if (net_.nodes[i].emitter != 0.0) emitters_.push_back(i);
+}
+
 static double hexp(HeadlossFormula f) { return f == HeadlossFormula::hazen_williams ? 1.852 : 2.0; }
 
 void GradientAlgorithm::initialise() {
+  emitters_.clear();  // refreshed below with minor_loss_, in the loops that read the records
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& node = net_.nodes[i];
     head_[i] = node.initial_head;
@@ -175,9 +195,11 @@ void GradientAlgorithm::initialise() {
     head_[i] = net_.nodes[i].elevation;
     emitter_flow_[i] = net_.nodes[i].emitter > 0 ? 1.0 : 0.0;
     delivered_[i] = 0.0;
+    if (net_.nodes[i].emitter != 0.0) emitters_.push_back(i);
   }
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
+    minor_loss_[k] = link.minor_loss;
     status_[k] = link.status;
     setting_[k] = link.setting;
     // Pressure and flow control valves with a setting start ACTIVE.
@@ -362,7 +384,7 @@ double GradientAlgorithm::tank_grade(int node, double volume) const {
 void GradientAlgorithm::headloss_coefficients() {
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const int i = static_cast<int>(k);
-    switch (net_.links[k].type) {
+    switch (link_type_[k]) {
       case LinkType::pipe:
       case LinkType::cv_pipe: pipe_coefficients(i); break;
       case LinkType::pump: pump_coefficients(i); break;
@@ -393,7 +415,7 @@ void GradientAlgorithm::pipe_coefficients(int k) {
   }
   const double n = hexp(opt_.formula);
   const double q = std::abs(flow_[k]);
-  const double ml = net_.links[k].minor_loss;
+  const double ml = minor_loss_[k];
   double hgrad = n * R_[k] * std::pow(q, n - 1.0);
   double hloss;
   // Low-flow linearisation: below RQtol the head loss is a straight line, so the gradient (and
@@ -605,7 +627,7 @@ void GradientAlgorithm::add_offdiag(int link, double v) {
 void GradientAlgorithm::link_contributions() {
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     if (P_[k] == 0.0) continue;
-    const int n1 = net_.links[k].from, n2 = net_.links[k].to;
+    const int n1 = link_from_[k], n2 = link_to_[k];
     const int i = static_cast<int>(k);
     xflow_[n1] -= flow_[k];
     xflow_[n2] += flow_[k];
@@ -627,8 +649,7 @@ void GradientAlgorithm::link_contributions() {
 
 // An emitter is a pipe from the junction to a reservoir at the junction's elevation.
 void GradientAlgorithm::emitter_contributions() {
-  for (int i = 0; i < nj_; ++i) {
-    if (net_.nodes[i].emitter == 0.0) continue;
+  for (int i : emitters_) {
     double hloss, hgrad;
     emitter_headloss(i, hloss, hgrad);
     add_diag(i, 1.0 / hgrad);
@@ -737,24 +758,23 @@ double GradientAlgorithm::update(const std::vector<double>& junction_heads, Tria
   }
   double qsum = 0, dqsum = 0, max_dq = 0;
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) fixed_inflow_[i] = 0.0;
-  for (std::size_t k = 0; k < net_.links.size(); ++k) {
-    const Link& link = net_.links[k];
-    const double dh = head_[link.from] - head_[link.to];
+  for (std::size_t k = 0; k < link_from_.size(); ++k) {
+    const int from = link_from_[k], to = link_to_[k];
+    const double dh = head_[from] - head_[to];
     double dq = (Y_[k] - P_[k] * dh) * relax_;
-    if (link.type == LinkType::pump &&
-        net_.pumps[link.pump].type == PumpCurveType::constant_power && dq > flow_[k])
+    if (link_type_[k] == LinkType::pump &&
+        net_.pumps[net_.links[k].pump].type == PumpCurveType::constant_power && dq > flow_[k])
       dq = flow_[k] / 2.0;  // keeps constant-power pump flow positive
     flow_[k] -= dq;
     qsum += std::abs(flow_[k]);
     dqsum += std::abs(dq);
     max_dq = std::max(max_dq, std::abs(dq));
     if (!is_closed(status_[k])) {
-      if (!net_.is_junction(link.from)) fixed_inflow_[link.from] -= flow_[k];
-      if (!net_.is_junction(link.to)) fixed_inflow_[link.to] += flow_[k];
+      if (from >= nj_) fixed_inflow_[from] -= flow_[k];
+      if (to >= nj_) fixed_inflow_[to] += flow_[k];
     }
   }
-  for (int i = 0; i < nj_; ++i) {
-    if (net_.nodes[i].emitter == 0.0) continue;
+  for (int i : emitters_) {
     double hloss, hgrad;
     emitter_headloss(i, hloss, hgrad);
     const double dh = head_[i] - net_.nodes[i].elevation;
@@ -976,18 +996,19 @@ LinkStatus GradientAlgorithm::fcv_status(int k, LinkStatus s) const {
 // CHECKFREQ trials up to MAXCHECK and once the flows have converged.
 bool GradientAlgorithm::update_link_status() {
   bool change = false;
-  for (std::size_t kk = 0; kk < net_.links.size(); ++kk) {
+  for (std::size_t kk = 0; kk < link_from_.size(); ++kk) {
     const int k = static_cast<int>(kk);
-    const Link& link = net_.links[k];
-    const double dh = head_[link.from] - head_[link.to];
+    const int from = link_from_[k], to = link_to_[k];
+    const LinkType type = link_type_[k];
+    const double dh = head_[from] - head_[to];
     const LinkStatus s = status_[k];
     if (s == LinkStatus::xhead || s == LinkStatus::temp_closed) status_[k] = LinkStatus::open;
-    if (link.type == LinkType::cv_pipe) status_[k] = check_valve_status(status_[k], dh, flow_[k]);
-    if (link.type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0)
+    if (type == LinkType::cv_pipe) status_[k] = check_valve_status(status_[k], dh, flow_[k]);
+    if (type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0)
       status_[k] = pump_status(k, -dh);
-    if (link.type == LinkType::fcv && setting_[k] != kMissing) status_[k] = fcv_status(k, s);
-    if (!net_.is_junction(link.from)) tank_link_status(k, link.from, flow_[k]);
-    if (!net_.is_junction(link.to)) tank_link_status(k, link.to, -flow_[k]);
+    if (type == LinkType::fcv && setting_[k] != kMissing) status_[k] = fcv_status(k, s);
+    if (from >= nj_) tank_link_status(k, from, flow_[k]);
+    if (to >= nj_) tank_link_status(k, to, -flow_[k]);
     change = change || status_[k] != s;
   }
   return change;
@@ -1113,7 +1134,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     report.relative_flow_change = relerr;
     const bool valve_change = damp_and_check_valves(relerr);
     bool stop = false;
-    if (has_converged(relerr)) {
+    if (has_converged(relerr) && (!run.settled || run.settled(*this))) {
       if (trial > opt_.max_trials) {
         stop = converged = true;
       } else {

@@ -8,12 +8,6 @@
 #include <stdexcept>
 
 namespace cgs::net {
-namespace {
-
-constexpr int kIgnored = std::numeric_limits<int>::min();
-
-}  // namespace
-
 void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>& order) {
   const int n = static_cast<int>(A.rows);
   if (static_cast<int>(order.size()) != n) throw std::logic_error("elimination order: wrong size");
@@ -48,17 +42,19 @@ void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>&
     col_ptr_.push_back(static_cast<int>(row_.size()));
   }
 
-  // Where each entry of A goes: the lower triangle in elimination order, once.
-  slot_.assign(A.nnz(), kIgnored);
+  // Where each entry of L and its diagonal comes from in A: the lower triangle in elimination
+  // order, once.
+  diag_source_.assign(n, -1);
+  value_source_.assign(row_.size(), -1);
   for (int i = 0; i < n; ++i) {
     const int r = position[i];
     for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
       const int c = position[A.col_idx[e]];
       if (c == r) {
-        slot_[e] = -1 - r;
+        diag_source_[r] = static_cast<int>(e);
       } else if (c < r) {  // L(r, c): find row r in column c
         const auto first = row_.begin() + col_ptr_[c], last = row_.begin() + col_ptr_[c + 1];
-        slot_[e] = static_cast<int>(std::lower_bound(first, last, r) - row_.begin());
+        value_source_[std::lower_bound(first, last, r) - row_.begin()] = static_cast<int>(e);
       }
     }
   }
@@ -71,18 +67,18 @@ void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>&
 }
 
 bool SparseCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
-  std::fill(diag_.begin(), diag_.end(), 0.0);
-  std::fill(value_.begin(), value_.end(), 0.0);
-  for (std::size_t e = 0; e < slot_.size(); ++e) {
-    const int s = slot_[e];
-    if (s == kIgnored) continue;
-    if (s < 0)
-      diag_[-1 - s] += A.values[e];
-    else
-      value_[s] += A.values[e];
+  // 0.0 + a, as the sum into a cleared array this replaces (-0.0 becomes 0.0): the same bits.
+  const double* a = A.values.data();
+  for (int k = 0; k < n_; ++k) {
+    const int source = diag_source_[k];
+    diag_[k] = source >= 0 ? 0.0 + a[source] : 0.0;
+  }
+  for (std::size_t e = 0; e < value_.size(); ++e) {
+    const int source = value_source_[e];
+    value_[e] = source >= 0 ? 0.0 + a[source] : 0.0;
   }
   std::fill(link_.begin(), link_.end(), -1);
-  std::fill(temp_.begin(), temp_.end(), 0.0);
+  // temp_ is all zero here: each column's updates are cleared where they are used (below).
 
   // Column j is computed from the columns k < j with a nonzero in row j. Each such column waits
   // in a list (link_) headed by the next row it updates; first_[k] is that entry. The lists are
@@ -108,6 +104,7 @@ bool SparseCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
     double pivot = diag_[j] - diag_update;
     if (!(pivot > 0.0)) {  // EPANET's test, pivot <= 0, and NaN
       if (failed_row) *failed_row = order_[j];
+      std::fill(temp_.begin(), temp_.end(), 0.0);  // the updates left uncleared, for the next
       return false;
     }
     pivot = std::sqrt(pivot);

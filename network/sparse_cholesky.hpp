@@ -34,8 +34,10 @@ class SparseCholesky {
   std::vector<int> order_;    // order_[k]: row of A eliminated k-th
   std::vector<int> col_ptr_;  // L below its diagonal by columns: rows of column k at
   std::vector<int> row_;      //   row_[col_ptr_[k] .. col_ptr_[k+1]), ascending
-  std::vector<int> slot_;     // slot_[e]: where A's entry e goes: L's value index, or -1 - k
-                              //   for the diagonal of column k, or kIgnored (upper triangle)
+  // Where each factorisation reads A: diag_source_[k] is the entry of A on the diagonal of
+  // column k, value_source_[e] the entry of A at L's value e (-1: a fill-in, 0). A gather in L's
+  // order, no clearing first: each entry of L below the diagonal has at most one entry of A.
+  std::vector<int> diag_source_, value_source_;
   std::vector<double> diag_, value_;
   // linsolve's work arrays: per column the next column of the same update list (link_), the
   // first entry of a column not yet used (first_), and the accumulated updates (temp_).

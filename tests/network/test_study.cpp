@@ -3,14 +3,15 @@
 // demand draws, a failed scenario flagged while the study goes on, the available-flow search, and
 // bad input on the command line.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "formats/types.hpp"
@@ -95,8 +96,8 @@ void check_against_reference(const Network& net, StudyKind kind, const StudyResu
 }
 
 std::string csv_text(const Network& net, const StudyResults& r, const StudyOptions& o) {
-  const fs::path path = fs::temp_directory_path() /
-                        ("study-test-" + std::to_string(::getpid()) + ".csv");
+  const fs::path path =
+      fs::temp_directory_path() / ("study-test-" + std::to_string(::getpid()) + ".csv");
   write_study_csv(path.string(), net, r, o);
   std::ifstream in(path);
   std::stringstream text;
@@ -132,7 +133,8 @@ TEST_CASE("study rows equal epanet-scenarios' (Net3 steady, Net1 and Net3 24 h, 
     }
 }
 
-TEST_CASE("pressure-driven studies equal epanet-scenarios --pda 0 20 0.5 (Net3 steady, Net1 24 h)") {
+TEST_CASE(
+    "pressure-driven studies equal epanet-scenarios --pda 0 20 0.5 (Net3 steady, Net1 24 h)") {
   struct Case {
     std::string network;
     StudyKind kind;
@@ -276,7 +278,8 @@ TEST_CASE("a scenario that cannot be solved is flagged and the study goes on") {
   CHECK(r.scenarios.size() == 117);  // every pipe of Net3, the failed one's row included
 }
 
-TEST_CASE("available flow at a residual pressure: the hydrant's pressure at that flow is the residual") {
+TEST_CASE(
+    "available flow at a residual pressure: the hydrant's pressure at that flow is the residual") {
   const Network net = read_inp(kNet3);
   StudyOptions o = study(StudyKind::fireflow, 0, true, 1);
   o.residual_pressure = 40;  // psi
@@ -356,10 +359,81 @@ TEST_CASE("bad study input: clear errors naming the option, file and line") {
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   REQUIRE(lines.size() == 4);
-  CHECK(lines[0].rfind("scenario,element,ok,iterations,min_pressure,min_node,element_pressure,", 0) ==
-        0);
+  CHECK(lines[0].rfind("scenario,element,ok,iterations,min_pressure,min_node,element_pressure,",
+                       0) == 0);
   CHECK(lines[1].rfind("0,baseline,1,", 0) == 0);
   CHECK(lines[2].rfind("1,10,1,", 0) == 0);
   CHECK(lines[3].rfind("2,15,1,", 0) == 0);
   fs::remove_all(dir);
+}
+
+// The scenarios where netsolve's rows left epanet-scenarios' on the 16-core host (BENCHMARKS.md
+// §19c), one scenario each: EPANET's numbers below are epanet-scenarios' rows (the loop, ACCURACY
+// 0.001 as in the files), the same loop on a copy of the file with ACCURACY 0.0001, and
+// epanet-run on a copy with the pipe closed in [STATUS] (a fresh run, outside the loop).
+TEST_CASE("regressions against epanet-scenarios: Exnet_EXN and Richmond_standard (shared data)") {
+  if (!test::have_shared_data()) return;
+  const std::string nets = test::shared_data() + "/networks/";
+  auto one = [](const Network& net, StudyKind kind, int element, bool warm) {
+    StudyOptions o = study(kind, 0, warm, 1);
+    o.fire_flow = 63.09 / net.units.flow;  // as epanet-scenarios: 1000 gpm is 63.09 LPS
+    o.elements = {element};
+    const StudyResults r = run_study(net, direct, o);
+    REQUIRE(r.scenarios.size() == 1);
+    REQUIRE(r.scenarios[0].ok);
+    return r.scenarios[0];
+  };
+  SUBCASE("Exnet_EXN, fire flow at 1457: the warm start no longer stops early") {
+    // Warm, EPANET's test passed after 5 trials with the hydrant's head still moving 0.8 ft: its
+    // pressure -7.5588 psi. EPANET: -7.568065512 (ACCURACY 1e-3), -7.568219312 (1e-4).
+    const Network net = read_inp(nets + "Exnet_EXN.inp");
+    const int node = net.find_node("1457");
+    const ScenarioResult warm = one(net, StudyKind::fireflow, node, true);
+    CHECK(within(warm.element_pressure, -7.568065512));
+    CHECK(within(warm.element_pressure, -7.568219312));
+    CHECK(warm.trials == 6);
+    const ScenarioResult cold = one(net, StudyKind::fireflow, node, false);  // EPANET's path
+    CHECK(cold.element_pressure == doctest::Approx(-7.568065512).epsilon(1e-9));
+    CHECK(cold.min_pressure == doctest::Approx(-11.73677831).epsilon(1e-9));
+    CHECK(cold.trials == 6);
+  }
+  SUBCASE(
+      "Richmond_standard, fire flow at 1944: the warm start is nearer EPANET's tighter answer") {
+    // EPANET: 0.7686419977 m (ACCURACY 1e-3), 0.7691791682 (1e-4): its own answer moves 5e-4.
+    const Network net = read_inp(nets + "Richmond_standard.inp");
+    const int node = net.find_node("1944");
+    const ScenarioResult warm = one(net, StudyKind::fireflow, node, true);
+    CHECK(within(warm.element_pressure, 0.7691791682));
+    const ScenarioResult cold = one(net, StudyKind::fireflow, node, false);
+    CHECK(cold.element_pressure == doctest::Approx(0.7686419977).epsilon(1e-9));
+  }
+  SUBCASE("Richmond_standard, closures 1751 and 1773: EPANET's own answer is not unique") {
+    // Closing them leaves junctions 700-728 fed through a path that cannot carry their demand:
+    // pressures of -2,600 and -20,000 m, which move with the path of the trials. EPANET gives
+    // several answers for the same scenario, more than 1e-3 apart: the loop's row (its state
+    // carried from the scenarios before it), a fresh run, ACCURACY 1e-4, and ACCURACY 1e-5,
+    // where the trials never converge (a cycle at sum |dQ| / sum |Q| ~ 5e-5, 1000 trials).
+    struct Case {
+      const char* pipe;
+      const char* node;
+      double loop, fresh, tight, tighter;
+    };
+    const Case cases[] = {{"1751", "700", -20429.8717, -20378.4362, -20175.50204, -19452.56955},
+                          {"1773", "728", -2616.208451, -2615.822277, -2614.121311, -2596.514658}};
+    const Network net = read_inp(nets + "Richmond_standard.inp");
+    for (const Case& c : cases) {
+      CAPTURE(c.pipe);
+      CHECK(!within(c.loop, c.tighter));  // the reference itself, documented
+      const int link = net.find_link(c.pipe);
+      // Cold, netsolve follows a fresh EPANET run trial for trial: the same answer.
+      const ScenarioResult cold = one(net, StudyKind::closure, link, false);
+      CHECK(net.nodes[cold.min_node].id == c.node);
+      CHECK(cold.min_pressure == doctest::Approx(c.fresh).epsilon(1e-9));
+      // Warm, another path: an answer among EPANET's own.
+      const ScenarioResult warm = one(net, StudyKind::closure, link, true);
+      CHECK(net.nodes[warm.min_node].id == c.node);
+      CHECK(warm.min_pressure >= std::min({c.loop, c.fresh, c.tight, c.tighter}));
+      CHECK(warm.min_pressure <= std::max({c.loop, c.fresh, c.tight, c.tighter}));
+    }
+  }
 }
