@@ -136,6 +136,19 @@ TEST_CASE("a 3-point pump curve's r rounds as EPANET's pumpcurvepump rounds it (
   CHECK(-b * std::pow(28.317, c) / 0.3048 != epanet_r);
 }
 
+TEST_CASE("a custom pump curve's slope rounds as EPANET's curvecoeff (Richmond_skeleton)") {
+  // Richmond_skeleton, variant 304 of seed 29 cut by scripts/shrink_variant.py, reported from
+  // 42:00 (REPORT START) to keep EPANET's series small. Pump 4B's multi-point curve in LPS:
+  // netsolve scaled the segment's slope by r (Ucf_Q / Ucf_H), EPANET by (r Ucf_Q) / Ucf_H; one
+  // bit apart at time 0, trial 1, and by 43:00 heads 0.006-0.02 m apart (non-unique in the sweep,
+  // with the 14 other Richmond_skeleton variants of seed 29 that were non-unique or differed).
+  const auto r = netsolve_against_epanet("richmond_pump_curve");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "4 reporting times"));
+  CHECK(contains(r.output, "0 status differences: match"));
+}
+
 TEST_CASE(
     "--trace prints a period's trials and their status changes, and a bad time names --trace") {
   const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --network " +
