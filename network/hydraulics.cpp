@@ -95,6 +95,7 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   Y_.assign(m, 0.0);
   R_.assign(m, 0.0);
   status_.assign(m, LinkStatus::open);
+  copy_network_arrays();
   build_structure();
   compute_resistances();
   const DemandModelOptions& d = opt_.demand;
@@ -102,6 +103,34 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   pmin_ = d.minimum_pressure / net.units.pressure;  // EPANET's convertunits: Pmin /= Ucf[PRESSURE]
   preq_ = d.required_pressure / net.units.pressure;
   pexp_ = d.exponent;
+}
+
+void GradientAlgorithm::copy_network_arrays() {
+  for (const Link& link : net_.links) {
+    from_.push_back(link.from);
+    to_.push_back(link.to);
+    type_.push_back(link.type);
+    minor_loss_.push_back(link.minor_loss);
+    constant_power_.push_back(link.type == LinkType::pump &&
+                              net_.pumps[link.pump].type == PumpCurveType::constant_power);
+  }
+  for (int i = 0; i < nj_; ++i)
+    if (net_.nodes[i].emitter != 0.0) emitters_.push_back(i);
+}
+
+// Junction demands as the run starts: a scenario study changes them between runs (study.cpp).
+void GradientAlgorithm::copy_demands() {
+  const int default_pattern = net_.default_pattern();
+  demand_first_.assign(1, 0);
+  demand_base_.clear();
+  demand_pattern_.clear();
+  for (int i = 0; i < nj_; ++i) {
+    for (const Demand& d : net_.nodes[i].demands) {
+      demand_base_.push_back(d.base);
+      demand_pattern_.push_back(d.pattern >= 0 ? d.pattern : default_pattern);
+    }
+    demand_first_.push_back(static_cast<int>(demand_base_.size()));
+  }
 }
 
 // One diagonal per junction and one off-diagonal pair per pair of junctions joined by links
@@ -165,6 +194,7 @@ void GradientAlgorithm::compute_resistances() {
 static double hexp(HeadlossFormula f) { return f == HeadlossFormula::hazen_williams ? 1.852 : 2.0; }
 
 void GradientAlgorithm::initialise() {
+  copy_demands();
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& node = net_.nodes[i];
     head_[i] = node.initial_head;
@@ -212,13 +242,11 @@ void GradientAlgorithm::demands(long time) {
     const auto& f = net_.patterns[p].factors;
     return f.empty() ? 1.0 : f[period % static_cast<long>(f.size())];
   };
-  const int default_pattern = net_.default_pattern();
   system_demand_ = 0;
   for (int i = 0; i < nj_; ++i) {
     double sum = 0;
-    for (const Demand& d : net_.nodes[i].demands) {
-      const double q =
-          d.base * factor(d.pattern >= 0 ? d.pattern : default_pattern) * opt_.demand_multiplier;
+    for (int d = demand_first_[i]; d < demand_first_[i + 1]; ++d) {
+      const double q = demand_base_[d] * factor(demand_pattern_[d]) * opt_.demand_multiplier;
       if (q > 0.0) system_demand_ += q;
       sum += q;
     }
@@ -362,7 +390,7 @@ double GradientAlgorithm::tank_grade(int node, double volume) const {
 void GradientAlgorithm::headloss_coefficients() {
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const int i = static_cast<int>(k);
-    switch (net_.links[k].type) {
+    switch (type_[k]) {
       case LinkType::pipe:
       case LinkType::cv_pipe: pipe_coefficients(i); break;
       case LinkType::pump: pump_coefficients(i); break;
@@ -373,7 +401,7 @@ void GradientAlgorithm::headloss_coefficients() {
       case LinkType::psv:
       case LinkType::fcv:
         if (setting_[k] == kMissing)
-          valve_coefficients(i, net_.links[k].minor_loss);
+          valve_coefficients(i, minor_loss_[k]);
         else
           P_[k] = 0.0;  // handled with the matrix (control_valve_contributions)
         break;
@@ -393,7 +421,7 @@ void GradientAlgorithm::pipe_coefficients(int k) {
   }
   const double n = hexp(opt_.formula);
   const double q = std::abs(flow_[k]);
-  const double ml = net_.links[k].minor_loss;
+  const double ml = minor_loss_[k];
   double hgrad = n * R_[k] * std::pow(q, n - 1.0);
   double hloss;
   // Low-flow linearisation: below RQtol the head loss is a straight line, so the gradient (and
@@ -606,7 +634,7 @@ void GradientAlgorithm::add_offdiag(int link, double v) {
 void GradientAlgorithm::link_contributions() {
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     if (P_[k] == 0.0) continue;
-    const int n1 = net_.links[k].from, n2 = net_.links[k].to;
+    const int n1 = from_[k], n2 = to_[k];
     const int i = static_cast<int>(k);
     xflow_[n1] -= flow_[k];
     xflow_[n2] += flow_[k];
@@ -628,8 +656,7 @@ void GradientAlgorithm::link_contributions() {
 
 // An emitter is a pipe from the junction to a reservoir at the junction's elevation.
 void GradientAlgorithm::emitter_contributions() {
-  for (int i = 0; i < nj_; ++i) {
-    if (net_.nodes[i].emitter == 0.0) continue;
+  for (int i : emitters_) {
     double hloss, hgrad;
     emitter_headloss(i, hloss, hgrad);
     add_diag(i, 1.0 / hgrad);
@@ -738,24 +765,22 @@ double GradientAlgorithm::update(const std::vector<double>& junction_heads, Tria
   }
   double qsum = 0, dqsum = 0, max_dq = 0;
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) fixed_inflow_[i] = 0.0;
-  for (std::size_t k = 0; k < net_.links.size(); ++k) {
-    const Link& link = net_.links[k];
-    const double dh = head_[link.from] - head_[link.to];
+  const std::size_t m = flow_.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    const int n1 = from_[k], n2 = to_[k];
+    const double dh = head_[n1] - head_[n2];
     double dq = (Y_[k] - P_[k] * dh) * relax_;
-    if (link.type == LinkType::pump &&
-        net_.pumps[link.pump].type == PumpCurveType::constant_power && dq > flow_[k])
-      dq = flow_[k] / 2.0;  // keeps constant-power pump flow positive
+    if (constant_power_[k] && dq > flow_[k]) dq = flow_[k] / 2.0;  // keeps its flow positive
     flow_[k] -= dq;
     qsum += std::abs(flow_[k]);
     dqsum += std::abs(dq);
     max_dq = std::max(max_dq, std::abs(dq));
     if (!is_closed(status_[k])) {
-      if (!net_.is_junction(link.from)) fixed_inflow_[link.from] -= flow_[k];
-      if (!net_.is_junction(link.to)) fixed_inflow_[link.to] += flow_[k];
+      if (n1 >= nj_) fixed_inflow_[n1] -= flow_[k];
+      if (n2 >= nj_) fixed_inflow_[n2] += flow_[k];
     }
   }
-  for (int i = 0; i < nj_; ++i) {
-    if (net_.nodes[i].emitter == 0.0) continue;
+  for (int i : emitters_) {
     double hloss, hgrad;
     emitter_headloss(i, hloss, hgrad);
     const double dh = head_[i] - net_.nodes[i].elevation;
@@ -979,16 +1004,17 @@ bool GradientAlgorithm::update_link_status() {
   bool change = false;
   for (std::size_t kk = 0; kk < net_.links.size(); ++kk) {
     const int k = static_cast<int>(kk);
-    const Link& link = net_.links[k];
-    const double dh = head_[link.from] - head_[link.to];
+    const int n1 = from_[k], n2 = to_[k];
+    const LinkType type = type_[k];
+    const double dh = head_[n1] - head_[n2];
     const LinkStatus s = status_[k];
     if (s == LinkStatus::xhead || s == LinkStatus::temp_closed) status_[k] = LinkStatus::open;
-    if (link.type == LinkType::cv_pipe) status_[k] = check_valve_status(status_[k], dh, flow_[k]);
-    if (link.type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0)
+    if (type == LinkType::cv_pipe) status_[k] = check_valve_status(status_[k], dh, flow_[k]);
+    if (type == LinkType::pump && status_[k] >= LinkStatus::open && setting_[k] > 0.0)
       status_[k] = pump_status(k, -dh);
-    if (link.type == LinkType::fcv && setting_[k] != kMissing) status_[k] = fcv_status(k, s);
-    if (!net_.is_junction(link.from)) tank_link_status(k, link.from, flow_[k]);
-    if (!net_.is_junction(link.to)) tank_link_status(k, link.to, -flow_[k]);
+    if (type == LinkType::fcv && setting_[k] != kMissing) status_[k] = fcv_status(k, s);
+    if (n1 >= nj_) tank_link_status(k, n1, flow_[k]);
+    if (n2 >= nj_) tank_link_status(k, n2, -flow_[k]);
     change = change || status_[k] != s;
   }
   return change;

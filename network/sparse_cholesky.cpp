@@ -62,6 +62,15 @@ void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>&
       }
     }
   }
+  diag_source_.assign(n, -1);
+  value_source_.assign(row_.size(), -1);
+  for (std::size_t e = 0; e < slot_.size(); ++e) {
+    const int s = slot_[e];
+    if (s == kIgnored) continue;
+    int& source = s < 0 ? diag_source_[-1 - s] : value_source_[s];
+    if (source >= 0) throw std::logic_error("sparse Cholesky: two entries of A in one slot");
+    source = static_cast<int>(e);
+  }
   n_ = n;
   diag_.assign(n, 0.0);
   value_.assign(row_.size(), 0.0);
@@ -71,18 +80,18 @@ void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>&
 }
 
 bool SparseCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
-  std::fill(diag_.begin(), diag_.end(), 0.0);
-  std::fill(value_.begin(), value_.end(), 0.0);
-  for (std::size_t e = 0; e < slot_.size(); ++e) {
-    const int s = slot_[e];
-    if (s == kIgnored) continue;
-    if (s < 0)
-      diag_[-1 - s] += A.values[e];
-    else
-      value_[s] += A.values[e];
+  // 0.0 + a, as the sum into a cleared L was: a -0.0 of A becomes +0.0 there too.
+  const double* a = A.values.data();
+  for (int k = 0; k < n_; ++k) {
+    const int e = diag_source_[k];
+    diag_[k] = e >= 0 ? 0.0 + a[e] : 0.0;
+  }
+  const std::size_t nv = value_.size();
+  for (std::size_t s = 0; s < nv; ++s) {
+    const int e = value_source_[s];
+    value_[s] = e >= 0 ? 0.0 + a[e] : 0.0;
   }
   std::fill(link_.begin(), link_.end(), -1);
-  std::fill(temp_.begin(), temp_.end(), 0.0);
 
   // Column j is computed from the columns k < j with a nonzero in row j. Each such column waits
   // in a list (link_) headed by the next row it updates; first_[k] is that entry. The lists are
@@ -108,6 +117,7 @@ bool SparseCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
     double pivot = diag_[j] - diag_update;
     if (!(pivot > 0.0)) {  // EPANET's test, pivot <= 0, and NaN
       if (failed_row) *failed_row = order_[j];
+      std::fill(temp_.begin(), temp_.end(), 0.0);  // columns after j would have cleared it
       return false;
     }
     pivot = std::sqrt(pivot);

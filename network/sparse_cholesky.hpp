@@ -37,8 +37,12 @@ class SparseCholesky {
   std::vector<int> slot_;     // slot_[e]: where A's entry e goes: L's value index, or -1 - k
                               //   for the diagonal of column k, or kIgnored (upper triangle)
   std::vector<double> diag_, value_;
+  // The inverse of slot_: the entry of A each diagonal and each value of L starts from (-1: a
+  // fill-in, 0), so that a factorisation gathers A instead of clearing L and scattering A.
+  std::vector<int> diag_source_, value_source_;
   // linsolve's work arrays: per column the next column of the same update list (link_), the
-  // first entry of a column not yet used (first_), and the accumulated updates (temp_).
+  // first entry of a column not yet used (first_), and the accumulated updates (temp_, zero
+  // between factorisations: each column clears the rows it used).
   std::vector<int> link_, first_;
   std::vector<double> temp_, rhs_;
 };
