@@ -108,10 +108,10 @@ TEST_CASE("a pump closed in [STATUS] has speed 0, as EPANET's changestatus") {
 TEST_CASE("a 3-point pump curve's r rounds as EPANET's pumpcurvepump rounds it (C-Town)") {
   // C-Town, variant 30 of seed 29 cut to 1 h by scripts/shrink_variant.py (comments and the
   // sections netsolve does not read removed). Pump curve 9 in LPS: netsolve grouped the unit
-  // factor as (r q^n) / ft, EPANET as r (q^n / ft); r came out one bit off, so did pumps PU4, PU5,
-  // PU8, PU9's coefficients from trial 1, and behind PRV v1 (a zone joined by 1e-8 couplings)
-  // that bit decided v1's status at 1:00 (closed, EPANET open). Non-unique in the sweep: 121 of
-  // C-Town's variants of seed 29.
+  // factor as (r q^n) / ft, EPANET as r (q^n / ft); r came out one bit off, and so did the P and
+  // Y of the pumps running on that curve (PU8, PU9) from trial 1. Behind PRV v1 (a zone joined by
+  // 1e-8 couplings) that bit decided v1's status at 1:00 (closed, EPANET open). It was behind the
+  // 121 C-Town variants of seed 29 that were non-unique or differed.
   const auto r = netsolve_against_epanet("ctown_pump_curve");
   INFO(r.output);
   CHECK(r.exit_code == 0);
