@@ -471,8 +471,9 @@ void GradientAlgorithm::curve_segment(int curve, double q, double& h0, double& r
   const std::size_t k1 = k2 - 1;
   r = (c.y[k2] - c.y[k1]) / (c.x[k2] - c.x[k1]);
   h0 = c.y[k1] - r * c.x[k1];
+  // As curvecoeff: (r Ucf_Q) / Ucf_H, not r (Ucf_Q / Ucf_H): the two round differently.
   h0 /= u.length;
-  r *= u.flow / u.length;
+  r = r * u.flow / u.length;
 }
 
 void GradientAlgorithm::pump_coefficients(int k) {
@@ -489,7 +490,7 @@ void GradientAlgorithm::pump_coefficients(int k) {
     double h0, r;
     curve_segment(pump.head_curve, q / speed, h0, r);
     hgrad = -r * speed;
-    hloss = -h0 * speed * speed + hgrad * flow_[k];
+    hloss = -h0 * (speed * speed) + hgrad * flow_[k];  // pumpcoeff: H0 * SQR(setting)
   } else {
     const double h0 = speed * speed * pump.h0;
     double n = pump.n;
@@ -552,7 +553,7 @@ void GradientAlgorithm::valve_coefficients(int k, double km) {
 void GradientAlgorithm::pbv_coefficients(int k) {
   const double km = net_.links[k].minor_loss;
   const double s = setting_[k];
-  if (s == kMissing || s == 0.0 || km * flow_[k] * flow_[k] > s) {
+  if (s == kMissing || s == 0.0 || km * (flow_[k] * flow_[k]) > s) {  // pbvcoeff: Km * SQR(q)
     valve_coefficients(k, km);
     return;
   }

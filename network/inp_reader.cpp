@@ -1150,8 +1150,10 @@ class InpReader {
     const double r = (h0 - h1) / std::pow(q1, n);
     pump.type = PumpCurveType::power_function;
     pump.n = n;
-    pump.h0 = -h0 / u.length;                     // stored as head loss, as EPANET does
-    pump.r = r * std::pow(u.flow, n) / u.length;  // h(ft) = r q(cfs)^n
+    pump.h0 = -h0 / u.length;  // stored as head loss, as EPANET does
+    // h(ft) = r q(cfs)^n; the unit factor grouped as EPANET's pumpcurvepump groups it, so that r
+    // rounds as EPANET's does (its last bit moves every trial's pump coefficients).
+    pump.r = r * (std::pow(u.flow, n) / u.length);
     pump.q0 = q1 / u.flow;
     pump.max_head = h0 / u.length;
   }

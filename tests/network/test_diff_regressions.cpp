@@ -3,6 +3,7 @@
 // EPANET 2.3.5's rule for tank levels at their limits.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -102,6 +103,50 @@ TEST_CASE("a pump closed in [STATUS] has speed 0, as EPANET's changestatus") {
   const cgs::net::Link& pump = net.links[net.find_link("PU")];
   CHECK(pump.status == cgs::net::LinkStatus::closed);
   CHECK(pump.setting == 0.0);
+}
+
+TEST_CASE("a 3-point pump curve's r rounds as EPANET's pumpcurvepump rounds it (C-Town)") {
+  // C-Town, variant 30 of seed 29 cut to 1 h by scripts/shrink_variant.py (comments and the
+  // sections netsolve does not read removed). Pump curve 9 in LPS: netsolve grouped the unit
+  // factor as (r q^n) / ft, EPANET as r (q^n / ft); r came out one bit off, and so did the P and
+  // Y of the pumps running on that curve (PU8, PU9) from trial 1. Behind PRV v1 (a zone joined by
+  // 1e-8 couplings) that bit decided v1's status at 1:00 (closed, EPANET open). It was behind the
+  // 121 C-Town variants of seed 29 that were non-unique or differed.
+  const auto r = netsolve_against_epanet("ctown_pump_curve");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "2 reporting times"));
+  CHECK(contains(r.output, "0 status differences: match"));
+
+  std::istringstream in(
+      "[OPTIONS]\nUNITS LPS\n[RESERVOIRS]\nR 10\n[TANKS]\nT 0 1 0 5 10\n[PUMPS]\nPU R T HEAD 9\n"
+      "[CURVES]\n9 0 111\n9 33 86\n9 56 37\n");
+  const cgs::net::Network net = cgs::net::parse_inp(in, "test.inp");
+  const cgs::net::Pump& pump = net.pumps[net.links[net.find_link("PU")].pump];
+  // validate.c's powerfuncpump and pumpcurvepump, written out: H = a - b Q^c, R = -b (Ucf_Q^c /
+  // Ucf_H) with Ucf_Q = 28.317 L/s per cfs and Ucf_H = 0.3048 m per ft.
+  const double h0 = 111, h1 = 86, h2 = 37, q1 = 33, q2 = 56;
+  const double c = std::log((h0 - h2) / (h0 - h1)) / std::log(q2 / q1);
+  const double b = -(h0 - h1) / std::pow(q1, c);
+  const double epanet_r = -b * (std::pow(28.317, c) / 0.3048);
+  CHECK(pump.n == c);
+  CHECK(pump.r == epanet_r);  // bit for bit
+  CHECK(pump.h0 == -h0 / 0.3048);
+  // The other grouping rounds differently here: the check above tells them apart.
+  CHECK(-b * std::pow(28.317, c) / 0.3048 != epanet_r);
+}
+
+TEST_CASE("a custom pump curve's slope rounds as EPANET's curvecoeff (Richmond_skeleton)") {
+  // Richmond_skeleton, variant 304 of seed 29 cut by scripts/shrink_variant.py, reported from
+  // 42:00 (REPORT START) to keep EPANET's series small. Pump 4B's multi-point curve in LPS:
+  // netsolve scaled the segment's slope by r (Ucf_Q / Ucf_H), EPANET by (r Ucf_Q) / Ucf_H; one
+  // bit apart at time 0, trial 1, and by 43:00 heads 0.006-0.02 m apart (non-unique in the sweep,
+  // with the 14 other Richmond_skeleton variants of seed 29 that were non-unique or differed).
+  const auto r = netsolve_against_epanet("richmond_pump_curve");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "4 reporting times"));
+  CHECK(contains(r.output, "0 status differences: match"));
 }
 
 TEST_CASE(
