@@ -488,6 +488,10 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   });
 }
 
+// How often a level that coarsens by more than HierarchyOptions::max_coarsening is aggregated
+// again with a larger threshold before its aggregates are kept as they are.
+constexpr int kCoarseningRetries = 3;
+
 // The patterns of level l towards a next one: strength, aggregates, P's pattern and R's (the
 // next operator comes with the values). False (and nothing kept) when aggregation does not
 // coarsen.
@@ -495,11 +499,22 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
                    const HierarchyOptions& options) {
   Level& level = h.levels[l];
   const CsrMatrix<double>& Al = h.op(A, l);
-  timed(h, level, "strength", [&] { level.strong = strong_connections(Al, options.theta); });
-  timed(h, level, "aggregation", [&] {
-    level.aggregates =
-        options.mis2 ? mis2_aggregate(Al, level.strong) : greedy_aggregate(Al, level.strong);
-  });
+  double theta = options.theta * std::pow(options.theta_decay, double(l));
+  for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
+    std::vector<char> strong;
+    Aggregates aggregates;
+    timed(h, level, "strength", [&] { strong = strong_connections(Al, theta); });
+    timed(h, level, "aggregation", [&] {
+      aggregates = options.mis2 ? mis2_aggregate(Al, strong) : greedy_aggregate(Al, strong);
+    });
+    if (attempt > 0 && aggregates.count == 0)
+      break;  // a retry that left no couplings: keep the last
+    level.theta = theta;
+    level.strong = std::move(strong);
+    level.aggregates = std::move(aggregates);
+    if (double(level.aggregates.count) * options.max_coarsening >= double(Al.rows)) break;
+    theta = std::min(1.0, std::max(4 * theta, 0.02));  // fewer couplings, smaller aggregates
+  }
   if (level.aggregates.count == 0 || level.aggregates.count >= Al.rows) {
     level.strong = {};
     level.aggregates = {};
