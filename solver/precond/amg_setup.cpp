@@ -452,16 +452,19 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   if (!h.has_next(l)) return;
   std::vector<double> diagonal;
   timed(h, level, "prolongator", [&] { diagonal = filtered_diagonal(Al, level.strong); });
+  if (options.gpu && !level.gpu) level.gpu = make_gpu_level_values();
   timed(h, level, "spectra", [&] {
     // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
-    // poisson2d:1000), on A's entries through the strength filter (no copy of A as A_F).
+    // poisson2d:1000), on A's entries through the strength filter (no copy of A as A_F); with
+    // the GPU set-up the same steps on the device.
     const EntryFilter filter{&level.strong, &diagonal};
     const double rho =
-        spectrum_bounds(Al, inverse_sqrt(diagonal), options.lanczos_steps, filter).ritz_max;
+        options.gpu && options.lanczos_steps > 0
+            ? level.gpu->filtered_radius(Al, level.strong, diagonal, options.lanczos_steps)
+            : spectrum_bounds(Al, inverse_sqrt(diagonal), options.lanczos_steps, filter).ritz_max;
     level.omega = 4 / (3 * rho);
   });
   if (options.gpu) {  // P, R and R A P on the device; the plans stay there for set_values
-    if (!level.gpu) level.gpu = make_gpu_level_values();
     const GpuPhaseSeconds s =
         level.gpu->compute(Al, diagonal, level.omega, level, h.levels[l + 1].A);
     add_seconds(h, level, "prolongator", s.prolongator);
