@@ -252,14 +252,13 @@ std::vector<V> permuted(const std::vector<V>& v, const std::vector<std::int64_t>
   return out;
 }
 
-// Lanczos's work vectors on the device, and its start vector (the host's, uploaded once: making
-// it is serial).
+// Lanczos's work vectors on the device (made for each estimate and freed after it: 5 vectors of
+// the level's rows would otherwise stay beside the hierarchy).
 struct LanczosVectors {
-  DeviceArray<double> start, scale, v, v_old, w, partial;
+  DeviceArray<double> scale, v, v_old, w, partial;
 
   explicit LanczosVectors(index_t n)
-      : start(lanczos_start(n), "amg Lanczos start"),
-        scale(std::size_t(n), "amg Lanczos scale"),
+      : scale(std::size_t(n), "amg Lanczos scale"),
         v(std::size_t(n), "amg Lanczos vector"),
         v_old(std::size_t(n), "amg Lanczos vector"),
         w(std::size_t(n), "amg Lanczos vector"),
@@ -287,11 +286,13 @@ class CudaLevelValues final : public GpuLevelValues {
       strong_ = DeviceArray<char>(strong, "amg strong couplings");
     const index_t n = A.rows;
     steps = int(std::min<index_t>(n, steps));
-    if (!lanczos_) lanczos_ = std::make_unique<LanczosVectors>(n);
-    LanczosVectors& L = *lanczos_;
+    // The host's start vector, kept for set_values (making it is serial: 9M rows, ~0.1 s).
+    if (start_.size() != std::size_t(n))
+      start_ = DeviceArray<double>(lanczos_start(n), "amg Lanczos start");
+    LanczosVectors L(n);
     const int grid = blocks_for(n);
     inverse_sqrt_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, diagonal_.data(), L.scale.data());
-    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.start.data(), 1.0, L.v.data());
+    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, start_.data(), 1.0, L.v.data());
     CGS_CHECK_LAUNCH();
     CGS_CUDA_CHECK(cudaMemsetAsync(L.v_old.data(), 0, L.v_old.bytes(), cuda::stream()));
     std::vector<double> alpha, beta;
@@ -401,7 +402,7 @@ class CudaLevelValues final : public GpuLevelValues {
   bool operator_current_ = false;  // A's values and D_F of this set-up already on the device
   DeviceCsr a_, p_, r_;
   DeviceArray<char> strong_;
-  std::unique_ptr<LanczosVectors> lanczos_;
+  DeviceArray<double> start_;  // Lanczos's start vector
   DeviceArray<index_t> position_, of_, to_r_;
   DeviceArray<double> weight_, diagonal_;
   std::unique_ptr<ReusedProduct> ra_, rap_;
