@@ -325,42 +325,39 @@ CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<d
   return Ac;
 }
 
-CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
-                                   const CsrMatrix<double>& P) {
-  const index_t nc = R.rows;
-  CsrMatrix<double> Ac;
-  Ac.rows = Ac.cols = nc;
-  Ac.row_ptr.assign(std::size_t(nc) + 1, 0);
-  const int teams = worth_threads(R.nnz()) ? omp_get_max_threads() : 1;
+CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y) {
+  const index_t rows = X.rows;
+  CsrMatrix<double> C;
+  C.rows = rows;
+  C.cols = Y.cols;
+  C.row_ptr.assign(std::size_t(rows) + 1, 0);
+  const int teams = worth_threads(X.nnz()) ? omp_get_max_threads() : 1;
   std::vector<std::vector<index_t>> columns(std::size_t(teams), std::vector<index_t>{});
   std::vector<std::vector<double>> values(std::size_t(teams), std::vector<double>{});
-  std::vector<index_t> first_row(std::size_t(teams) + 1, nc);
+  std::vector<index_t> first_row(std::size_t(teams) + 1, rows);
 #pragma omp parallel num_threads(teams)
   {
     const int t = omp_get_thread_num(), team = omp_get_num_threads();
-    const index_t begin = index_t(std::int64_t(nc) * t / team);
-    const index_t end = index_t(std::int64_t(nc) * (t + 1) / team);
+    const index_t begin = index_t(std::int64_t(rows) * t / team);
+    const index_t end = index_t(std::int64_t(rows) * (t + 1) / team);
     first_row[std::size_t(t)] = begin;
     std::vector<index_t>& c = columns[std::size_t(t)];
     std::vector<double>& v = values[std::size_t(t)];
-    std::vector<std::int64_t> position(std::size_t(nc), -1);  // column -> its entry in c, v
+    std::vector<std::int64_t> position(std::size_t(Y.cols), -1);  // column -> its entry in c, v
     std::vector<std::pair<index_t, double>> row;
     for (index_t I = begin; I < end; ++I) {
       const std::int64_t start = std::int64_t(c.size());
-      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {  // as galerkin_values
-        const index_t i = R.col_idx[r];
-        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
-          const double ra = R.values[r] * A.values[e];
-          const index_t j = A.col_idx[e];
-          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f) {
-            const index_t J = P.col_idx[f];
-            if (position[J] < start) {  // first in this row: 0 + x, as galerkin_values adds
-              position[J] = std::int64_t(c.size());
-              c.push_back(J);
-              v.push_back(0.0);
-            }
-            v[std::size_t(position[J])] += ra * P.values[f];
+      for (index_t r = X.row_ptr[I]; r < X.row_ptr[I + 1]; ++r) {  // as galerkin_values
+        const double x = X.values[r];
+        const index_t i = X.col_idx[r];
+        for (index_t f = Y.row_ptr[i]; f < Y.row_ptr[i + 1]; ++f) {
+          const index_t J = Y.col_idx[f];
+          if (position[J] < start) {  // first in this row: 0 + x, as galerkin_values adds
+            position[J] = std::int64_t(c.size());
+            c.push_back(J);
+            v.push_back(0.0);
           }
+          v[std::size_t(position[J])] += x * Y.values[f];
         }
       }
       row.clear();
@@ -370,24 +367,30 @@ CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<d
         c[std::size_t(start) + k] = row[k].first;
         v[std::size_t(start) + k] = row[k].second;
       }
-      Ac.row_ptr[I + 1] = index_t(row.size());
+      C.row_ptr[I + 1] = index_t(row.size());
     }
   }
-  for (index_t I = 0; I < nc; ++I) Ac.row_ptr[I + 1] += Ac.row_ptr[I];
-  Ac.col_idx.resize(std::size_t(Ac.row_ptr[nc]));
-  Ac.values.resize(Ac.col_idx.size());
+  for (index_t I = 0; I < rows; ++I) C.row_ptr[I + 1] += C.row_ptr[I];
+  C.col_idx.resize(std::size_t(C.row_ptr[rows]));
+  C.values.resize(C.col_idx.size());
   for (int t = 0; t < teams; ++t) {
-    const std::size_t at = std::size_t(Ac.row_ptr[first_row[std::size_t(t)]]);
+    const std::size_t at = std::size_t(C.row_ptr[first_row[std::size_t(t)]]);
     std::copy(columns[std::size_t(t)].begin(), columns[std::size_t(t)].end(),
-              Ac.col_idx.begin() + std::ptrdiff_t(at));
+              C.col_idx.begin() + std::ptrdiff_t(at));
     std::copy(values[std::size_t(t)].begin(), values[std::size_t(t)].end(),
-              Ac.values.begin() + std::ptrdiff_t(at));
+              C.values.begin() + std::ptrdiff_t(at));
   }
-  return Ac;
+  return C;
+}
+
+CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                   const CsrMatrix<double>& P) {
+  return sparse_product(R, sparse_product(A, P));
 }
 
 void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                      const CsrMatrix<double>& P, CsrMatrix<double>& Ac) {
+  const CsrMatrix<double> AP = sparse_product(A, P);
   const index_t nc = R.rows;
 #pragma omp parallel if (worth_threads(R.nnz()))
   {
@@ -398,14 +401,11 @@ void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
         position[Ac.col_idx[c]] = c;
         Ac.values[c] = 0;
       }
-      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
+      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {  // as sparse_product
+        const double x = R.values[r];
         const index_t i = R.col_idx[r];
-        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
-          const double ra = R.values[r] * A.values[e];
-          const index_t j = A.col_idx[e];
-          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f)
-            Ac.values[position[P.col_idx[f]]] += ra * P.values[f];
-        }
+        for (index_t f = AP.row_ptr[i]; f < AP.row_ptr[i + 1]; ++f)
+          Ac.values[position[AP.col_idx[f]]] += x * AP.values[f];
       }
     }
   }

@@ -81,13 +81,19 @@ void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates
 // R A P for R = P^T: the pattern (values zero), then the values on that pattern. Row by row over
 // the coarse rows, each by one thread in a fixed order (so bit for bit reproducible). The first
 // set-up takes galerkin_product, pattern and values in one pass (a third of the work of the two
-// apart, the same values bit for bit); set_values takes galerkin_values on its pattern.
+// apart, the same values bit for bit); set_values takes galerkin_values on its pattern. Both
+// form A P first and then R (A P), as the GPU's SpGEMMs do (R A, (R A) P): the product of each
+// A entry with a P row is made once, not again for each aggregate its row reaches (poisson3d:100
+// on one thread: the first set-up's R A P 4.2 s -> see BENCHMARKS 20c).
 CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
 void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                      const CsrMatrix<double>& P, CsrMatrix<double>& Ac);
 CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
+// X Y, pattern and values (rows' columns ascending; each entry summed in X's and then Y's row
+// order, so the same bits whatever the thread count): galerkin_product's two steps.
+CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y);
 
 // What shapes the hierarchy (the smoother is the preconditioner's business, not the set-up's).
 struct HierarchyOptions {
@@ -101,8 +107,8 @@ struct HierarchyOptions {
   // 1.63 on 3-D against 1.57; 0 (all coupled below the finest) 10 and 12.
   double theta_decay = 0.25;
   // A level whose aggregation would coarsen by more than this is aggregated again with its
-  // threshold raised (x4, at least 0.02, up to three times; level_pattern): aggregates as large as a
-  // dense row's neighbourhood leave a coarse level that cannot represent the smooth modes.
+  // threshold raised (x4, at least 0.02, up to three times; level_pattern): aggregates as large as
+  // a dense row's neighbourhood leave a coarse level that cannot represent the smooth modes.
   double max_coarsening = 60;
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)

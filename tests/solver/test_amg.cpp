@@ -261,6 +261,33 @@ TEST_CASE("amg: a level coarsening past max_coarsening is aggregated again at a 
   CHECK(double(A.rows) / double(last.levels[1].A.rows) == doctest::Approx(chain));
 }
 
+TEST_CASE("amg: sparse_product equals the dense product, rows sorted; empty rows and columns") {
+  const CsrMatrix<double> A = random_spd(120, 6, 73);
+  amg::HierarchyOptions o;
+  o.max_levels = 2;
+  o.coarse = 10;
+  const amg::Hierarchy h = amg::build_hierarchy(A, o);
+  REQUIRE(h.levels.size() == 2);
+  const CsrMatrix<double>& P = h.levels[0].prolongator.P;  // 120 x aggregates
+  const CsrMatrix<double>& R = h.levels[0].restriction.At;
+  const std::vector<index_t> rows{1, 1, 3}, columns{0, 119, 5};  // rows 0 and 2 empty
+  const std::vector<double> values{2.0, -1.0, 0.5};
+  const CsrMatrix<double> empty_rows = csr_from_triplets(4, 120, rows, columns, values);
+  struct Case {
+    const CsrMatrix<double>& X;
+    const CsrMatrix<double>& Y;
+  };
+  for (const Case& c : {Case{A, P}, Case{R, A}, Case{empty_rows, A}, Case{empty_rows, P}}) {
+    const CsrMatrix<double> C = amg::sparse_product(c.X, c.Y);
+    CHECK(C.rows == c.X.rows);
+    CHECK(C.cols == c.Y.cols);
+    CHECK(relative(dense(C), dense(c.X) * dense(c.Y)) < 1e-14);
+    for (index_t i = 0; i < C.rows; ++i)
+      for (index_t k = C.row_ptr[i] + 1; k < C.row_ptr[i + 1]; ++k)
+        CHECK(C.col_idx[k - 1] < C.col_idx[k]);
+  }
+}
+
 TEST_CASE("amg: R A P in one pass equals its symbolic and numeric passes bit for bit") {
   const CsrMatrix<double> A = random_spd(400, 5, 67);
   amg::HierarchyOptions o;
