@@ -81,19 +81,23 @@ void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates
 // R A P for R = P^T: the pattern (values zero), then the values on that pattern. Row by row over
 // the coarse rows, each by one thread in a fixed order (so bit for bit reproducible). The first
 // set-up takes galerkin_product, pattern and values in one pass (a third of the work of the two
-// apart, the same values bit for bit); set_values takes galerkin_values on its pattern. Both
-// form A P first and then R (A P), as the GPU's SpGEMMs do (R A, (R A) P): the product of each
-// A entry with a P row is made once, not again for each aggregate its row reaches (poisson3d:100
-// on one thread: the first set-up's R A P 4.2 s -> see BENCHMARKS 20c).
+// apart, the same values bit for bit); set_values takes galerkin_values on its pattern. Where
+// A's rows are long (more than 8 entries on average: the coarse levels, 30 a row in 3-D), both
+// form A P first and then R (A P): each A entry's product with a P row made once, not again for
+// each aggregate its row reaches (poisson3d:100's second level, one thread: 0.73 -> 0.28 s);
+// on short rows (Poisson's finest levels) the three-factor pass without a stored A P is faster.
 CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
 void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                      const CsrMatrix<double>& P, CsrMatrix<double>& Ac);
 CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
-// X Y, pattern and values (rows' columns ascending; each entry summed in X's and then Y's row
-// order, so the same bits whatever the thread count): galerkin_product's two steps.
-CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y);
+// X Y, pattern and values (each entry summed in X's and then Y's row order, so the same bits
+// whatever the thread count): galerkin_product's two steps. Each row's columns ascend, or with
+// sorted_rows false come in the order first reached (deterministic too; for A P, which no one
+// reads by column).
+CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y,
+                                 bool sorted_rows = true);
 
 // What shapes the hierarchy (the smoother is the preconditioner's business, not the set-up's).
 struct HierarchyOptions {

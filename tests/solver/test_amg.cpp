@@ -289,20 +289,25 @@ TEST_CASE("amg: sparse_product equals the dense product, rows sorted; empty rows
 }
 
 TEST_CASE("amg: R A P in one pass equals its symbolic and numeric passes bit for bit") {
-  const CsrMatrix<double> A = random_spd(400, 5, 67);
-  amg::HierarchyOptions o;
-  o.max_levels = 2;
-  const amg::Hierarchy h = amg::build_hierarchy(A, o);
-  REQUIRE(h.levels.size() == 2);
-  const CsrMatrix<double>& P = h.levels[0].prolongator.P;
-  const CsrMatrix<double>& R = h.levels[0].restriction.At;
-  CsrMatrix<double> two = amg::galerkin_pattern(R, A, P);
-  amg::galerkin_values(R, A, P, two);
-  const CsrMatrix<double> one = amg::galerkin_product(R, A, P);
-  CHECK(one.row_ptr == two.row_ptr);
-  CHECK(one.col_idx == two.col_idx);
-  CHECK(one.values == two.values);
-  CHECK(one.values == h.levels[1].A.values);
+  // Short rows (poisson 2-D, 5 a row: the three-factor pass) and long ones (about 11: R (A P)).
+  for (const CsrMatrix<double>& A : {poisson2d(30), random_spd(400, 5, 67)}) {
+    CAPTURE(A.nnz());
+    amg::HierarchyOptions o;
+    o.max_levels = 2;
+    o.coarse = 10;
+    const amg::Hierarchy h = amg::build_hierarchy(A, o);
+    REQUIRE(h.levels.size() == 2);
+    const CsrMatrix<double>& P = h.levels[0].prolongator.P;
+    const CsrMatrix<double>& R = h.levels[0].restriction.At;
+    CsrMatrix<double> two = amg::galerkin_pattern(R, A, P);
+    amg::galerkin_values(R, A, P, two);
+    const CsrMatrix<double> one = amg::galerkin_product(R, A, P);
+    CHECK(one.row_ptr == two.row_ptr);
+    CHECK(one.col_idx == two.col_idx);
+    CHECK(one.values == two.values);
+    CHECK(one.values == h.levels[1].A.values);
+    CHECK(relative(dense(one), dense(R) * dense(A) * dense(P)) < 1e-14);
+  }
 }
 
 TEST_CASE("amg: greedy aggregation of a 1-D chain makes aggregates of three neighbours") {
