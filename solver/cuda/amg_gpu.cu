@@ -1,11 +1,13 @@
 // AMG's numeric set-up phases on the GPU (solver/precond/amg_gpu.hpp).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
+#include "solver/precond/spectrum.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/cusparse_api.hpp"
 
@@ -69,6 +71,63 @@ __global__ void scatter_kernel(std::int64_t n, const double* from, const index_t
   for (std::int64_t k = std::int64_t(blockIdx.x) * kBlock + threadIdx.x; k < n;
        k += std::int64_t(gridDim.x) * kBlock)
     into[to[k]] = from[k];
+}
+
+// y = S A_F S x with S = diag(scale): A's strong entries, the diagonal D_F, the weak entries
+// dropped (spectrum_bounds's EntryFilter), one thread a row in the host's order.
+__global__ void filtered_product_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                        const double* a_val, const char* strong,
+                                        const double* diagonal, const double* scale,
+                                        const double* x, double* y) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    double s = 0;
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+      const index_t j = a_col[k];
+      const double a = j == i ? diagonal[i] : strong[k] ? a_val[k] : 0.0;
+      s += a * scale[j] * x[j];
+    }
+    y[i] = scale[i] * s;
+  }
+}
+
+// Lanczos's vector steps: scale = D_F^-1/2; w -= a v + b v_old; to = from / divisor.
+__global__ void inverse_sqrt_kernel(index_t n, const double* d, double* scale) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    scale[i] = 1 / sqrt(d[i]);
+}
+
+__global__ void orthogonalize_kernel(index_t n, double a, double b, const double* v,
+                                     const double* v_old, double* w) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    w[i] -= a * v[i] + b * v_old[i];
+}
+
+__global__ void divide_kernel(index_t n, const double* from, double divisor, double* to) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    to[i] = from[i] / divisor;
+}
+
+// Dot products in a fixed order: kReduceBlocks partial sums (a fixed grid, a tree in each
+// block), summed on the host in block order; the same bits at every call.
+constexpr int kReduceBlocks = 264;
+
+__global__ void partial_dot_kernel(index_t n, const double* x, const double* y, double* partial) {
+  __shared__ double sums[kBlock];
+  double s = 0;
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    s += x[i] * y[i];
+  sums[threadIdx.x] = s;
+  __syncthreads();
+  for (int half = kBlock / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
 }
 
 // A CSR matrix in device memory with its cuSPARSE descriptor.
@@ -193,17 +252,79 @@ std::vector<V> permuted(const std::vector<V>& v, const std::vector<std::int64_t>
   return out;
 }
 
+// Lanczos's work vectors on the device (made for each estimate and freed after it: 5 vectors of
+// the level's rows would otherwise stay beside the hierarchy).
+struct LanczosVectors {
+  DeviceArray<double> scale, v, v_old, w, partial;
+
+  explicit LanczosVectors(index_t n)
+      : scale(std::size_t(n), "amg Lanczos scale"),
+        v(std::size_t(n), "amg Lanczos vector"),
+        v_old(std::size_t(n), "amg Lanczos vector"),
+        w(std::size_t(n), "amg Lanczos vector"),
+        partial(std::size_t(kReduceBlocks), "amg Lanczos partial sums") {}
+
+  double dot(index_t n, const DeviceArray<double>& x, const DeviceArray<double>& y) {
+    partial_dot_kernel<<<kReduceBlocks, kBlock, 0, cuda::stream()>>>(n, x.data(), y.data(),
+                                                                     partial.data());
+    CGS_CHECK_LAUNCH();
+    std::vector<double> sums(static_cast<std::size_t>(kReduceBlocks));
+    cuda::copy_to_host(sums.data(), partial.data(), partial.bytes());
+    double total = 0;
+    for (double s : sums) total += s;
+    return total;
+  }
+};
+
 class CudaLevelValues final : public GpuLevelValues {
  public:
+  double filtered_radius(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                         const std::vector<double>& diagonal, int steps) override {
+    operator_current_ = false;  // new values (or a new D_F) may have come since the last call
+    upload_operator(A, diagonal);
+    if (strong_.size() != strong.size())
+      strong_ = DeviceArray<char>(strong, "amg strong couplings");
+    const index_t n = A.rows;
+    steps = int(std::min<index_t>(n, steps));
+    // The host's start vector, kept for set_values (making it is serial: 9M rows, ~0.1 s).
+    if (start_.size() != std::size_t(n))
+      start_ = DeviceArray<double>(lanczos_start(n), "amg Lanczos start");
+    LanczosVectors L(n);
+    const int grid = blocks_for(n);
+    inverse_sqrt_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, diagonal_.data(), L.scale.data());
+    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, start_.data(), 1.0, L.v.data());
+    CGS_CHECK_LAUNCH();
+    CGS_CUDA_CHECK(cudaMemsetAsync(L.v_old.data(), 0, L.v_old.bytes(), cuda::stream()));
+    std::vector<double> alpha, beta;
+    double beta_prev = 0;
+    for (int j = 0; j < steps; ++j) {  // spectrum_bounds's loop
+      filtered_product_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
+          n, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), strong_.data(),
+          diagonal_.data(), L.scale.data(), L.v.data(), L.w.data());
+      CGS_CHECK_LAUNCH();
+      const double a = L.dot(n, L.w, L.v);
+      orthogonalize_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a, beta_prev, L.v.data(),
+                                                                L.v_old.data(), L.w.data());
+      CGS_CHECK_LAUNCH();
+      const double b = std::sqrt(L.dot(n, L.w, L.w));
+      alpha.push_back(a);
+      if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
+      beta.push_back(b);
+      std::swap(L.v_old, L.v);
+      divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data(), b, L.v.data());
+      CGS_CHECK_LAUNCH();
+      beta_prev = b;
+    }
+    return ritz_extremes(alpha, beta).second;
+  }
+
   GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                           double omega, Level& level, CsrMatrix<double>& next) override {
     GpuPhaseSeconds seconds;
     auto start = Clock::now();
-    if (!planned_)
-      upload_patterns(A, level);
-    else
-      a_.upload_values(A.values);
-    cuda::copy_to_device(diagonal_.data(), diagonal.data(), diagonal_.bytes());
+    if (!operator_current_) upload_operator(A, diagonal);  // filtered_radius may have
+    operator_current_ = false;                             // the next set-up's are new
+    if (!planned_) upload_patterns(level);
     smooth_prolongator_kernel<<<blocks_for(A.rows), kBlock, 0, cuda::stream()>>>(
         A.rows, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), position_.data(),
         of_.data(), weight_.data(), diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(),
@@ -235,15 +356,25 @@ class CudaLevelValues final : public GpuLevelValues {
   }
 
  private:
-  void upload_patterns(const CsrMatrix<double>& A, const Level& level) {
-    a_.upload(A, "amg level operator");
+  // A (its pattern at the first set-up, its values after) and D_F, for this set-up.
+  void upload_operator(const CsrMatrix<double>& A, const std::vector<double>& diagonal) {
+    if (a_.descr == nullptr) {
+      a_.upload(A, "amg level operator");
+      diagonal_ = DeviceArray<double>(std::size_t(A.rows), "amg filtered diagonal");
+    } else if (!operator_current_) {
+      a_.upload_values(A.values);
+    }
+    cuda::copy_to_device(diagonal_.data(), diagonal.data(), diagonal_.bytes());
+    operator_current_ = true;
+  }
+
+  void upload_patterns(const Level& level) {
     p_.upload(level.prolongator.P, "amg prolongator");
     r_.upload(level.restriction.At, "amg restriction");
     position_ = DeviceArray<index_t>(level.prolongator.position, "amg prolongator positions");
     of_ = DeviceArray<index_t>(level.aggregates.of, "amg aggregates");
     weight_ = DeviceArray<double>(level.prolongator.weight, "amg tentative weights");
     to_r_ = DeviceArray<index_t>(level.restriction.position, "amg restriction positions");
-    diagonal_ = DeviceArray<double>(std::size_t(A.rows), "amg filtered diagonal");
   }
 
   // R A P to the host: the pattern at the first set-up (rows sorted by column, as the host's),
@@ -268,7 +399,10 @@ class CudaLevelValues final : public GpuLevelValues {
   }
 
   bool planned_ = false;
+  bool operator_current_ = false;  // A's values and D_F of this set-up already on the device
   DeviceCsr a_, p_, r_;
+  DeviceArray<char> strong_;
+  DeviceArray<double> start_;  // Lanczos's start vector
   DeviceArray<index_t> position_, of_, to_r_;
   DeviceArray<double> weight_, diagonal_;
   std::unique_ptr<ReusedProduct> ra_, rap_;

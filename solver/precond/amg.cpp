@@ -55,7 +55,7 @@ constexpr double kChebyshevRatio = 4;
 [[noreturn]] void bad_option(const PrecondSpec& spec, const std::string& why) {
   throw InputError("amg: " + why + " in '" + spec.text() +
                    "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
-                   "coarse=1..4000, aggregation=greedy|mis2, comma-separated)");
+                   "theta_decay=0..1, coarse=1..4000, aggregation=greedy|mis2, comma-separated)");
 }
 
 int integer_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
@@ -93,6 +93,8 @@ AmgOptions parse_options(const PrecondSpec& spec) {
       o.hierarchy.coarse = integer_option(spec, key, value, 1, 4000);
     else if (key == "theta")
       o.hierarchy.theta = real_option(spec, key, value, 0, 1);
+    else if (key == "theta_decay")
+      o.hierarchy.theta_decay = real_option(spec, key, value, 0, 1);
     else if (key == "aggregation" && (value == "greedy" || value == "mis2"))
       o.hierarchy.mis2 = value == "mis2";
     else if (key == "aggregation")

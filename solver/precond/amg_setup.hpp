@@ -81,18 +81,39 @@ void smooth_prolongator(const CsrMatrix<double>& A, const Aggregates& aggregates
 // R A P for R = P^T: the pattern (values zero), then the values on that pattern. Row by row over
 // the coarse rows, each by one thread in a fixed order (so bit for bit reproducible). The first
 // set-up takes galerkin_product, pattern and values in one pass (a third of the work of the two
-// apart, the same values bit for bit); set_values takes galerkin_values on its pattern.
+// apart, the same values bit for bit); set_values takes galerkin_values on its pattern. Where
+// A's rows are long (more than 8 entries on average: the coarse levels, 30 a row in 3-D), both
+// form A P first and then R (A P): each A entry's product with a P row made once, not again for
+// each aggregate its row reaches (poisson3d:100's second level, one thread: 0.73 -> 0.28 s);
+// on short rows (Poisson's finest levels) the three-factor pass without a stored A P is faster.
 CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
 void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                      const CsrMatrix<double>& P, CsrMatrix<double>& Ac);
 CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                    const CsrMatrix<double>& P);
+// X Y, pattern and values (each entry summed in X's and then Y's row order, so the same bits
+// whatever the thread count): galerkin_product's two steps. Each row's columns ascend, or with
+// sorted_rows false come in the order first reached (deterministic too; for A P, which no one
+// reads by column).
+CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y,
+                                 bool sorted_rows = true);
 
 // What shapes the hierarchy (the smoother is the preconditioner's business, not the set-up's).
 struct HierarchyOptions {
-  int max_levels = 10;     // levels at most, the finest included
-  double theta = 0.08;     // strength threshold
+  int max_levels = 10;  // levels at most, the finest included
+  double theta = 0.08;  // strength threshold on the finest level
+  // Level l's threshold is theta * theta_decay^l: a Galerkin operator's rows are dense (30
+  // entries on a 3-D Poisson's first coarse level) and most of their couplings fall under
+  // theta; filtering them out lumped them onto P's diagonal and made 3-D coarse levels useless
+  // (poisson3d:60 29 iterations, :200 76 on the GPU). 0.25: 3-D 60^3 29 -> 9, 100^3 48 -> 10,
+  // poisson2d:1000 11 -> 8; 0.5 (amgcl's halving) the same iterations at operator complexity
+  // 1.63 on 3-D against 1.57; 0 (all coupled below the finest) 10 and 12.
+  double theta_decay = 0.25;
+  // A level whose aggregation would coarsen by more than this is aggregated again with its
+  // threshold raised (x4, at least 0.02, up to three times; level_pattern): aggregates as large as
+  // a dense row's neighbourhood leave a coarse level that cannot represent the smooth modes.
+  double max_coarsening = 60;
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
@@ -103,6 +124,7 @@ struct Level {
   CsrMatrix<double> A;  // the level's operator; empty at level 0 (the caller's A)
   Interval spectrum{};  // of D^-1 A: the Gershgorin bound only (the smoothers' interval)
   // Towards the next level (empty on the coarsest):
+  double theta = 0;          // the strength threshold this level was aggregated with
   std::vector<char> strong;  // per entry of the operator
   Aggregates aggregates;
   Prolongator prolongator;  // P

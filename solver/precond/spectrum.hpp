@@ -4,6 +4,7 @@
 // matrix gives the same bounds bit for bit, whatever the thread count.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "formats/csr.hpp"
@@ -32,5 +33,14 @@ struct EntryFilter {
 // steps = 0 no Lanczos: b = ritz_max = the Gershgorin bound, a = b / 2.
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps,
                          const EntryFilter& filter = {});
+
+// The pieces of spectrum_bounds's Lanczos that another device's Lanczos shares (amg_gpu.cu), so
+// that both start alike and read their tridiagonal alike: the start vector (one fixed random
+// sequence, unit norm; serial, so worth keeping where the same n comes again), and the smallest
+// and largest eigenvalues of the tridiagonal with diagonal alpha and off-diagonal beta
+// (beta.size() == alpha.size() - 1).
+std::vector<double> lanczos_start(index_t n);
+std::pair<double, double> ritz_extremes(const std::vector<double>& alpha,
+                                        const std::vector<double>& beta);
 
 }  // namespace cgs::precond
