@@ -50,7 +50,7 @@ for net in "${nets[@]}"; do
   mapfile -t best < <("${cmd[@]}" | awk '{print $2}')
   printf '%-22s %10.2f' "$net" "${best[0]}"
   for ((i = 1; i < ${#best[@]}; ++i)); do
-    printf ' %12.2f %6.2f' "${best[i]}" "$(echo "${best[i]} / ${best[0]}" | bc -l)"
+    printf ' %12.2f %6.2f' "${best[i]}" "$(awk -v a="${best[i]}" -v b="${best[0]}" 'BEGIN { print a / b }')"
   done
   printf '\n'
 done
