@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "solver/cg_step.hpp"
+
 namespace cgs::dist {
 
 namespace {
@@ -67,7 +69,8 @@ MpiHalo::MpiHalo(MPI_Comm comm, const RankBlock& block, const RowBlocks& blocks)
   requests_.resize(receives_.size() + sends_.size());
 }
 
-void MpiHalo::start(const double* x_local) {
+template <typename ValueOf>
+void MpiHalo::post(ValueOf value_of) {
   constexpr int kTag = 25;
   std::size_t next = 0;
   for (const HaloReceive& r : receives_)
@@ -77,11 +80,19 @@ void MpiHalo::start(const double* x_local) {
   for (std::size_t s = 0; s < sends_.size(); ++s) {
     double* packed = send_buffer_.data() + send_offsets_[s];
     const std::vector<index_t>& rows = sends_[s].local_rows;
-    for (std::size_t k = 0; k < rows.size(); ++k) packed[k] = x_local[rows[k]];
+    for (std::size_t k = 0; k < rows.size(); ++k) packed[k] = value_of(rows[k]);
     check(MPI_Isend(packed, int(rows.size()), MPI_DOUBLE, sends_[s].rank, kTag, comm_,
                     &requests_[next++]),
           "MPI_Isend");
   }
+}
+
+void MpiHalo::start(const double* x_local) {
+  post([=](index_t i) { return x_local[i]; });
+}
+
+void MpiHalo::start_next_p(const double* z, double beta, const double* p_old) {
+  post([=](index_t i) { return cg::next_p(z[i], beta, p_old[i]); });
 }
 
 void MpiHalo::finish() {
