@@ -1,9 +1,9 @@
 #include "solver/distributed/distributed_cg.hpp"
 
-#include <chrono>
 #include <algorithm>
-#include <utility>
+#include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "formats/types.hpp"
 #include "solver/cg_result.hpp"
@@ -160,7 +160,7 @@ DistributedCgResult fused_classic(Loop& loop, const double* b, double* x, cg::St
 DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg::State s) {
   RankOps& ops = loop.ops;
   const auto start = std::chrono::steady_clock::now();
-  Vec r(ops), u_storage(ops), w(ops), p(ops), q(ops), t(ops);  // q: s = A p; t: for A x
+  Vec r(ops), u_storage(ops), w(ops), p(ops), q(ops), t(ops);             // q: s = A p; t: for A x
   double* u = ops.identity_preconditioner() ? r.get() : u_storage.get();  // u = r for M = I
   ops.multiply(x, t);
   ops.residual(b, t, r);
@@ -176,7 +176,7 @@ DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg:
   double rr_peak = sums[0];  // the largest r.r since the last replacement (the criterion's)
   bool replace_next = false;
   long k = 0;
-  double beta = 0;  // p_1 = u_0 (p and q start at zero)
+  double beta = 0;                          // p_1 = u_0 (p and q start at zero)
   if (!s.stopped) cg::step(s, sums[2], 1);  // p_1 . A p_1 = u_0 . w_0
   bool p_formed = false;  // p_k and q = A p_k formed already (after a fallback below)
   while (!s.stopped && k < max_iters) {
@@ -231,7 +231,7 @@ DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg:
 }  // namespace
 
 DistributedCgResult distributed_cg(RankOps& ops, const double* b, double* x,
-                        const DistributedCgOptions& options) {
+                                   const DistributedCgOptions& options) {
   double bb = 0;
   const DotPair b_dot{b, b};
   ops.dots(&b_dot, 1, &bb);

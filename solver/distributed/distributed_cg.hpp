@@ -41,7 +41,7 @@ std::string to_string(DistLoop loop);
 struct DistributedCgOptions {
   CgOptions cg;  // max_iters resolved (> 0)
   CgVariant variant = CgVariant::classic;
-  int replace_every = 0;  // single-reduction: replacement period; 0: by the criterion
+  int replace_every = 0;            // single-reduction: replacement period; 0: by the criterion
   DistLoop loop = DistLoop::fused;  // asked for; fused_offered() says whether it runs
 };
 
@@ -58,6 +58,6 @@ struct DistributedCgResult {
 // Solves A x = b over all ranks (collective); b and x are the rank's rows in ops' memory, x
 // holding the initial guess. The result is the same on every rank.
 DistributedCgResult distributed_cg(RankOps& ops, const double* b, double* x,
-                        const DistributedCgOptions& options);
+                                   const DistributedCgOptions& options);
 
 }  // namespace cgs::dist

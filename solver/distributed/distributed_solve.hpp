@@ -48,7 +48,7 @@ struct DistributedRequest {
   SolveRequest request;  // no "auto" (format, kernel, preconditioner)
   PartitionKind partition = PartitionKind::contiguous;
   CgVariant variant = CgVariant::classic;
-  int replace_every = 0;  // 0: residual replacement by the criterion (distributed_cg.hpp)
+  int replace_every = 0;            // 0: residual replacement by the criterion (distributed_cg.hpp)
   DistLoop loop = DistLoop::fused;  // asked for (distributed_cg.hpp)
 };
 

@@ -51,9 +51,9 @@ std::vector<std::pair<int, std::vector<index_t>>> exchange_requests(
   std::vector<std::pair<int, std::vector<index_t>>> requests;
   for (int q = 0; q < ranks; ++q)
     if (asked_counts[q] > 0)
-      requests.emplace_back(q, std::vector<index_t>(asked.begin() + asked_offsets[q],
-                                                    asked.begin() + asked_offsets[q] +
-                                                        asked_counts[q]));
+      requests.emplace_back(
+          q, std::vector<index_t>(asked.begin() + asked_offsets[q],
+                                  asked.begin() + asked_offsets[q] + asked_counts[q]));
   return requests;
 }
 
@@ -96,8 +96,7 @@ void MpiHalo::start_next_p(const double* z, double beta, const double* p_old) {
 }
 
 void MpiHalo::finish() {
-  check(MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+  check(MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 void allreduce_sum(MPI_Comm comm, double* values, int count) {
@@ -120,8 +119,7 @@ std::vector<T> scatter_pieces(MPI_Comm comm, const T* whole, const std::vector<i
 
 }  // namespace
 
-CsrMatrix<double> scatter_rows(MPI_Comm comm, const CsrMatrix<double>* A,
-                               const RowBlocks& blocks) {
+CsrMatrix<double> scatter_rows(MPI_Comm comm, const CsrMatrix<double>* A, const RowBlocks& blocks) {
   const int ranks = comm_size(comm), rank = comm_rank(comm);
   std::vector<int> row_begin(ranks), row_count(ranks), entry_begin(ranks), entry_count(ranks);
   std::vector<index_t> entry_offsets(std::size_t(ranks) + 1);  // rank 0 knows them

@@ -23,14 +23,14 @@ struct DotPair {
 
 // Seconds spent per kind of work on a rank, summed over the solve, and how often.
 struct RankTimes {
-  double local_spmv = 0;     // the local block's product (the halo exchange runs meanwhile)
-  double halo_wait = 0;      // waiting for the halo after the local product (0: fully hidden)
-  double halo_spmv = 0;      // the halo block's product
-  double allreduce = 0;      // in the reductions (includes waiting for slower ranks)
-  double precond = 0;        // z = M^-1 r on the local block
-  double vector_ops = 0;     // updates and local dot products
-  long products = 0;         // multiply() calls
-  long reductions = 0;       // dots() calls
+  double local_spmv = 0;  // the local block's product (the halo exchange runs meanwhile)
+  double halo_wait = 0;   // waiting for the halo after the local product (0: fully hidden)
+  double halo_spmv = 0;   // the halo block's product
+  double allreduce = 0;   // in the reductions (includes waiting for slower ranks)
+  double precond = 0;     // z = M^-1 r on the local block
+  double vector_ops = 0;  // updates and local dot products
+  long products = 0;      // multiply() calls
+  long reductions = 0;    // dots() calls
   std::size_t halo_bytes_received = 0, halo_bytes_sent = 0;  // over the solve
   // The exchange alone, from the packed send buffer to the halo's arrival, where the device can
   // time it apart from the local product it overlaps (GPU ranks: on the communication stream;
@@ -73,8 +73,7 @@ class RankOps {
   // The updates of solver/cg_step.hpp: r = b - Ax; x = next_x(x, alpha, p), r = next_r(r,
   // alpha, q); p = next_p(z, beta, p).
   virtual void residual(const double* b, const double* Ax, double* r) = 0;
-  virtual void update_xr(double alpha, const double* p, const double* q, double* x,
-                         double* r) = 0;
+  virtual void update_xr(double alpha, const double* p, const double* q, double* x, double* r) = 0;
   virtual void update_p(double beta, const double* z, double* p) = 0;
 
   // sums[i] = sum over all ranks of pairs[i].a . pairs[i].b (local parts in double), in one
@@ -99,8 +98,8 @@ class RankOps {
   // Pass A(k): p_new = next_p(z, beta, p_old) formed inside q = A p_new (the halo exchange sends
   // p_new's entries, formed as they are packed) and x = next_x(x, alpha_prev, p_old); returns
   // this rank's part of p_new . q (no reduction).
-  virtual double fused_product(double beta, double alpha_prev, const double* z,
-                               const double* p_old, double* p_new, double* q, double* x);
+  virtual double fused_product(double beta, double alpha_prev, const double* z, const double* p_old,
+                               double* p_new, double* q, double* x);
   // Pass B(k): r = next_r(r, alpha, q), z = M^-1 r (pointwise M; z may be r for M = I), and this
   // rank's r.r and r.z in local_sums[0], local_sums[1] (no reduction).
   virtual void fused_residual(double alpha, const double* q, double* r, double* z,
@@ -120,8 +119,8 @@ namespace detail {
 }
 }  // namespace detail
 
-inline double RankOps::fused_product(double, double, const double*, const double*, double*,
-                                     double*, double*) {
+inline double RankOps::fused_product(double, double, const double*, const double*, double*, double*,
+                                     double*) {
   detail::no_fused_passes();
 }
 inline void RankOps::fused_residual(double, const double*, double*, double*, double*) {
