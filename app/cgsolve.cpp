@@ -257,10 +257,10 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
     d.request.cg.progress = progress_printer(&progress_printed);
   dist::DistributedOutcome outcome;
   try {
-    outcome = per_rank
-                  ? dist::solve_distributed_generated(session, args.matrix, d, &run.stats)
-                  : dist::solve_distributed(session, root ? &sys.A : nullptr,
-                                            root ? &sys.b : nullptr, root ? &sys.x : nullptr, d);
+    outcome = per_rank ? dist::solve_distributed_generated(session, args.matrix, d, &run.stats)
+                       : dist::solve_distributed(session, root ? &sys.A : nullptr,
+                                                 root ? &sys.b : nullptr, root ? &sys.x : nullptr,
+                                                 d);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cgsolve: rank %d: %s\n", session.rank(), e.what());
     session.abort(kExitBadInput);
@@ -288,11 +288,10 @@ int main(int argc, char** argv) {
   CLI::App app{"cgsolve: conjugate gradient for sparse symmetric positive definite systems"};
   app.set_version_flag("--version", std::string("cgsolve ") + CGSOLVE_VERSION);
   Arguments args;
-  app.add_option(
-         "--matrix", args.matrix,
-         "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
-         "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
-         "gen:waternet:N[:seed]")
+  app.add_option("--matrix", args.matrix,
+                 "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
+                 "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
+                 "gen:waternet:N[:seed]")
       ->required();
   app.add_option("--rhs", args.rhs,
                  "Right-hand side b (Matrix Market array or n x 1 coordinate); "
