@@ -379,7 +379,10 @@ DistributedOutcome solve_rank_inputs(const MpiSession& session, RankInputs input
   const RankTimes& t = mine.times;
   if (t.products > 0 && plan.cg.time_spmv) {
     s.spmv.measured = true;
-    s.spmv.what = "distributed SpMV of rank 0 (local block + halo wait + halo block), mean";
+    s.spmv.what = solved.loop == DistLoop::fused
+                      ? "distributed SpMV pass of rank 0 (local block with the p and x updates "
+                        "fused in + halo wait + halo block), mean"
+                      : "distributed SpMV of rank 0 (local block + halo wait + halo block), mean";
     s.spmv.samples = t.products;
     s.spmv.total = t.local_spmv + t.halo_wait + t.halo_spmv;
     s.spmv.median = s.spmv.mean = s.spmv.min = s.spmv.total / double(t.products);
