@@ -27,7 +27,7 @@ struct Arguments {
   SolverCli solver;
   // The distributed solve (solver/distributed, docs/DISTRIBUTED.md).
   bool distributed = false;
-  std::string partition = "contiguous", cg_variant = "classic";
+  std::string partition = "contiguous", cg_variant = "classic", dist_loop = "fused";
   int replace_every = 0;
 };
 
@@ -223,6 +223,7 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
     d.partition = dist::parse_partition(args.partition);
     d.variant = dist::parse_cg_variant(args.cg_variant);
     d.replace_every = args.replace_every;
+    d.loop = dist::parse_dist_loop(args.dist_loop);
     if (d.partition == dist::PartitionKind::metis && !dist::metis_available())
       (void)dist::make_partition(CsrMatrix<double>{}, 2, d.partition);  // throws why
     if (d.request.backend.device == Device::gpu) {
@@ -315,6 +316,11 @@ int main(int argc, char** argv) {
   app.add_option("--cg-variant", args.cg_variant,
                  "Distributed: classic (two reductions per iteration) or single-reduction "
                  "(Chronopoulos-Gear, one reduction of three numbers)")
+      ->capture_default_str();
+  app.add_option("--dist-loop", args.dist_loop,
+                 "Distributed: fused (classic CG on CPU ranks with a pointwise preconditioner: "
+                 "the vector updates inside the product's pass) or plain (a pass per operation; "
+                 "what runs wherever fused is not offered)")
       ->capture_default_str();
   app.add_option("--replace-every", args.replace_every,
                  "Distributed single-reduction CG: recompute the true residual every k "

@@ -107,9 +107,9 @@ double per_iteration_us(double seconds, long iterations) {
 }
 
 void print_distributed(std::FILE* out, const dist::DistributedReport& d, long iterations) {
-  std::fprintf(out, "ranks      %d: %s row blocks, %s CG, %ld reductions per iteration", d.ranks,
-               to_string(d.partition).c_str(), to_string(d.variant).c_str(),
-               d.reductions_per_iteration(iterations));
+  std::fprintf(out, "ranks      %d: %s row blocks, %s CG (%s loop), %ld reductions per iteration",
+               d.ranks, to_string(d.partition).c_str(), to_string(d.variant).c_str(),
+               to_string(d.loop).c_str(), d.reductions_per_iteration(iterations));
   if (d.variant == dist::CgVariant::single_reduction)
     std::fprintf(out, ", residual replaced %ld times, p.Ap by a dot in %ld iterations",
                  d.replacements, d.fallbacks);
@@ -158,10 +158,16 @@ nlohmann::json distributed_json(const dist::DistributedReport& d, long iteration
                        {"allreduce", t.allreduce},
                        {"precond", t.precond},
                        {"vector_ops", t.vector_ops},
-                       {"halo_exchange", t.halo_exchange}}}});
+                       {"halo_exchange", t.halo_exchange},
+                       // The waits split (rank_ops.hpp): waiting for the last rank, the rest.
+                       {"halo_imbalance", t.halo_imbalance},
+                       {"halo_transfer", t.halo_wait - t.halo_imbalance},
+                       {"allreduce_imbalance", t.allreduce_imbalance},
+                       {"allreduce_transfer", t.allreduce - t.allreduce_imbalance}}}});
   }
   return {{"partition", to_string(d.partition)},
           {"cg_variant", to_string(d.variant)},
+          {"loop", to_string(d.loop)},
           {"replace_every", d.replace_every},
           {"replacements", d.replacements},
           {"fallbacks", d.fallbacks},

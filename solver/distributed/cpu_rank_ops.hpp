@@ -3,12 +3,16 @@
 // preconditioner, vector updates in OpenMP loops, and MPI for the halo and the reductions.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "solver/distributed/mpi_comm.hpp"
 #include "solver/distributed/rank_ops.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "spmv/backend.hpp"
+#include "spmv/views.hpp"
 
 namespace cgs::dist {
 
@@ -39,8 +43,18 @@ class CpuRankOps final : public RankOps {
   void dots(const DotPair* pairs, int count, double* sums) override;
   void update_xr_precondition_dots(double alpha, const double* p, const double* q, double* x,
                                    double* r, double* z, double* sums) override;
+  bool has_fused_passes() const override { return fused_; }
+  double fused_product(double beta, double alpha_prev, const double* z, const double* p_old,
+                       double* p_new, double* q, double* x) override;
+  void fused_residual(double alpha, const double* q, double* r, double* z,
+                      double* local_sums) override;
+  void fused_update_x(double alpha, const double* p, double* x) override;
+  void reduce(double* sums, int count) override;
   RankTimes times() const override { return times_; }
-  void clear_times() override { times_ = RankTimes{}; }
+  void clear_times() override {
+    times_ = RankTimes{};
+    pending_halo_wait_ = 0;
+  }
 
   const MpiHalo& halo() const { return halo_; }
   std::string backend_name() const;
@@ -48,10 +62,21 @@ class CpuRankOps final : public RankOps {
 
  private:
   void multiply_halo_block(double* y) const;
-  // Each thread's share of [0, n) summed into partial[thread * kMaxDots + d] by `body`, then
-  // added in thread order: the same bits on every run with the same thread count.
+  // y += H h on the rows with halo entries; returns the sum of p_i (H h)_i over them.
+  double add_halo_product(double* y, const double* p);
+  // The halo exchange waited for, its time split later (see allreduce_timed).
+  void wait_for_halo();
+  // Each thread's share of [0, length) summed into partial[thread * kMaxDots + d] by `body`,
+  // then added in thread order: the same bits on every run with the same thread count.
   template <typename Body>
-  void sum_by_thread(int count, double* sums, Body body);
+  void sum_by_thread(std::int64_t length, int count, double* sums, Body body);
+  // The same over the local backend's thread parts (balanced by nonzeros; one part without).
+  template <typename Body>
+  void sum_by_part(int count, double* sums, Body body);
+  // The sum over ranks, carrying each rank's latest local-product end and its arrival (maxima)
+  // to split the waits into imbalance and the rest (RankTimes).
+  void allreduce_timed(double* values, int count);
+  double now() const;  // seconds since the ranks' common origin (a barrier at set-up)
   static constexpr int kMaxDots = 4;
 
   MPI_Comm comm_;
@@ -65,7 +90,15 @@ class CpuRankOps final : public RankOps {
   std::vector<index_t> halo_rows_;
   std::unique_ptr<SpmvBackend<double>> local_;  // null on a rank without rows
   std::unique_ptr<Preconditioner<double>> precond_;
+  std::optional<Rows<double>> rows_;  // the local block's rows for the fused passes
+  std::vector<index_t> parts_;        // their thread parts' bounds
+  const double* diagonal_ = nullptr;  // the pointwise M's diagonal (null: M = I)
+  bool fused_ = false;                // fused passes on every rank
   RankTimes times_;
+  MPI_Op sum_then_max_ = MPI_OP_NULL;
+  std::chrono::steady_clock::time_point origin_;
+  double product_ready_ = 0;      // when the latest local product ended (now())
+  double pending_halo_wait_ = 0;  // its halo wait, not yet split
 };
 
 }  // namespace cgs::dist

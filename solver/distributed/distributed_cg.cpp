@@ -1,8 +1,9 @@
 #include "solver/distributed/distributed_cg.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "formats/types.hpp"
 #include "solver/cg_result.hpp"
@@ -18,6 +19,19 @@ CgVariant parse_cg_variant(const std::string& name) {
 
 std::string to_string(CgVariant variant) {
   return variant == CgVariant::classic ? "classic" : "single-reduction";
+}
+
+DistLoop parse_dist_loop(const std::string& name) {
+  if (name == "fused") return DistLoop::fused;
+  if (name == "plain") return DistLoop::plain;
+  throw InputError("--dist-loop must be fused or plain, got '" + name + "'");
+}
+
+std::string to_string(DistLoop loop) { return loop == DistLoop::fused ? "fused" : "plain"; }
+
+bool fused_offered(const RankOps& ops, const DistributedCgOptions& options) {
+  return options.loop == DistLoop::fused && options.variant == CgVariant::classic &&
+         ops.has_fused_passes();
 }
 
 namespace {
@@ -96,6 +110,49 @@ DistributedCgResult classic(Loop& loop, const double* b, double* x, cg::State s)
   return loop.finish(s, k, seconds_since(start));
 }
 
+// Classic CG in two passes over the rows per iteration (solver/fused/cpu_passes.hpp's order):
+//   pass A(k): p_k = z + beta_k p_{k-1} formed inside q = A p_k, x += alpha_{k-1} p_{k-1}; p.q
+//   pass B(k): r -= alpha_k q, z = M^-1 r; r.r and r.z
+// one reduction after each. x lags one iteration; the last step's update is made at the end. p
+// lives in two buffers, since a row's neighbours still read p_{k-1} while pass A writes p_k.
+DistributedCgResult fused_classic(Loop& loop, const double* b, double* x, cg::State s) {
+  RankOps& ops = loop.ops;
+  const auto start = std::chrono::steady_clock::now();
+  Vec r(ops), z_storage(ops), p_old(ops), p_new(ops), q(ops);  // p_old: p_0 = 0, so p_1 = z_0
+  double* z = ops.identity_preconditioner() ? r.get() : z_storage.get();
+  ops.multiply(x, q);
+  ops.residual(b, q, r);
+  double sums[2];
+  ops.fused_residual(0.0, q, r, z, sums);  // alpha = 0: r stays b - A x; z = M^-1 r and the dots
+  ops.reduce(sums, 2);
+  cg::started(s, sums[0], sums[1]);
+  loop.record(sums[0]);
+  const long max_iters = loop.options.cg.max_iters;
+  double beta = 0, alpha_prev = 0;
+  double* p_k1 = p_old;  // p_{k-1}
+  double* p_k = p_new;   // p_k
+  long k = 0;
+  while (!s.stopped && k < max_iters) {
+    ++k;
+    double pq = ops.fused_product(beta, alpha_prev, z, p_k1, p_k, q, x);
+    ops.reduce(&pq, 1);
+    if (!cg::step(s, pq, k)) break;  // x stays at iteration k - 1
+    ops.fused_residual(s.alpha, q, r, z, sums);
+    ops.reduce(sums, 2);
+    loop.record(sums[0]);
+    const bool stop = cg::stepped(s, sums[0], sums[1], k);
+    loop.report(k, s);
+    if (stop) {
+      ops.fused_update_x(s.alpha, p_k, x);
+      break;
+    }
+    beta = s.beta;
+    alpha_prev = s.alpha;
+    std::swap(p_k1, p_k);
+  }
+  return loop.finish(s, k, seconds_since(start));
+}
+
 // Chronopoulos-Gear. With u = M^-1 r, w = A u, p = u + beta p, s = A p = w + beta s:
 //   p.A p = u.A u + beta^2 p_old.A p_old + 2 beta u.A p_old, and u.A p_old = r.u / ... gives
 //   p.q = w.u - beta * (r.u) / alpha_old   (Chronopoulos & Gear, J. Comput. Appl. Math. 1989)
@@ -103,7 +160,7 @@ DistributedCgResult classic(Loop& loop, const double* b, double* x, cg::State s)
 DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg::State s) {
   RankOps& ops = loop.ops;
   const auto start = std::chrono::steady_clock::now();
-  Vec r(ops), u_storage(ops), w(ops), p(ops), q(ops), t(ops);  // q: s = A p; t: for A x
+  Vec r(ops), u_storage(ops), w(ops), p(ops), q(ops), t(ops);             // q: s = A p; t: for A x
   double* u = ops.identity_preconditioner() ? r.get() : u_storage.get();  // u = r for M = I
   ops.multiply(x, t);
   ops.residual(b, t, r);
@@ -119,7 +176,7 @@ DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg:
   double rr_peak = sums[0];  // the largest r.r since the last replacement (the criterion's)
   bool replace_next = false;
   long k = 0;
-  double beta = 0;  // p_1 = u_0 (p and q start at zero)
+  double beta = 0;                          // p_1 = u_0 (p and q start at zero)
   if (!s.stopped) cg::step(s, sums[2], 1);  // p_1 . A p_1 = u_0 . w_0
   bool p_formed = false;  // p_k and q = A p_k formed already (after a fallback below)
   while (!s.stopped && k < max_iters) {
@@ -174,7 +231,7 @@ DistributedCgResult single_reduction(Loop& loop, const double* b, double* x, cg:
 }  // namespace
 
 DistributedCgResult distributed_cg(RankOps& ops, const double* b, double* x,
-                        const DistributedCgOptions& options) {
+                                   const DistributedCgOptions& options) {
   double bb = 0;
   const DotPair b_dot{b, b};
   ops.dots(&b_dot, 1, &bb);
@@ -182,7 +239,12 @@ DistributedCgResult distributed_cg(RankOps& ops, const double* b, double* x,
   Loop loop{ops, options, {}};
   if (s.zero_rhs) {  // b = 0: x = 0
     ops.upload(std::vector<double>(ops.local_rows(), 0.0), x);
-    return {result_of(s), 0, 0};
+    return {result_of(s), 0, 0, DistLoop::plain};
+  }
+  if (fused_offered(ops, options)) {
+    DistributedCgResult result = fused_classic(loop, b, x, s);
+    result.loop = DistLoop::fused;
+    return result;
   }
   return options.variant == CgVariant::classic ? classic(loop, b, x, s)
                                                : single_reduction(loop, b, x, s);

@@ -63,6 +63,9 @@ Plan distributed_plan(const DistributedRequest& d, index_t rows, int ranks) {
   plan.reasons.push_back(
       "distributed: " + std::to_string(ranks) + " ranks, " + to_string(d.partition) +
       " row blocks, " + to_string(d.variant) + " CG" +
+      (d.loop == DistLoop::fused && d.variant == CgVariant::classic
+           ? std::string(", fused passes where the ranks offer them (CPU ranks, pointwise M)")
+           : std::string(", plain loop")) +
       (d.variant == CgVariant::single_reduction
            ? (d.replace_every > 0
                   ? " (residual replaced every " + std::to_string(d.replace_every) + " iterations)"
@@ -117,7 +120,7 @@ double true_relative_residual(RankOps& ops, const double* b, const double* x) {
 
 // Every rank's summary on rank 0, as fixed arrays of numbers.
 std::vector<RankSummary> gather_summaries(const RankSummary& mine, int ranks) {
-  constexpr int kFields = 17;
+  constexpr int kFields = 19;
   const RankTimes& t = mine.times;
   const double packed[kFields] = {double(mine.rank),
                                   double(mine.rows),
@@ -135,7 +138,9 @@ std::vector<RankSummary> gather_summaries(const RankSummary& mine, int ranks) {
                                   double(t.reductions),
                                   double(t.halo_bytes_received),
                                   double(t.halo_bytes_sent),
-                                  t.halo_exchange};
+                                  t.halo_exchange,
+                                  t.halo_imbalance,
+                                  t.allreduce_imbalance};
   std::vector<double> all(std::size_t(kFields) * ranks);
   MPI_Gather(packed, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   std::vector<RankSummary> summaries(static_cast<std::size_t>(ranks));
@@ -155,7 +160,9 @@ std::vector<RankSummary> gather_summaries(const RankSummary& mine, int ranks) {
                long(f[13]),
                std::size_t(f[14]),
                std::size_t(f[15]),
-               f[16]};
+               f[16],
+               f[17],
+               f[18]};
   }
   return summaries;
 }
@@ -324,11 +331,13 @@ DistributedOutcome solve_rank_inputs(const MpiSession& session, RankInputs input
   options.cg = plan.cg;
   options.variant = request.variant;
   options.replace_every = request.replace_every;
+  options.loop = request.loop;
   MPI_Barrier(comm);  // the solve's clock starts when every rank is ready
   const DistributedCgResult solved = distributed_cg(*ops, b_dev, x_dev, options);
   const CgResult& cg = solved.cg;
   report.replacements = solved.replacements;
   report.fallbacks = solved.fallbacks;
+  report.loop = solved.loop;
 
   RankSummary mine;
   mine.rank = rank;
@@ -370,7 +379,10 @@ DistributedOutcome solve_rank_inputs(const MpiSession& session, RankInputs input
   const RankTimes& t = mine.times;
   if (t.products > 0 && plan.cg.time_spmv) {
     s.spmv.measured = true;
-    s.spmv.what = "distributed SpMV of rank 0 (local block + halo wait + halo block), mean";
+    s.spmv.what = solved.loop == DistLoop::fused
+                      ? "distributed SpMV pass of rank 0 (local block with the p and x updates "
+                        "fused in + halo wait + halo block), mean"
+                      : "distributed SpMV of rank 0 (local block + halo wait + halo block), mean";
     s.spmv.samples = t.products;
     s.spmv.total = t.local_spmv + t.halo_wait + t.halo_spmv;
     s.spmv.median = s.spmv.mean = s.spmv.min = s.spmv.total / double(t.products);

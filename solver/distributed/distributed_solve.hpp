@@ -48,7 +48,8 @@ struct DistributedRequest {
   SolveRequest request;  // no "auto" (format, kernel, preconditioner)
   PartitionKind partition = PartitionKind::contiguous;
   CgVariant variant = CgVariant::classic;
-  int replace_every = 0;  // 0: residual replacement by the criterion (distributed_cg.hpp)
+  int replace_every = 0;            // 0: residual replacement by the criterion (distributed_cg.hpp)
+  DistLoop loop = DistLoop::fused;  // asked for (distributed_cg.hpp)
 };
 
 // One rank's share and where its time went.
@@ -64,6 +65,7 @@ struct DistributedReport {
   CgVariant variant = CgVariant::classic;
   int replace_every = 0;
   long replacements = 0, fallbacks = 0;  // single-reduction (distributed_cg.hpp)
+  DistLoop loop = DistLoop::plain;       // the loop that ran
   double partition_seconds = 0, scatter_seconds = 0, setup_seconds = 0;
   std::vector<RankSummary> per_rank;
   // Sums and maxima over the ranks that the report prints.

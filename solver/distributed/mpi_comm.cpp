@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "solver/cg_step.hpp"
+
 namespace cgs::dist {
 
 namespace {
@@ -49,9 +51,9 @@ std::vector<std::pair<int, std::vector<index_t>>> exchange_requests(
   std::vector<std::pair<int, std::vector<index_t>>> requests;
   for (int q = 0; q < ranks; ++q)
     if (asked_counts[q] > 0)
-      requests.emplace_back(q, std::vector<index_t>(asked.begin() + asked_offsets[q],
-                                                    asked.begin() + asked_offsets[q] +
-                                                        asked_counts[q]));
+      requests.emplace_back(
+          q, std::vector<index_t>(asked.begin() + asked_offsets[q],
+                                  asked.begin() + asked_offsets[q] + asked_counts[q]));
   return requests;
 }
 
@@ -67,7 +69,8 @@ MpiHalo::MpiHalo(MPI_Comm comm, const RankBlock& block, const RowBlocks& blocks)
   requests_.resize(receives_.size() + sends_.size());
 }
 
-void MpiHalo::start(const double* x_local) {
+template <typename ValueOf>
+void MpiHalo::post(ValueOf value_of) {
   constexpr int kTag = 25;
   std::size_t next = 0;
   for (const HaloReceive& r : receives_)
@@ -77,16 +80,23 @@ void MpiHalo::start(const double* x_local) {
   for (std::size_t s = 0; s < sends_.size(); ++s) {
     double* packed = send_buffer_.data() + send_offsets_[s];
     const std::vector<index_t>& rows = sends_[s].local_rows;
-    for (std::size_t k = 0; k < rows.size(); ++k) packed[k] = x_local[rows[k]];
+    for (std::size_t k = 0; k < rows.size(); ++k) packed[k] = value_of(rows[k]);
     check(MPI_Isend(packed, int(rows.size()), MPI_DOUBLE, sends_[s].rank, kTag, comm_,
                     &requests_[next++]),
           "MPI_Isend");
   }
 }
 
+void MpiHalo::start(const double* x_local) {
+  post([=](index_t i) { return x_local[i]; });
+}
+
+void MpiHalo::start_next_p(const double* z, double beta, const double* p_old) {
+  post([=](index_t i) { return cg::next_p(z[i], beta, p_old[i]); });
+}
+
 void MpiHalo::finish() {
-  check(MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+  check(MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 void allreduce_sum(MPI_Comm comm, double* values, int count) {
@@ -109,8 +119,7 @@ std::vector<T> scatter_pieces(MPI_Comm comm, const T* whole, const std::vector<i
 
 }  // namespace
 
-CsrMatrix<double> scatter_rows(MPI_Comm comm, const CsrMatrix<double>* A,
-                               const RowBlocks& blocks) {
+CsrMatrix<double> scatter_rows(MPI_Comm comm, const CsrMatrix<double>* A, const RowBlocks& blocks) {
   const int ranks = comm_size(comm), rank = comm_rank(comm);
   std::vector<int> row_begin(ranks), row_count(ranks), entry_begin(ranks), entry_count(ranks);
   std::vector<index_t> entry_offsets(std::size_t(ranks) + 1);  // rank 0 knows them

@@ -29,6 +29,9 @@ class MpiHalo {
 
   // Posts the receives into the halo and the sends of x's entries (packed first); returns at once.
   void start(const double* x_local);
+  // The same for p_new = cg::next_p(z, beta, p_old), formed entry by entry as it is packed (the
+  // fused loop forms p inside its product pass, so p_new's sent entries may not exist yet).
+  void start_next_p(const double* z, double beta, const double* p_old);
   // Waits for all of them; then values() holds the halo.
   void finish();
   const double* values() const { return halo_.data(); }
@@ -40,6 +43,9 @@ class MpiHalo {
   std::size_t bytes_sent() const { return send_buffer_.size() * sizeof(double); }
 
  private:
+  template <typename ValueOf>
+  void post(ValueOf value_of);  // the receives, and the sends of value_of(local row)
+
   MPI_Comm comm_;
   std::vector<HaloReceive> receives_;
   std::vector<HaloSend> sends_;

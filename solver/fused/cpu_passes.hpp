@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "solver/cg_step.hpp"
+#include "solver/cg_types.hpp"
 #include "spmv/cpu/kernels.hpp"
 
 namespace cgs::fused {

@@ -14,6 +14,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   --output "$work/x2.mtx" --report "$work/r2.json" --quiet
 "$mpiexec" -np 2 "$cgsolve" --matrix gen:poisson2d:40 --tol 1e-10 --threads 1 \
   --cg-variant single-reduction --partition metis --report "$work/r3.json" --quiet
+"$mpiexec" -np 2 "$cgsolve" --matrix gen:poisson2d:40 --tol 1e-10 --threads 1 \
+  --dist-loop plain --report "$work/r5.json" --quiet
 
 python3 - "$work" <<'PY'
 import json, math, sys
@@ -33,6 +35,16 @@ assert sum(r["rows"] for r in ranks) == 1600
 for r in ranks:  # the exchange moved the halo's bytes per product, no more
     assert r["halo_bytes_received"] == r["products"] * r["halo_size"] * 8, r
 assert sum(r["halo_bytes_sent"] for r in ranks) == sum(r["halo_bytes_received"] for r in ranks)
+# The loop that ran: fused by default for classic CG; single-reduction and --dist-loop plain: plain.
+r5 = json.load(open(f"{work}/r5.json"))
+assert (d["loop"], r3["distributed"]["loop"], r5["distributed"]["loop"]) == ("fused", "plain", "plain")
+assert abs(r5["result"]["iterations"] - i2) <= max(1, 0.02 * i2)
+for r in ranks + r5["distributed"]["per_rank"]:  # the waits split: imbalance + transfer
+    s = r["seconds"]
+    assert 0 <= s["halo_imbalance"] <= s["halo_wait"] + 1e-12, s
+    assert 0 <= s["allreduce_imbalance"] <= s["allreduce"] + 1e-12, s
+    assert abs(s["halo_imbalance"] + s["halo_transfer"] - s["halo_wait"]) < 1e-12, s
+    assert abs(s["allreduce_imbalance"] + s["allreduce_transfer"] - s["allreduce"]) < 1e-12, s
 x1, x2 = vector(f"{work}/x1.mtx"), vector(f"{work}/x2.mtx")
 assert len(x1) == len(x2) == 1600
 diff = math.sqrt(sum((a - b) ** 2 for a, b in zip(x1, x2)) / sum(a * a for a in x1))
@@ -46,6 +58,13 @@ status=$?
 set -e
 [ "$status" -ne 0 ] || fail "a missing matrix did not fail"
 [ "$(grep -c 'cgsolve: error' "$work/err")" -eq 1 ] || fail "expected one error message: $(cat "$work/err")"
+# A loop that does not exist: exit 2, the option named.
+set +e
+"$mpiexec" -np 2 "$cgsolve" --matrix gen:poisson2d:10 --dist-loop fast 2> "$work/err"
+status=$?
+set -e
+[ "$status" -eq 2 ] || fail "--dist-loop fast: exit $status, expected 2"
+grep -q -- "--dist-loop" "$work/err" || fail "--dist-loop fast: no message naming it: $(cat "$work/err")"
 # The EPANET system on 2 ranks with Jacobi: converged, true residual under the tolerance.
 "$mpiexec" -np 2 "$cgsolve" --matrix "$data/systems/Exnet_EXN_step3.mtx.gz" \
   --rhs "$data/systems/Exnet_EXN_step3_b.mtx.gz" --precond jacobi --threads 1 --quiet \

@@ -29,6 +29,7 @@ struct Solved {
   long iterations = 0;
   double true_residual = 0;
   bool ok = false;
+  dist::DistLoop loop = dist::DistLoop::plain;  // the distributed loop that ran
 };
 
 // The single-process solve (the reference), on every rank alike.
@@ -46,13 +47,14 @@ inline Solved solve_alone(const CsrMatrix<double>& A, const std::vector<double>&
 inline Solved solve_spread(const CsrMatrix<double>& A, const std::vector<double>& b,
                            const dist::DistributedRequest& request) {
   const bool root = world_rank() == 0;
-  const dist::DistributedOutcome out =
-      dist::solve_distributed(session(), root ? &A : nullptr, root ? &b : nullptr, nullptr, request);
+  const dist::DistributedOutcome out = dist::solve_distributed(
+      session(), root ? &A : nullptr, root ? &b : nullptr, nullptr, request);
   Solved s;
   s.x = out.x;
   s.iterations = out.solve.cg.iterations;
   s.true_residual = out.solve.true_relative_residual;
   s.ok = out.solve.cg.ok();
+  s.loop = out.distributed.loop;
   return s;
 }
 

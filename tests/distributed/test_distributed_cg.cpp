@@ -50,11 +50,20 @@ bool is_epanet(const System& s) { return s.name.find("EPANET") != std::string::n
 // 2 and 4 ranks (2,015 and 2,123). On it the count is held to 8% and x to what the tolerance
 // implies whatever the conditioning: ||A (x - x_alone)|| <= ||r|| + ||r_alone|| <= 2 tol ||b||.
 // The other systems: 2% (and 1), and x itself to 1e-6.
+// Unpreconditioned, the fused distributed loop (its p.q summed as the local rows' part plus the
+// halo rows' part, another rounding) took 13,888 and 13,950 iterations on 2 and 4 ranks against
+// the generic loop's 12,550 (the plain loop: 12,009 and 12,643; the single process's fused loop
+// 12,231): on this system alone the count is held to 15% there.
 void check_against_alone(const System& s, const DistributedRequest& d) {
   const Solved alone = solve_alone(s.A, s.b, d.request);
   const Solved spread = solve_spread(s.A, s.b, d);
+  const bool chaotic =
+      is_epanet(s) && d.request.precond.is("none") && spread.loop == DistLoop::fused;
   CHECK(spread.ok == alone.ok);
-  CHECK(iterations_agree(spread.iterations, alone.iterations, is_epanet(s) ? 0.08 : 0.02));
+  CHECK(iterations_agree(spread.iterations, alone.iterations,
+                         chaotic        ? 0.15
+                         : is_epanet(s) ? 0.08
+                                        : 0.02));
   if (world_rank() != 0) return;  // x and the report are rank 0's
   REQUIRE(spread.x.size() == alone.x.size());
   const double tol = d.request.cg.tol;
@@ -69,11 +78,15 @@ void check_against_alone(const System& s, const DistributedRequest& d) {
 
 TEST_CASE("distributed CG equals the single-process CG (classic, no preconditioner)") {
   for (const System& s : systems()) {
-    CAPTURE(s.name);
-    CAPTURE(world_size());
-    DistributedRequest d;
-    d.request = cpu_request("none", 1e-10);
-    check_against_alone(s, d);
+    for (DistLoop loop : {DistLoop::fused, DistLoop::plain}) {
+      CAPTURE(s.name);
+      CAPTURE(world_size());
+      CAPTURE(to_string(loop));
+      DistributedRequest d;
+      d.request = cpu_request("none", 1e-10);
+      d.loop = loop;
+      check_against_alone(s, d);
+    }
   }
 }
 
