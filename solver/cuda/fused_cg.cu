@@ -7,19 +7,32 @@ namespace cgs {
 
 namespace {
 // The cluster loop (cluster_cg.hpp) as one of the fused loops: CSR rows, a pointwise
-// preconditioner whose diagonal is read at every solve (set_values may move it).
+// preconditioner whose diagonal is read at every solve (set_values may move it), or a program
+// run in one block (its values read at every solve; a program placed anew by set_values, other
+// arrays, makes the loop anew).
 template <typename T>
 class ClusterLoop final : public FusedGpuLoop<T> {
  public:
-  ClusterLoop(const CsrView<T>& A, index_t n, Preconditioner<T>& M)
-      : M_(M), cluster_(make_cluster_cg<T>(A, n, M.diagonal())) {}
+  ClusterLoop(const CsrView<T>& A, index_t n, Preconditioner<T>& M) : A_(A), n_(n), M_(M) {
+    make();
+  }
   Loop loop() const override { return Loop::cluster; }
   CgResult solve(const T* b, T* x, const CgOptions& options) override {
+    if (!M_.pointwise() && M_.device_program()->ops != placed_ops_) make();
     return cluster_->solve_batch(b, x, 1, nullptr, M_.diagonal(), options).front();
   }
 
  private:
+  void make() {
+    const precond::DeviceProgramView<T>* program = M_.pointwise() ? nullptr : M_.device_program();
+    placed_ops_ = program ? program->ops : nullptr;
+    cluster_ = make_cluster_cg<T>(A_, n_, M_.diagonal(), 0, false, program);
+  }
+
+  CsrView<T> A_;
+  index_t n_;
   Preconditioner<T>& M_;
+  const precond::Op<T>* placed_ops_ = nullptr;
   std::unique_ptr<ClusterCg<T>> cluster_;
 };
 
@@ -28,8 +41,8 @@ std::unique_ptr<FusedGpuLoop<T>> make_cluster_loop(const Rows<T>& rows, index_t 
                                                    Preconditioner<T>& M) {
   const auto* csr = std::get_if<CsrView<T>>(&rows.view);
   if (!csr) throw InputError("the cluster CG loop runs CSR rows only");
-  if (!M.pointwise())
-    throw InputError("the cluster CG loop runs pointwise preconditioners only (none, jacobi)");
+  if (!M.pointwise() && !M.device_program())
+    throw InputError("the cluster CG loop needs the preconditioner's program on the GPU");
   return std::make_unique<ClusterLoop<T>>(*csr, n, M);
 }
 }  // namespace
