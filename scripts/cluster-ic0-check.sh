@@ -3,7 +3,8 @@
 # block (solver/cuda/cluster_cg.hpp), in one call:
 #   build   cgsolve and test_gpu (skipped with SKIP_BUILD=1)
 #   test    the cluster tests (programs in one block, and the pointwise cluster loop), and the
-#           GPU preconditioner tests (the programs' arrays are packed now: device_program.cu)
+#           GPU program applies against the host's (the programs' arrays are packed now:
+#           device_program.cu)
 #   sanitize compute-sanitizer memcheck and racecheck on the programs in one block (light: no
 #           Exnet), racecheck without cuSPARSE's kernels
 #   table   per system: CPU serial ic0 (--device cpu --threads 1), GPU ic0 in the new loop
@@ -40,15 +41,15 @@ CGSOLVE=$BUILD/app/cgsolve
 
 if wants test; then
   t0=$SECONDS
-  timeout 240 "$TEST" -tc='Cluster*' > "$OUT/test_cluster.log" 2>&1
+  timeout 180 "$TEST" -tc='Cluster*' > "$OUT/test_cluster.log" 2>&1
   rc=$?
   summary+=("test_gpu Cluster* (programs in one block, pointwise cluster loop): exit $rc, $((SECONDS - t0)) s, $(grep -E '^\[doctest\] (test cases|assertions)' "$OUT/test_cluster.log" | tr '\n' ' ')")
   grep -B4 -A14 "ERROR" "$OUT/test_cluster.log" | head -60
   t0=$SECONDS
-  CGS_GPU_TESTS_LIGHT=1 timeout 240 "$TEST" -tc='GPU preconditioners*,GPU ic0*' \
+  CGS_GPU_TESTS_LIGHT=1 timeout 150 "$TEST" -tc='GPU preconditioners: one apply*,GPU ic0*' \
     > "$OUT/test_precond.log" 2>&1
   rc=$?
-  summary+=("test_gpu GPU preconditioners*, GPU ic0*: exit $rc, $((SECONDS - t0)) s, $(grep -E '^\[doctest\] (test cases|assertions)' "$OUT/test_precond.log" | tr '\n' ' ')")
+  summary+=("test_gpu GPU preconditioners: one apply*, GPU ic0*: exit $rc, $((SECONDS - t0)) s, $(grep -E '^\[doctest\] (test cases|assertions)' "$OUT/test_precond.log" | tr '\n' ' ')")
   grep -B4 -A14 "ERROR" "$OUT/test_precond.log" | head -40
 fi
 
@@ -57,7 +58,7 @@ if wants sanitize; then
     t0=$SECONDS
     extra=()
     [[ $tool == racecheck ]] && extra=(--kernel-name-exclude kns=cusparse)
-    CGS_GPU_TESTS_LIGHT=1 timeout 240 compute-sanitizer --tool $tool "${extra[@]}" \
+    CGS_GPU_TESTS_LIGHT=1 timeout 150 compute-sanitizer --tool $tool "${extra[@]}" \
       --error-exitcode 86 "$TEST" -tc='Cluster CG with ic0*' > "$OUT/sanitize-$tool.log" 2>&1
     rc=$?
     summary+=("compute-sanitizer $tool (ic0 in one block, light): exit $rc, $((SECONDS - t0)) s, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | head -1)")
@@ -73,7 +74,7 @@ row() {  # label args...
     rm -f "$OUT/r.json"
     timeout 60 "$CGSOLVE" "$@" --tol 1e-10 --max-iters 400000 --quiet --report "$OUT/r.json" \
       > "$OUT/last-run.txt" 2>&1
-    echo "$? $(tr -d '\n' < "$OUT/r.json" 2>/dev/null)" >> "$OUT/runs.txt"
+    echo "$? $(tr -d '\n' 2>/dev/null < "$OUT/r.json")" >> "$OUT/runs.txt"
   done
   python3 - "$OUT/runs.txt" "$label" <<'PY'
 import json, sys
@@ -86,7 +87,7 @@ for line in open(path):
     except Exception:
         pass
 if not runs:
-    print(f"  {label:26} {'-':>7} {'-':>9} {'-':>10}  (no report: {open(path).read().split()[0] if open(path).read() else '?'})")
+    print(f"  {label:26} {'-':>7} {'-':>8} {'-':>9} {'-':>10}  (no report: {open(path).read().split()[0] if open(path).read() else '?'})")
     sys.exit()
 def tts(j):
     t = j["times"]
@@ -97,7 +98,8 @@ its = r["converged_at"] if r["converged"] else r["iterations"]
 setup = tts(j) - j["times"]["solve_s"]
 loop = j["plan"].get("loop", "?")
 flag = "" if r["converged"] else "  NOT CONVERGED"
-print(f"  {label:26} {its:7d} {setup*1e3:9.2f} {tts(j)*1e3:10.2f}  {loop}{flag}")
+per = j["times"]["solve_s"] / max(r["iterations"], 1)
+print(f"  {label:26} {its:7d} {per*1e6:8.2f} {setup*1e3:9.2f} {tts(j)*1e3:10.2f}  {loop}{flag}")
 # Where the set-up went (ms): the report's phases, and the preconditioner's own.
 t = j["times"]
 phases = ", ".join(f"{k[:-2]} {t.get(k, 0)*1e3:.2f}" for k in ("inspect_s", "reorder_s", "build_format_s", "preconditioner_s", "upload_s"))
@@ -110,7 +112,7 @@ if wants table; then
   systems="Exnet_EXN_step3 ky2_step4 Richmond_standard_step4 Wolf-Cordera_wolf-3_step5 BWSN_Network_2_step10"
   {
     echo "== time to solution (set-up + solve, file read excluded), tol 1e-10, median of $RUNS; $(cat "$OUT/machine.txt")"
-    printf '  %-26s %7s %9s %10s  %s\n' "" iters "setup ms" "tts ms" loop
+    printf '  %-26s %7s %8s %9s %10s  %s\n' "" iters "us/iter" "setup ms" "tts ms" loop
     for name in $systems; do
       A=$DATA/$name.mtx.gz
       if [[ ! -f $A ]]; then echo "$name: $A missing"; continue; fi

@@ -51,7 +51,7 @@ struct Layout {
   std::size_t work[kMaxWork] = {};
   std::size_t ops = 0, index = 0, value = 0;
   std::size_t op_bytes = 0, index_bytes = 0, value_bytes = 0;
-  bool index_shared = false, value_shared = false;
+  bool ops_shared = false, index_shared = false, value_shared = false;
 };
 
 inline std::size_t aligned16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
@@ -65,7 +65,7 @@ std::size_t matrix_bytes(index_t slices, index_t entries) {
          aligned16(sizeof(index_t) * std::size_t(slices));
 }
 
-// The vectors first (with a program: its work vectors instead of d and its operations, then its
+// The vectors first (with a program: its work vectors instead of d, then its operations, its
 // index and value buffers and the matrix, each where it fits in `room`: latency-bound triangular levels gain
 // more from shared memory than the one SpMV pass an iteration), then the matrix.
 template <typename T>
@@ -95,8 +95,7 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
       in = bytes > 0 && at + aligned16(bytes) <= room;
       if (in) at_out = take(bytes);
     };
-    l.op_bytes = program->op_bytes;  // always here: the kernel resolves their pointers in place
-    l.ops = take(l.op_bytes);
+    stage(program->op_bytes, l.ops, l.op_bytes, l.ops_shared);
     stage(program->index_bytes, l.index, l.index_bytes, l.index_shared);
     stage(program->value_bytes, l.value, l.value_bytes, l.value_shared);
     shared_matrix = at + matrix_bytes<T>(l.slices, entries) <= room;
@@ -140,6 +139,7 @@ struct Args {
   // A program (one block): op_count operations whose pointers into the packed buffers are
   // tagged where the layout copies that buffer to shared memory (see untag).
   const precond::Op<T>* ops;
+  precond::Op<T>* ops_scratch;  // where the kernel resolves them when not in shared memory
   int op_count;
   const unsigned char* index_buffer;
   const unsigned char* value_buffer;
@@ -160,6 +160,14 @@ __device__ void stage_words(unsigned char* to, const unsigned char* from, std::s
   for (std::size_t i = threadIdx.x; i < bytes / 4; i += kThreads) dst[i] = src[i];
 }
 
+// Where the kernel keeps the program's operations: shared memory, else the global scratch copy
+// (one block a launch: nobody else writes it).
+template <typename T>
+__device__ precond::Op<T>* program_ops(const Args<T>& a, unsigned char* smem) {
+  return a.layout.ops_shared ? reinterpret_cast<precond::Op<T>*>(smem + a.layout.ops)
+                             : a.ops_scratch;
+}
+
 // The program's operations and the buffers the layout holds into shared memory, then each
 // operation's tagged pointers resolved in place (once a launch, not once a level: an operation
 // copied into registers at every level made the kernel spill).
@@ -168,9 +176,10 @@ __device__ void stage_program(const Args<T>& a, unsigned char* smem) {
   const Layout& l = a.layout;
   if (l.index_shared) stage_words(smem + l.index, a.index_buffer, l.index_bytes);
   if (l.value_shared) stage_words(smem + l.value, a.value_buffer, l.value_bytes);
-  stage_words(smem + l.ops, reinterpret_cast<const unsigned char*>(a.ops), l.op_bytes);
+  precond::Op<T>* ops = program_ops(a, smem);
+  stage_words(reinterpret_cast<unsigned char*>(ops), reinterpret_cast<const unsigned char*>(a.ops),
+              l.op_bytes);
   __syncthreads();
-  auto* ops = reinterpret_cast<precond::Op<T>*>(smem + l.ops);
   for (int k = threadIdx.x; k < a.op_count; k += kThreads) {
     precond::Op<T>& o = ops[k];
     o.rows = untag(o.rows, smem);
@@ -192,7 +201,7 @@ constexpr index_t kWarpItems = 32;
 // The first barrier waits for r.
 template <typename T>
 __device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* table) {
-  const auto* ops = reinterpret_cast<const precond::Op<T>*>(smem + a.layout.ops);
+  const precond::Op<T>* ops = program_ops(a, smem);
   const int count = a.op_count;
   double rz = 0;
   __syncthreads();
@@ -638,7 +647,7 @@ ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramSh
     fit.blocks = 1;
     fit.bytes = l.bytes;
     fit.matrix_in_shared = l.shared_matrix;
-    fit.program_in_shared = l.index_shared && l.value_shared;
+    fit.program_in_shared = l.ops_shared && l.index_shared && l.value_shared;
     std::snprintf(text, sizeof text,
                   "n = %lld in one block (a program's operations meet at block barriers), %zu KB "
                   "of shared memory: vectors%s%s",
@@ -799,6 +808,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
       tag(op.blocks);
     }
     ops_ = DeviceArray<precond::Op<T>>(ops, "cluster CG program operations");
+    ops_scratch_ = DeviceArray<precond::Op<T>>(ops.size(), "cluster CG program operations");
     op_count_ = int(ops.size());
     index_buffer_ = index;
     value_buffer_ = value;
@@ -815,6 +825,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     Args<T> a{};
     a.n = n_;
     a.ops = ops_.data();
+    a.ops_scratch = ops_scratch_.data();
     a.op_count = op_count_;
     a.index_buffer = index_buffer_;
     a.value_buffer = value_buffer_;
@@ -907,7 +918,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
   DeviceArray<cg::State> out_;
   DeviceArray<double> history_, spmv_;
   DeviceArray<long long> clocks_;
-  DeviceArray<precond::Op<T>> ops_;
+  DeviceArray<precond::Op<T>> ops_, ops_scratch_;
   int op_count_ = 0;
   const unsigned char* index_buffer_ = nullptr;
   const unsigned char* value_buffer_ = nullptr;

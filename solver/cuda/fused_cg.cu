@@ -1,5 +1,9 @@
 // make_fused_gpu_loop and persistent_limits: the fused loop for whichever format view a
 // backend lends (solver/cuda/fused_cg_dispatch.hpp).
+#include <cstring>
+#include <utility>
+#include <vector>
+
 #include "solver/cuda/cluster_cg.hpp"
 #include "solver/cuda/fused_cg_dispatch.hpp"
 
@@ -8,8 +12,8 @@ namespace cgs {
 namespace {
 // The cluster loop (cluster_cg.hpp) as one of the fused loops: CSR rows, a pointwise
 // preconditioner whose diagonal is read at every solve (set_values may move it), or a program
-// run in one block (its values read at every solve; a program placed anew by set_values, other
-// arrays, makes the loop anew).
+// run in one block (its values read at every solve; a program placed anew by set_values, with
+// other operations or arrays, makes the loop anew).
 template <typename T>
 class ClusterLoop final : public FusedGpuLoop<T> {
  public:
@@ -18,21 +22,34 @@ class ClusterLoop final : public FusedGpuLoop<T> {
   }
   Loop loop() const override { return Loop::cluster; }
   CgResult solve(const T* b, T* x, const CgOptions& options) override {
-    if (!M_.pointwise() && M_.device_program()->ops != placed_ops_) make();
+    if (!M_.pointwise() && !same_program(*M_.device_program())) make();
     return cluster_->solve_batch(b, x, 1, nullptr, M_.diagonal(), options).front();
   }
 
  private:
   void make() {
     const precond::DeviceProgramView<T>* program = M_.pointwise() ? nullptr : M_.device_program();
-    placed_ops_ = program ? program->ops : nullptr;
+    if (program) {
+      placed_ops_ = program->host_ops;
+      placed_buffers_ = {program->index_data, program->value_data};
+    }
     cluster_ = make_cluster_cg<T>(A_, n_, M_.diagonal(), 0, false, program);
+  }
+
+  // The same operations (pointers and coefficients, byte for byte) on the same buffers: what
+  // the loop staged is still right, even where a new program took the old one's addresses.
+  bool same_program(const precond::DeviceProgramView<T>& program) const {
+    const std::vector<precond::Op<T>>& ops = program.host_ops;
+    return program.index_data == placed_buffers_.first &&
+           program.value_data == placed_buffers_.second && ops.size() == placed_ops_.size() &&
+           std::memcmp(ops.data(), placed_ops_.data(), ops.size() * sizeof(precond::Op<T>)) == 0;
   }
 
   CsrView<T> A_;
   index_t n_;
   Preconditioner<T>& M_;
-  const precond::Op<T>* placed_ops_ = nullptr;
+  std::vector<precond::Op<T>> placed_ops_;
+  std::pair<const void*, const void*> placed_buffers_{nullptr, nullptr};
   std::unique_ptr<ClusterCg<T>> cluster_;
 };
 
