@@ -66,8 +66,8 @@ std::size_t matrix_bytes(index_t slices, index_t entries) {
 }
 
 // The vectors first (with a program: its work vectors instead of d, then its operations, its
-// index and value buffers and the matrix, each where it fits in `room`: latency-bound triangular levels gain
-// more from shared memory than the one SpMV pass an iteration), then the matrix.
+// index and value buffers and the matrix, each where it fits in `room`: latency-bound triangular
+// levels gain more from shared memory than the one SpMV pass an iteration), then the matrix.
 template <typename T>
 Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
                  const ClusterProgramShape* program = nullptr, std::size_t room = 0) {
@@ -81,8 +81,7 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
     at += aligned16(bytes);
     return start;
   };
-  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q})
-    *v = take(sizeof(T) * std::size_t(rows));
+  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q}) *v = take(sizeof(T) * std::size_t(rows));
   // With a program, x stays in global memory (pass A only updates it in place, row by row) and
   // there is no d: room for the program's arrays.
   l.x = take(program ? 0 : sizeof(T) * std::size_t(rows));
@@ -387,7 +386,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   }
   const Layout& l = a.layout;
   constexpr bool program = kProgram;
-  const bool scaled = a.d != nullptr;           // z = d .* r
+  const bool scaled = a.d != nullptr;         // z = d .* r
   const bool identity = !scaled && !program;  // z = r
   Shared<T> s = carve<T>(smem, l, identity);
   __shared__ T* table[kMaxSlots];  // a program's slots: r, z, work vectors
@@ -546,10 +545,9 @@ template <typename T>
 void allow_large_clusters(std::size_t bytes) {
   for (const void* kernel : {reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
                              reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)}) {
-    CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        int(bytes)));
     CGS_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
 }
 
@@ -561,8 +559,7 @@ int active_clusters(int blocks, std::size_t bytes, bool program = false) {
   int clusters = 0;
   const void* kernel = program ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)
                                : reinterpret_cast<const void*>(cluster_cg_kernel<T, false>);
-  const cudaError_t status =
-      cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
+  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
@@ -616,12 +613,14 @@ inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int 
   return {rows, slice_rows(n, row_ptr, nullptr, rows, blocks).max_block_entries};
 }
 
-// The dynamic shared memory one block may take (beside its static Reduction and slot table).
+// The dynamic shared memory one block may take beside the kernel's static shared memory (the
+// Reduction, the CG state and its flag, a program's slot table; 64 bytes of slack).
 std::size_t shared_room() {
   int max_bytes = 0;
   CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                         cuda::cuda_context().device));
-  return std::size_t(max_bytes) - sizeof(Reduction) - sizeof(void*) * kMaxSlots - 64;
+  return std::size_t(max_bytes) - sizeof(Reduction) - sizeof(cg::State) - sizeof(int) -
+         sizeof(void*) * kMaxSlots - 64;
 }
 
 // One block with a program: its vectors and work vectors must fit; the rest goes where it fits.
@@ -651,8 +650,7 @@ ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramSh
     std::snprintf(text, sizeof text,
                   "n = %lld in one block (a program's operations meet at block barriers), %zu KB "
                   "of shared memory: vectors%s%s",
-                  (long long)n, l.bytes / 1024,
-                  fit.program_in_shared ? ", the program" : "",
+                  (long long)n, l.bytes / 1024, fit.program_in_shared ? ", the program" : "",
                   l.shared_matrix ? ", the matrix" : " (the matrix read from L2)");
   }
   fit.reason = text;
@@ -942,10 +940,11 @@ std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>& A, index_t n, co
     shape.index_bytes = program->index_bytes;
     shape.value_bytes = program->value_bytes;
   }
-  const ClusterFit fit = cluster_fit<T>(n, row_ptr.data(), blocks, batch, program ? &shape : nullptr);
+  const ClusterFit fit =
+      cluster_fit<T>(n, row_ptr.data(), blocks, batch, program ? &shape : nullptr);
   if (!fit.fits) throw DeviceError("the cluster CG loop cannot hold this system: " + fit.reason);
   return std::make_unique<cluster::ClusterCgImpl<T>>(A, n, d, fit, row_ptr, program,
-                                                      program ? &shape : nullptr);
+                                                     program ? &shape : nullptr);
 }
 
 template ClusterFit cluster_fit<float>(index_t, const index_t*, int, bool,

@@ -15,9 +15,10 @@
 // fsai, bjacobi, cheb) in a cluster of ONE block, its operations run after pass B between
 // __syncthreads (as the persistent loop runs them between grid syncs): the block-local exact
 // level-scheduled IC(0) of issue 21, a level costing a chain of shared-memory loads and a block
-// barrier instead of a grid sync (a run of levels of at most 32 rows: one warp, __syncwarp). The program's work vectors live in shared memory beside CG's;
-// its operations, index and value arrays (two packed buffers, device_program.hpp) are copied
-// there too where they fit, then the matrix; what does not fit is read from L2.
+// barrier instead of a grid sync (a run of levels of at most 32 rows: one warp, __syncwarp). The
+// program's work vectors live in shared memory beside CG's; its operations, index and value arrays
+// (two packed buffers, device_program.hpp) are copied there too where they fit, then the matrix;
+// what does not fit is read from L2.
 //
 // The same kernel solves a batch of systems of one pattern (one system per cluster, values and
 // right-hand sides per system): the engine for many small solves at once (scenario studies).
@@ -44,10 +45,10 @@ struct ClusterProgramShape {
 // blocks; reason says why not (or which size was taken).
 struct ClusterFit {
   bool fits = false;
-  int blocks = 0;            // blocks per cluster (1, 2, 4, 8 or 16)
-  std::size_t bytes = 0;     // shared memory per block
-  bool matrix_in_shared = true;  // false: a batch's blocks hold vectors, the rows stay in L2
-  bool program = false;          // a program runs between the passes (one block)
+  int blocks = 0;                  // blocks per cluster (1, 2, 4, 8 or 16)
+  std::size_t bytes = 0;           // shared memory per block
+  bool matrix_in_shared = true;    // false: a batch's blocks hold vectors, the rows stay in L2
+  bool program = false;            // a program runs between the passes (one block)
   bool program_in_shared = false;  // its operations and arrays all copied to shared memory
   std::string reason;
 };
@@ -73,9 +74,10 @@ class ClusterCg {
   // One system: b, x in device memory, x the initial guess. Like FusedGpuLoop::solve (no
   // progress calls: the whole solve is one launch, the host looks at the end).
   virtual CgResult solve(const T* b, T* x, const CgOptions& options) = 0;
-  // `count` systems at once, one per cluster (count 1 with a program): b and x hold count vectors of n (device memory);
-  // values (count x nnz, device) and d (count x n) per system, or null for A's values and the
-  // d given at construction. Results per system; SpMV samples and history only for system 0.
+  // `count` systems at once, one per cluster (count 1 with a program): b and x hold count vectors
+  // of n (device memory); values (count x nnz, device) and d (count x n) per system, or null for
+  // A's values and the d given at construction. Results per system; SpMV samples and history only
+  // for system 0.
   virtual std::vector<CgResult> solve_batch(const T* b, T* x, int count, const T* values,
                                             const T* d, const CgOptions& options) = 0;
 };

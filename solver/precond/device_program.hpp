@@ -21,10 +21,10 @@ namespace cgs::precond {
 
 template <typename T>
 struct DeviceProgramView {
-  const Op<T>* ops = nullptr;  // device memory, size() of them
-  T* const* table = nullptr;   // device memory: the slots' vectors
-  std::vector<index_t> items;  // host copy of each operation's item count
-  std::vector<int> dot;        // host copy of each operation's dot flag
+  const Op<T>* ops = nullptr;   // device memory, size() of them
+  T* const* table = nullptr;    // device memory: the slots' vectors
+  std::vector<index_t> items;   // host copy of each operation's item count
+  std::vector<int> dot;         // host copy of each operation's dot flag
   std::vector<Op<T>> host_ops;  // the operations as in `ops` (device pointers), on the host
   // The two packed buffers (device memory) and their sizes in bytes.
   const void* index_data = nullptr;

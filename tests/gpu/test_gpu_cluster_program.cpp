@@ -4,9 +4,10 @@
 // on the GPU): iterations within 2% (at least 2), x within 1e-8 of the CPU's, the true residual
 // within the tolerance (with 2x slack for the drift between the recursive and the true
 // residual), on a Poisson grid, Exnet step 3, an irregular random SPD matrix whose order is not a
-// multiple of 32, and n = 1 (CGS_GPU_TESTS_LIGHT: without Exnet). The other programs (fsai, bjacobi with a short last block, cheb)
-// run there too when asked. A system whose vectors do not fit one block falls back to the
-// persistent loop, and the plan says why; `auto` takes the block for ic0 where it fits.
+// multiple of 32, and n = 1 (CGS_GPU_TESTS_LIGHT: without Exnet). The other programs (fsai, bjacobi
+// with a short last block, cheb) run there too when asked. A system whose vectors do not fit one
+// block falls back to the persistent loop, and the plan says why; `auto` takes the block for ic0
+// where it fits.
 #include <cmath>
 #include <string>
 
@@ -120,8 +121,8 @@ Plan plan_for(const CsrMatrix<double>& A, const char* precond, GpuLoopAsk loop) 
 
 TEST_CASE("Cluster CG with ic0: auto takes one block where it fits, else persistent with why") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  const CsrMatrix<double> exnet = read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
-                                                     "/data/systems/Exnet_EXN_step3.mtx.gz");
+  const CsrMatrix<double> exnet =
+      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/Exnet_EXN_step3.mtx.gz");
   const Plan small = plan_for(exnet, "ic0", GpuLoopAsk::automatic);
   CHECK(small.loop == Loop::cluster);
   CHECK(has_reason(small, "in one block"));
