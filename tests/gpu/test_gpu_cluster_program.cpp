@@ -72,7 +72,7 @@ BackendOptions cpu_team() {
   return o;
 }
 
-void same_as_cpu(const char* precond, double share) {
+void same_as_cpu(const char* precond, double share, double x_tol) {
   CgOptions cg;
   cg.tol = 1e-10;
   cg.max_iters = 100000;
@@ -89,20 +89,22 @@ void same_as_cpu(const char* precond, double share) {
     CHECK(block.result.status == CgStatus::converged);
     CHECK(std::abs(block.result.iterations - its) <=
           std::max(2L, long(std::ceil(share * double(its)))));
-    CHECK(relative_difference(block.x, cpu.x) <= 1e-8);
+    CHECK(relative_difference(block.x, cpu.x) <= x_tol);
     CHECK(true_relative_residual(s.A, b, block.x) <= 2 * cg.tol);
   }
 }
 
 TEST_CASE("Cluster CG with ic0 in one block: the CPU's iterations and answers") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  same_as_cpu("ic0", 0.02);
+  same_as_cpu("ic0", 0.02, 1e-8);
 }
 
 TEST_CASE("Cluster CG with the other programs in one block: the CPU's iterations and answers") {
   CGS_REQUIRE_GPU_OR_SKIP();
+  // x to 1e-6 as in test_gpu_precond.cpp: the polynomial's and block-Jacobi's longer solves
+  // (hundreds to thousands of iterations on Exnet) carry the sums' different orders further.
   for (const char* precond : {"fsai:2", "bjacobi:7", "cheb:4", "ic0:colour"})
-    same_as_cpu(precond, std::string(precond).rfind("cheb", 0) == 0 ? 0.03 : 0.02);
+    same_as_cpu(precond, std::string(precond).rfind("cheb", 0) == 0 ? 0.03 : 0.02, 1e-6);
 }
 
 bool has_reason(const Plan& plan, const std::string& text) {
