@@ -75,7 +75,8 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
   app.add_option("--gpu-loop", cli.gpu_loop,
                  "GPU CG loop: persistent (one cooperative kernel for the whole solve), graph "
                  "(fused kernels replayed as a CUDA graph), cluster (a small system held in one "
-                 "thread-block cluster's shared memory; CSR, none or jacobi), generic (separate "
+                 "thread-block cluster's shared memory; CSR; a preconditioner's program, ic0's "
+                 "levels for one, in one block), generic (separate "
                  "kernels) or auto; kernels without a row function (CSR stream, cuSPARSE) "
                  "always run generic")
       ->check(CLI::IsMember({"auto", "persistent", "graph", "generic", "cluster"}))

@@ -29,12 +29,13 @@ PersistentLimits persistent_limits(Format, int) {
 }
 
 template <typename T>
-ClusterFit cluster_fit(index_t, const index_t*, int, bool) {
+ClusterFit cluster_fit(index_t, const index_t*, int, bool, const ClusterProgramShape*) {
   throw DeviceError(kNoCuda);
 }
 
 template <typename T>
-std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, int, bool) {
+std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, int, bool,
+                                              const precond::DeviceProgramView<T>*) {
   throw DeviceError(kNoCuda);
 }
 
@@ -50,14 +51,15 @@ std::unique_ptr<GpuLevelValues> make_gpu_level_values() { throw DeviceError(kNoC
 }  // namespace amg
 }  // namespace precond
 
-#define CGS_NO_CUDA(T)                                                                         \
-  template std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t);                    \
-  template std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t,       \
-                                                                Preconditioner<T>&, Loop);     \
-  template PersistentLimits persistent_limits<T>(Format, int);                                 \
-  template ClusterFit cluster_fit<T>(index_t, const index_t*, int, bool);                      \
-  template std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, \
-                                                         int, bool);
+#define CGS_NO_CUDA(T)                                                                     \
+  template std::unique_ptr<VectorOps<T>> make_cuda_vector_ops(std::size_t);                \
+  template std::unique_ptr<FusedGpuLoop<T>> make_fused_gpu_loop(const Rows<T>&, index_t,   \
+                                                                Preconditioner<T>&, Loop); \
+  template PersistentLimits persistent_limits<T>(Format, int);                             \
+  template ClusterFit cluster_fit<T>(index_t, const index_t*, int, bool,                   \
+                                     const ClusterProgramShape*);                          \
+  template std::unique_ptr<ClusterCg<T>> make_cluster_cg(                                  \
+      const CsrView<T>&, index_t, const T*, int, bool, const precond::DeviceProgramView<T>*);
 CGS_NO_CUDA(float)
 CGS_NO_CUDA(double)
 #undef CGS_NO_CUDA

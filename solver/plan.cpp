@@ -173,23 +173,39 @@ void explain_hll_tail(const CsrMatrix<double>& A, Plan& plan) {
   plan.reasons.push_back(why);
 }
 
-// The cluster loop (solver/cuda/cluster_cg.hpp) where it can run: CSR rows, a pointwise
-// preconditioner (its vectors are all it holds besides the matrix), the system in one cluster's
-// shared memory. Otherwise "" and why not in `why_not`.
+// The cluster loop (solver/cuda/cluster_cg.hpp) where it can run: CSR rows, the system in one
+// cluster's shared memory; a pointwise preconditioner in up to 16 blocks, a program in one block
+// (its vectors and work vectors in shared memory; the planner counts one work vector for ic0 and
+// fsai, three for the others: cheb's; the loop checks the program itself when it is built).
+// Otherwise false and why not in `why`.
 bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string& why) {
   if (plan.format != Format::csr) {
     why = "it holds CSR rows only, not " + to_string(plan.format);
     return false;
   }
-  if (plan.precond.name != "none" && plan.precond.name != "jacobi") {
-    why = "it runs the pointwise preconditioners only (none, jacobi), not " + plan.precond.name;
+  const bool pointwise = plan.precond.name == "none" || plan.precond.name == "jacobi";
+  if (plan.precond.name == "amg") {
+    why = "its one block does not run amg's levels";
     return false;
   }
+  ClusterProgramShape program;
+  const bool one_work = plan.precond.name == "ic0" || plan.precond.name == "fsai";
+  program.work.assign(one_work ? 1 : 3, std::size_t(A.rows));
+  const ClusterProgramShape* shape = pointwise ? nullptr : &program;
   const ClusterFit fit = plan.precision == Precision::single
-                             ? cluster_fit<float>(A.rows, A.row_ptr.data())
-                             : cluster_fit<double>(A.rows, A.row_ptr.data());
+                             ? cluster_fit<float>(A.rows, A.row_ptr.data(), 0, false, shape)
+                             : cluster_fit<double>(A.rows, A.row_ptr.data(), 0, false, shape);
   why = fit.reason;
   return fit.fits;
+}
+
+// Whether `auto` takes the cluster loop: always for a pointwise preconditioner; for a program
+// only ic0's level-scheduled solves, whose level barriers cost a grid sync each in the
+// persistent loop and a block barrier here (issue 21: 122-602 levels an apply on EPANET's
+// systems). The other programs have a few operations an apply; they run here when asked.
+bool auto_takes_cluster(const Plan& plan) {
+  const std::string& name = plan.precond.name;
+  return name == "none" || name == "jacobi" || name == "ic0";
 }
 
 // Cluster, persistent or graph on the GPU, or generic for a kernel without a row function.
@@ -210,7 +226,8 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
   }
   // The cluster loop walks a row per thread: not for the rows the balanced kernel was chosen for.
   const bool balanced = plan.kernel == "balanced";
-  if (r.gpu_loop == GpuLoopAsk::cluster || (r.gpu_loop == GpuLoopAsk::automatic && !balanced)) {
+  if (r.gpu_loop == GpuLoopAsk::cluster ||
+      (r.gpu_loop == GpuLoopAsk::automatic && !balanced && auto_takes_cluster(plan))) {
     std::string why;
     if (cluster_loop_fits(A, plan, why)) {
       plan.reasons.push_back("loop: cluster (" + why + ")");
@@ -218,6 +235,8 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
     }
     if (r.gpu_loop == GpuLoopAsk::cluster)
       plan.reasons.push_back("loop: not cluster, as asked (" + why + ")");
+    else if (plan.precond.name == "ic0")
+      plan.reasons.push_back("loop: not cluster for ic0's levels (" + why + ")");
   }
   const int lanes = plan.format == Format::csr ? csr_lanes(plan.kernel, stats.mean_row_length) : 1;
   const PersistentLimits limits = plan.precision == Precision::single

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "solver/cg_result.hpp"
 #include "solver/cg_step.hpp"
@@ -30,6 +31,10 @@ constexpr index_t kLocalMask = (index_t(1) << kLocalBits) - 1;
 // shared-memory wavefronts excess: Nsight Compute on Exnet in one block, H100, 2026-11-25.)
 constexpr int kSlice = 32;
 
+// A program's slots in one block: r, z and at most kMaxWork work vectors.
+constexpr int kMaxWork = 6;
+constexpr int kMaxSlots = precond::kFirstWorkSlot + kMaxWork;
+
 // Where a block's arrays sit in its dynamic shared memory (byte offsets; T arrays first, so
 // every array stays aligned). With the matrix in L2 (batches: every cluster reads the same rows)
 // the block holds its vectors only.
@@ -40,26 +45,64 @@ struct Layout {
   bool shared_matrix = true;
   std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
               slice_ptr = 0, width = 0, bytes = 0;
+  // A program (one block): its work vectors, always here; its operations and packed index and
+  // value buffers where they fit (else read from global memory, L2).
+  int works = 0;
+  std::size_t work[kMaxWork] = {};
+  std::size_t ops = 0, index = 0, value = 0;
+  std::size_t op_bytes = 0, index_bytes = 0, value_bytes = 0;
+  bool ops_shared = false, index_shared = false, value_shared = false;
 };
 
+inline std::size_t aligned16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+// The shared bytes of `entries` sliced entries in `slices` slices.
 template <typename T>
-Layout layout_of(index_t rows, index_t entries, bool shared_matrix) {
+std::size_t matrix_bytes(index_t slices, index_t entries) {
+  return aligned16(sizeof(T) * std::size_t(entries)) +
+         aligned16(sizeof(index_t) * std::size_t(entries)) +
+         aligned16(sizeof(index_t) * (std::size_t(slices) + 1)) +
+         aligned16(sizeof(index_t) * std::size_t(slices));
+}
+
+// The vectors first (with a program: its work vectors instead of d, then its operations, its
+// index and value buffers and the matrix, each where it fits in `room`: latency-bound triangular
+// levels gain more from shared memory than the one SpMV pass an iteration), then the matrix.
+template <typename T>
+Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
+                 const ClusterProgramShape* program = nullptr, std::size_t room = 0) {
   Layout l;
   l.rows = rows;
   l.slices = (rows + kSlice - 1) / kSlice;
   l.entries = entries;
-  l.shared_matrix = shared_matrix;
-  const std::size_t stored = shared_matrix ? std::size_t(entries) : 0;
-  const std::size_t slices = shared_matrix ? std::size_t(l.slices) : 0;
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {
     const std::size_t start = at;
-    at += (bytes + 15) / 16 * 16;
+    at += aligned16(bytes);
     return start;
   };
+  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q}) *v = take(sizeof(T) * std::size_t(rows));
+  // With a program, x stays in global memory (pass A only updates it in place, row by row) and
+  // there is no d: room for the program's arrays.
+  l.x = take(program ? 0 : sizeof(T) * std::size_t(rows));
+  l.d = take(program ? 0 : sizeof(T) * std::size_t(rows));
+  if (program) {
+    l.works = int(std::min<std::size_t>(program->work.size(), kMaxWork));
+    for (int i = 0; i < l.works; ++i) l.work[i] = take(sizeof(T) * program->work[i]);
+    auto stage = [&](std::size_t bytes, std::size_t& at_out, std::size_t& bytes_out, bool& in) {
+      bytes_out = bytes;
+      in = bytes > 0 && at + aligned16(bytes) <= room;
+      if (in) at_out = take(bytes);
+    };
+    stage(program->op_bytes, l.ops, l.op_bytes, l.ops_shared);
+    stage(program->index_bytes, l.index, l.index_bytes, l.index_shared);
+    stage(program->value_bytes, l.value, l.value_bytes, l.value_shared);
+    shared_matrix = at + matrix_bytes<T>(l.slices, entries) <= room;
+  }
+  l.shared_matrix = shared_matrix;
+  const std::size_t stored = shared_matrix ? std::size_t(entries) : 0;
+  const std::size_t slices = shared_matrix ? std::size_t(l.slices) : 0;
   l.values = take(sizeof(T) * stored);
-  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q, &l.x, &l.d})
-    *v = take(sizeof(T) * std::size_t(rows));
   l.cols = take(sizeof(index_t) * stored);
   l.slice_ptr = take(sizeof(index_t) * (slices + (shared_matrix ? 1 : 0)));
   l.width = take(sizeof(index_t) * slices);
@@ -92,7 +135,94 @@ struct Args {
   long long spmv_capacity, spmv_every;
   bool time_spmv;
   long long* clocks;  // system 0's launch: SM cycles and global-timer ns
+  // A program (one block): op_count operations whose pointers into the packed buffers are
+  // tagged where the layout copies that buffer to shared memory (see untag).
+  const precond::Op<T>* ops;
+  precond::Op<T>* ops_scratch;  // where the kernel resolves them when not in shared memory
+  int op_count;
+  const unsigned char* index_buffer;
+  const unsigned char* value_buffer;
 };
+
+// A pointer of a staged operation: bit 0 set means (offset << 1 | 1) into the block's dynamic
+// shared memory (device pointers and shared offsets of these arrays are all 4-byte aligned).
+template <typename P>
+__device__ __forceinline__ P* untag(P* p, unsigned char* smem) {
+  const auto u = reinterpret_cast<unsigned long long>(p);
+  return (u & 1) ? reinterpret_cast<P*>(smem + (u >> 1)) : p;
+}
+
+// Copies `bytes` (a multiple of 4) from global to shared memory.
+__device__ void stage_words(unsigned char* to, const unsigned char* from, std::size_t bytes) {
+  auto* dst = reinterpret_cast<unsigned*>(to);
+  const auto* src = reinterpret_cast<const unsigned*>(from);
+  for (std::size_t i = threadIdx.x; i < bytes / 4; i += kThreads) dst[i] = src[i];
+}
+
+// Where the kernel keeps the program's operations: shared memory, else the global scratch copy
+// (one block a launch: nobody else writes it).
+template <typename T>
+__device__ precond::Op<T>* program_ops(const Args<T>& a, unsigned char* smem) {
+  return a.layout.ops_shared ? reinterpret_cast<precond::Op<T>*>(smem + a.layout.ops)
+                             : a.ops_scratch;
+}
+
+// The program's operations and the buffers the layout holds into shared memory, then each
+// operation's tagged pointers resolved in place (once a launch, not once a level: an operation
+// copied into registers at every level made the kernel spill).
+template <typename T>
+__device__ void stage_program(const Args<T>& a, unsigned char* smem) {
+  const Layout& l = a.layout;
+  if (l.index_shared) stage_words(smem + l.index, a.index_buffer, l.index_bytes);
+  if (l.value_shared) stage_words(smem + l.value, a.value_buffer, l.value_bytes);
+  precond::Op<T>* ops = program_ops(a, smem);
+  stage_words(reinterpret_cast<unsigned char*>(ops), reinterpret_cast<const unsigned char*>(a.ops),
+              l.op_bytes);
+  __syncthreads();
+  for (int k = threadIdx.x; k < a.op_count; k += kThreads) {
+    precond::Op<T>& o = ops[k];
+    o.rows = untag(o.rows, smem);
+    o.row_ptr = untag(o.row_ptr, smem);
+    o.col_idx = untag(o.col_idx, smem);
+    o.values = untag(o.values, smem);
+    o.d = untag(o.d, smem);
+    o.blocks = untag(o.blocks, smem);
+  }
+}
+
+// An operation of at most this many items (a narrow triangular level: ~15 rows on Exnet) runs
+// on the first warp alone: a run of such operations meets at __syncwarp, not at a block barrier
+// of 32 warps, and the other warps wait at one barrier after the run.
+constexpr index_t kWarpItems = 32;
+
+// z = M^-1 r by the program, its operations separated by block barriers (one block holds every
+// row), or by warp barriers within a run of narrow ones; returns this thread's share of r.z.
+// The first barrier waits for r.
+template <typename T>
+__device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* table) {
+  const precond::Op<T>* ops = program_ops(a, smem);
+  const int count = a.op_count;
+  double rz = 0;
+  __syncthreads();
+  for (int k = 0; k < count;) {
+    if (ops[k].items > kWarpItems) {
+      rz += precond::run_items(ops[k], table, threadIdx.x, (long long)ops[k].items, kThreads);
+      ++k;
+    } else {
+      int end = k;
+      while (end < count && ops[end].items <= kWarpItems) ++end;
+      if (threadIdx.x < 32) {
+        for (int j = k; j < end; ++j) {
+          rz += precond::run_items(ops[j], table, threadIdx.x, (long long)ops[j].items, 32);
+          __syncwarp();  // orders the warp's shared-memory writes before the next level reads
+        }
+      }
+      k = end;
+    }
+    __syncthreads();
+  }
+  return rz;
+}
 
 // A block's arrays: its vectors in its shared memory; its slices there too, or in global memory
 // (slice_ptr then holds absolute offsets into cols and values).
@@ -238,7 +368,9 @@ __global__ void gather_values(T* sliced, const T* values, const index_t* source,
   }
 }
 
-template <typename T>
+// kProgram: the one-block variant that runs a program (a separate instance, so that the
+// pointwise kernel keeps its registers: the program's code in it made it spill).
+template <typename T, bool kProgram>
 __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ Reduction red;
@@ -253,8 +385,20 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     ns0 = (long long)global_ns();
   }
   const Layout& l = a.layout;
-  const bool identity = a.d == nullptr;
+  constexpr bool program = kProgram;
+  const bool scaled = a.d != nullptr;         // z = d .* r
+  const bool identity = !scaled && !program;  // z = r
   Shared<T> s = carve<T>(smem, l, identity);
+  __shared__ T* table[kMaxSlots];  // a program's slots: r, z, work vectors
+  if constexpr (program) {
+    if (threadIdx.x == 0) {
+      table[precond::kSlotR] = s.r;
+      table[precond::kSlotZ] = s.z;
+      for (int i = 0; i < l.works; ++i)
+        table[precond::kFirstWorkSlot + i] = reinterpret_cast<T*>(smem + l.work[i]);
+    }
+    stage_program(a, smem);
+  }
   const index_t first = index_t(rank) * l.rows;
   const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
   if (l.shared_matrix) {
@@ -267,12 +411,12 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   }
   const T* b = a.b + sys * a.n + first;
   T* x_out = a.x + sys * a.n + first;
-  const T* d_in = identity ? nullptr : a.d + sys * a.d_stride + first;
-  T* x = s.x;
+  const T* d_in = scaled ? a.d + sys * a.d_stride + first : nullptr;
+  T* x = program ? x_out : s.x;
   T* d = s.d;
   for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-    x[i] = x_out[i];
-    if (!identity) d[i] = d_in[i];
+    if (!program) x[i] = x_out[i];
+    if (scaled) d[i] = d_in[i];
   }
   cluster.sync();
 
@@ -284,13 +428,14 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       const T ri = b[i] - T(row_product(s, i, x0_at));
       s.r[i] = ri;
       sums[0] += double(ri) * double(ri);
-      if (!identity) {
+      if (scaled) {
         const T zi = d[i] * ri;
         s.z[i] = zi;
         sums[1] += double(ri) * double(zi);
       }
       sums[2] += double(b[i]) * double(b[i]);
     }
+    if constexpr (program) sums[1] = run_program(a, smem, table);
     block_partials(red, sums, {kRr, kRz, kBb});
     cluster.sync();
   }
@@ -358,16 +503,18 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       const T ri = cg::next_r(s.r[i], alpha, s.q[i]);
       s.r[i] = ri;
       sums[0] += double(ri) * double(ri);
-      if (!identity) {
+      if (scaled) {
         const T zi = d[i] * ri;
         s.z[i] = zi;
         sums[1] += double(ri) * double(zi);
       }
     }
+    if constexpr (program) sums[1] = run_program(a, smem, table);
     block_partials(red, sums, {kRr, kRz});
     cluster.sync();
   }
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
+  if (!program)
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
   if (leader) a.out[sys] = st;
   if (timed) {
     a.clocks[0] = clock64() - cycles0;
@@ -396,20 +543,23 @@ struct Launch {
 
 template <typename T>
 void allow_large_clusters(std::size_t bytes) {
-  const void* kernel = reinterpret_cast<const void*>(cluster_cg_kernel<T>);
-  CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(bytes)));
-  CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  for (const void* kernel : {reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
+                             reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)}) {
+    CGS_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
 }
 
 // How many clusters of this shape the device holds at once (0: it cannot launch one).
 template <typename T>
-int active_clusters(int blocks, std::size_t bytes) {
+int active_clusters(int blocks, std::size_t bytes, bool program = false) {
   allow_large_clusters<T>(bytes);
   Launch launch(blocks, 1, bytes);
   int clusters = 0;
-  const cudaError_t status = cudaOccupancyMaxActiveClusters(
-      &clusters, reinterpret_cast<const void*>(cluster_cg_kernel<T>), &launch.config);
+  const void* kernel = program ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)
+                               : reinterpret_cast<const void*>(cluster_cg_kernel<T, false>);
+  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
@@ -463,6 +613,50 @@ inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int 
   return {rows, slice_rows(n, row_ptr, nullptr, rows, blocks).max_block_entries};
 }
 
+// The dynamic shared memory one block may take beside the kernel's static shared memory (the
+// Reduction, the CG state and its flag, a program's slot table; 64 bytes of slack).
+std::size_t shared_room() {
+  int max_bytes = 0;
+  CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                        cuda::cuda_context().device));
+  return std::size_t(max_bytes) - sizeof(Reduction) - sizeof(cg::State) - sizeof(int) -
+         sizeof(void*) * kMaxSlots - 64;
+}
+
+// One block with a program: its vectors and work vectors must fit; the rest goes where it fits.
+template <typename T>
+ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramShape& program) {
+  ClusterFit fit;
+  fit.program = true;
+  const std::size_t room = shared_room();
+  const auto [rows, nnz] = split(n, row_ptr, 1);
+  const Layout l = layout_of<T>(rows, nnz, true, &program, room);
+  char text[300];
+  if (program.work.size() > std::size_t(kMaxWork)) {
+    std::snprintf(text, sizeof text, "the program has %zu work vectors; one block holds %d",
+                  program.work.size(), kMaxWork);
+  } else if (l.bytes > room || active_clusters<T>(1, l.bytes, true) < 1) {
+    const std::size_t vectors = layout_of<T>(rows, nnz, true, &program, 0).bytes;  // nothing staged
+    std::snprintf(text, sizeof text,
+                  "n = %lld: the CG and program vectors need %zu KB of shared memory in one block "
+                  "(a program runs in one block); a block has %zu KB",
+                  (long long)n, vectors / 1024, room / 1024);
+  } else {
+    fit.fits = true;
+    fit.blocks = 1;
+    fit.bytes = l.bytes;
+    fit.matrix_in_shared = l.shared_matrix;
+    fit.program_in_shared = l.ops_shared && l.index_shared && l.value_shared;
+    std::snprintf(text, sizeof text,
+                  "n = %lld in one block (a program's operations meet at block barriers), %zu KB "
+                  "of shared memory: vectors%s%s",
+                  (long long)n, l.bytes / 1024, fit.program_in_shared ? ", the program" : "",
+                  l.shared_matrix ? ", the matrix" : " (the matrix read from L2)");
+  }
+  fit.reason = text;
+  return fit;
+}
+
 int blocks_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_BLOCKS");
   return text ? std::atoi(text) : 0;
@@ -471,12 +665,17 @@ int blocks_from_environment() {
 }  // namespace cluster
 
 template <typename T>
-ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch) {
+ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch,
+                       const ClusterProgramShape* program) {
   using namespace cluster;
   ClusterFit fit;
   fit.matrix_in_shared = !batch;
   if (n <= 0) {
     fit.reason = "the cluster loop needs a non-empty system";
+    return fit;
+  }
+  if (program && batch) {
+    fit.reason = "the cluster loop runs a program for one system, not a batch";
     return fit;
   }
   if (blocks == 0) blocks = blocks_from_environment();
@@ -487,10 +686,8 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
     fit.reason = "thread-block clusters need compute capability 9.0 (Hopper) or later";
     return fit;
   }
-  int max_bytes = 0;
-  CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                        cuda::cuda_context().device));
-  const std::size_t room = std::size_t(max_bytes) - sizeof(Reduction) - 64;
+  if (program) return program_fit<T>(n, row_ptr, *program);
+  const std::size_t room = shared_room();
   // One system: the most blocks (16, else 8, ...): measured on an H100 (2026-11-25), every
   // system was fastest in 16 blocks, even Exnet's 1,891 rows (6.45 us an iteration; 8.16 in one
   // block, 7.60 in the persistent loop). A batch: the fewest blocks that hold a system's vectors,
@@ -531,10 +728,14 @@ template <typename T>
 class ClusterCgImpl final : public ClusterCg<T> {
  public:
   ClusterCgImpl(const CsrView<T>& A, index_t n, const T* d, const ClusterFit& fit,
-                const std::vector<index_t>& row_ptr)
+                const std::vector<index_t>& row_ptr,
+                const precond::DeviceProgramView<T>* program = nullptr,
+                const ClusterProgramShape* shape = nullptr)
       : A_(A), n_(n), nnz_(row_ptr[std::size_t(n)]), d_(d), fit_(fit), clocks_(2, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
-    layout_ = layout_of<T>(rows, entries, fit.matrix_in_shared);
+    layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
+                      : layout_of<T>(rows, entries, fit.matrix_in_shared);
+    if (program) place_program(*program);
     std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
     cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
     const Slices slices = slice_rows(n, row_ptr.data(), col_idx.data(), rows, fit.blocks);
@@ -563,16 +764,54 @@ class ClusterCgImpl final : public ClusterCg<T> {
   std::vector<CgResult> solve_batch(const T* b, T* x, int count, const T* values, const T* d,
                                     const CgOptions& options) override {
     if (count < 1) return {};
+    if (op_count_ > 0 && count > 1)
+      throw DeviceError("the cluster CG loop runs a program for one system at a time");
     Args<T> a = args(b, x, count, values, d, options);
     Launch launch(fit_.blocks, count, layout_.bytes);
     CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
-    CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T>, a));
+    if (op_count_ > 0)
+      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
+    else
+      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, false>, a));
     CGS_CUDA_CHECK(cudaEventRecord(end_, stream()));
     cuda::synchronize();
     return results(count, x, options);
   }
 
  private:
+  // The program's operations as the kernel reads them: a pointer into a buffer the layout
+  // copies to shared memory becomes its tagged shared offset (see untag).
+  void place_program(const precond::DeviceProgramView<T>& program) {
+    std::vector<precond::Op<T>> ops = program.host_ops;
+    const auto* index = static_cast<const unsigned char*>(program.index_data);
+    const auto* value = static_cast<const unsigned char*>(program.value_data);
+    auto tag = [&](auto*& p) {
+      if (!p) return;
+      const auto* at = reinterpret_cast<const unsigned char*>(p);
+      std::size_t offset = 0;
+      if (layout_.index_shared && at >= index && at < index + program.index_bytes)
+        offset = layout_.index + std::size_t(at - index);
+      else if (layout_.value_shared && at >= value && at < value + program.value_bytes)
+        offset = layout_.value + std::size_t(at - value);
+      else
+        return;
+      p = reinterpret_cast<std::remove_reference_t<decltype(p)>>((offset << 1) | 1);
+    };
+    for (precond::Op<T>& op : ops) {
+      tag(op.rows);
+      tag(op.row_ptr);
+      tag(op.col_idx);
+      tag(op.values);
+      tag(op.d);
+      tag(op.blocks);
+    }
+    ops_ = DeviceArray<precond::Op<T>>(ops, "cluster CG program operations");
+    ops_scratch_ = DeviceArray<precond::Op<T>>(ops.size(), "cluster CG program operations");
+    op_count_ = int(ops.size());
+    index_buffer_ = index;
+    value_buffer_ = value;
+  }
+
   Args<T> args(const T* b, T* x, int count, const T* values, const T* d, const CgOptions& o) {
     if (std::size_t(count) > out_.size()) out_ = DeviceArray<cg::State>(count, "cluster CG states");
     history_capacity_ = o.record_history ? o.max_iters + 1 : 0;
@@ -583,6 +822,11 @@ class ClusterCgImpl final : public ClusterCg<T> {
       spmv_ = DeviceArray<double>(spmv_capacity_, "cluster CG SpMV times");
     Args<T> a{};
     a.n = n_;
+    a.ops = ops_.data();
+    a.ops_scratch = ops_scratch_.data();
+    a.op_count = op_count_;
+    a.index_buffer = index_buffer_;
+    a.value_buffer = value_buffer_;
     a.slice_ptr = slice_ptr_.data();
     a.width = width_.data();
     a.cols = cols_.data();
@@ -672,6 +916,10 @@ class ClusterCgImpl final : public ClusterCg<T> {
   DeviceArray<cg::State> out_;
   DeviceArray<double> history_, spmv_;
   DeviceArray<long long> clocks_;
+  DeviceArray<precond::Op<T>> ops_, ops_scratch_;
+  int op_count_ = 0;
+  const unsigned char* index_buffer_ = nullptr;
+  const unsigned char* value_buffer_ = nullptr;
   long long history_capacity_ = 0, spmv_capacity_ = 0, spmv_every_ = 1;
   cudaEvent_t begin_ = nullptr, end_ = nullptr;
 };
@@ -680,19 +928,34 @@ class ClusterCgImpl final : public ClusterCg<T> {
 
 template <typename T>
 std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>& A, index_t n, const T* d,
-                                              int blocks, bool batch) {
+                                              int blocks, bool batch,
+                                              const precond::DeviceProgramView<T>* program) {
   std::vector<index_t> row_ptr(std::size_t(n) + 1);
   cuda::copy_to_host(row_ptr.data(), A.row_ptr, row_ptr.size() * sizeof(index_t));
-  const ClusterFit fit = cluster_fit<T>(n, row_ptr.data(), blocks, batch);
+  ClusterProgramShape shape;
+  if (program) {
+    if (d) throw DeviceError("the cluster CG loop takes a diagonal or a program, not both");
+    shape.work = program->work;
+    shape.op_bytes = sizeof(precond::Op<T>) * program->host_ops.size();
+    shape.index_bytes = program->index_bytes;
+    shape.value_bytes = program->value_bytes;
+  }
+  const ClusterFit fit =
+      cluster_fit<T>(n, row_ptr.data(), blocks, batch, program ? &shape : nullptr);
   if (!fit.fits) throw DeviceError("the cluster CG loop cannot hold this system: " + fit.reason);
-  return std::make_unique<cluster::ClusterCgImpl<T>>(A, n, d, fit, row_ptr);
+  return std::make_unique<cluster::ClusterCgImpl<T>>(A, n, d, fit, row_ptr, program,
+                                                     program ? &shape : nullptr);
 }
 
-template ClusterFit cluster_fit<float>(index_t, const index_t*, int, bool);
-template ClusterFit cluster_fit<double>(index_t, const index_t*, int, bool);
-template std::unique_ptr<ClusterCg<float>> make_cluster_cg(const CsrView<float>&, index_t,
-                                                           const float*, int, bool);
-template std::unique_ptr<ClusterCg<double>> make_cluster_cg(const CsrView<double>&, index_t,
-                                                            const double*, int, bool);
+template ClusterFit cluster_fit<float>(index_t, const index_t*, int, bool,
+                                       const ClusterProgramShape*);
+template ClusterFit cluster_fit<double>(index_t, const index_t*, int, bool,
+                                        const ClusterProgramShape*);
+template std::unique_ptr<ClusterCg<float>> make_cluster_cg(
+    const CsrView<float>&, index_t, const float*, int, bool,
+    const precond::DeviceProgramView<float>*);
+template std::unique_ptr<ClusterCg<double>> make_cluster_cg(
+    const CsrView<double>&, index_t, const double*, int, bool,
+    const precond::DeviceProgramView<double>*);
 
 }  // namespace cgs

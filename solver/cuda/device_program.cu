@@ -1,5 +1,6 @@
 // A preconditioner's program in GPU memory (solver/precond/device_program.hpp).
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "solver/precond/device_program.hpp"
@@ -20,20 +21,51 @@ __global__ void program_op_kernel(const Op<T>* ops, int op, T* const* table) {
             (long long)gridDim.x * kBlock);
 }
 
+// Where each array of a kind starts in its packed buffer (bytes, 16-aligned), and the total.
+template <typename E>
+std::vector<std::size_t> packed_offsets(const std::vector<std::vector<E>>& arrays,
+                                        std::size_t& total) {
+  std::vector<std::size_t> offsets;
+  total = 0;
+  for (const auto& a : arrays) {
+    offsets.push_back(total);
+    total += (a.size() * sizeof(E) + 15) / 16 * 16;
+  }
+  if (total == 0) total = 16;  // an allocation even for a program without arrays of the kind
+  return offsets;
+}
+
+// The arrays of one kind copied into one host buffer at their offsets, then to the device.
+template <typename E>
+void upload_packed(unsigned char* device, const std::vector<std::vector<E>>& arrays,
+                   const std::vector<std::size_t>& offsets, std::size_t total) {
+  std::vector<unsigned char> host(total, 0);
+  for (std::size_t h = 0; h < arrays.size(); ++h)
+    if (!arrays[h].empty())
+      std::memcpy(host.data() + offsets[h], arrays[h].data(), arrays[h].size() * sizeof(E));
+  cuda::copy_to_device(device, host.data(), total);
+}
+
 template <typename T>
 class CudaProgram final : public DeviceProgram<T> {
  public:
   explicit CudaProgram(const ProgramSpec<T>& spec) {
-    for (const auto& a : spec.index_arrays) index_.emplace_back(a, "preconditioner indices");
-    for (const auto& a : spec.value_arrays) values_.emplace_back(a, "preconditioner values");
+    std::size_t index_bytes = 0, value_bytes = 0;
+    index_offsets_ = packed_offsets(spec.index_arrays, index_bytes);
+    value_offsets_ = packed_offsets(spec.value_arrays, value_bytes);
+    index_ = DeviceArray<unsigned char>(index_bytes, "preconditioner indices");
+    values_ = DeviceArray<unsigned char>(value_bytes, "preconditioner values");
+    upload_packed(index_.data(), spec.index_arrays, index_offsets_, index_bytes);
+    upload_packed(values_.data(), spec.value_arrays, value_offsets_, value_bytes);
     for (std::size_t n : spec.work) work_.emplace_back(n, "preconditioner work vector");
     std::vector<T*> table(std::size_t(spec.slots()), nullptr);
     for (std::size_t i = 0; i < work_.size(); ++i) table[kFirstWorkSlot + i] = work_[i].data();
     host_table_ = table;
     table_ = DeviceArray<T*>(table, "preconditioner slot table");
     const std::vector<Op<T>> ops = resolve_ops<T>(
-        spec.ops, [&](int h) { return index_[h].data(); },
-        [&](int h) { return values_[h].data(); });
+        spec.ops,
+        [&](int h) { return reinterpret_cast<const index_t*>(index_.data() + index_offsets_[h]); },
+        [&](int h) { return reinterpret_cast<const T*>(values_.data() + value_offsets_[h]); });
     ops_ = DeviceArray<Op<T>>(ops, "preconditioner operations");
     view_.ops = ops_.data();
     view_.table = table_.data();
@@ -41,11 +73,17 @@ class CudaProgram final : public DeviceProgram<T> {
       view_.items.push_back(op.items);
       view_.dot.push_back(op.dot);
     }
+    view_.host_ops = ops;
+    view_.index_data = index_.data();
+    view_.index_bytes = index_bytes;
+    view_.value_data = values_.data();
+    view_.value_bytes = value_bytes;
+    view_.work = spec.work;
+    view_.slots = spec.slots();
   }
 
   void update_values(const ProgramSpec<T>& spec) override {
-    for (std::size_t h = 0; h < values_.size(); ++h)
-      cuda::copy_to_device(values_[h].data(), spec.value_arrays[h].data(), values_[h].bytes());
+    upload_packed(values_.data(), spec.value_arrays, value_offsets_, values_.bytes());
   }
 
   void bind(const T* r, T* z) override {
@@ -67,8 +105,8 @@ class CudaProgram final : public DeviceProgram<T> {
   const DeviceProgramView<T>& view() const override { return view_; }
 
  private:
-  std::vector<DeviceArray<index_t>> index_;
-  std::vector<DeviceArray<T>> values_;
+  std::vector<std::size_t> index_offsets_, value_offsets_;
+  DeviceArray<unsigned char> index_, values_;
   std::vector<DeviceArray<T>> work_;
   std::vector<T*> host_table_;
   DeviceArray<T*> table_;

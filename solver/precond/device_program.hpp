@@ -4,8 +4,14 @@
 // and slot table in device memory, item counts on the host); apply() runs one kernel per
 // operation on the solver's stream (the generic loop). Built without CUDA, making one throws
 // DeviceError.
+//
+// The arrays lie packed in two device buffers, the index arrays in one and the value arrays in
+// the other (each array 16-byte aligned): two allocations and two copies instead of one per
+// array (IC(0) has an index array per level, 244 on Exnet), and a loop that keeps the program in
+// shared memory (the cluster loop in one block, solver/cuda/cluster_cg.hpp) copies two ranges.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -15,10 +21,18 @@ namespace cgs::precond {
 
 template <typename T>
 struct DeviceProgramView {
-  const Op<T>* ops = nullptr;  // device memory, size() of them
-  T* const* table = nullptr;   // device memory: the slots' vectors
-  std::vector<index_t> items;  // host copy of each operation's item count
-  std::vector<int> dot;        // host copy of each operation's dot flag
+  const Op<T>* ops = nullptr;   // device memory, size() of them
+  T* const* table = nullptr;    // device memory: the slots' vectors
+  std::vector<index_t> items;   // host copy of each operation's item count
+  std::vector<int> dot;         // host copy of each operation's dot flag
+  std::vector<Op<T>> host_ops;  // the operations as in `ops` (device pointers), on the host
+  // The two packed buffers (device memory) and their sizes in bytes.
+  const void* index_data = nullptr;
+  std::size_t index_bytes = 0;
+  const void* value_data = nullptr;
+  std::size_t value_bytes = 0;
+  std::vector<std::size_t> work;  // the work slots' lengths (kFirstWorkSlot, ...)
+  int slots = kFirstWorkSlot;     // slots of the table (r, z, work...)
   int size() const { return int(items.size()); }
 };
 
