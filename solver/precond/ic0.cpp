@@ -18,6 +18,8 @@
 // When a pivot is not positive (IC(0) can break down on an SPD matrix that is not an
 // M-matrix), the factorisation restarts on A + alpha diag(A), alpha = 1e-3, 1e-2, ..., and the
 // report says which alpha it took.
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -72,9 +74,11 @@ bool factorize(CsrMatrix<double>& L, double alpha,
                const std::vector<std::vector<index_t>>& levels) {
   const index_t n = L.rows;
   std::vector<double> diag(std::size_t(n), 0.0);
-  // Threads pay where levels are wide: a barrier a level costs more than a chain's one row.
-  const bool wide = !levels.empty() && n / index_t(levels.size()) >= 256;
-  if (!worth_threads(n) || !wide) {
+  // Threads pay only where levels are wide and the team is large: a level's barrier costs more
+  // than a few hundred rows' work, and on a loaded machine far more (2-core shared VM,
+  // poisson2d:1000, 2,000 levels of 500 rows on 2 threads: 0.7 s serial, 1.8-16 s on the team).
+  const bool wide = !levels.empty() && n / index_t(levels.size()) >= 1024;
+  if (!worth_threads(n) || !wide || omp_get_max_threads() < 4) {
     for (index_t i = 0; i < n; ++i)
       if (!factorize_row(L, diag, i, alpha)) return false;
     return true;
