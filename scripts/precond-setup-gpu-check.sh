@@ -45,7 +45,7 @@ row() {  # matrix precond
     rm -f "$f.json"
     timeout 90 "$B/app/cgsolve" --matrix "$1" --device gpu --precond "$2" --max-iters 5 \
       --tol 1e-30 --report "$f.json" > "$f.txt" 2>&1
-    [[ -s $f.json ]] && cat "$f.json" && echo
+    [[ -s $f.json ]] && tr -d '\n' < "$f.json" && echo  # one report a line
   done > "$f.runs"
   python3 - "$f.runs" "$1" "$2" <<'PY' | tee -a "$S"
 import json, sys
