@@ -5,6 +5,7 @@
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/device_program.hpp"
+#include "solver/precond/spectrum_gpu.hpp"
 
 namespace cgs {
 
@@ -46,6 +47,9 @@ std::unique_ptr<DeviceProgram<T>> make_device_program(const ProgramSpec<T>&) {
 }
 template std::unique_ptr<DeviceProgram<float>> make_device_program(const ProgramSpec<float>&);
 template std::unique_ptr<DeviceProgram<double>> make_device_program(const ProgramSpec<double>&);
+Interval spectrum_bounds_on_device(const CsrMatrix<double>&, const std::vector<double>&, int) {
+  throw DeviceError(kNoCuda);
+}
 namespace amg {
 std::unique_ptr<GpuLevelValues> make_gpu_level_values() { throw DeviceError(kNoCuda); }
 }  // namespace amg

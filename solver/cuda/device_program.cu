@@ -1,5 +1,6 @@
 // A preconditioner's program in GPU memory (solver/precond/device_program.hpp).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -35,14 +36,18 @@ std::vector<std::size_t> packed_offsets(const std::vector<std::vector<E>>& array
   return offsets;
 }
 
-// The arrays of one kind copied into one host buffer at their offsets, then to the device.
+// The arrays of one kind copied into one host buffer at their offsets (on every core when the
+// program is large: IC(0) on a 9M-row grid has 12,000 level arrays), then to the device.
 template <typename E>
 void upload_packed(unsigned char* device, const std::vector<std::vector<E>>& arrays,
                    const std::vector<std::size_t>& offsets, std::size_t total) {
   std::vector<unsigned char> host(total, 0);
-  for (std::size_t h = 0; h < arrays.size(); ++h)
-    if (!arrays[h].empty())
-      std::memcpy(host.data() + offsets[h], arrays[h].data(), arrays[h].size() * sizeof(E));
+  const std::int64_t count = std::int64_t(arrays.size());
+#pragma omp parallel for schedule(dynamic, 1) if (total > (std::size_t(8) << 20))
+  for (std::int64_t h = 0; h < count; ++h) {
+    const auto& a = arrays[std::size_t(h)];
+    if (!a.empty()) std::memcpy(host.data() + offsets[std::size_t(h)], a.data(), a.size() * sizeof(E));
+  }
   cuda::copy_to_device(device, host.data(), total);
 }
 

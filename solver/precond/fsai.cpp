@@ -3,8 +3,12 @@
 // (its last column i), A[P,P] y = e_i and g = y / sqrt(y_i), so that (G A G^T)_ii = 1 and
 // (G A)_ij = 0 for j in P, j < i. The apply is two sparse products (G, then G^T), each one
 // parallel operation: the preconditioner for the GPU loops, where triangular solves serialise.
-#include <Eigen/Dense>
+#include <omp.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
 
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
@@ -13,62 +17,108 @@
 namespace cgs::precond {
 namespace {
 
-// The pattern of tril(A^k): for each row, the columns <= row reached in at most k steps.
+// Row i's columns <= i reached from i in at most k steps of A's graph, sorted, into `reached`
+// (scratch: `frontier`, `next`, `merged`). Sorted sets instead of a mark array per row, so that
+// rows run on every core without an n-long array each; the last step keeps only columns <= i
+// before it sorts.
+void reached_columns(const CsrMatrix<double>& A, index_t i, int k, std::vector<index_t>& reached,
+                     std::vector<index_t>& frontier, std::vector<index_t>& next,
+                     std::vector<index_t>& merged) {
+  reached.assign(1, i);
+  frontier.assign(1, i);
+  for (int step = 0; step < k && !frontier.empty(); ++step) {
+    const bool last = step + 1 == k;
+    next.clear();
+    for (index_t r : frontier)
+      for (index_t e = A.row_ptr[r]; e < A.row_ptr[r + 1]; ++e)
+        if (!last || A.col_idx[e] <= i) next.push_back(A.col_idx[e]);
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    frontier.clear();  // the columns first reached at this step
+    std::set_difference(next.begin(), next.end(), reached.begin(), reached.end(),
+                        std::back_inserter(frontier));
+    merged.clear();
+    std::merge(reached.begin(), reached.end(), frontier.begin(), frontier.end(),
+               std::back_inserter(merged));
+    reached.swap(merged);
+  }
+  reached.erase(std::upper_bound(reached.begin(), reached.end(), i), reached.end());
+}
+
+// The pattern of tril(A^k): for each row, the columns <= row reached in at most k steps. Rows on
+// every host core, each thread a block of consecutive rows into its own list, the lists then
+// placed in block order: serial, this was most of fsai:2's set-up on a 9M-row grid (issue 21).
 CsrMatrix<double> power_pattern(const CsrMatrix<double>& A, int k) {
   const index_t n = A.rows;
   CsrMatrix<double> P;
   P.rows = P.cols = n;
   P.row_ptr.assign(std::size_t(n) + 1, 0);
-  std::vector<index_t> mark(std::size_t(n), -1), frontier, next, reached;
-  for (index_t i = 0; i < n; ++i) {
-    reached.assign(1, i);
-    frontier.assign(1, i);
-    mark[i] = i;
-    for (int step = 0; step < k; ++step) {
-      next.clear();
-      for (index_t r : frontier)
-        for (index_t e = A.row_ptr[r]; e < A.row_ptr[r + 1]; ++e) {
-          const index_t j = A.col_idx[e];
-          if (mark[j] != i) {
-            mark[j] = i;
-            next.push_back(j);
-            reached.push_back(j);
-          }
-        }
-      frontier.swap(next);
+  std::vector<std::vector<index_t>> columns;  // per thread, its block's rows one after another
+#pragma omp parallel if (n > 20000)
+  {
+    const int team = omp_get_num_threads(), me = omp_get_thread_num();
+#pragma omp single
+    columns.resize(std::size_t(team));
+    const index_t begin = index_t(std::int64_t(n) * me / team);
+    const index_t end = index_t(std::int64_t(n) * (me + 1) / team);
+    std::vector<index_t>& mine = columns[std::size_t(me)];
+    std::vector<index_t> reached, frontier, next, merged;
+    for (index_t i = begin; i < end; ++i) {
+      reached_columns(A, i, k, reached, frontier, next, merged);
+      P.row_ptr[std::size_t(i) + 1] = index_t(reached.size());
+      mine.insert(mine.end(), reached.begin(), reached.end());
     }
-    std::sort(reached.begin(), reached.end());
-    for (index_t j : reached)
-      if (j <= i) P.col_idx.push_back(j);
-    P.row_ptr[i + 1] = index_t(P.col_idx.size());
+#pragma omp barrier
+#pragma omp single
+    {
+      for (index_t i = 0; i < n; ++i) P.row_ptr[std::size_t(i) + 1] += P.row_ptr[std::size_t(i)];
+      P.col_idx.resize(std::size_t(P.row_ptr[std::size_t(n)]));
+    }
+    std::copy(mine.begin(), mine.end(), P.col_idx.begin() + P.row_ptr[std::size_t(begin)]);
   }
   P.values.assign(P.col_idx.size(), 0.0);
   return P;
 }
 
-// Row i of G on its pattern (sorted, ending with the diagonal): A on the pattern gathered by
-// merging each pattern row of A with the pattern (both sorted), so that rows need no shared
-// scratch and run in parallel. False when that block is not positive definite.
+// Row i of G on its pattern p (sorted, ending with the diagonal): B = A[p,p] gathered by merging
+// each pattern row of A with the pattern (both sorted), so that rows need no shared scratch and
+// run in parallel; B = L L^T in place (the lower triangle, row-major in `block`), and then
+// g = y / sqrt(y_m) for B y = e_m is L^-T e_m (y = L^-T L^-1 e_m = L^-T e_m / L_mm, y_m =
+// 1 / L_mm^2): one back substitution. A hand-written factor on a reused buffer: Eigen's LLT on
+// dynamic matrices spent most of fsai's values phase allocating. False when B is not positive
+// definite.
 bool compute_row(const CsrMatrix<double>& A, CsrMatrix<double>& G, index_t i,
-                 Eigen::MatrixXd& local, Eigen::VectorXd& unit) {
+                 std::vector<double>& block) {
   const index_t first = G.row_ptr[i], m = G.row_ptr[i + 1] - first;
   const index_t* pattern = G.col_idx.data() + first;
-  local.setZero(m, m);
+  block.assign(std::size_t(m) * std::size_t(m), 0.0);
+  auto at = [&](index_t r, index_t c) -> double& { return block[std::size_t(r) * m + c]; };
   for (index_t a = 0; a < m; ++a) {
     const index_t row = pattern[a];
     index_t b = 0;
-    for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1] && b < m; ++e) {
-      while (b < m && pattern[b] < A.col_idx[e]) ++b;
-      if (b < m && pattern[b] == A.col_idx[e]) local(a, b) = A.values[e];
+    for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1] && b <= a; ++e) {
+      while (b <= a && pattern[b] < A.col_idx[e]) ++b;
+      if (b <= a && pattern[b] == A.col_idx[e]) at(a, b) = A.values[e];
     }
   }
-  unit.setZero(m);
-  unit(m - 1) = 1;
-  const Eigen::LLT<Eigen::MatrixXd> llt(local);
-  if (llt.info() != Eigen::Success) return false;
-  const Eigen::VectorXd y = llt.solve(unit);
-  const double scale = 1.0 / std::sqrt(y(m - 1));
-  for (index_t a = 0; a < m; ++a) G.values[first + a] = y(a) * scale;
+  for (index_t c = 0; c < m; ++c) {  // Cholesky, column by column (lower triangle only)
+    double pivot = at(c, c);
+    for (index_t q = 0; q < c; ++q) pivot -= at(c, q) * at(c, q);
+    if (!(pivot > 0) || !std::isfinite(pivot)) return false;
+    const double d = std::sqrt(pivot);
+    at(c, c) = d;
+    for (index_t r = c + 1; r < m; ++r) {
+      double v = at(r, c);
+      for (index_t q = 0; q < c; ++q) v -= at(r, q) * at(c, q);
+      at(r, c) = v / d;
+    }
+  }
+  double* g = G.values.data() + first;  // L^T g = e_m, from the last row up
+  for (index_t r = m - 1; r >= 0; --r) {
+    double v = r == m - 1 ? 1.0 : 0.0;
+    for (index_t q = r + 1; q < m; ++q) v -= at(q, r) * g[q];
+    g[r] = v / at(r, r);
+  }
   return true;
 }
 
@@ -76,13 +126,12 @@ bool compute_row(const CsrMatrix<double>& A, CsrMatrix<double>& G, index_t i,
 // device solves: one core took 7-10 s on a 9M-row grid, issue 21).
 void compute_rows(const CsrMatrix<double>& A, CsrMatrix<double>& G) {
   index_t failed = G.rows;  // the first row whose block is not SPD
-#pragma omp parallel
+#pragma omp parallel if (G.rows > 20000)
   {
-    Eigen::MatrixXd local;
-    Eigen::VectorXd unit;
+    std::vector<double> block;
 #pragma omp for schedule(dynamic, 1024) reduction(min : failed)
     for (index_t i = 0; i < G.rows; ++i)
-      if (!compute_row(A, G, i, local, unit)) failed = std::min(failed, i);
+      if (!compute_row(A, G, i, block)) failed = std::min(failed, i);
   }
   if (failed < G.rows)
     throw InputError("fsai: the block of A on row " + std::to_string(failed + 1) +

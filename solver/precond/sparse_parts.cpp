@@ -9,41 +9,57 @@
 
 namespace cgs::precond {
 
-CsrMatrix<double> triangle(const CsrMatrix<double>& A, bool lower) {
-  CsrMatrix<double> L;
-  L.rows = A.rows;
-  L.cols = A.cols;
-  L.row_ptr.assign(std::size_t(A.rows) + 1, 0);
-  for (index_t i = 0; i < A.rows; ++i) {
+namespace {
+
+// The entries of A that keep(i, j) accepts, row by row, on every host core: the rows' counts,
+// their offsets, then each row copied (a serial pass with push_back was a large part of ic0's
+// set-up on a 9M-row grid, issue 21). Calls visit(i, k) for each entry k it drops.
+template <typename Keep, typename Visit>
+CsrMatrix<double> filter_rows(const CsrMatrix<double>& A, Keep keep, Visit visit) {
+  const std::int64_t n = A.rows;
+  CsrMatrix<double> F;
+  F.rows = A.rows;
+  F.cols = A.cols;
+  F.row_ptr.assign(std::size_t(n) + 1, 0);
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    index_t count = 0;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      count += keep(index_t(i), A.col_idx[k]);
+    F.row_ptr[std::size_t(i) + 1] = count;
+  }
+  for (std::int64_t i = 0; i < n; ++i) F.row_ptr[std::size_t(i) + 1] += F.row_ptr[std::size_t(i)];
+  F.col_idx.resize(std::size_t(F.row_ptr[std::size_t(n)]));
+  F.values.resize(F.col_idx.size());
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    index_t at = F.row_ptr[std::size_t(i)];
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t j = A.col_idx[k];
-      if (lower ? j <= i : j >= i) {
-        L.col_idx.push_back(j);
-        L.values.push_back(A.values[k]);
+      if (keep(index_t(i), A.col_idx[k])) {
+        F.col_idx[std::size_t(at)] = A.col_idx[k];
+        F.values[std::size_t(at++)] = A.values[k];
+      } else {
+        visit(index_t(i), k);
       }
     }
-    L.row_ptr[i + 1] = index_t(L.col_idx.size());
   }
-  return L;
+  return F;
+}
+
+}  // namespace
+
+CsrMatrix<double> triangle(const CsrMatrix<double>& A, bool lower) {
+  return filter_rows(
+      A, [lower](index_t i, index_t j) { return lower ? j <= i : j >= i; },
+      [](index_t, index_t) {});
 }
 
 SplitTriangle split_diagonal(const CsrMatrix<double>& L) {
   SplitTriangle s;
-  s.off.rows = L.rows;
-  s.off.cols = L.cols;
-  s.off.row_ptr.assign(std::size_t(L.rows) + 1, 0);
   s.diagonal.assign(std::size_t(L.rows), 0.0);
-  for (index_t i = 0; i < L.rows; ++i) {
-    for (index_t k = L.row_ptr[i]; k < L.row_ptr[i + 1]; ++k) {
-      if (L.col_idx[k] == i) {
-        s.diagonal[i] = L.values[k];
-      } else {
-        s.off.col_idx.push_back(L.col_idx[k]);
-        s.off.values.push_back(L.values[k]);
-      }
-    }
-    s.off.row_ptr[i + 1] = index_t(s.off.col_idx.size());
-  }
+  s.off = filter_rows(
+      L, [](index_t i, index_t j) { return i != j; },
+      [&](index_t i, index_t k) { s.diagonal[std::size_t(i)] = L.values[k]; });
   return s;
 }
 
@@ -59,7 +75,10 @@ std::vector<std::vector<index_t>> level_sets(const CsrMatrix<double>& S, bool lo
     level[i] = l;
     levels = std::max(levels, l + 1);
   }
+  std::vector<index_t> sizes(static_cast<std::size_t>(levels), 0);
+  for (index_t l : level) ++sizes[std::size_t(l)];
   std::vector<std::vector<index_t>> sets(static_cast<std::size_t>(levels));
+  for (index_t l = 0; l < levels; ++l) sets[std::size_t(l)].reserve(sizes[std::size_t(l)]);
   for (index_t step = 0; step < n; ++step) {
     const index_t i = lower ? step : n - 1 - step;
     sets[level[i]].push_back(i);

@@ -1,0 +1,183 @@
+// The preconditioners' set-up on every host core (issue 21 item 3): the paths that only large
+// matrices take (ic0's factorisation level by level on a thread team, fsai's pattern in thread
+// blocks) against independent references. Block-diagonal matrices of many small blocks keep the
+// references exact and cheap: IC(0) of a tridiagonal block has no fill (so M^-1 = A^-1), and
+// fsai:2's pattern covers a 3-row tridiagonal block's whole lower triangle (so G^T G = A^-1).
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "formats/convert.hpp"
+#include "solver/precond/preconditioner.hpp"
+#include "solver/precond_test_util.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+
+namespace {
+
+constexpr index_t kBlock = 3;
+
+// `blocks` independent 3-row tridiagonal SPD blocks, values varying from block to block.
+CsrMatrix<double> block_tridiagonal(index_t blocks) {
+  std::vector<index_t> r, c;
+  std::vector<double> v;
+  for (index_t b = 0; b < blocks; ++b) {
+    const index_t o = b * kBlock;
+    const double off = -1.0 - 0.01 * double(b % 13);
+    for (index_t i = 0; i < kBlock; ++i) {
+      r.push_back(o + i), c.push_back(o + i), v.push_back(2.5 + 0.1 * double((b + i) % 7));
+      if (i + 1 < kBlock) {
+        r.insert(r.end(), {o + i, o + i + 1});
+        c.insert(c.end(), {o + i + 1, o + i});
+        v.insert(v.end(), {off, off});
+      }
+    }
+  }
+  return csr_from_triplets(blocks * kBlock, blocks * kBlock, r, c, v);
+}
+
+// A^-1 r block by block (Eigen's dense LU on each 3 x 3 block): the reference.
+std::vector<double> block_solve(const CsrMatrix<double>& A, const std::vector<double>& r) {
+  std::vector<double> x(r.size());
+  for (index_t o = 0; o < A.rows; o += kBlock) {
+    Eigen::Matrix3d B = Eigen::Matrix3d::Zero();
+    for (index_t i = 0; i < kBlock; ++i)
+      for (index_t k = A.row_ptr[o + i]; k < A.row_ptr[o + i + 1]; ++k)
+        B(i, A.col_idx[k] - o) = A.values[k];
+    const Eigen::Vector3d y = B.partialPivLu().solve(Eigen::Vector3d(r[o], r[o + 1], r[o + 2]));
+    for (index_t i = 0; i < kBlock; ++i) x[std::size_t(o + i)] = y(i);
+  }
+  return x;
+}
+
+double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    norm = std::max(norm, std::abs(b[i]));
+  }
+  return diff / norm;
+}
+
+std::vector<double> applied(Preconditioner<double>& M, const std::vector<double>& r) {
+  std::vector<double> z(r.size(), -1.0);
+  M.apply(r.data(), z.data());
+  return z;
+}
+
+std::vector<double> test_vector(index_t n) {
+  std::vector<double> r(std::size_t(n), 0.0);
+  for (index_t i = 0; i < n; ++i) r[std::size_t(i)] = std::sin(0.37 * double(i)) + 0.5;
+  return r;
+}
+
+// OpenMP teams of `threads` for the set-ups while it lives, whatever the machine has: ic0
+// factorises on a team only from 4 threads (on 2 cores they still run, time-shared), and in
+// row order on 1.
+struct Teams {
+  int before = omp_get_max_threads();
+  explicit Teams(int threads) { omp_set_num_threads(threads); }
+  ~Teams() { omp_set_num_threads(before); }
+};
+
+std::unique_ptr<Preconditioner<double>> built_with(int threads, const std::string& name,
+                                                   const CsrMatrix<double>& A, Device device) {
+  const Teams teams(threads);
+  return built(name, A, device, device == Device::omp ? 2 : 1);
+}
+
+std::string fact(const Preconditioner<double>& M, const std::string& key) {
+  for (const auto& [k, v] : M.report().facts)
+    if (k == key) return v;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("ic0 on 210,003 rows: the factorisation level by level on a team is exact, as serial") {
+  // 3 levels of 70,001 rows each: wide enough for the team (the serial sweep's bits too).
+  const CsrMatrix<double> A = block_tridiagonal(70001);
+  const std::vector<double> r = test_vector(A.rows);
+  auto team = built_with(4, "ic0", A, Device::omp);
+  CHECK(fact(*team, "levels") == "3 + 3");
+  CHECK(fact(*team, "diagonal shift") == "none");
+  const std::vector<double> z = applied(*team, r);
+  CHECK(relative_error(z, block_solve(A, r)) < 1e-12);
+  // The factor in row order on one thread, applied in one sweep a solve: the same bits.
+  auto serial = built_with(1, "ic0", A, Device::serial);
+  CHECK(applied(*serial, r) == z);
+}
+
+TEST_CASE("ic0 on a large matrix: a pivot that is not positive still shifts the diagonal") {
+  // Each block's last pivot is 2.5 - ... < 0 without a shift: an indefinite block (not SPD), so
+  // the factorisation must fail on the team as it does in row order, and shift.
+  CsrMatrix<double> A = block_tridiagonal(50000);
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (A.col_idx[k] != i) A.values[k] = -2.0;
+  auto team = built_with(4, "ic0", A, Device::omp);
+  auto serial = built_with(1, "ic0", A, Device::serial);
+  CHECK(fact(*team, "diagonal shift") != "none");
+  CHECK(fact(*team, "diagonal shift") == fact(*serial, "diagonal shift"));
+  const std::vector<double> r = test_vector(A.rows);
+  CHECK(applied(*team, r) == applied(*serial, r));
+}
+
+TEST_CASE("fsai:2 on 210,003 rows: the pattern from thread blocks, G^T G = A^-1 on each block") {
+  const CsrMatrix<double> A = block_tridiagonal(70001);
+  auto M = built("fsai:2", A, Device::omp, 2);
+  // tril(A^2) of a 3-row tridiagonal block is its whole lower triangle: 6 entries a block.
+  CHECK(fact(*M, "pattern") == "tril(A^2), " + std::to_string(6 * 70001) + " entries");
+  const std::vector<double> r = test_vector(A.rows);
+  CHECK(relative_error(applied(*M, r), block_solve(A, r)) < 1e-12);
+  // fsai:1 leaves out each block's (3,1) entry: no longer exact, still close.
+  auto M1 = built("fsai:1", A, Device::omp, 2);
+  CHECK(fact(*M1, "pattern") == "tril(A^1), " + std::to_string(5 * 70001) + " entries");
+  const double e1 = relative_error(applied(*M1, r), block_solve(A, r));
+  CHECK(e1 > 1e-6);
+  CHECK(e1 < 1.0);
+}
+
+TEST_CASE("fsai:2 and fsai:3 on a random SPD matrix: G from the definition on tril(A^k)") {
+  for (int k : {2, 3}) {
+    CAPTURE(k);
+    const CsrMatrix<double> A = random_spd(80, 3, 17u + unsigned(k));
+    const Eigen::MatrixXd D = dense(A);
+    // The pattern from the graph (entries of |A|^k, no cancellation), G row by row.
+    Eigen::MatrixXd reach = D.cwiseAbs();
+    for (int s = 1; s < k; ++s) reach = reach * D.cwiseAbs();
+    const Eigen::Index n = D.rows();
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(n, n);
+    long entries = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      std::vector<Eigen::Index> P;
+      for (Eigen::Index j = 0; j <= i; ++j)
+        if (reach(i, j) != 0) P.push_back(j);
+      entries += long(P.size());
+      Eigen::MatrixXd local(P.size(), P.size());
+      for (std::size_t a = 0; a < P.size(); ++a)
+        for (std::size_t b = 0; b < P.size(); ++b) local(a, b) = D(P[a], P[b]);
+      Eigen::VectorXd e = Eigen::VectorXd::Zero(Eigen::Index(P.size()));
+      e(e.size() - 1) = 1;
+      const Eigen::VectorXd y = local.llt().solve(e);
+      for (std::size_t a = 0; a < P.size(); ++a)
+        G(i, P[a]) = y(Eigen::Index(a)) / std::sqrt(y(y.size() - 1));
+    }
+    auto M = built("fsai:" + std::to_string(k), A, Device::omp, 2);
+    CHECK(fact(*M, "pattern") ==
+          "tril(A^" + std::to_string(k) + "), " + std::to_string(entries) + " entries");
+    const Eigen::MatrixXd reference = G.transpose() * G;
+    CHECK((inverse_of(*M, A.rows) - reference).norm() / reference.norm() < 1e-12);
+  }
+}
+
+TEST_CASE("cheb:8 set up for the CPU says its Lanczos ran on the host") {
+  auto M = built("cheb:8", poisson2d(20), Device::omp, 2);
+  CHECK(fact(*M, "Lanczos on") == "the host");
+}
