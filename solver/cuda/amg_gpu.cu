@@ -139,6 +139,7 @@ struct DeviceCsr {
   cusparseSpMatDescr_t descr = nullptr;
 
   DeviceCsr() = default;
+  DeviceCsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data()}; }
   DeviceCsr(const DeviceCsr&) = delete;
   DeviceCsr& operator=(const DeviceCsr&) = delete;
   ~DeviceCsr() {
@@ -353,6 +354,16 @@ class CudaLevelValues final : public GpuLevelValues {
     seconds.galerkin = since(start);
     planned_ = true;
     return seconds;
+  }
+
+  DeviceCsrArrays device_operator() const override {
+    return planned_ ? a_.arrays() : DeviceCsrArrays{};
+  }
+  DeviceCsrArrays device_prolongator() const override {
+    return planned_ ? p_.arrays() : DeviceCsrArrays{};
+  }
+  DeviceCsrArrays device_restriction() const override {
+    return planned_ ? r_.arrays() : DeviceCsrArrays{};
   }
 
  private:

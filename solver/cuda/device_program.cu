@@ -31,9 +31,17 @@ class CudaProgram final : public DeviceProgram<T> {
     for (std::size_t i = 0; i < work_.size(); ++i) table[kFirstWorkSlot + i] = work_[i].data();
     host_table_ = table;
     table_ = DeviceArray<T*>(table, "preconditioner slot table");
+    // A borrowed array (program_spec.hpp) is read where its owner keeps it.
     const std::vector<Op<T>> ops = resolve_ops<T>(
-        spec.ops, [&](int h) { return index_[h].data(); },
-        [&](int h) { return values_[h].data(); });
+        spec.ops,
+        [&](int h) {
+          const index_t* borrowed = spec.borrowed_index_array(h);
+          return borrowed ? borrowed : index_[h].data();
+        },
+        [&](int h) {
+          const T* borrowed = spec.borrowed_value_array(h);
+          return borrowed ? borrowed : values_[h].data();
+        });
     ops_ = DeviceArray<Op<T>>(ops, "preconditioner operations");
     view_.ops = ops_.data();
     view_.table = table_.data();
@@ -44,7 +52,7 @@ class CudaProgram final : public DeviceProgram<T> {
   }
 
   void update_values(const ProgramSpec<T>& spec) override {
-    for (std::size_t h = 0; h < values_.size(); ++h)
+    for (std::size_t h = 0; h < values_.size(); ++h)  // borrowed ones: empty, their owner's
       cuda::copy_to_device(values_[h].data(), spec.value_arrays[h].data(), values_[h].bytes());
   }
 

@@ -6,8 +6,9 @@
 //                 (cusparseSpGEMMreuse): the symbolic passes run at the first set-up only, and
 //                 set_values repeats the numeric ones on plans kept on the device.
 //   omega         P's damping 4 / (3 rho(D_F^-1 A_F)), rho by Lanczos with the device's products
-// Strength, aggregation and the patterns of P and R stay on the host: they run once per pattern
-// and the program's arrays are host arrays.
+// Strength, aggregation and the patterns of P and R stay on the host: they run once per pattern.
+// The V-cycle's program reads the level's A, P and R where this object keeps them on the device
+// (device_operator() and the others: borrowed arrays, program_spec.hpp) instead of copies.
 // Built without CUDA, making one throws DeviceError.
 #pragma once
 
@@ -23,6 +24,13 @@ struct Level;
 // Seconds of each phase of one level's numbers, host-device copies included.
 struct GpuPhaseSeconds {
   double prolongator = 0, restriction = 0, galerkin = 0;
+};
+
+// A CSR matrix's arrays in device memory (nulls: none there).
+struct DeviceCsrArrays {
+  const index_t* row_ptr = nullptr;
+  const index_t* col_idx = nullptr;
+  const double* values = nullptr;
 };
 
 class GpuLevelValues {
@@ -42,6 +50,12 @@ class GpuLevelValues {
                                  const std::vector<double>& diagonal, int steps) = 0;
   virtual GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                                   double omega, Level& level, CsrMatrix<double>& next) = 0;
+  // The level's operator A (as filtered_radius or compute uploaded it, in the host's order), P
+  // and R on the device, after the first compute() (nulls before). They live as long as this
+  // object, and later set-ups rewrite their values in place: the program reads them there.
+  virtual DeviceCsrArrays device_operator() const = 0;
+  virtual DeviceCsrArrays device_prolongator() const = 0;
+  virtual DeviceCsrArrays device_restriction() const = 0;
 };
 
 std::unique_ptr<GpuLevelValues> make_gpu_level_values();
