@@ -57,7 +57,8 @@ constexpr double kChebyshevRatio = 4;
 [[noreturn]] void bad_option(const PrecondSpec& spec, const std::string& why) {
   throw InputError("amg: " + why + " in '" + spec.text() +
                    "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
-                   "theta_decay=0..1, coarse=1..4000, aggregation=greedy|mis2, comma-separated)");
+                   "theta_decay=0..1, coarse=1..4000, aggregation=greedy|host|mis2|device, "
+                   "comma-separated)");
 }
 
 int integer_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
@@ -97,10 +98,13 @@ AmgOptions parse_options(const PrecondSpec& spec) {
       o.hierarchy.theta = real_option(spec, key, value, 0, 1);
     else if (key == "theta_decay")
       o.hierarchy.theta_decay = real_option(spec, key, value, 0, 1);
-    else if (key == "aggregation" && (value == "greedy" || value == "mis2"))
+    else if (key == "aggregation" && (value == "greedy" || value == "host" || value == "mis2"))
       o.hierarchy.mis2 = value == "mis2";
+    else if (key == "aggregation" && value == "device")  // MIS(2), on the GPU where it runs
+      o.hierarchy.device_aggregation = true;
     else if (key == "aggregation")
-      bad_option(spec, "aggregation must be greedy or mis2 (got '" + value + "')");
+      bad_option(spec,
+                 "aggregation must be greedy (or host), mis2 or device (got '" + value + "')");
     else if (key == "smoother" && (value == "cheb" || value == "jacobi"))
       o.smoother = value == "cheb" ? Smoother::chebyshev : Smoother::jacobi;
     else if (key == "smoother")

@@ -6,7 +6,11 @@
 //                 (cusparseSpGEMMreuse): the symbolic passes run at the first set-up only, and
 //                 set_values repeats the numeric ones on plans kept on the device.
 //   omega         P's damping 4 / (3 rho(D_F^-1 A_F)), rho by Lanczos with the device's products
-// Strength, aggregation and the patterns of P and R stay on the host: they run once per pattern.
+//   patterns      P's (one thread a row: the aggregates it reaches) and R's (P's entries
+//                 stably sorted by column), once per pattern (make_patterns)
+//   aggregation   with HierarchyOptions::device_aggregation, strength and MIS(2) aggregation
+//                 (kernels; the host's mis2_aggregate is their reference, bit for bit)
+// Otherwise strength and the greedy aggregation run on the host, once per pattern.
 // The V-cycle's program reads the level's A, P and R where this object keeps them on the device
 // (device_operator() and the others: borrowed arrays, program_spec.hpp) instead of copies.
 // Built without CUDA, making one throws DeviceError.
@@ -20,6 +24,7 @@
 namespace cgs::precond::amg {
 
 struct Level;
+struct Aggregates;
 
 // Seconds of each phase of one level's numbers, host-device copies included.
 struct GpuPhaseSeconds {
@@ -33,9 +38,29 @@ struct DeviceCsrArrays {
   const double* values = nullptr;
 };
 
+// Seconds of making one level's patterns on the device, the host copies' downloads included.
+struct GpuPatternSeconds {
+  double prolongator = 0, restriction = 0;
+};
+
 class GpuLevelValues {
  public:
   virtual ~GpuLevelValues() = default;
+  // P's and R's patterns made on the device from A's pattern, level.strong and
+  // level.aggregates: the arrays prolongator_pattern and transpose_with_map make on the host
+  // (P's columns ascending, the positions of A's entries in P, the tentative weights, R's rows
+  // in P's row order, where each entry of P goes in R), equal to them, downloaded into
+  // level.prolongator and level.restriction (values zero) for the host's readers. Once per
+  // pattern, before the first filtered_radius/compute of the level (A's values uploaded here
+  // serve that set-up). Without it, compute() uploads the host's patterns.
+  virtual GpuPatternSeconds make_patterns(const CsrMatrix<double>& A, Level& level) = 0;
+  // Strength of connection (strong_connections(A, theta)) and then MIS(2) aggregation on it
+  // (mis2_aggregate(A, strong): the same hashed priorities and rounds, roots numbered in row
+  // order by scans), on the device, equal to the host's, downloaded for the host's readers.
+  // strength() may run again with another theta (the coarsening retries); mis2_aggregate reads
+  // the last strength().
+  virtual void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) = 0;
+  virtual Aggregates mis2_aggregate(const CsrMatrix<double>& A) = 0;
   // Level's P and R values (in level.prolongator.P and level.restriction.At, host copies for
   // the program) and the next level's operator `next` (its pattern too at the first call), from
   // the level's operator A, the filtered diagonal D_F and P's damping omega. Later calls must

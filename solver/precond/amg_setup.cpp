@@ -577,12 +577,24 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   Level& level = h.levels[l];
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
+  const bool on_device = options.gpu && options.device_aggregation;
+  if (on_device) level.gpu = make_gpu_level_values();
   for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
     std::vector<char> strong;
     Aggregates aggregates;
-    timed(h, level, "strength", [&] { strong = strong_connections(Al, theta); });
+    timed(h, level, "strength", [&] {
+      if (on_device)
+        level.gpu->strength(Al, theta, strong);
+      else
+        strong = strong_connections(Al, theta);
+    });
     timed(h, level, "aggregation", [&] {
-      aggregates = options.mis2 ? mis2_aggregate(Al, strong) : greedy_aggregate(Al, strong);
+      if (on_device)
+        aggregates = level.gpu->mis2_aggregate(Al);
+      else if (options.mis2 || options.device_aggregation)  // the device's algorithm
+        aggregates = mis2_aggregate(Al, strong);
+      else
+        aggregates = greedy_aggregate(Al, strong);
     });
     if (attempt > 0 && aggregates.count == 0)
       break;  // a retry that left no couplings: keep the last
@@ -595,12 +607,20 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   if (level.aggregates.count == 0 || level.aggregates.count >= Al.rows) {
     level.strong = {};
     level.aggregates = {};
+    level.gpu.reset();
     return false;
   }
-  timed(h, level, "prolongator",
-        [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
-  timed(h, level, "restriction",
-        [&] { level.restriction = transpose_with_map(level.prolongator.P); });
+  if (options.gpu) {  // the patterns on the device, where their values will be made
+    if (!level.gpu) level.gpu = make_gpu_level_values();
+    const GpuPatternSeconds s = level.gpu->make_patterns(Al, level);
+    add_seconds(h, level, "prolongator", s.prolongator);
+    add_seconds(h, level, "restriction", s.restriction);
+  } else {
+    timed(h, level, "prolongator",
+          [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
+    timed(h, level, "restriction",
+          [&] { level.restriction = transpose_with_map(level.prolongator.P); });
+  }
   h.levels.emplace_back();  // its operator: galerkin_product, once P has values
   return true;
 }
