@@ -443,7 +443,7 @@ struct DeviceCsr {
   cusparseSpMatDescr_t descr = nullptr;
 
   DeviceCsr() = default;
-  DeviceCsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data()}; }
+  DeviceCsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data(), nnz}; }
   DeviceCsr(const DeviceCsr&) = delete;
   DeviceCsr& operator=(const DeviceCsr&) = delete;
   ~DeviceCsr() {
@@ -686,6 +686,8 @@ class CudaLevelValues final : public GpuLevelValues {
     return g;
   }
 
+  void keep_host_copies(bool keep) override { host_copies_ = keep; }
+
   GpuPatternSeconds make_patterns(const CsrMatrix<double>& A, Level& level) override {
     GpuPatternSeconds seconds;
     auto start = Clock::now();
@@ -742,16 +744,20 @@ class CudaLevelValues final : public GpuLevelValues {
         of_.data(), weight_.data(), diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(),
         p_.values.data());
     CGS_CHECK_LAUNCH();
-    CsrMatrix<double>& P = level.prolongator.P;
-    cuda::copy_to_host(P.values.data(), p_.values.data(), p_.values.bytes());
+    if (host_copies_) {
+      CsrMatrix<double>& P = level.prolongator.P;
+      cuda::copy_to_host(P.values.data(), p_.values.data(), p_.values.bytes());
+    }
     seconds.prolongator = since(start);
 
     start = Clock::now();
     scatter_kernel<<<blocks_for(p_.nnz), kBlock, 0, cuda::stream()>>>(
         p_.nnz, p_.values.data(), to_r_.data(), r_.values.data());
     CGS_CHECK_LAUNCH();
-    CsrMatrix<double>& R = level.restriction.At;
-    cuda::copy_to_host(R.values.data(), r_.values.data(), r_.values.bytes());
+    if (host_copies_) {
+      CsrMatrix<double>& R = level.restriction.At;
+      cuda::copy_to_host(R.values.data(), r_.values.data(), r_.values.bytes());
+    }
     seconds.restriction = since(start);
 
     start = Clock::now();
@@ -845,8 +851,10 @@ class CudaLevelValues final : public GpuLevelValues {
   // the next level's aggregation, the tests and a float program read them).
   void download_prolongator(Level& level) {
     Prolongator& p = level.prolongator;
+    p = {};
     p.P.rows = p_.rows;
     p.P.cols = p_.cols;
+    if (!host_copies_) return;
     download_to(p.P.row_ptr, p_.row_ptr);
     download_to(p.P.col_idx, p_.col_idx);
     p.P.values.assign(std::size_t(p_.nnz), 0.0);
@@ -855,8 +863,10 @@ class CudaLevelValues final : public GpuLevelValues {
   }
   void download_restriction(Level& level) {
     precond::Transposed& r = level.restriction;
+    r = {};
     r.At.rows = r_.rows;
     r.At.cols = r_.cols;
+    if (!host_copies_) return;
     download_to(r.At.row_ptr, r_.row_ptr);
     download_to(r.At.col_idx, r_.col_idx);
     r.At.values.assign(std::size_t(r_.nnz), 0.0);
@@ -897,6 +907,7 @@ class CudaLevelValues final : public GpuLevelValues {
   bool operator_current_ = false;     // A's values and D_F of this set-up already on the device
   bool values_with_pattern_ = false;  // make_patterns uploaded A's values of this set-up
   bool patterns_on_device_ = false;   // P's and R's patterns made here, not uploaded
+  bool host_copies_ = true;           // P and R downloaded for the host's readers
   DeviceCsr a_, p_, r_;
   DeviceArray<char> strong_;
   DeviceArray<double> start_;  // Lanczos's start vector

@@ -413,6 +413,8 @@ class Amg final : public Preconditioner<T> {
         argument_(spec.argument),
         options_(parse_options(spec)) {
     options_.hierarchy.gpu = device == Device::gpu;  // the numeric set-up where the solve runs
+    // A double program reads P and R on the device (borrowed): no host copies to make.
+    options_.hierarchy.host_copies = !(options_.hierarchy.gpu && std::is_same_v<T, double>);
   }
   std::string name() const override { return argument_.empty() ? "amg" : "amg:" + argument_; }
 
@@ -449,7 +451,7 @@ class Amg final : public Preconditioner<T> {
     if constexpr (std::is_same_v<T, double>)
       if (device.values) {
         h.values = w.borrowed_values(device.values);
-        borrowed_bytes_ += 8.0 * double(M.values.size());
+        borrowed_bytes_ += 8.0 * double(device.nnz);
         return h;
       }
     h.values = w.values(M.values);

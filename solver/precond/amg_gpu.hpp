@@ -16,6 +16,7 @@
 // Built without CUDA, making one throws DeviceError.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct DeviceCsrArrays {
   const index_t* row_ptr = nullptr;
   const index_t* col_idx = nullptr;
   const double* values = nullptr;
+  std::int64_t nnz = 0;
 };
 
 // Seconds of making one level's patterns on the device, the host copies' downloads included.
@@ -50,10 +52,16 @@ class GpuLevelValues {
   // level.aggregates: the arrays prolongator_pattern and transpose_with_map make on the host
   // (P's columns ascending, the positions of A's entries in P, the tentative weights, R's rows
   // in P's row order, where each entry of P goes in R), equal to them, downloaded into
-  // level.prolongator and level.restriction (values zero) for the host's readers. Once per
-  // pattern, before the first filtered_radius/compute of the level (A's values uploaded here
-  // serve that set-up). Without it, compute() uploads the host's patterns.
+  // level.prolongator and level.restriction (values zero) for the host's readers (unless
+  // keep_host_copies(false)). Once per pattern, before the first filtered_radius/compute of the
+  // level (A's values uploaded here serve that set-up). Without it, compute() uploads the host's
+  // patterns.
   virtual GpuPatternSeconds make_patterns(const CsrMatrix<double>& A, Level& level) = 0;
+  // Whether make_patterns and compute download P and R for the host (default yes). No: they
+  // stay on the device only (level.prolongator.P and level.restriction.At keep their sizes, no
+  // arrays), for a double program that reads them there (0.6 GB of patterns at 9M rows, and
+  // 0.5 GB of values at every set_values, not copied).
+  virtual void keep_host_copies(bool keep) = 0;
   // Strength of connection (strong_connections(A, theta)) and then MIS(2) aggregation on it
   // (mis2_aggregate(A, strong): the same hashed priorities and rounds, roots numbered in row
   // order by scans), on the device, equal to the host's, downloaded for the host's readers.
@@ -61,11 +69,11 @@ class GpuLevelValues {
   // the last strength().
   virtual void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) = 0;
   virtual Aggregates mis2_aggregate(const CsrMatrix<double>& A) = 0;
-  // Level's P and R values (in level.prolongator.P and level.restriction.At, host copies for
-  // the program) and the next level's operator `next` (its pattern too at the first call), from
-  // the level's operator A, the filtered diagonal D_F and P's damping omega. Later calls must
-  // see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs run.
-  // rho(D_F^-1 A_F), as spectrum_bounds(A, D_F^-1/2, steps, {&strong, &diagonal}).ritz_max
+  // Level's P and R values (also in level.prolongator.P and level.restriction.At unless
+  // keep_host_copies(false)) and the next level's operator `next` (its pattern too at the first
+  // call), from the level's operator A, the filtered diagonal D_F and P's damping omega. Later
+  // calls must see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs
+  // run. rho(D_F^-1 A_F), as spectrum_bounds(A, D_F^-1/2, steps, {&strong, &diagonal}).ritz_max
   // finds it on the host: the same Lanczos (start vector, steps, stopping rule, tridiagonal) with
   // the products and sums on the device (the sums in another order: equal to rounding). A's
   // pattern and values, strong (the first call only) and D_F stay on the device for compute().

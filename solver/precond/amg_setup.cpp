@@ -578,7 +578,10 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
   const bool on_device = options.gpu && options.device_aggregation;
-  if (on_device) level.gpu = make_gpu_level_values();
+  if (on_device) {
+    level.gpu = make_gpu_level_values();
+    level.gpu->keep_host_copies(options.host_copies);
+  }
   for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
     std::vector<char> strong;
     Aggregates aggregates;
@@ -611,7 +614,10 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     return false;
   }
   if (options.gpu) {  // the patterns on the device, where their values will be made
-    if (!level.gpu) level.gpu = make_gpu_level_values();
+    if (!level.gpu) {
+      level.gpu = make_gpu_level_values();
+      level.gpu->keep_host_copies(options.host_copies);
+    }
     const GpuPatternSeconds s = level.gpu->make_patterns(Al, level);
     add_seconds(h, level, "prolongator", s.prolongator);
     add_seconds(h, level, "restriction", s.restriction);

@@ -122,6 +122,9 @@ struct HierarchyOptions {
   // one thread, BENCHMARKS 20e), so it is asked for, not the default.
   bool device_aggregation = false;
   bool gpu = false;  // P's and R's patterns and values and R A P on the GPU (amg_gpu.hpp)
+  // With gpu: P and R also on the host (the tests, a float program read them); false leaves
+  // them on the device only (GpuLevelValues::keep_host_copies).
+  bool host_copies = true;
 };
 
 struct Level {
