@@ -206,7 +206,8 @@ TEST_CASE("GPU AMG: P's and R's patterns made on the device equal the host's") {
       CAPTURE(s.name);
       CAPTURE(mis2);
       amg::Level level;
-      level.strong = amg::strong_connections(s.A, 0.08);
+      const bool galerkin = s.name == "poisson3d:12 level 1";  // its level's threshold
+      level.strong = amg::strong_connections(s.A, galerkin ? 0.02 : 0.08);
       level.aggregates =
           mis2 ? amg::mis2_aggregate(s.A, level.strong) : amg::greedy_aggregate(s.A, level.strong);
       REQUIRE(level.aggregates.count > 0);
@@ -333,8 +334,10 @@ TEST_CASE("GPU AMG: the program reads the hierarchy's device arrays and applies 
       CHECK(fact(gpu->report(), "program arrays").find("read in place") != std::string::npos);
       CHECK(fact(cpu->report(), "program arrays").empty());  // a host program: its own copies
       const std::vector<double> z_cpu = apply_once(*cpu, r);
-      CHECK(relative_difference(apply_once(*gpu, r), z_cpu) <= 1e-10);
-      CHECK(relative_difference(apply_once(*gpu_float, r), z_cpu) <= 1e-5);  // values copied
+      // Rounding apart (cuSPARSE's R A P, the device's Lanczos sums): a wrong or stale array
+      // would differ by O(1).
+      CHECK(relative_difference(apply_once(*gpu, r), z_cpu) <= 1e-9);
+      CHECK(relative_difference(apply_once(*gpu_float, r), z_cpu) <= 1e-4);  // values copied
       CHECK(relative_difference(z_cpu, r) > 0.1);                            // not the identity
     }
   }
