@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <numeric>
 
 #include "solver/precond/amg_gpu.hpp"
@@ -130,6 +132,308 @@ __global__ void partial_dot_kernel(index_t n, const double* x, const double* y, 
   if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
 }
 
+// ---- P's and R's patterns on the device (prolongator_pattern and transpose_with_map's arrays)
+
+// Row i's candidates for P's columns: the aggregates of its own and its strong neighbours'
+// entries (t < end: entry t of A), and its own aggregate again (t == end: also where A lacks
+// the diagonal entry); -1 where the entry is weak or its row unaggregated.
+__device__ index_t candidate(index_t i, index_t t, index_t end, const index_t* a_col,
+                             const char* strong, const index_t* of) {
+  if (t == end) return of[i];
+  const index_t j = a_col[t];
+  return j == i || strong[t] ? of[j] : -1;
+}
+
+// Whether candidate t of row i is the first of its value in the row (so each column once).
+__device__ bool first_of_its_value(index_t i, index_t t, index_t begin, index_t end, index_t c,
+                                   const index_t* a_col, const char* strong, const index_t* of) {
+  for (index_t u = begin; u < t; ++u)
+    if (candidate(i, u, end, a_col, strong, of) == c) return false;
+  return true;
+}
+
+// counts[i] = the number of P's columns in row i (distinct aggregates row i reaches).
+__global__ void prolongator_count_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                         const char* strong, const index_t* of, index_t* counts) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    const index_t begin = a_ptr[i], end = a_ptr[i + 1];
+    index_t count = 0;
+    for (index_t t = begin; t <= end; ++t) {
+      const index_t c = candidate(i, t, end, a_col, strong, of);
+      if (c >= 0 && first_of_its_value(i, t, begin, end, c, a_col, strong, of)) ++count;
+    }
+    counts[i] = count;
+  }
+}
+
+// P's columns (ascending in each row) and where each entry of A adds into P (-1: nowhere): the
+// row's distinct aggregates written, sorted in place (rows are short: 5-30 entries on
+// Poisson), each entry's found by bisection. Quadratic in the row's length, no memory.
+__global__ void prolongator_fill_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                        const char* strong, const index_t* of, const index_t* p_ptr,
+                                        index_t* p_col, index_t* position) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    const index_t begin = a_ptr[i], end = a_ptr[i + 1], first = p_ptr[i];
+    index_t last = first;
+    for (index_t t = begin; t <= end; ++t) {
+      const index_t c = candidate(i, t, end, a_col, strong, of);
+      if (c >= 0 && first_of_its_value(i, t, begin, end, c, a_col, strong, of)) p_col[last++] = c;
+    }
+    for (index_t k = first + 1; k < last; ++k) {  // insertion sort
+      const index_t c = p_col[k];
+      index_t at = k;
+      for (; at > first && p_col[at - 1] > c; --at) p_col[at] = p_col[at - 1];
+      p_col[at] = c;
+    }
+    for (index_t t = begin; t < end; ++t) {
+      const index_t c = candidate(i, t, end, a_col, strong, of);
+      index_t lo = first, hi = last;
+      while (lo < hi) {
+        const index_t mid = lo + (hi - lo) / 2;
+        if (p_col[mid] < c)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      position[t] = c < 0 ? -1 : lo;
+    }
+  }
+}
+
+// size[a] = how many rows aggregate a holds (integer atomics: the same counts every time).
+__global__ void aggregate_size_kernel(index_t n, const index_t* of, index_t* size) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    if (of[i] >= 0) atomicAdd(size + of[i], index_t(1));
+}
+
+// The tentative values 1 / sqrt(size) (IEEE division and square root, as the host's).
+__global__ void tentative_weight_kernel(index_t count, const index_t* size, double* weight) {
+  for (index_t a = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); a < count;
+       a += index_t(gridDim.x) * kBlock)
+    weight[a] = 1 / sqrt(double(size[a]));
+}
+
+// For R = P^T: each entry's row (what becomes its column in R) and its own index (what the
+// stable sort by column carries along).
+__global__ void entry_rows_kernel(index_t n, const index_t* p_ptr, index_t* row_of,
+                                  index_t* entry) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    for (index_t k = p_ptr[i]; k < p_ptr[i + 1]; ++k) {
+      row_of[k] = i;
+      entry[k] = k;
+    }
+}
+
+// counts[J] = entries of P in column J (R's row lengths).
+__global__ void column_count_kernel(std::int64_t nnz, const index_t* p_col, index_t* counts) {
+  for (std::int64_t k = std::int64_t(blockIdx.x) * kBlock + threadIdx.x; k < nnz;
+       k += std::int64_t(gridDim.x) * kBlock)
+    atomicAdd(counts + p_col[k], index_t(1));
+}
+
+// R's columns and P's map into R from the entries sorted by column (stably: rows ascend within
+// a column, as transpose_with_map's): slot m of R holds P's entry order[m].
+__global__ void restriction_fill_kernel(std::int64_t nnz, const index_t* order,
+                                        const index_t* row_of, index_t* r_col, index_t* to_r) {
+  for (std::int64_t m = std::int64_t(blockIdx.x) * kBlock + threadIdx.x; m < nnz;
+       m += std::int64_t(gridDim.x) * kBlock) {
+    const index_t k = order[m];
+    r_col[m] = row_of[k];
+    to_r[k] = index_t(m);
+  }
+}
+
+// row_ptr[0] = 0, row_ptr[i + 1] = counts[0] + ... + counts[i] (cub's scan, deterministic).
+void counts_to_row_pointers(const DeviceArray<index_t>& counts, DeviceArray<index_t>& row_ptr) {
+  const int n = int(counts.size());
+  CGS_CUDA_CHECK(cudaMemsetAsync(row_ptr.data(), 0, sizeof(index_t), cuda::stream()));
+  if (n == 0) return;
+  std::size_t bytes = 0;
+  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), row_ptr.data() + 1, n,
+                                               cuda::stream()));
+  DeviceArray<char> scratch(bytes, "amg scan scratch");
+  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scratch.data(), bytes, counts.data(),
+                                               row_ptr.data() + 1, n, cuda::stream()));
+}
+
+// The last entry of a device array of row pointers: the matrix's nonzeros.
+index_t last_of(const DeviceArray<index_t>& row_ptr) {
+  index_t last = 0;
+  cuda::copy_to_host(&last, row_ptr.data() + (row_ptr.size() - 1), sizeof(index_t));
+  return last;
+}
+
+// Bits needed for keys 0 .. count-1 (the radix sort's passes).
+int key_bits(index_t count) {
+  int bits = 1;
+  while (bits < 31 && (index_t(1) << bits) < count) ++bits;
+  return bits;
+}
+
+template <typename V>
+void download_to(std::vector<V>& host, const DeviceArray<V>& device) {
+  host.resize(device.size());
+  cuda::copy_to_host(host.data(), device.data(), device.bytes());
+}
+
+// ---- strength and MIS(2) aggregation on the device (strong_connections, mis2_aggregate)
+
+// d[i] = the sum of row i's diagonal entries (diagonal_of's, in the row's order).
+__global__ void diagonal_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                const double* a_val, double* d) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    double sum = 0;
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+      if (a_col[k] == i) sum += a_val[k];
+    d[i] = sum;
+  }
+}
+
+// strong[k] = j != i and |a_ij| >= theta sqrt(|d_i d_j|), the host's expression term by term.
+__global__ void strength_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                const double* a_val, const double* d, double theta, char* strong) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+      const index_t j = a_col[k];
+      strong[k] = j != i && fabs(a_val[k]) >= __dmul_rn(theta, sqrt(fabs(__dmul_rn(d[i], d[j]))));
+    }
+}
+
+// MIS(2) states and keys as amg_setup.cpp's: a larger key wins; (state, priority, index).
+constexpr std::uint64_t kOut = 0, kUndecided = 1, kIn = 2;
+
+__device__ std::uint64_t mis_priority(index_t i) {  // splitmix64 of the index, 31 bits
+  std::uint64_t z = std::uint64_t(i) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) & 0x7fffffffull;
+}
+
+__device__ bool has_strong(index_t i, const index_t* a_ptr, const char* strong) {
+  for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+    if (strong[k]) return true;
+  return false;
+}
+
+__device__ std::uint64_t strong_max(index_t i, const index_t* a_ptr, const index_t* a_col,
+                                    const char* strong, const std::uint64_t* keys) {
+  std::uint64_t best = keys[i];
+  for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+    if (strong[k] && keys[a_col[k]] > best) best = keys[a_col[k]];
+  return best;
+}
+
+__global__ void mis_start_kernel(index_t n, const index_t* a_ptr, const char* strong,
+                                 std::uint64_t* state) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    state[i] = has_strong(i, a_ptr, strong) ? kUndecided : kOut;
+}
+
+__global__ void mis_keys_kernel(index_t n, const std::uint64_t* state, std::uint64_t* keys) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    keys[i] = (state[i] << 62) | (mis_priority(i) << 31) | std::uint64_t(i);
+}
+
+__global__ void mis_near_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                const char* strong, const std::uint64_t* keys,
+                                std::uint64_t* near) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    near[i] = strong_max(i, a_ptr, a_col, strong, keys);
+}
+
+// One round's decisions (distance2_independent_set's): the largest key within two steps joins,
+// a row within two steps of a joined one drops out; *undecided = 1 if any row is left.
+__global__ void mis_decide_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                  const char* strong, const std::uint64_t* keys,
+                                  const std::uint64_t* near, std::uint64_t* state, int* undecided) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    if (state[i] != kUndecided) continue;
+    const std::uint64_t best = strong_max(i, a_ptr, a_col, strong, near);
+    if (best == keys[i])
+      state[i] = kIn;
+    else if ((best >> 62) == kIn)
+      state[i] = kOut;
+    else
+      *undecided = 1;
+  }
+}
+
+__global__ void root_flag_kernel(index_t n, const std::uint64_t* state, index_t* flag) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    flag[i] = state[i] == kIn;
+}
+
+// A root's aggregate (roots numbered in row order: the exclusive scan of the flags), and each
+// other row's first strong neighbour that is a root.
+__global__ void join_roots_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                  const char* strong, const index_t* flag, const index_t* number,
+                                  index_t* first) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    index_t f = flag[i] ? number[i] : -1;
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1] && f < 0; ++k)
+      if (strong[k] && flag[a_col[k]]) f = number[a_col[k]];
+    first[i] = f;
+  }
+}
+
+// Rows two steps from a root join their strongest aggregated neighbour (the first on ties);
+// flag[i] = 1 where a row with strong neighbours is left over all the same.
+__global__ void join_strongest_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                      const double* a_val, const char* strong, const index_t* first,
+                                      index_t* of, index_t* flag) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    index_t a = first[i];
+    if (a < 0) {
+      double best = -1;
+      for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+        if (strong[k] && first[a_col[k]] >= 0 && fabs(a_val[k]) > best) {
+          best = fabs(a_val[k]);
+          a = first[a_col[k]];
+        }
+    }
+    of[i] = a;
+    flag[i] = a < 0 && has_strong(i, a_ptr, strong);
+  }
+}
+
+// Leftovers (a strong graph that is not symmetric) each an aggregate, numbered after the others
+// in row order.
+__global__ void number_leftovers_kernel(index_t n, index_t base, const index_t* flag,
+                                        const index_t* number, index_t* of) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    if (flag[i]) of[i] = base + number[i];
+}
+
+// number = the exclusive scan of flag; returns the flags' total.
+index_t exclusive_numbers(const DeviceArray<index_t>& flag, DeviceArray<index_t>& number) {
+  const int n = int(flag.size());
+  if (n == 0) return 0;
+  std::size_t bytes = 0;
+  CGS_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(nullptr, bytes, flag.data(), number.data(), n, cuda::stream()));
+  DeviceArray<char> scratch(bytes, "amg scan scratch");
+  CGS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, flag.data(), number.data(), n,
+                                               cuda::stream()));
+  index_t last_number = 0, last_flag = 0;
+  cuda::copy_to_host(&last_number, number.data() + (n - 1), sizeof(index_t));
+  cuda::copy_to_host(&last_flag, flag.data() + (n - 1), sizeof(index_t));
+  return last_number + last_flag;
+}
+
 // A CSR matrix in device memory with its cuSPARSE descriptor.
 struct DeviceCsr {
   index_t rows = 0, cols = 0;
@@ -139,6 +443,7 @@ struct DeviceCsr {
   cusparseSpMatDescr_t descr = nullptr;
 
   DeviceCsr() = default;
+  DeviceCsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data(), nnz}; }
   DeviceCsr(const DeviceCsr&) = delete;
   DeviceCsr& operator=(const DeviceCsr&) = delete;
   ~DeviceCsr() {
@@ -153,6 +458,10 @@ struct DeviceCsr {
     row_ptr = DeviceArray<index_t>(M.row_ptr, what);
     col_idx = DeviceArray<index_t>(M.col_idx, what);
     values = DeviceArray<double>(M.values, what);
+    describe();
+  }
+  // The descriptor of the arrays already here (made on the device).
+  void describe() {
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().create_csr(
         &descr, rows, cols, nnz, row_ptr.data(), col_idx.data(), values.data(), CUSPARSE_INDEX_32I,
         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
@@ -318,28 +627,137 @@ class CudaLevelValues final : public GpuLevelValues {
     return ritz_extremes(alpha, beta).second;
   }
 
+  void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) override {
+    if (a_.descr == nullptr) a_.upload(A, "amg level operator");
+    values_with_pattern_ = true;
+    const index_t n = A.rows;
+    const int grid = blocks_for(n);
+    DeviceArray<double> d(std::size_t(n), "amg diagonal");
+    diagonal_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.row_ptr.data(), a_.col_idx.data(),
+                                                         a_.values.data(), d.data());
+    strong_ = DeviceArray<char>(std::size_t(a_.nnz), "amg strong couplings");
+    strength_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
+        n, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), d.data(), theta, strong_.data());
+    CGS_CHECK_LAUNCH();
+    download_to(strong, strong_);
+  }
+
+  Aggregates mis2_aggregate(const CsrMatrix<double>& A) override {
+    const index_t n = A.rows;
+    const int grid = blocks_for(n);
+    const index_t* ptr = a_.row_ptr.data();
+    const index_t* col = a_.col_idx.data();
+    DeviceArray<std::uint64_t> state(std::size_t(n), "amg MIS(2) states");
+    {
+      DeviceArray<std::uint64_t> keys(std::size_t(n), "amg MIS(2) keys");
+      DeviceArray<std::uint64_t> near(std::size_t(n), "amg MIS(2) keys");
+      DeviceArray<int> undecided(1, "amg MIS(2) flag");
+      mis_start_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, ptr, strong_.data(), state.data());
+      for (int left = 1; left;) {  // rounds until no row is undecided
+        CGS_CUDA_CHECK(cudaMemsetAsync(undecided.data(), 0, sizeof(int), cuda::stream()));
+        mis_keys_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, state.data(), keys.data());
+        mis_near_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, ptr, col, strong_.data(),
+                                                             keys.data(), near.data());
+        mis_decide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
+            n, ptr, col, strong_.data(), keys.data(), near.data(), state.data(), undecided.data());
+        CGS_CHECK_LAUNCH();
+        cuda::copy_to_host(&left, undecided.data(), sizeof(int));
+      }
+    }
+    DeviceArray<index_t> flag(std::size_t(n), "amg aggregation flags");
+    DeviceArray<index_t> number(std::size_t(n), "amg aggregation numbers");
+    DeviceArray<index_t> first(std::size_t(n), "amg aggregation roots");
+    root_flag_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, state.data(), flag.data());
+    CGS_CHECK_LAUNCH();
+    Aggregates g;
+    g.count = exclusive_numbers(flag, number);
+    join_roots_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, ptr, col, strong_.data(), flag.data(),
+                                                           number.data(), first.data());
+    of_ = DeviceArray<index_t>(std::size_t(n), "amg aggregates");
+    join_strongest_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
+        n, ptr, col, a_.values.data(), strong_.data(), first.data(), of_.data(), flag.data());
+    CGS_CHECK_LAUNCH();
+    const index_t leftovers = exclusive_numbers(flag, number);
+    number_leftovers_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, g.count, flag.data(),
+                                                                 number.data(), of_.data());
+    CGS_CHECK_LAUNCH();
+    g.count += leftovers;
+    download_to(g.of, of_);
+    return g;
+  }
+
+  void keep_host_copies(bool keep) override { host_copies_ = keep; }
+
+  GpuPatternSeconds make_patterns(const CsrMatrix<double>& A, Level& level) override {
+    GpuPatternSeconds seconds;
+    auto start = Clock::now();
+    upload_pattern_inputs(A, level);
+    const index_t n = A.rows, aggregates = level.aggregates.count;
+    p_.rows = n;
+    p_.cols = aggregates;
+    {
+      DeviceArray<index_t> counts(std::size_t(n), "amg prolongator row counts");
+      prolongator_count_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
+          n, a_.row_ptr.data(), a_.col_idx.data(), strong_.data(), of_.data(), counts.data());
+      CGS_CHECK_LAUNCH();
+      p_.row_ptr = DeviceArray<index_t>(std::size_t(n) + 1, "amg prolongator");
+      counts_to_row_pointers(counts, p_.row_ptr);
+    }
+    p_.nnz = last_of(p_.row_ptr);
+    p_.col_idx = DeviceArray<index_t>(std::size_t(p_.nnz), "amg prolongator");
+    p_.values = DeviceArray<double>(std::size_t(p_.nnz), "amg prolongator");
+    position_ = DeviceArray<index_t>(std::size_t(a_.nnz), "amg prolongator positions");
+    prolongator_fill_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
+        n, a_.row_ptr.data(), a_.col_idx.data(), strong_.data(), of_.data(), p_.row_ptr.data(),
+        p_.col_idx.data(), position_.data());
+    CGS_CHECK_LAUNCH();
+    p_.describe();
+    {
+      DeviceArray<index_t> size(std::size_t(aggregates), "amg aggregate sizes");
+      CGS_CUDA_CHECK(cudaMemsetAsync(size.data(), 0, size.bytes(), cuda::stream()));
+      aggregate_size_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, of_.data(),
+                                                                          size.data());
+      weight_ = DeviceArray<double>(std::size_t(aggregates), "amg tentative weights");
+      tentative_weight_kernel<<<blocks_for(aggregates), kBlock, 0, cuda::stream()>>>(
+          aggregates, size.data(), weight_.data());
+      CGS_CHECK_LAUNCH();
+    }
+    download_prolongator(level);
+    seconds.prolongator = since(start);
+    start = Clock::now();
+    transpose_prolongator();
+    download_restriction(level);
+    seconds.restriction = since(start);
+    patterns_on_device_ = true;
+    return seconds;
+  }
+
   GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                           double omega, Level& level, CsrMatrix<double>& next) override {
     GpuPhaseSeconds seconds;
     auto start = Clock::now();
     if (!operator_current_) upload_operator(A, diagonal);  // filtered_radius may have
     operator_current_ = false;                             // the next set-up's are new
-    if (!planned_) upload_patterns(level);
+    if (!planned_ && !patterns_on_device_) upload_patterns(level);
     smooth_prolongator_kernel<<<blocks_for(A.rows), kBlock, 0, cuda::stream()>>>(
         A.rows, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), position_.data(),
         of_.data(), weight_.data(), diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(),
         p_.values.data());
     CGS_CHECK_LAUNCH();
-    CsrMatrix<double>& P = level.prolongator.P;
-    cuda::copy_to_host(P.values.data(), p_.values.data(), p_.values.bytes());
+    if (host_copies_) {
+      CsrMatrix<double>& P = level.prolongator.P;
+      cuda::copy_to_host(P.values.data(), p_.values.data(), p_.values.bytes());
+    }
     seconds.prolongator = since(start);
 
     start = Clock::now();
     scatter_kernel<<<blocks_for(p_.nnz), kBlock, 0, cuda::stream()>>>(
         p_.nnz, p_.values.data(), to_r_.data(), r_.values.data());
     CGS_CHECK_LAUNCH();
-    CsrMatrix<double>& R = level.restriction.At;
-    cuda::copy_to_host(R.values.data(), r_.values.data(), r_.values.bytes());
+    if (host_copies_) {
+      CsrMatrix<double>& R = level.restriction.At;
+      cuda::copy_to_host(R.values.data(), r_.values.data(), r_.values.bytes());
+    }
     seconds.restriction = since(start);
 
     start = Clock::now();
@@ -355,17 +773,104 @@ class CudaLevelValues final : public GpuLevelValues {
     return seconds;
   }
 
+  DeviceCsrArrays device_operator() const override {
+    return planned_ ? a_.arrays() : DeviceCsrArrays{};
+  }
+  DeviceCsrArrays device_prolongator() const override {
+    return planned_ ? p_.arrays() : DeviceCsrArrays{};
+  }
+  DeviceCsrArrays device_restriction() const override {
+    return planned_ ? r_.arrays() : DeviceCsrArrays{};
+  }
+
  private:
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.
   void upload_operator(const CsrMatrix<double>& A, const std::vector<double>& diagonal) {
-    if (a_.descr == nullptr) {
+    if (a_.descr == nullptr)
       a_.upload(A, "amg level operator");
-      diagonal_ = DeviceArray<double>(std::size_t(A.rows), "amg filtered diagonal");
-    } else if (!operator_current_) {
+    else if (!operator_current_ && !values_with_pattern_)
       a_.upload_values(A.values);
-    }
+    values_with_pattern_ = false;  // make_patterns's upload served this set-up; later ones not
+    if (diagonal_.size() != std::size_t(A.rows))
+      diagonal_ = DeviceArray<double>(std::size_t(A.rows), "amg filtered diagonal");
     cuda::copy_to_device(diagonal_.data(), diagonal.data(), diagonal_.bytes());
     operator_current_ = true;
+  }
+
+  // What the patterns are made from: A (values too: this set-up's), strength, aggregates.
+  void upload_pattern_inputs(const CsrMatrix<double>& A, const Level& level) {
+    if (a_.descr == nullptr) a_.upload(A, "amg level operator");  // else strength() did
+    values_with_pattern_ = true;
+    strong_ = DeviceArray<char>(level.strong, "amg strong couplings");
+    of_ = DeviceArray<index_t>(level.aggregates.of, "amg aggregates");
+  }
+
+  // R = P^T's pattern: P's entries stably sorted by column (cub's radix sort), R's row lengths
+  // from P's column counts, and where each entry of P goes in R (to_r_).
+  void transpose_prolongator() {
+    const std::int64_t nnz = p_.nnz;
+    const index_t aggregates = p_.cols;
+    r_.rows = aggregates;
+    r_.cols = p_.rows;
+    r_.nnz = nnz;
+    {
+      DeviceArray<index_t> counts(std::size_t(aggregates), "amg restriction row counts");
+      CGS_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, counts.bytes(), cuda::stream()));
+      column_count_kernel<<<blocks_for(nnz), kBlock, 0, cuda::stream()>>>(nnz, p_.col_idx.data(),
+                                                                          counts.data());
+      CGS_CHECK_LAUNCH();
+      r_.row_ptr = DeviceArray<index_t>(std::size_t(aggregates) + 1, "amg restriction");
+      counts_to_row_pointers(counts, r_.row_ptr);
+    }
+    DeviceArray<index_t> row_of(std::size_t(nnz), "amg prolongator entry rows");
+    DeviceArray<index_t> entry(std::size_t(nnz), "amg prolongator entries");
+    DeviceArray<index_t> sorted_columns(std::size_t(nnz), "amg sorted columns");
+    DeviceArray<index_t> order(std::size_t(nnz), "amg restriction order");
+    entry_rows_kernel<<<blocks_for(p_.rows), kBlock, 0, cuda::stream()>>>(
+        p_.rows, p_.row_ptr.data(), row_of.data(), entry.data());
+    CGS_CHECK_LAUNCH();
+    const int bits = key_bits(aggregates);
+    std::size_t bytes = 0;
+    CGS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, p_.col_idx.data(),
+                                                   sorted_columns.data(), entry.data(),
+                                                   order.data(), nnz, 0, bits, cuda::stream()));
+    DeviceArray<char> scratch(bytes, "amg radix sort scratch");
+    CGS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.data(), bytes, p_.col_idx.data(),
+                                                   sorted_columns.data(), entry.data(),
+                                                   order.data(), nnz, 0, bits, cuda::stream()));
+    r_.col_idx = DeviceArray<index_t>(std::size_t(nnz), "amg restriction");
+    r_.values = DeviceArray<double>(std::size_t(nnz), "amg restriction");
+    to_r_ = DeviceArray<index_t>(std::size_t(nnz), "amg restriction positions");
+    restriction_fill_kernel<<<blocks_for(nnz), kBlock, 0, cuda::stream()>>>(
+        nnz, order.data(), row_of.data(), r_.col_idx.data(), to_r_.data());
+    CGS_CHECK_LAUNCH();
+    r_.describe();
+  }
+
+  // The host copies of what make_patterns made (the level's arrays, as the host set-up has them:
+  // the next level's aggregation, the tests and a float program read them).
+  void download_prolongator(Level& level) {
+    Prolongator& p = level.prolongator;
+    p = {};
+    p.P.rows = p_.rows;
+    p.P.cols = p_.cols;
+    if (!host_copies_) return;
+    download_to(p.P.row_ptr, p_.row_ptr);
+    download_to(p.P.col_idx, p_.col_idx);
+    p.P.values.assign(std::size_t(p_.nnz), 0.0);
+    download_to(p.position, position_);
+    download_to(p.weight, weight_);
+  }
+  void download_restriction(Level& level) {
+    precond::Transposed& r = level.restriction;
+    r = {};
+    r.At.rows = r_.rows;
+    r.At.cols = r_.cols;
+    if (!host_copies_) return;
+    download_to(r.At.row_ptr, r_.row_ptr);
+    download_to(r.At.col_idx, r_.col_idx);
+    r.At.values.assign(std::size_t(r_.nnz), 0.0);
+    download_to(r.position, to_r_);
   }
 
   void upload_patterns(const Level& level) {
@@ -399,7 +904,10 @@ class CudaLevelValues final : public GpuLevelValues {
   }
 
   bool planned_ = false;
-  bool operator_current_ = false;  // A's values and D_F of this set-up already on the device
+  bool operator_current_ = false;     // A's values and D_F of this set-up already on the device
+  bool values_with_pattern_ = false;  // make_patterns uploaded A's values of this set-up
+  bool patterns_on_device_ = false;   // P's and R's patterns made here, not uploaded
+  bool host_copies_ = true;           // P and R downloaded for the host's readers
   DeviceCsr a_, p_, r_;
   DeviceArray<char> strong_;
   DeviceArray<double> start_;  // Lanczos's start vector

@@ -67,10 +67,18 @@ class CudaProgram final : public DeviceProgram<T> {
     for (std::size_t i = 0; i < work_.size(); ++i) table[kFirstWorkSlot + i] = work_[i].data();
     host_table_ = table;
     table_ = DeviceArray<T*>(table, "preconditioner slot table");
+    // A borrowed array (program_spec.hpp) is read where its owner keeps it.
     const std::vector<Op<T>> ops = resolve_ops<T>(
         spec.ops,
-        [&](int h) { return reinterpret_cast<const index_t*>(index_.data() + index_offsets_[h]); },
-        [&](int h) { return reinterpret_cast<const T*>(values_.data() + value_offsets_[h]); });
+        [&](int h) {
+          const index_t* borrowed = spec.borrowed_index_array(h);
+          return borrowed ? borrowed
+                          : reinterpret_cast<const index_t*>(index_.data() + index_offsets_[h]);
+        },
+        [&](int h) {
+          const T* borrowed = spec.borrowed_value_array(h);
+          return borrowed ? borrowed : reinterpret_cast<const T*>(values_.data() + value_offsets_[h]);
+        });
     ops_ = DeviceArray<Op<T>>(ops, "preconditioner operations");
     view_.ops = ops_.data();
     view_.table = table_.data();
@@ -88,6 +96,7 @@ class CudaProgram final : public DeviceProgram<T> {
   }
 
   void update_values(const ProgramSpec<T>& spec) override {
+    // Borrowed arrays are empty here (their owner refreshes them): upload_packed skips them.
     upload_packed(values_.data(), spec.value_arrays, value_offsets_, values_.bytes());
   }
 

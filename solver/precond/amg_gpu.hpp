@@ -6,11 +6,17 @@
 //                 (cusparseSpGEMMreuse): the symbolic passes run at the first set-up only, and
 //                 set_values repeats the numeric ones on plans kept on the device.
 //   omega         P's damping 4 / (3 rho(D_F^-1 A_F)), rho by Lanczos with the device's products
-// Strength, aggregation and the patterns of P and R stay on the host: they run once per pattern
-// and the program's arrays are host arrays.
+//   patterns      P's (one thread a row: the aggregates it reaches) and R's (P's entries
+//                 stably sorted by column), once per pattern (make_patterns)
+//   aggregation   with HierarchyOptions::device_aggregation, strength and MIS(2) aggregation
+//                 (kernels; the host's mis2_aggregate is their reference, bit for bit)
+// Otherwise strength and the greedy aggregation run on the host, once per pattern.
+// The V-cycle's program reads the level's A, P and R where this object keeps them on the device
+// (device_operator() and the others: borrowed arrays, program_spec.hpp) instead of copies.
 // Built without CUDA, making one throws DeviceError.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -19,20 +25,55 @@
 namespace cgs::precond::amg {
 
 struct Level;
+struct Aggregates;
 
 // Seconds of each phase of one level's numbers, host-device copies included.
 struct GpuPhaseSeconds {
   double prolongator = 0, restriction = 0, galerkin = 0;
 };
 
+// A CSR matrix's arrays in device memory (nulls: none there).
+struct DeviceCsrArrays {
+  const index_t* row_ptr = nullptr;
+  const index_t* col_idx = nullptr;
+  const double* values = nullptr;
+  std::int64_t nnz = 0;
+};
+
+// Seconds of making one level's patterns on the device, the host copies' downloads included.
+struct GpuPatternSeconds {
+  double prolongator = 0, restriction = 0;
+};
+
 class GpuLevelValues {
  public:
   virtual ~GpuLevelValues() = default;
-  // Level's P and R values (in level.prolongator.P and level.restriction.At, host copies for
-  // the program) and the next level's operator `next` (its pattern too at the first call), from
-  // the level's operator A, the filtered diagonal D_F and P's damping omega. Later calls must
-  // see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs run.
-  // rho(D_F^-1 A_F), as spectrum_bounds(A, D_F^-1/2, steps, {&strong, &diagonal}).ritz_max
+  // P's and R's patterns made on the device from A's pattern, level.strong and
+  // level.aggregates: the arrays prolongator_pattern and transpose_with_map make on the host
+  // (P's columns ascending, the positions of A's entries in P, the tentative weights, R's rows
+  // in P's row order, where each entry of P goes in R), equal to them, downloaded into
+  // level.prolongator and level.restriction (values zero) for the host's readers (unless
+  // keep_host_copies(false)). Once per pattern, before the first filtered_radius/compute of the
+  // level (A's values uploaded here serve that set-up). Without it, compute() uploads the host's
+  // patterns.
+  virtual GpuPatternSeconds make_patterns(const CsrMatrix<double>& A, Level& level) = 0;
+  // Whether make_patterns and compute download P and R for the host (default yes). No: they
+  // stay on the device only (level.prolongator.P and level.restriction.At keep their sizes, no
+  // arrays), for a double program that reads them there (0.6 GB of patterns at 9M rows, and
+  // 0.5 GB of values at every set_values, not copied).
+  virtual void keep_host_copies(bool keep) = 0;
+  // Strength of connection (strong_connections(A, theta)) and then MIS(2) aggregation on it
+  // (mis2_aggregate(A, strong): the same hashed priorities and rounds, roots numbered in row
+  // order by scans), on the device, equal to the host's, downloaded for the host's readers.
+  // strength() may run again with another theta (the coarsening retries); mis2_aggregate reads
+  // the last strength().
+  virtual void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) = 0;
+  virtual Aggregates mis2_aggregate(const CsrMatrix<double>& A) = 0;
+  // Level's P and R values (also in level.prolongator.P and level.restriction.At unless
+  // keep_host_copies(false)) and the next level's operator `next` (its pattern too at the first
+  // call), from the level's operator A, the filtered diagonal D_F and P's damping omega. Later
+  // calls must see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs
+  // run. rho(D_F^-1 A_F), as spectrum_bounds(A, D_F^-1/2, steps, {&strong, &diagonal}).ritz_max
   // finds it on the host: the same Lanczos (start vector, steps, stopping rule, tridiagonal) with
   // the products and sums on the device (the sums in another order: equal to rounding). A's
   // pattern and values, strong (the first call only) and D_F stay on the device for compute().
@@ -42,6 +83,12 @@ class GpuLevelValues {
                                  const std::vector<double>& diagonal, int steps) = 0;
   virtual GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                                   double omega, Level& level, CsrMatrix<double>& next) = 0;
+  // The level's operator A (as filtered_radius or compute uploaded it, in the host's order), P
+  // and R on the device, after the first compute() (nulls before). They live as long as this
+  // object, and later set-ups rewrite their values in place: the program reads them there.
+  virtual DeviceCsrArrays device_operator() const = 0;
+  virtual DeviceCsrArrays device_prolongator() const = 0;
+  virtual DeviceCsrArrays device_restriction() const = 0;
 };
 
 std::unique_ptr<GpuLevelValues> make_gpu_level_values();

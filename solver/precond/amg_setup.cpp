@@ -327,6 +327,66 @@ CsrMatrix<double> galerkin_pattern(const CsrMatrix<double>& R, const CsrMatrix<d
 
 namespace {
 
+// A sparse product's rows 0 .. rows-1 (columns 0 .. cols-1), each made by row(I, add), which
+// calls add(J, x) for each term x of column J in the order they are to be summed (a column's
+// first term is added to 0). Row blocks of equal size, one to a thread, each into the thread's
+// own arrays, stitched in row order: the same bits whatever the thread count. Each row's
+// columns ascend, or with sorted_rows false come in the order first reached.
+template <typename Row>
+CsrMatrix<double> product_by_row_blocks(index_t rows, index_t cols, bool parallel, bool sorted_rows,
+                                        Row row) {
+  CsrMatrix<double> C;
+  C.rows = rows;
+  C.cols = cols;
+  C.row_ptr.assign(std::size_t(rows) + 1, 0);
+  const int teams = parallel ? omp_get_max_threads() : 1;
+  std::vector<std::vector<index_t>> columns(std::size_t(teams), std::vector<index_t>{});
+  std::vector<std::vector<double>> values(std::size_t(teams), std::vector<double>{});
+  std::vector<index_t> first_row(std::size_t(teams) + 1, rows);
+#pragma omp parallel num_threads(teams)
+  {
+    const int t = omp_get_thread_num(), team = omp_get_num_threads();
+    const index_t begin = index_t(std::int64_t(rows) * t / team);
+    const index_t end = index_t(std::int64_t(rows) * (t + 1) / team);
+    first_row[std::size_t(t)] = begin;
+    std::vector<index_t>& c = columns[std::size_t(t)];
+    std::vector<double>& v = values[std::size_t(t)];
+    std::vector<std::int64_t> position(std::size_t(cols), -1);  // column -> its entry in c, v
+    std::vector<std::pair<index_t, double>> sorted;
+    for (index_t I = begin; I < end; ++I) {
+      const std::int64_t start = std::int64_t(c.size());
+      row(I, [&](index_t J, double x) {
+        if (position[J] < start) {  // first in this row: 0 + x
+          position[J] = std::int64_t(c.size());
+          c.push_back(J);
+          v.push_back(0.0);
+        }
+        v[std::size_t(position[J])] += x;
+      });
+      C.row_ptr[I + 1] = index_t(std::int64_t(c.size()) - start);
+      if (!sorted_rows) continue;
+      sorted.clear();
+      for (std::size_t k = std::size_t(start); k < c.size(); ++k) sorted.emplace_back(c[k], v[k]);
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t k = 0; k < sorted.size(); ++k) {
+        c[std::size_t(start) + k] = sorted[k].first;
+        v[std::size_t(start) + k] = sorted[k].second;
+      }
+    }
+  }
+  for (index_t I = 0; I < rows; ++I) C.row_ptr[I + 1] += C.row_ptr[I];
+  C.col_idx.resize(std::size_t(C.row_ptr[rows]));
+  C.values.resize(C.col_idx.size());
+  for (int t = 0; t < teams; ++t) {
+    const std::size_t at = std::size_t(C.row_ptr[first_row[std::size_t(t)]]);
+    std::copy(columns[std::size_t(t)].begin(), columns[std::size_t(t)].end(),
+              C.col_idx.begin() + std::ptrdiff_t(at));
+    std::copy(values[std::size_t(t)].begin(), values[std::size_t(t)].end(),
+              C.values.begin() + std::ptrdiff_t(at));
+  }
+  return C;
+}
+
 // R A P row by row of R through A's rows and P's (Gustavson over three factors): the product
 // of an A entry with a P row is made again for each aggregate its row reaches, but no A P is
 // stored. Where A's rows are short that is the cheaper way (poisson2d:1000's first level, one
@@ -336,62 +396,18 @@ namespace {
 CsrMatrix<double> triple_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                  const CsrMatrix<double>& P) {
   const index_t nc = R.rows;
-  CsrMatrix<double> Ac;
-  Ac.rows = Ac.cols = nc;
-  Ac.row_ptr.assign(std::size_t(nc) + 1, 0);
-  const int teams = worth_threads(R.nnz()) ? omp_get_max_threads() : 1;
-  std::vector<std::vector<index_t>> columns(std::size_t(teams), std::vector<index_t>{});
-  std::vector<std::vector<double>> values(std::size_t(teams), std::vector<double>{});
-  std::vector<index_t> first_row(std::size_t(teams) + 1, nc);
-#pragma omp parallel num_threads(teams)
-  {
-    const int t = omp_get_thread_num(), team = omp_get_num_threads();
-    const index_t begin = index_t(std::int64_t(nc) * t / team);
-    const index_t end = index_t(std::int64_t(nc) * (t + 1) / team);
-    first_row[std::size_t(t)] = begin;
-    std::vector<index_t>& c = columns[std::size_t(t)];
-    std::vector<double>& v = values[std::size_t(t)];
-    std::vector<std::int64_t> position(std::size_t(nc), -1);  // column -> its entry in c, v
-    std::vector<std::pair<index_t, double>> row;
-    for (index_t I = begin; I < end; ++I) {
-      const std::int64_t start = std::int64_t(c.size());
-      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {  // as galerkin_values
-        const index_t i = R.col_idx[r];
-        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
-          const double ra = R.values[r] * A.values[e];
-          const index_t j = A.col_idx[e];
-          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f) {
-            const index_t J = P.col_idx[f];
-            if (position[J] < start) {  // first in this row: 0 + x, as galerkin_values adds
-              position[J] = std::int64_t(c.size());
-              c.push_back(J);
-              v.push_back(0.0);
-            }
-            v[std::size_t(position[J])] += ra * P.values[f];
-          }
-        }
+  auto row = [&](index_t I, auto add) {  // as triple_values sums
+    for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
+      const index_t i = R.col_idx[r];
+      for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+        const double ra = R.values[r] * A.values[e];
+        const index_t j = A.col_idx[e];
+        for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f)
+          add(P.col_idx[f], ra * P.values[f]);
       }
-      row.clear();
-      for (std::size_t k = std::size_t(start); k < c.size(); ++k) row.emplace_back(c[k], v[k]);
-      std::sort(row.begin(), row.end());
-      for (std::size_t k = 0; k < row.size(); ++k) {
-        c[std::size_t(start) + k] = row[k].first;
-        v[std::size_t(start) + k] = row[k].second;
-      }
-      Ac.row_ptr[I + 1] = index_t(row.size());
     }
-  }
-  for (index_t I = 0; I < nc; ++I) Ac.row_ptr[I + 1] += Ac.row_ptr[I];
-  Ac.col_idx.resize(std::size_t(Ac.row_ptr[nc]));
-  Ac.values.resize(Ac.col_idx.size());
-  for (int t = 0; t < teams; ++t) {
-    const std::size_t at = std::size_t(Ac.row_ptr[first_row[std::size_t(t)]]);
-    std::copy(columns[std::size_t(t)].begin(), columns[std::size_t(t)].end(),
-              Ac.col_idx.begin() + std::ptrdiff_t(at));
-    std::copy(values[std::size_t(t)].begin(), values[std::size_t(t)].end(),
-              Ac.values.begin() + std::ptrdiff_t(at));
-  }
-  return Ac;
+  };
+  return product_by_row_blocks(nc, nc, worth_threads(R.nnz()), true, row);
 }
 
 void triple_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
@@ -426,62 +442,14 @@ bool product_first(const CsrMatrix<double>& A) { return A.nnz() > 8 * std::int64
 
 CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y,
                                  bool sorted_rows) {
-  const index_t rows = X.rows;
-  CsrMatrix<double> C;
-  C.rows = rows;
-  C.cols = Y.cols;
-  C.row_ptr.assign(std::size_t(rows) + 1, 0);
-  const int teams = worth_threads(X.nnz()) ? omp_get_max_threads() : 1;
-  std::vector<std::vector<index_t>> columns(std::size_t(teams), std::vector<index_t>{});
-  std::vector<std::vector<double>> values(std::size_t(teams), std::vector<double>{});
-  std::vector<index_t> first_row(std::size_t(teams) + 1, rows);
-#pragma omp parallel num_threads(teams)
-  {
-    const int t = omp_get_thread_num(), team = omp_get_num_threads();
-    const index_t begin = index_t(std::int64_t(rows) * t / team);
-    const index_t end = index_t(std::int64_t(rows) * (t + 1) / team);
-    first_row[std::size_t(t)] = begin;
-    std::vector<index_t>& c = columns[std::size_t(t)];
-    std::vector<double>& v = values[std::size_t(t)];
-    std::vector<std::int64_t> position(std::size_t(Y.cols), -1);  // column -> its entry in c, v
-    std::vector<std::pair<index_t, double>> row;
-    for (index_t I = begin; I < end; ++I) {
-      const std::int64_t start = std::int64_t(c.size());
-      for (index_t r = X.row_ptr[I]; r < X.row_ptr[I + 1]; ++r) {  // as galerkin_values
-        const double x = X.values[r];
-        const index_t i = X.col_idx[r];
-        for (index_t f = Y.row_ptr[i]; f < Y.row_ptr[i + 1]; ++f) {
-          const index_t J = Y.col_idx[f];
-          if (position[J] < start) {  // first in this row: 0 + x, as galerkin_values adds
-            position[J] = std::int64_t(c.size());
-            c.push_back(J);
-            v.push_back(0.0);
-          }
-          v[std::size_t(position[J])] += x * Y.values[f];
-        }
-      }
-      C.row_ptr[I + 1] = index_t(std::int64_t(c.size()) - start);
-      if (!sorted_rows) continue;
-      row.clear();
-      for (std::size_t k = std::size_t(start); k < c.size(); ++k) row.emplace_back(c[k], v[k]);
-      std::sort(row.begin(), row.end());
-      for (std::size_t k = 0; k < row.size(); ++k) {
-        c[std::size_t(start) + k] = row[k].first;
-        v[std::size_t(start) + k] = row[k].second;
-      }
+  auto row = [&](index_t I, auto add) {  // as galerkin_values sums
+    for (index_t r = X.row_ptr[I]; r < X.row_ptr[I + 1]; ++r) {
+      const double x = X.values[r];
+      const index_t i = X.col_idx[r];
+      for (index_t f = Y.row_ptr[i]; f < Y.row_ptr[i + 1]; ++f) add(Y.col_idx[f], x * Y.values[f]);
     }
-  }
-  for (index_t I = 0; I < rows; ++I) C.row_ptr[I + 1] += C.row_ptr[I];
-  C.col_idx.resize(std::size_t(C.row_ptr[rows]));
-  C.values.resize(C.col_idx.size());
-  for (int t = 0; t < teams; ++t) {
-    const std::size_t at = std::size_t(C.row_ptr[first_row[std::size_t(t)]]);
-    std::copy(columns[std::size_t(t)].begin(), columns[std::size_t(t)].end(),
-              C.col_idx.begin() + std::ptrdiff_t(at));
-    std::copy(values[std::size_t(t)].begin(), values[std::size_t(t)].end(),
-              C.values.begin() + std::ptrdiff_t(at));
-  }
-  return C;
+  };
+  return product_by_row_blocks(X.rows, Y.cols, worth_threads(X.nnz()), sorted_rows, row);
 }
 
 CsrMatrix<double> galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
@@ -609,12 +577,27 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   Level& level = h.levels[l];
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
+  const bool on_device = options.gpu && options.device_aggregation;
+  if (on_device) {
+    level.gpu = make_gpu_level_values();
+    level.gpu->keep_host_copies(options.host_copies);
+  }
   for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
     std::vector<char> strong;
     Aggregates aggregates;
-    timed(h, level, "strength", [&] { strong = strong_connections(Al, theta); });
+    timed(h, level, "strength", [&] {
+      if (on_device)
+        level.gpu->strength(Al, theta, strong);
+      else
+        strong = strong_connections(Al, theta);
+    });
     timed(h, level, "aggregation", [&] {
-      aggregates = options.mis2 ? mis2_aggregate(Al, strong) : greedy_aggregate(Al, strong);
+      if (on_device)
+        aggregates = level.gpu->mis2_aggregate(Al);
+      else if (options.mis2 || options.device_aggregation)  // the device's algorithm
+        aggregates = mis2_aggregate(Al, strong);
+      else
+        aggregates = greedy_aggregate(Al, strong);
     });
     if (attempt > 0 && aggregates.count == 0)
       break;  // a retry that left no couplings: keep the last
@@ -627,12 +610,23 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   if (level.aggregates.count == 0 || level.aggregates.count >= Al.rows) {
     level.strong = {};
     level.aggregates = {};
+    level.gpu.reset();
     return false;
   }
-  timed(h, level, "prolongator",
-        [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
-  timed(h, level, "restriction",
-        [&] { level.restriction = transpose_with_map(level.prolongator.P); });
+  if (options.gpu) {  // the patterns on the device, where their values will be made
+    if (!level.gpu) {
+      level.gpu = make_gpu_level_values();
+      level.gpu->keep_host_copies(options.host_copies);
+    }
+    const GpuPatternSeconds s = level.gpu->make_patterns(Al, level);
+    add_seconds(h, level, "prolongator", s.prolongator);
+    add_seconds(h, level, "restriction", s.restriction);
+  } else {
+    timed(h, level, "prolongator",
+          [&] { level.prolongator = prolongator_pattern(Al, level.strong, level.aggregates); });
+    timed(h, level, "restriction",
+          [&] { level.restriction = transpose_with_map(level.prolongator.P); });
+  }
   h.levels.emplace_back();  // its operator: galerkin_product, once P has values
   return true;
 }

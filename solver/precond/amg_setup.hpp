@@ -117,7 +117,14 @@ struct HierarchyOptions {
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
-  bool gpu = false;        // P's and R's values and R A P on the GPU (amg_gpu.hpp)
+  // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the
+  // same algorithm and result). MIS(2) costs iterations on 2-D grids (poisson2d:1000 8 -> 26,
+  // one thread, BENCHMARKS 20e), so it is asked for, not the default.
+  bool device_aggregation = false;
+  bool gpu = false;  // P's and R's patterns and values and R A P on the GPU (amg_gpu.hpp)
+  // With gpu: P and R also on the host (the tests, a float program read them); false leaves
+  // them on the device only (GpuLevelValues::keep_host_copies).
+  bool host_copies = true;
 };
 
 struct Level {

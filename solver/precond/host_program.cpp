@@ -2,10 +2,14 @@
 
 #include <omp.h>
 
+#include <stdexcept>
+
 namespace cgs::precond {
 
 template <typename T>
 HostProgram<T>::HostProgram(ProgramSpec<T> spec) : spec_(std::move(spec)) {
+  if (spec_.borrows())
+    throw std::logic_error("a host program cannot run on borrowed device arrays");
   for (std::size_t n : spec_.work) work_.emplace_back(n, T(0));
   table_.assign(std::size_t(spec_.slots()), nullptr);
   for (std::size_t i = 0; i < work_.size(); ++i) table_[kFirstWorkSlot + i] = work_[i].data();

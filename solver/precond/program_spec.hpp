@@ -3,6 +3,10 @@
 // DeviceProgram in solver/cuda/device_program.cuh) copies the arrays there and resolves the
 // handles; new values for the same pattern (set_values) rewrite the value arrays only, same
 // handles and sizes, and the placed program copies just those again.
+// An array may instead be borrowed: memory already on the device that runs the program (the
+// GPU AMG hierarchy's levels), owned by the preconditioner and alive as long as it, refreshed
+// in place by its owner at set_values. Its host vector stays empty; a device placement reads the
+// pointer and never copies it, a host placement refuses it (borrowing is for GPU solves only).
 #pragma once
 
 #include <cstddef>
@@ -33,6 +37,9 @@ struct ProgramSpec {
   std::vector<std::vector<T>> value_arrays;
   std::vector<std::size_t> work;  // sizes of the work slots kFirstWorkSlot, ...
   std::vector<OpSpec> ops;
+  // Per handle, the borrowed device pointer, or null (absent past the end: not borrowed).
+  std::vector<const index_t*> borrowed_indices;
+  std::vector<const T*> borrowed_values;
 
   int add_indices(std::vector<index_t> a) {
     index_arrays.push_back(std::move(a));
@@ -41,6 +48,29 @@ struct ProgramSpec {
   int add_values(std::vector<T> a) {
     value_arrays.push_back(std::move(a));
     return int(value_arrays.size()) - 1;
+  }
+  int borrow_indices(const index_t* device) {
+    borrowed_indices.resize(index_arrays.size() + 1, nullptr);
+    borrowed_indices.back() = device;
+    return add_indices({});
+  }
+  int borrow_values(const T* device) {
+    borrowed_values.resize(value_arrays.size() + 1, nullptr);
+    borrowed_values.back() = device;
+    return add_values({});
+  }
+  const index_t* borrowed_index_array(int h) const {
+    return std::size_t(h) < borrowed_indices.size() ? borrowed_indices[std::size_t(h)] : nullptr;
+  }
+  const T* borrowed_value_array(int h) const {
+    return std::size_t(h) < borrowed_values.size() ? borrowed_values[std::size_t(h)] : nullptr;
+  }
+  bool borrows() const {
+    for (const index_t* p : borrowed_indices)
+      if (p) return true;
+    for (const T* p : borrowed_values)
+      if (p) return true;
+    return false;
   }
   int add_work(std::size_t n) {
     work.push_back(n);

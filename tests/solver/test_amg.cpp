@@ -473,10 +473,31 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("amg: aggregation=device on the CPU is MIS(2) (the kernels' reference), host is greedy") {
+  const CsrMatrix<double> matrices[] = {poisson2d(12), jumps_and_isolated(7)};
+  for (const CsrMatrix<double>& A : matrices) {
+    CAPTURE(A.rows);
+    const std::pair<const char*, const char*> same[] = {
+        {"amg:coarse=8,aggregation=device", "amg:coarse=8,aggregation=mis2"},
+        {"amg:coarse=8,aggregation=host", "amg:coarse=8"}};
+    for (const auto& [name, reference] : same) {
+      CAPTURE(std::string(name));
+      auto M = built(name, A, Device::omp, 2);
+      auto R = built(reference, A, Device::omp, 2);
+      CHECK(fact(*M, "levels") == fact(*R, "levels"));
+      CHECK(inverse_of(*M, A.rows) == inverse_of(*R, A.rows));  // bit for bit
+    }
+    // and the two algorithms do differ (else the line above could not fail)
+    CHECK(inverse_of(*built("amg:coarse=8,aggregation=device", A, Device::omp, 2), A.rows) !=
+          inverse_of(*built("amg:coarse=8", A, Device::omp, 2), A.rows));
+  }
+}
+
 TEST_CASE("amg options: key=value pairs, or a clear error") {
   for (const char* good :
        {"amg", "amg:levels=6,smoother=jacobi,sweeps=2,theta=0.08,coarse=300", "amg:smoother=cheb",
-        "amg:aggregation=mis2", "amg:theta=0", "amg:theta_decay=0.5", "amg:theta_decay=1"})
+        "amg:aggregation=mis2", "amg:aggregation=host", "amg:aggregation=device", "amg:theta=0",
+        "amg:theta_decay=0.5", "amg:theta_decay=1"})
     CHECK_NOTHROW(make_preconditioner<double>(parse_precond(good), Device::serial, 1));
   for (const char* bad :
        {"amg:levels=0", "amg:levels=21", "amg:foo=1", "amg:smoother=gs", "amg:theta=-1",
