@@ -175,9 +175,8 @@ TEST_CASE("GPU AMG: set_values on the GPU applies as a fresh GPU set-up of the n
 // no aggregate), and row 100 without its diagonal entry (P's row still holds its aggregate).
 CsrMatrix<double> awkward_grid() {
   const CsrMatrix<double> G = generate_matrix("gen:poisson2d:30");
-  CsrMatrix<double> A;
+  CsrMatrix<double> A;  // row_ptr starts as {0}
   A.rows = A.cols = G.rows;
-  A.row_ptr.push_back(0);
   for (index_t i = 0; i < G.rows; ++i) {
     for (index_t k = G.row_ptr[i]; k < G.row_ptr[i + 1]; ++k) {
       const index_t j = G.col_idx[k];
