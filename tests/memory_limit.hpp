@@ -28,7 +28,14 @@
 #endif
 
 #ifdef CGSOLVE_TEST_ASAN
+#if __has_include(<sanitizer/allocator_interface.h>)
 #include <sanitizer/allocator_interface.h>
+#else
+// What the header declares (Ubuntu's g++ 13 ships the runtime without its headers); the ASan
+// runtime defines it.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(
+    void (*malloc_hook)(const volatile void*, std::size_t), void (*free_hook)(const volatile void*));
+#endif
 #endif
 
 namespace cgs::testing {
