@@ -70,6 +70,28 @@ inline CsrMatrix<double> random_spd(index_t n, index_t per_row, unsigned seed) {
   return csr_from_triplets(n, n, rows, cols, vals);
 }
 
+// SPD with irregular rows: random_spd's few neighbours a row, plus a hub row joined to every
+// `every`-th row (a row about n / every long), diagonally dominant still: levels and row lengths
+// of very different widths.
+inline CsrMatrix<double> irregular_spd(index_t n, index_t hub, index_t every, unsigned seed) {
+  const CsrMatrix<double> base = random_spd(n, 4, seed);
+  std::vector<index_t> rows, cols;
+  std::vector<double> vals;
+  for (index_t i = 0; i < n; ++i)
+    for (index_t k = base.row_ptr[i]; k < base.row_ptr[i + 1]; ++k) {
+      rows.push_back(i);
+      cols.push_back(base.col_idx[k]);
+      vals.push_back(base.values[k]);
+    }
+  for (index_t i = 0; i < n; i += every) {
+    if (i == hub) continue;
+    rows.insert(rows.end(), {hub, i, hub, i});
+    cols.insert(cols.end(), {i, hub, hub, i});
+    vals.insert(vals.end(), {-0.5, -0.5, 0.5, 0.5});  // keeps diagonal dominance
+  }
+  return csr_from_triplets(n, n, rows, cols, vals);
+}
+
 // A tridiagonal SPD matrix of n rows plus row (and column) 0 joined to every row from 2 on:
 // that row holds a fifth of the nonzeros, a thousand times the mean at n = 1,000. The case of
 // one very long row for the planner and the GPU kernels (issue 28).

@@ -153,13 +153,7 @@ Interval spectrum_bounds_on_device(const CsrMatrix<double>& A, const std::vector
     CGS_CHECK_LAUNCH();
     beta_prev = b;
   }
-  const auto [lo, hi] = ritz_extremes(alpha, beta);
-  Interval s;
-  s.ritz_max = hi;
-  s.gershgorin = gershgorin;
-  s.b = std::min(1.1 * hi, gershgorin);
-  s.a = std::min(std::max(lo, s.b * 1e-8), 0.5 * s.b);
-  return s;
+  return interval_from_lanczos(alpha, beta, gershgorin);
 }
 
 }  // namespace cgs::precond

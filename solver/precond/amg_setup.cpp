@@ -392,21 +392,26 @@ CsrMatrix<double> product_by_row_blocks(index_t rows, index_t cols, bool paralle
 // stored. Where A's rows are short that is the cheaper way (poisson2d:1000's first level, one
 // thread: numeric 0.29 s against R (A P)'s 0.47; poisson3d:100's 0.58 against 1.02); where they
 // are long, R (A P) is (the levels below: 0.087 against 0.043, and 0.73 against 0.28).
+// Row I of R A P, term by term (column, value) in one fixed order: the pattern pass and the
+// values pass sum the same terms in the same order, so their values agree bit for bit.
+template <typename Add>
+void for_each_triple_term(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                          const CsrMatrix<double>& P, index_t I, Add add) {
+  for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
+    const index_t i = R.col_idx[r];
+    for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+      const double ra = R.values[r] * A.values[e];
+      const index_t j = A.col_idx[e];
+      for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f) add(P.col_idx[f], ra * P.values[f]);
+    }
+  }
+}
+
 // Pattern and values in one pass, and the values alone on that pattern, bit for bit alike.
 CsrMatrix<double> triple_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
                                  const CsrMatrix<double>& P) {
   const index_t nc = R.rows;
-  auto row = [&](index_t I, auto add) {  // as triple_values sums
-    for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
-      const index_t i = R.col_idx[r];
-      for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
-        const double ra = R.values[r] * A.values[e];
-        const index_t j = A.col_idx[e];
-        for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f)
-          add(P.col_idx[f], ra * P.values[f]);
-      }
-    }
-  };
+  auto row = [&](index_t I, auto add) { for_each_triple_term(R, A, P, I, add); };
   return product_by_row_blocks(nc, nc, worth_threads(R.nnz()), true, row);
 }
 
@@ -422,15 +427,8 @@ void triple_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
         position[Ac.col_idx[c]] = c;
         Ac.values[c] = 0;
       }
-      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {
-        const index_t i = R.col_idx[r];
-        for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
-          const double ra = R.values[r] * A.values[e];
-          const index_t j = A.col_idx[e];
-          for (index_t f = P.row_ptr[j]; f < P.row_ptr[j + 1]; ++f)
-            Ac.values[position[P.col_idx[f]]] += ra * P.values[f];
-        }
-      }
+      for_each_triple_term(R, A, P, I,
+                           [&](index_t col, double v) { Ac.values[position[col]] += v; });
     }
   }
 }

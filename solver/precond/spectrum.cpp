@@ -85,6 +85,11 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
   }
   alpha.resize(std::size_t(done));
   beta.resize(std::size_t(done - 1));
+  return interval_from_lanczos(alpha, beta, gershgorin);
+}
+
+Interval interval_from_lanczos(const std::vector<double>& alpha, const std::vector<double>& beta,
+                               double gershgorin) {
   const auto [lo, hi] = ritz_extremes(alpha, beta);
   Interval s;
   s.ritz_max = hi;

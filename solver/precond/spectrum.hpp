@@ -42,5 +42,9 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
 std::vector<double> lanczos_start(index_t n);
 std::pair<double, double> ritz_extremes(const std::vector<double>& alpha,
                                         const std::vector<double>& beta);
+// The interval both Lanczos loops (host and device) report from their tridiagonal and the
+// Gershgorin bound: b = 1.1 x the largest Ritz value, never above Gershgorin; a the smallest.
+Interval interval_from_lanczos(const std::vector<double>& alpha, const std::vector<double>& beta,
+                               double gershgorin);
 
 }  // namespace cgs::precond

@@ -25,27 +25,8 @@ struct System {
   CsrMatrix<double> A;
 };
 
-// random_spd's few neighbours a row plus a hub row joined to every 5th row (a row ~n/5 long):
-// levels of very different widths. n = 777.
-CsrMatrix<double> irregular_spd() {
-  const index_t n = 777, hub = 300;
-  const CsrMatrix<double> base = testing::random_spd(n, 4, 23);
-  std::vector<index_t> rows, cols;
-  std::vector<double> vals;
-  for (index_t i = 0; i < n; ++i)
-    for (index_t k = base.row_ptr[i]; k < base.row_ptr[i + 1]; ++k) {
-      rows.push_back(i);
-      cols.push_back(base.col_idx[k]);
-      vals.push_back(base.values[k]);
-    }
-  for (index_t i = 0; i < n; i += 5) {
-    if (i == hub) continue;
-    rows.insert(rows.end(), {hub, i, hub, i});
-    cols.insert(cols.end(), {i, hub, hub, i});
-    vals.insert(vals.end(), {-0.5, -0.5, 0.5, 0.5});  // keeps diagonal dominance
-  }
-  return csr_from_triplets(n, n, rows, cols, vals);
-}
+// testing::irregular_spd: a hub row joined to every 5th row, n = 777.
+CsrMatrix<double> irregular_spd() { return testing::irregular_spd(777, 300, 5, 23); }
 
 // CGS_GPU_TESTS_LIGHT=1 (the sanitizers' runs) leaves out Exnet, the longest solve.
 std::vector<System> systems() {

@@ -19,27 +19,8 @@ namespace {
 
 using namespace gputest;
 
-// Random SPD with irregular rows: random_spd's few neighbours a row, plus a hub row joined to
-// every 7th row (a row ~n/7 long), n = 1013.
-CsrMatrix<double> irregular_spd() {
-  const index_t n = 1013, hub = 500;
-  const CsrMatrix<double> base = testing::random_spd(n, 4, 41);
-  std::vector<index_t> rows, cols;
-  std::vector<double> vals;
-  for (index_t i = 0; i < n; ++i)
-    for (index_t k = base.row_ptr[i]; k < base.row_ptr[i + 1]; ++k) {
-      rows.push_back(i);
-      cols.push_back(base.col_idx[k]);
-      vals.push_back(base.values[k]);
-    }
-  for (index_t i = 0; i < n; i += 7) {
-    if (i == hub) continue;
-    rows.insert(rows.end(), {hub, i, hub, i});
-    cols.insert(cols.end(), {i, hub, hub, i});
-    vals.insert(vals.end(), {-0.5, -0.5, 0.5, 0.5});  // keeps diagonal dominance
-  }
-  return csr_from_triplets(n, n, rows, cols, vals);
-}
+// testing::irregular_spd: a hub row joined to every 7th row, n = 1013.
+CsrMatrix<double> irregular_spd() { return testing::irregular_spd(1013, 500, 7, 41); }
 
 struct System {
   std::string name;
