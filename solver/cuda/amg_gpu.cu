@@ -152,6 +152,16 @@ __device__ bool first_of_its_value(index_t i, index_t t, index_t begin, index_t 
   return true;
 }
 
+// visit(c) once for each distinct aggregate row i reaches (P's columns of row i), in A's order.
+template <typename Visit>
+__device__ void for_each_column_of_p(index_t i, index_t begin, index_t end, const index_t* a_col,
+                                     const char* strong, const index_t* of, Visit visit) {
+  for (index_t t = begin; t <= end; ++t) {
+    const index_t c = candidate(i, t, end, a_col, strong, of);
+    if (c >= 0 && first_of_its_value(i, t, begin, end, c, a_col, strong, of)) visit(c);
+  }
+}
+
 // counts[i] = the number of P's columns in row i (distinct aggregates row i reaches).
 __global__ void prolongator_count_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
                                          const char* strong, const index_t* of, index_t* counts) {
@@ -159,10 +169,7 @@ __global__ void prolongator_count_kernel(index_t n, const index_t* a_ptr, const 
        i += index_t(gridDim.x) * kBlock) {
     const index_t begin = a_ptr[i], end = a_ptr[i + 1];
     index_t count = 0;
-    for (index_t t = begin; t <= end; ++t) {
-      const index_t c = candidate(i, t, end, a_col, strong, of);
-      if (c >= 0 && first_of_its_value(i, t, begin, end, c, a_col, strong, of)) ++count;
-    }
+    for_each_column_of_p(i, begin, end, a_col, strong, of, [&](index_t) { ++count; });
     counts[i] = count;
   }
 }
@@ -177,10 +184,7 @@ __global__ void prolongator_fill_kernel(index_t n, const index_t* a_ptr, const i
        i += index_t(gridDim.x) * kBlock) {
     const index_t begin = a_ptr[i], end = a_ptr[i + 1], first = p_ptr[i];
     index_t last = first;
-    for (index_t t = begin; t <= end; ++t) {
-      const index_t c = candidate(i, t, end, a_col, strong, of);
-      if (c >= 0 && first_of_its_value(i, t, begin, end, c, a_col, strong, of)) p_col[last++] = c;
-    }
+    for_each_column_of_p(i, begin, end, a_col, strong, of, [&](index_t c) { p_col[last++] = c; });
     for (index_t k = first + 1; k < last; ++k) {  // insertion sort
       const index_t c = p_col[k];
       index_t at = k;

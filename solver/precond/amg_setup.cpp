@@ -415,22 +415,41 @@ CsrMatrix<double> triple_product(const CsrMatrix<double>& R, const CsrMatrix<dou
   return product_by_row_blocks(nc, nc, worth_threads(R.nnz()), true, row);
 }
 
-void triple_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
-                   const CsrMatrix<double>& P, CsrMatrix<double>& Ac) {
-  const index_t nc = R.rows;
-#pragma omp parallel if (worth_threads(R.nnz()))
+// Row I of X Y, term by term in one fixed order (sparse_product's pattern pass and
+// galerkin_values's values pass alike).
+template <typename Add>
+void for_each_product_term(const CsrMatrix<double>& X, const CsrMatrix<double>& Y, index_t I,
+                           Add add) {
+  for (index_t r = X.row_ptr[I]; r < X.row_ptr[I + 1]; ++r) {
+    const double x = X.values[r];
+    const index_t i = X.col_idx[r];
+    for (index_t f = Y.row_ptr[i]; f < Y.row_ptr[i + 1]; ++f) add(Y.col_idx[f], x * Y.values[f]);
+  }
+}
+
+// Ac's values on its known pattern: each row's terms (row(I, add), add(column, value)) summed
+// into their entries, in the order row gives them.
+template <typename RowTerms>
+void values_on_pattern(CsrMatrix<double>& Ac, bool parallel, RowTerms row) {
+  const index_t nc = Ac.rows;
+#pragma omp parallel if (parallel)
   {
-    std::vector<index_t> position(std::size_t(nc), -1);  // column -> entry of the current row
+    std::vector<index_t> position(std::size_t(nc), -1);  // column -> entry (Ac is square)
 #pragma omp for schedule(dynamic, 256)
     for (index_t I = 0; I < nc; ++I) {
       for (index_t c = Ac.row_ptr[I]; c < Ac.row_ptr[I + 1]; ++c) {
         position[Ac.col_idx[c]] = c;
         Ac.values[c] = 0;
       }
-      for_each_triple_term(R, A, P, I,
-                           [&](index_t col, double v) { Ac.values[position[col]] += v; });
+      row(I, [&](index_t col, double v) { Ac.values[position[col]] += v; });
     }
   }
+}
+
+void triple_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                   const CsrMatrix<double>& P, CsrMatrix<double>& Ac) {
+  values_on_pattern(Ac, worth_threads(R.nnz()),
+                    [&](index_t I, auto add) { for_each_triple_term(R, A, P, I, add); });
 }
 
 // Whether R A P goes as R (A P): A's rows longer than 8 entries on average (above).
@@ -440,13 +459,7 @@ bool product_first(const CsrMatrix<double>& A) { return A.nnz() > 8 * std::int64
 
 CsrMatrix<double> sparse_product(const CsrMatrix<double>& X, const CsrMatrix<double>& Y,
                                  bool sorted_rows) {
-  auto row = [&](index_t I, auto add) {  // as galerkin_values sums
-    for (index_t r = X.row_ptr[I]; r < X.row_ptr[I + 1]; ++r) {
-      const double x = X.values[r];
-      const index_t i = X.col_idx[r];
-      for (index_t f = Y.row_ptr[i]; f < Y.row_ptr[i + 1]; ++f) add(Y.col_idx[f], x * Y.values[f]);
-    }
-  };
+  auto row = [&](index_t I, auto add) { for_each_product_term(X, Y, I, add); };
   return product_by_row_blocks(X.rows, Y.cols, worth_threads(X.nnz()), sorted_rows, row);
 }
 
@@ -463,24 +476,8 @@ void galerkin_values(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
     return;
   }
   const CsrMatrix<double> AP = sparse_product(A, P, false);  // as galerkin_product's
-  const index_t nc = R.rows;
-#pragma omp parallel if (worth_threads(R.nnz()))
-  {
-    std::vector<index_t> position(std::size_t(nc), -1);  // column -> entry of the current row
-#pragma omp for schedule(dynamic, 256)
-    for (index_t I = 0; I < nc; ++I) {
-      for (index_t c = Ac.row_ptr[I]; c < Ac.row_ptr[I + 1]; ++c) {
-        position[Ac.col_idx[c]] = c;
-        Ac.values[c] = 0;
-      }
-      for (index_t r = R.row_ptr[I]; r < R.row_ptr[I + 1]; ++r) {  // as sparse_product
-        const double x = R.values[r];
-        const index_t i = R.col_idx[r];
-        for (index_t f = AP.row_ptr[i]; f < AP.row_ptr[i + 1]; ++f)
-          Ac.values[position[AP.col_idx[f]]] += x * AP.values[f];
-      }
-    }
-  }
+  values_on_pattern(Ac, worth_threads(R.nnz()),
+                    [&](index_t I, auto add) { for_each_product_term(R, AP, I, add); });
 }
 
 namespace {
