@@ -25,7 +25,6 @@
 #include <random>
 
 #include "solver/inspector.hpp"
-#include "solver/plan.hpp"
 
 namespace cgs {
 namespace {
@@ -41,13 +40,6 @@ const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjac
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
 const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
-// Except where ic0 runs in the cluster loop's one block (solver/plan.cpp takes it where the
-// system fits): its levels then meet at block barriers, 65-143 us an iteration for the CPU's
-// 51-109 iterations on EPANET's small systems, against fsai:2's 87-990 iterations of 15-25 us
-// (H200, 2026-11-26, BENCHMARKS §10e). It then comes second, as the challenger: best on
-// Richmond (9.96 ms against fsai:2's 15.16), 1.5-2x behind fsai:2 on the others.
-const char* const kGpuCandidatesIc0InOneBlock[] = {"fsai:2", "ic0", "jacobi", "cheb:8",
-                                                   "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
@@ -72,15 +64,6 @@ constexpr double kSwitchMargin = 2;
 // auto 1.6-4x the best fixed candidate's time on the GPU, H100, 2026-11-25), and the first
 // candidate's probe goes on as the solve.
 constexpr double kProbeOthersAbove = 1.0;  // seconds
-// The one-block ic0 is probed after a first candidate whose 150-iteration probe leaves at least
-// this much (seconds) to run: its set-up and first iterations cost about kMinBudget, so below
-// twice that it cannot save what it costs (Wolf-Cordera: fsai:2 ~5 ms left, ic0 1.5x slower;
-// Richmond: ~13 ms left, ic0 1.5x faster). Its probe may then run as long as it could still
-// finish first: if it wins, the probe was the solve's start.
-constexpr double kChallengeAbove = 2 * kMinBudget;
-// A challenger's first run, which only times its iterations: short, as the challenger's
-// iterations are the expensive ones (its later run starts from x = 0 again).
-constexpr int kChallengerFirstRun = 5;
 
 struct Probe {
   std::string name;
@@ -151,10 +134,8 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
 // it is stopped as soon as that is known.
 // `budget`: seconds this probe may spend besides its set-up (infinite for the first candidate).
 // `first_on_own_rhs`: the first candidate, probed on the solve's b: it runs by time.
-// `first_run`: the iterations of the run that times an iteration.
 Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
-            const std::vector<double>& b, double best, double budget, bool first_on_own_rhs,
-            int first_run = kFirstRun) {
+            const std::vector<double>& b, double best, double budget, bool first_on_own_rhs) {
   Probe p;
   p.name = name;
   SolveRequest r = request;
@@ -171,12 +152,12 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
       p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
       return p;
     }
-    if (!run_probe(p, b, first_run) || p.converged) return p;
+    if (!run_probe(p, b, kFirstRun) || p.converged) return p;
     // Iterations that could still finish under the best estimate: fewer than the probe would
     // run means this candidate cannot win (its probe would cost more than the winner's solve).
     const double affordable = std::min(best - p.setup_seconds, budget - p.run_seconds) /
                               std::max(p.per_iteration, 1e-9);
-    if (affordable <= double(first_run)) {
+    if (affordable <= double(kFirstRun)) {
       p.pruned = format_ms(p.per_iteration) + " an iteration: " +
                  (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
                                                                    : "the probe's budget is spent");
@@ -203,32 +184,6 @@ bool usable(const Probe& p) {
   return p.failure.empty() && p.pruned.empty() && std::isfinite(p.estimate);
 }
 
-// The first usable candidate in order holds until another's remaining cost is clearly lower
-// (pointers into `probes` move as it grows: found again after each probe).
-Probe* pick_best(std::vector<Probe>& probes) {
-  Probe* best = nullptr;
-  for (Probe& p : probes)
-    if (usable(p) && (!best || kSwitchMargin * remaining(p) < remaining(*best))) best = &p;
-  return best;
-}
-
-template <std::size_t N>
-std::vector<const char*> list(const char* const (&names)[N]) {
-  return {std::begin(names), std::end(names)};
-}
-
-// Whether the plan for ic0 runs in the cluster loop's one block (see kGpuCandidatesIc0InOneBlock).
-bool ic0_runs_in_one_block(const SolveRequest& request, const CsrMatrix<double>& A) {
-  SolveRequest r = request;
-  r.precond = parse_precond("ic0");
-  if (r.needs_inspector()) return false;  // --format/--kernel auto: the inspector's choice
-  try {
-    return make_plan(r, A).loop == Loop::cluster;
-  } catch (const InputError&) {
-    return false;  // its own probe says why
-  }
-}
-
 }  // namespace
 
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
@@ -251,10 +206,7 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const bool challenger = gpu && own && ic0_runs_in_one_block(request, A);
-  const std::vector<const char*> candidates =
-      !gpu ? list(kCpuCandidates)
-           : (challenger ? list(kGpuCandidatesIc0InOneBlock) : list(kGpuCandidates));
+  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
   const double inf = std::numeric_limits<double>::infinity();
   for (const char* name : candidates) {
     // What probing has cost beyond the best candidate's set-up and the run the solve continues.
@@ -265,18 +217,6 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     if (best && best->converged && own) {
       not_tried += std::string("; ") + name + " (not tried: " + best->name +
                    "'s probe solved the system)";
-      continue;
-    }
-    const bool challenging = challenger && probes.size() == 1 && std::string(name) == "ic0";
-    if (challenging && best && &*best == &probes.front()) {
-      if (remaining(*best) < kChallengeAbove) {
-        not_tried += std::string("; ic0 in one block (not tried: ") + best->name + " has about " +
-                     format_ms(remaining(*best)) + " left, less than its probe would cost)";
-        continue;
-      }
-      probes.push_back(probe(request, A, name, b, best->estimate, remaining(*best), false,
-                             kChallengerFirstRun));
-      best = pick_best(probes);
       continue;
     }
     if (best && &*best == &probes.front() && remaining(*best) < kProbeOthersAbove) {
@@ -290,11 +230,13 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
                    ", is spent)";
       continue;
     }
-    // With a challenger behind it, the first candidate's probe runs 150 iterations, not by
-    // time: the challenger is probed only if their rate leaves enough to save.
-    probes.push_back(probe(request, A, name, b, best ? best->estimate : inf, budget,
-                           own && probes.empty() && !challenger));
-    best = pick_best(probes);
+    probes.push_back(
+        probe(request, A, name, b, best ? best->estimate : inf, budget, own && probes.empty()));
+    // The first usable candidate in order holds until another's remaining cost is clearly
+    // lower (pointers into `probes` move as it grows: found again each time).
+    best = nullptr;
+    for (Probe& p : probes)
+      if (usable(p) && (!best || kSwitchMargin * remaining(p) < remaining(*best))) best = &p;
   }
   std::string why;
   if (best) {

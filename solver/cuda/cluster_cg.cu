@@ -9,7 +9,6 @@
 #include "solver/cg_result.hpp"
 #include "solver/cg_step.hpp"
 #include "solver/cuda/cluster_cg.hpp"
-#include "solver/cuda/cluster_levels.cuh"
 #include "spmv/cuda/cuda_common.cuh"
 
 namespace cgs {
@@ -212,7 +211,12 @@ __device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* t
     } else {
       int end = k;
       while (end < count && ops[end].items <= kWarpItems) ++end;
-      if (threadIdx.x < 32) rz += run_narrow_operations(ops, k, end, table);
+      if (threadIdx.x < 32) {
+        for (int j = k; j < end; ++j) {
+          rz += precond::run_items(ops[j], table, threadIdx.x, (long long)ops[j].items, 32);
+          __syncwarp();  // orders the warp's shared-memory writes before the next level reads
+        }
+      }
       k = end;
     }
     __syncthreads();

@@ -133,37 +133,5 @@ TEST_CASE("Cluster CG with ic0: auto takes one block where it fits, else persist
   CHECK(fit.reason.find("one block") != std::string::npos);
 }
 
-TEST_CASE("GPU --precond auto: ic0 in one block is the challenger after fsai:2, elsewhere 4th") {
-  CGS_REQUIRE_GPU_OR_SKIP();
-  const std::string dir = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
-  const CsrMatrix<double> exnet = read_matrix_market(dir + "Exnet_EXN_step3.mtx.gz");
-  const std::vector<double> b = read_vector_market(dir + "Exnet_EXN_step3_b.mtx.gz");
-  SolveRequest r;
-  r.backend = gpu_csr();
-  r.cg.tol = 1e-10;
-  r.precond = parse_precond("auto");
-  std::vector<double> x;
-  const SolveReport report = solve_system(exnet, b, x, r);
-  REQUIRE(report.cg.ok());
-  CHECK(report.true_relative_residual <= 1e-9);
-  const std::string& why = report.plan.inspection;
-  INFO(why);
-  // fsai:2 first, then ic0 (tried or said why not), before jacobi.
-  const auto ic0 = why.find("ic0"), jacobi = why.find("jacobi");
-  REQUIRE(ic0 != std::string::npos);
-  REQUIRE(jacobi != std::string::npos);
-  CHECK(ic0 < jacobi);
-  // Too big for one block: the usual order, ic0 after cheb:8.
-  const CsrMatrix<double> grid = testing::poisson2d(200);
-  const std::vector<double> ones(std::size_t(grid.rows), 1.0);
-  std::vector<double> y;
-  const SolveReport big = solve_system(grid, multiply(grid, ones), y, r);
-  REQUIRE(big.cg.ok());
-  const std::string& why_big = big.plan.inspection;
-  INFO(why_big);
-  const auto ic0_big = why_big.find("ic0"), cheb_big = why_big.find("cheb:8");
-  if (ic0_big != std::string::npos && cheb_big != std::string::npos) CHECK(cheb_big < ic0_big);
-}
-
 }  // namespace
 }  // namespace cgs
