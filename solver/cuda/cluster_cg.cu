@@ -706,6 +706,46 @@ __device__ __forceinline__ T fma_t(T a, T b, T c) {
   }
 }
 
+// The one-reduction variant's residual replacement, every kReplaceEvery iterations (after the
+// pass's barrier): r = b - A x, u = d .* r, then w = A u and s = A p from the neighbours' new u
+// and p, and the pass's sums again from them (into the same buffer: nobody reads it before the
+// next pass). The recursive r, w and s drift from the true ones by rounding, more than CG's r
+// (three recurrences); replacing them bounds the drift, at two cluster barriers and three SpMVs
+// every kReplaceEvery iterations.
+constexpr long long kReplaceEvery = 50;
+
+template <typename T>
+__device__ void replace_residual(const fast::SlicedRows<T>& rows, unsigned rank, const T* x,
+                                 const T* p, const T* d, T* u, bool scaled, const T* b, T* r, T* w,
+                                 T* s, index_t mine, Reduction& red) {
+  const unsigned x_at = fast::shared_address(x);
+  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    const T ri =
+        b[i] - T(fast::row_product<kSlice, kLocalBits>(rows, i, [&](unsigned o, unsigned j) {
+          return fast::vector_entry<T>(x_at, rank, o, j);
+        }));
+    r[i] = ri;
+    if (scaled) u[i] = d[i] * ri;
+  }
+  cluster_barrier_aligned();
+  const unsigned u_at = fast::shared_address(scaled ? u : r), p_at = fast::shared_address(p);
+  double sums[3] = {0, 0, 0};
+  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    const T wi = T(fast::row_product<kSlice, kLocalBits>(
+        rows, i, [&](unsigned o, unsigned j) { return fast::vector_entry<T>(u_at, rank, o, j); }));
+    const T si = T(fast::row_product<kSlice, kLocalBits>(
+        rows, i, [&](unsigned o, unsigned j) { return fast::vector_entry<T>(p_at, rank, o, j); }));
+    w[i] = wi;
+    s[i] = si;
+    const T ri = r[i], ui = scaled ? u[i] : ri;
+    sums[0] += double(ri) * double(ri);
+    sums[1] += double(ri) * double(ui);
+    sums[2] += double(wi) * double(ui);
+  }
+  block_partials(red, sums, {kRr, kRz, kPq});
+  cluster_barrier_aligned();
+}
+
 // The one-reduction variant (ClusterVariant::onered): Chronopoulos-Gear CG, one pass and one
 // cluster barrier an iteration. With u = M^-1 r (z's buffer; r itself without a preconditioner),
 // w = A u and s = A p, iteration k (alpha_k, beta_k decided from the previous pass's sums):
@@ -716,8 +756,8 @@ __device__ __forceinline__ T fma_t(T a, T b, T c) {
 // computes it (fma_t, the same bits), so r, w and s are double-buffered: r in r / r1, w in
 // w0 / w1, s in p1 / q; p in p0 and u in z are read by their own thread only. The decision is
 // cg_step.hpp's: stepped() on r.r and r.u, then step() on p_k.q_k = w.u - beta_k r.u / alpha_{k-1}
-// (alpha_1's p.q = w_0.u_0). No residual replacement: the recursive residual drifts as CG's does
-// (the tests compare x with the persistent loop's to 1e-8).
+// (alpha_1's p.q = w_0.u_0). Every kReplaceEvery iterations the residual is replaced (see
+// replace_residual).
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1) one_reduction_kernel(Args<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -856,6 +896,8 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_kernel(Args<T> a) {
       const long long slot = (k - 1) / a.spmv_every;
       if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
     }
+    if (k % kReplaceEvery == 0)
+      replace_residual(rows, rank, x, p, d, u, scaled, b, r_new, w_new, s_new, mine, red[k % 2]);
   }
   for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
   if (leader) a.out[sys] = states[decision % 2];  // thread 0 wrote it

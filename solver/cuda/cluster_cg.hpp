@@ -52,8 +52,9 @@ namespace cgs {
 //   fast    loads + decide;
 //   onered  Chronopoulos-Gear CG: ONE pass and one cluster barrier an iteration (r.r, r.z and
 //           w.z reduced together, p.Ap from them), the neighbours' new z recomputed from their
-//           previous r, w and s (double-buffered); fast's loads and decision; three more
-//           vectors in shared memory (the batch then needs more blocks a system).
+//           previous r, w and s (double-buffered); fast's loads and decision; the residual
+//           replaced every 50 iterations; three more vectors in shared memory (the batch then
+//           needs more blocks a system).
 // A program (one block) always runs the base variant.
 enum class ClusterVariant { base, select, loads, decide, fast, onered };
 
