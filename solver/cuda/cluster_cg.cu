@@ -9,7 +9,6 @@
 #include "solver/cg_result.hpp"
 #include "solver/cg_step.hpp"
 #include "solver/cuda/cluster_cg.hpp"
-#include "solver/cuda/cluster_variants.cuh"
 #include "spmv/cuda/cuda_common.cuh"
 
 namespace cgs {
@@ -46,10 +45,6 @@ struct Layout {
   bool shared_matrix = true;
   std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
               slice_ptr = 0, width = 0, bytes = 0;
-  // The one-reduction variant's second r and its w twice (its s lives in p1 and q, see
-  // one_reduction_kernel).
-  bool one_reduction = false;
-  std::size_t r1 = 0, w0 = 0, w1 = 0;
   // A program (one block): its work vectors, always here; its operations and packed index and
   // value buffers where they fit (else read from global memory, L2).
   int works = 0;
@@ -75,8 +70,7 @@ std::size_t matrix_bytes(index_t slices, index_t entries) {
 // levels gain more from shared memory than the one SpMV pass an iteration), then the matrix.
 template <typename T>
 Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
-                 const ClusterProgramShape* program = nullptr, std::size_t room = 0,
-                 bool one_reduction = false) {
+                 const ClusterProgramShape* program = nullptr, std::size_t room = 0) {
   Layout l;
   l.rows = rows;
   l.slices = (rows + kSlice - 1) / kSlice;
@@ -88,9 +82,6 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
     return start;
   };
   for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q}) *v = take(sizeof(T) * std::size_t(rows));
-  l.one_reduction = one_reduction && !program;
-  if (l.one_reduction)
-    for (std::size_t* v : {&l.r1, &l.w0, &l.w1}) *v = take(sizeof(T) * std::size_t(rows));
   // With a program, x stays in global memory (pass A only updates it in place, row by row) and
   // there is no d: room for the program's arrays.
   l.x = take(program ? 0 : sizeof(T) * std::size_t(rows));
@@ -350,22 +341,6 @@ __device__ __forceinline__ T entry(cgrp::cluster_group& cluster, unsigned rank, 
   return owner == rank ? v[j] : *cluster.map_shared_rank(v + j, owner);
 }
 
-// This block's slices: copied into its shared memory, or left in global memory (L2), then
-// slice_ptr holds absolute offsets.
-template <typename T>
-__device__ void place_rows(const Args<T>& a, unsigned char* smem, Shared<T>& s, unsigned rank,
-                           long long sys) {
-  const Layout& l = a.layout;
-  if (l.shared_matrix) {
-    load_rows(a, smem, rank, sys);
-  } else {
-    s.slice_ptr = a.slice_ptr + index_t(rank) * l.slices;
-    s.width = a.width + index_t(rank) * l.slices;
-    s.cols = a.cols;
-    s.values = a.values + sys * a.values_stride;
-  }
-}
-
 // (A v)_i for a local row, v_at(owner, local) giving the vector's entries.
 template <typename T, typename VAt>
 __device__ __forceinline__ double row_product(const Shared<T>& s, index_t li, VAt v_at) {
@@ -393,107 +368,14 @@ __global__ void gather_values(T* sliced, const T* values, const index_t* source,
   }
 }
 
-// The kernel variants' flags (ClusterVariant, BENCHMARKS.md §13b): kSelect, the pass's p buffers
-// chosen by a select, not by indexing an array (s.p[(k - 1) % 2] lived in local memory: one
-// LDL.64 after the barrier of every pass held 17% of the stall samples, Nsight Compute on
-// BWSN_Network_2 in 16 blocks, H200, 2026-11-26); kFastLoads, the SpMV's loads through explicit
-// state spaces and a row's chunk of entries in flight together; kFastDecide, every thread sums
-// the cluster's partials and takes the CG decision itself, and the cluster barrier is the
-// aligned PTX one (every thread of the block reaches it; no divergence handling).
-constexpr int kSelect = 1, kFastLoads = 2, kFastDecide = 4;
-
-// barrier.cluster.arrive (release) + wait (acquire), .aligned: the whole block executes it.
-__device__ __forceinline__ void cluster_barrier_aligned() {
-  asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-}
-
-// Buffer `which` (0 or 1) of a pair, by a select: a run-time index into an array of pointers
-// puts the array in local memory.
-template <typename P>
-__device__ __forceinline__ P pick(int which, P zero, P one) {
-  return which ? one : zero;
-}
-
-// Where a block's sliced rows are, for the fast loads (shared addresses or global pointers).
-template <typename T>
-__device__ fast::SlicedRows<T> sliced_rows(const Shared<T>& s, bool in_shared) {
-  fast::SlicedRows<T> m{};
-  m.in_shared = in_shared;
-  if (in_shared) {
-    m.cols_at = fast::shared_address(s.cols);
-    m.values_at = fast::shared_address(s.values);
-    m.slice_ptr_at = fast::shared_address(s.slice_ptr);
-    m.width_at = fast::shared_address(s.width);
-  } else {
-    m.cols = s.cols;
-    m.values = s.values;
-    m.slice_ptr = s.slice_ptr;
-    m.width = s.width;
-  }
-  return m;
-}
-
-// The cluster's totals of N slots in every thread (kFastDecide): each warp sums the blocks'
-// partials with its own butterfly, the N trees interleaved.
-template <int N>
-__device__ void totals_everywhere(const Reduction& red, const int (&slot)[N], unsigned blocks,
-                                  double (&total)[N]) {
-  const unsigned lane = threadIdx.x % 32;
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-    total[i] = lane < blocks ? fast::load_cluster<double>(fast::map_rank(
-                                   fast::shared_address(&red.partial[slot[i]]), lane))
-                             : 0.0;
-  for (int offset = 16; offset > 0; offset /= 2)
-#pragma unroll
-    for (int i = 0; i < N; ++i) total[i] += __shfl_xor_sync(0xffffffffu, total[i], offset);
-}
-
-// A CG decision taken by every thread (kFastDecide): stop, and the step's alpha and beta.
-struct Decision {
-  bool stop;
-  double alpha, beta;
-};
-
-// Runs decide(state) (true: stop) in every thread on the state of the previous decision,
-// states[decision % 2] (fresh: none, decide begins one), and stores the new state in the other
-// buffer; a barrier separates each write from the next reads of that buffer. Thread 0 decides on
-// the shared copy it stores; the others on a private copy, of which only the fields the
-// decision reads stay live (a whole state per thread made the kernel spill).
-template <typename Decide>
-__device__ Decision decide_in_every_thread(cg::State (&states)[2], int& decision, bool fresh,
-                                           Decide decide) {
-  const int now = decision % 2, next = 1 - now;
-  ++decision;
-  auto take = [&](cg::State& state) {
-    if (!fresh) state = states[now];
-    const bool stop = decide(state);
-    return Decision{stop, state.alpha, state.beta};
-  };
-  if (threadIdx.x == 0) return take(states[next]);
-  cg::State copy;
-  return take(copy);
-}
-
 // kProgram: the one-block variant that runs a program (a separate instance, so that the
-// pointwise kernel keeps its registers: the program's code in it made it spill). kVariant:
-// kFastLoads | kFastDecide, pointwise only (0 is the loop measured in §13).
-template <typename T, bool kProgram, int kVariant>
+// pointwise kernel keeps its registers: the program's code in it made it spill).
+template <typename T, bool kProgram>
 __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
-  static_assert(!(kProgram && kVariant), "a program runs in the base variant only");
-  constexpr bool p_by_select = (kVariant & kSelect) != 0;
-  constexpr bool fast_loads = (kVariant & kFastLoads) != 0;
-  constexpr bool fast_decide = (kVariant & kFastDecide) != 0;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ Reduction red;
   cgrp::cluster_group cluster = cgrp::this_cluster();
   const unsigned rank = cluster.block_rank();
-  auto meet = [&] {  // the cluster barrier after a pass
-    if constexpr (fast_decide)
-      cluster_barrier_aligned();
-    else
-      cluster.sync();
-  };
   const long long sys = blockIdx.x / cluster.num_blocks();
   const bool leader = rank == 0 && threadIdx.x == 0;
   const bool timed = leader && sys == 0 && a.time_spmv;
@@ -519,7 +401,14 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   }
   const index_t first = index_t(rank) * l.rows;
   const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
-  place_rows(a, smem, s, rank, sys);
+  if (l.shared_matrix) {
+    load_rows(a, smem, rank, sys);
+  } else {  // the slices stay in global memory (L2): absolute offsets
+    s.slice_ptr = a.slice_ptr + index_t(rank) * l.slices;
+    s.width = a.width + index_t(rank) * l.slices;
+    s.cols = a.cols;
+    s.values = a.values + sys * a.values_stride;
+  }
   const T* b = a.b + sys * a.n + first;
   T* x_out = a.x + sys * a.n + first;
   const T* d_in = scaled ? a.d + sys * a.d_stride + first : nullptr;
@@ -534,20 +423,9 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   // Start: r = b - A x0, z = d .* r; r.r, r.z, b.b.
   {
     auto x0_at = [&](unsigned owner, index_t j) { return entry<T>(cluster, rank, x, owner, j); };
-    auto product = [&](index_t i) {
-      if constexpr (fast_loads) {
-        const unsigned x_at = fast::shared_address(x);
-        return fast::row_product<kSlice, kLocalBits>(
-            sliced_rows(s, l.shared_matrix), i, [&](unsigned owner, unsigned j) {
-              return fast::vector_entry<T>(x_at, rank, owner, j);
-            });
-      } else {
-        return row_product(s, i, x0_at);
-      }
-    };
     double sums[3] = {0, 0, 0};
     for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-      const T ri = b[i] - T(product(i));
+      const T ri = b[i] - T(row_product(s, i, x0_at));
       s.r[i] = ri;
       sums[0] += double(ri) * double(ri);
       if (scaled) {
@@ -559,117 +437,67 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     }
     if constexpr (program) sums[1] = run_program(a, smem, table);
     block_partials(red, sums, {kRr, kRz, kBb});
-    meet();
+    cluster.sync();
   }
 
   // The CG state, kept by thread 0 of each block (every block computes the same from the same
   // totals); `go` tells the block whether the solve goes on.
   __shared__ cg::State st;
   __shared__ int go;
-  // kFastDecide: every thread takes each decision on its own copy of the state, read from
-  // states[decision % 2]; thread 0 stores the new one in the other buffer (a barrier always
-  // separates a write from the next reads of that buffer).
-  __shared__ cg::State states[2];
-  int decision = 0;
-  bool going = true;  // kFastDecide: this thread's copy of go
   for (long long k = 1;; ++k) {
     // Pass A(k).
     long long pass_start = 0;
     if (timed) pass_start = clock64();
-    auto decide_a = [&](cg::State& state, const double* total) {
+    cluster_totals(cluster, red, {kRr, kRz, kBb}, [&](const double* total) {
       const double rr = total[kRr], rz = identity ? rr : total[kRz];
       bool stop;
       if (k == 1) {
-        state = cg::begin(total[kBb], a.tol, a.atol, a.max_iters);
-        stop = cg::started(state, rr, rz);
+        st = cg::begin(total[kBb], a.tol, a.atol, a.max_iters);
+        stop = cg::started(st, rr, rz);
       } else {
-        stop = cg::stepped(state, rr, rz, k - 1);
+        stop = cg::stepped(st, rr, rz, k - 1);
       }
-      return stop;
-    };
-    T alpha_prev, beta;
-    if constexpr (fast_decide) {
-      double t[3];
-      totals_everywhere(red, {kRr, kRz, kBb}, cluster.num_blocks(), t);
-      double total[kSlots] = {};
-      total[kRr] = t[0];
-      total[kRz] = t[1];
-      total[kBb] = t[2];
-      const Decision taken = decide_in_every_thread(
-          states, decision, k == 1, [&](cg::State& state) { return decide_a(state, total); });
-      if (leader && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = total[kRr];
-      going = !taken.stop;
-      alpha_prev = T(taken.alpha);
-      beta = k == 1 ? T(0) : T(taken.beta);
-    } else {
-      cluster_totals(cluster, red, {kRr, kRz, kBb}, [&](const double* total) {
-        const bool stop = decide_a(st, total);
-        if (rank == 0 && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = total[kRr];
-        go = !stop;
-      });
-      going = go;
-      alpha_prev = T(st.alpha);
-      beta = k == 1 ? T(0) : T(st.beta);
-    }
-    const T* p_old = p_by_select ? pick(int((k - 1) % 2), s.p[0], s.p[1]) : s.p[(k - 1) % 2];
-    if (!going) {  // x_{k-1}: the update this pass would have made
+      if (rank == 0 && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = rr;
+      go = !stop;
+    });
+    const T alpha_prev = T(st.alpha);
+    const T* p_old = s.p[(k - 1) % 2];
+    if (!go) {  // x_{k-1}: the update this pass would have made
       if (k >= 2)
         for (index_t i = threadIdx.x; i < mine; i += kThreads)
           x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
       break;
     }
     const bool first_step = k == 1;
+    const T beta = first_step ? T(0) : T(st.beta);
     const T* z = s.z;
     auto p_at = [&](unsigned owner, index_t j) {
       if (owner == rank) return first_step ? z[j] : cg::next_p(z[j], beta, p_old[j]);
       const T zj = *cluster.map_shared_rank(z + j, owner);
       return first_step ? zj : cg::next_p(zj, beta, *cluster.map_shared_rank(p_old + j, owner));
     };
-    // kFastLoads: p's entry from z's and p_old's, both loads issued before the multiply-add.
-    const unsigned z_at = fast::shared_address(z), p_old_at = fast::shared_address(p_old);
-    auto p_fast = [&](unsigned owner, unsigned j) {
-      const T zj = fast::vector_entry<T>(z_at, rank, owner, j);
-      if (first_step) return zj;
-      return cg::next_p(zj, beta, fast::vector_entry<T>(p_old_at, rank, owner, j));
-    };
-    T* p_new = p_by_select ? pick(int(k % 2), s.p[0], s.p[1]) : s.p[k % 2];
+    T* p_new = s.p[k % 2];
     double pq[1] = {0};
     for (index_t i = threadIdx.x; i < mine; i += kThreads) {
       const T pi = first_step ? z[i] : cg::next_p(z[i], beta, p_old[i]);
-      T qi;
-      if constexpr (fast_loads)
-        qi = T(fast::row_product<kSlice, kLocalBits>(sliced_rows(s, l.shared_matrix), i, p_fast));
-      else
-        qi = T(row_product(s, i, p_at));
+      const T qi = T(row_product(s, i, p_at));
       p_new[i] = pi;
       s.q[i] = qi;
       if (!first_step) x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
       pq[0] += double(pi) * double(qi);
     }
     block_partials(red, pq, {kPq});
-    meet();
+    cluster.sync();
     if (timed && (k - 1) % a.spmv_every == 0) {
       const long long slot = (k - 1) / a.spmv_every;
       if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
     }
 
     // Pass B(k).
-    T alpha;
-    if constexpr (fast_decide) {
-      double pq_total[1];
-      totals_everywhere(red, {kPq}, cluster.num_blocks(), pq_total);
-      const Decision taken = decide_in_every_thread(states, decision, false, [&](cg::State& state) {
-        return !cg::step(state, pq_total[0], k);
-      });
-      going = !taken.stop;
-      alpha = T(taken.alpha);
-    } else {
-      cluster_totals(cluster, red, {kPq},
-                     [&](const double* total) { go = cg::step(st, total[kPq], k); });
-      going = go;
-      alpha = T(st.alpha);
-    }
-    if (!going) break;  // breakdown: x, r stay at k - 1
+    cluster_totals(cluster, red, {kPq},
+                   [&](const double* total) { go = cg::step(st, total[kPq], k); });
+    if (!go) break;  // breakdown: x, r stay at k - 1
+    const T alpha = T(st.alpha);
     double sums[2] = {0, 0};
     for (index_t i = threadIdx.x; i < mine; i += kThreads) {
       const T ri = cg::next_r(s.r[i], alpha, s.q[i]);
@@ -683,224 +511,11 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     }
     if constexpr (program) sums[1] = run_program(a, smem, table);
     block_partials(red, sums, {kRr, kRz});
-    meet();
+    cluster.sync();
   }
   if (!program)
     for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
-  if (leader) a.out[sys] = fast_decide ? states[decision % 2] : st;  // thread 0 wrote it
-  if (timed) {
-    a.clocks[0] = clock64() - cycles0;
-    a.clocks[1] = (long long)global_ns() - ns0;
-  }
-  cluster.sync();  // no block leaves while another may still read its shared memory
-}
-
-// c + a b rounded once, in T (the one-reduction kernel computes a neighbour's update exactly as
-// its owner does, so both must round the same way).
-template <typename T>
-__device__ __forceinline__ T fma_t(T a, T b, T c) {
-  if constexpr (sizeof(T) == 4) {
-    return __fmaf_rn(a, b, c);
-  } else {
-    return __fma_rn(a, b, c);
-  }
-}
-
-// The one-reduction variant's residual replacement, every kReplaceEvery iterations (after the
-// pass's barrier): r = b - A x, u = d .* r, then w = A u and s = A p from the neighbours' new u
-// and p, and the pass's sums again from them (into the same buffer: nobody reads it before the
-// next pass). The recursive r, w and s drift from the true ones by rounding, more than CG's r
-// (three recurrences); replacing them bounds the drift, at two cluster barriers and three SpMVs
-// every kReplaceEvery iterations.
-constexpr long long kReplaceEvery = 50;
-
-template <typename T>
-__device__ void replace_residual(const fast::SlicedRows<T>& rows, unsigned rank, const T* x,
-                                 const T* p, const T* d, T* u, bool scaled, const T* b, T* r, T* w,
-                                 T* s, index_t mine, Reduction& red) {
-  const unsigned x_at = fast::shared_address(x);
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-    const T ri =
-        b[i] - T(fast::row_product<kSlice, kLocalBits>(rows, i, [&](unsigned o, unsigned j) {
-          return fast::vector_entry<T>(x_at, rank, o, j);
-        }));
-    r[i] = ri;
-    if (scaled) u[i] = d[i] * ri;
-  }
-  cluster_barrier_aligned();
-  const unsigned u_at = fast::shared_address(scaled ? u : r), p_at = fast::shared_address(p);
-  double sums[3] = {0, 0, 0};
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-    const T wi = T(fast::row_product<kSlice, kLocalBits>(
-        rows, i, [&](unsigned o, unsigned j) { return fast::vector_entry<T>(u_at, rank, o, j); }));
-    const T si = T(fast::row_product<kSlice, kLocalBits>(
-        rows, i, [&](unsigned o, unsigned j) { return fast::vector_entry<T>(p_at, rank, o, j); }));
-    w[i] = wi;
-    s[i] = si;
-    const T ri = r[i], ui = scaled ? u[i] : ri;
-    sums[0] += double(ri) * double(ri);
-    sums[1] += double(ri) * double(ui);
-    sums[2] += double(wi) * double(ui);
-  }
-  block_partials(red, sums, {kRr, kRz, kPq});
-  cluster_barrier_aligned();
-}
-
-// The one-reduction variant (ClusterVariant::onered): Chronopoulos-Gear CG, one pass and one
-// cluster barrier an iteration. With u = M^-1 r (z's buffer; r itself without a preconditioner),
-// w = A u and s = A p, iteration k (alpha_k, beta_k decided from the previous pass's sums):
-//   p_k = u_{k-1} + beta_k p_{k-1}     s_k = w_{k-1} + beta_k s_{k-1}
-//   x_k = x_{k-1} + alpha_k p_k        r_k = r_{k-1} - alpha_k s_k      u_k = d .* r_k
-//   w_k = A u_k;   sums r_k.r_k, r_k.u_k, w_k.u_k -> cluster barrier
-// A neighbour's u_k is recomputed from its r_{k-1}, w_{k-1}, s_{k-1} (and d) the way its owner
-// computes it (fma_t, the same bits), so r, w and s are double-buffered: r in r / r1, w in
-// w0 / w1, s in p1 / q; p in p0 and u in z are read by their own thread only. The decision is
-// cg_step.hpp's: stepped() on r.r and r.u, then step() on p_k.q_k = w.u - beta_k r.u / alpha_{k-1}
-// (alpha_1's p.q = w_0.u_0). Every kReplaceEvery iterations the residual is replaced (see
-// replace_residual).
-template <typename T>
-__global__ void __launch_bounds__(kThreads, 1) one_reduction_kernel(Args<T> a) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  // Pass k's sums in red[k % 2] (the start's in red[0]): a block may write pass k's partials
-  // while a slower one still reads pass k - 1's; one barrier an iteration separates the rest.
-  __shared__ Reduction red[2];
-  __shared__ cg::State states[2];
-  cgrp::cluster_group cluster = cgrp::this_cluster();
-  const unsigned rank = cluster.block_rank();
-  const long long sys = blockIdx.x / cluster.num_blocks();
-  const bool leader = rank == 0 && threadIdx.x == 0;
-  const bool timed = leader && sys == 0 && a.time_spmv;
-  long long cycles0 = 0, ns0 = 0;
-  if (timed) {
-    cycles0 = clock64();
-    ns0 = (long long)global_ns();
-  }
-  const Layout& l = a.layout;
-  const bool scaled = a.d != nullptr;
-  Shared<T> s = carve<T>(smem, l, false);
-  // Pairs by parity, picked by selects (an array indexed at run time would live in local memory).
-  T* const r0 = s.r;
-  T* const r1 = reinterpret_cast<T*>(smem + l.r1);
-  T* const w0 = reinterpret_cast<T*>(smem + l.w0);
-  T* const w1 = reinterpret_cast<T*>(smem + l.w1);
-  T* const s0 = s.p[1];
-  T* const s1 = s.q;
-  T* const p = s.p[0];
-  T* const u = s.z;  // with a preconditioner; without, u is r
-  const index_t first = index_t(rank) * l.rows;
-  const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
-  place_rows(a, smem, s, rank, sys);
-  const T* b = a.b + sys * a.n + first;
-  T* x_out = a.x + sys * a.n + first;
-  const T* d_in = scaled ? a.d + sys * a.d_stride + first : nullptr;
-  T* x = s.x;
-  T* d = s.d;
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-    x[i] = x_out[i];
-    if (scaled) d[i] = d_in[i];
-    p[i] = T(0);
-    s0[i] = T(0);  // s_0 = 0, p_0 = 0: then s_1 = w_0, p_1 = u_0 exactly
-  }
-  cluster.sync();
-  const fast::SlicedRows<T> rows = sliced_rows(s, l.shared_matrix);
-  const unsigned d_at = fast::shared_address(d);
-
-  // Start: r_0 = b - A x_0, u_0 = d .* r_0; then w_0 = A u_0 (a barrier between: u_0 of the
-  // neighbours). Sums r.r, r.u, b.b and w.u.
-  double sums[4] = {0, 0, 0, 0};
-  {
-    const unsigned x_at = fast::shared_address(x);
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-      const T ri =
-          b[i] - T(fast::row_product<kSlice, kLocalBits>(rows, i, [&](unsigned o, unsigned j) {
-            return fast::vector_entry<T>(x_at, rank, o, j);
-          }));
-      r0[i] = ri;
-      const T ui = scaled ? d[i] * ri : ri;
-      if (scaled) u[i] = ui;
-      sums[0] += double(ri) * double(ri);
-      sums[1] += double(ri) * double(ui);
-      sums[2] += double(b[i]) * double(b[i]);
-    }
-    cluster.sync();
-    const unsigned u_at = fast::shared_address(scaled ? u : r0);
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-      const T wi = T(fast::row_product<kSlice, kLocalBits>(rows, i, [&](unsigned o, unsigned j) {
-        return fast::vector_entry<T>(u_at, rank, o, j);
-      }));
-      w0[i] = wi;
-      sums[3] += double(wi) * double(scaled ? u[i] : r0[i]);
-    }
-    block_partials(red[0], sums, {kRr, kRz, kBb, kPq});
-    cluster_barrier_aligned();
-  }
-
-  int decision = 0;
-  for (long long k = 1;; ++k) {
-    long long pass_start = 0;
-    if (timed) pass_start = clock64();
-    double total[4];
-    totals_everywhere(red[(k - 1) % 2], {kRr, kRz, kBb, kPq}, cluster.num_blocks(), total);
-    const double rr = total[0], rz = scaled ? total[1] : total[0], wu = total[3];
-    const Decision taken = decide_in_every_thread(states, decision, k == 1, [&](cg::State& state) {
-      if (k == 1) {
-        state = cg::begin(total[2], a.tol, a.atol, a.max_iters);
-        if (cg::started(state, rr, rz)) return true;
-        return !cg::step(state, wu, 1);
-      }
-      if (cg::stepped(state, rr, rz, k - 1)) return true;
-      return !cg::step(state, wu - state.beta * state.rz / state.alpha, k);
-    });
-    if (leader && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = rr;
-    if (taken.stop) break;  // x and r are at k - 1 (converged, or a breakdown at step k)
-    const T alpha = T(taken.alpha), beta = k == 1 ? T(0) : T(taken.beta);
-    const int old = int((k - 1) % 2), now = int(k % 2);
-    const T* r_old = pick(old, r0, r1);
-    const T* w_old = pick(old, w0, w1);
-    const T* s_old = pick(old, s0, s1);
-    T* r_new = pick(now, r0, r1);
-    T* w_new = pick(now, w0, w1);
-    T* s_new = pick(now, s0, s1);
-    const unsigned r_at = fast::shared_address(r_old), w_at = fast::shared_address(w_old),
-                   s_at = fast::shared_address(s_old);
-    // u_k's entry j, from its owner's r_{k-1}, w_{k-1}, s_{k-1}: the owner's own arithmetic.
-    auto u_new = [&](unsigned o, unsigned j) {
-      const T rj = fast::vector_entry<T>(r_at, rank, o, j);
-      const T wj = fast::vector_entry<T>(w_at, rank, o, j);
-      const T sj = fast::vector_entry<T>(s_at, rank, o, j);
-      const T dj = scaled ? fast::vector_entry<T>(d_at, rank, o, j) : T(1);
-      const T rk = fma_t(-alpha, fma_t(beta, sj, wj), rj);
-      return scaled ? dj * rk : rk;
-    };
-    double pass_sums[3] = {0, 0, 0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-      const T u_prev = scaled ? u[i] : r_old[i];
-      const T pk = fma_t(beta, p[i], u_prev);
-      const T sk = fma_t(beta, s_old[i], w_old[i]);
-      const T rk = fma_t(-alpha, sk, r_old[i]);
-      const T uk = scaled ? d[i] * rk : rk;
-      p[i] = pk;
-      x[i] = cg::next_x(x[i], alpha, pk);
-      s_new[i] = sk;
-      r_new[i] = rk;
-      if (scaled) u[i] = uk;
-      const T wk = T(fast::row_product<kSlice, kLocalBits, 2>(rows, i, u_new));
-      w_new[i] = wk;
-      pass_sums[0] += double(rk) * double(rk);
-      pass_sums[1] += double(rk) * double(uk);
-      pass_sums[2] += double(wk) * double(uk);
-    }
-    block_partials(red[k % 2], pass_sums, {kRr, kRz, kPq});
-    cluster_barrier_aligned();
-    if (timed && (k - 1) % a.spmv_every == 0) {
-      const long long slot = (k - 1) / a.spmv_every;
-      if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
-    }
-    if (k % kReplaceEvery == 0)
-      replace_residual(rows, rank, x, p, d, u, scaled, b, r_new, w_new, s_new, mine, red[k % 2]);
-  }
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
-  if (leader) a.out[sys] = states[decision % 2];  // thread 0 wrote it
+  if (leader) a.out[sys] = st;
   if (timed) {
     a.clocks[0] = clock64() - cycles0;
     a.clocks[1] = (long long)global_ns() - ns0;
@@ -926,32 +541,10 @@ struct Launch {
   }
 };
 
-// The kernel of a pointwise variant.
-template <typename T>
-const void* pointwise_kernel(ClusterVariant variant) {
-  switch (variant) {
-    case ClusterVariant::select:
-      return reinterpret_cast<const void*>(cluster_cg_kernel<T, false, kSelect>);
-    case ClusterVariant::loads:
-      return reinterpret_cast<const void*>(cluster_cg_kernel<T, false, kSelect | kFastLoads>);
-    case ClusterVariant::decide:
-      return reinterpret_cast<const void*>(cluster_cg_kernel<T, false, kSelect | kFastDecide>);
-    case ClusterVariant::fast:
-      return reinterpret_cast<const void*>(
-          cluster_cg_kernel<T, false, kSelect | kFastLoads | kFastDecide>);
-    case ClusterVariant::onered: return reinterpret_cast<const void*>(one_reduction_kernel<T>);
-    case ClusterVariant::base: break;
-  }
-  return reinterpret_cast<const void*>(cluster_cg_kernel<T, false, 0>);
-}
-
 template <typename T>
 void allow_large_clusters(std::size_t bytes) {
-  for (const void* kernel :
-       {pointwise_kernel<T>(ClusterVariant::base), pointwise_kernel<T>(ClusterVariant::select),
-        pointwise_kernel<T>(ClusterVariant::loads), pointwise_kernel<T>(ClusterVariant::decide),
-        pointwise_kernel<T>(ClusterVariant::fast), pointwise_kernel<T>(ClusterVariant::onered),
-        reinterpret_cast<const void*>(cluster_cg_kernel<T, true, 0>)}) {
+  for (const void* kernel : {reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
+                             reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)}) {
     CGS_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -960,13 +553,12 @@ void allow_large_clusters(std::size_t bytes) {
 
 // How many clusters of this shape the device holds at once (0: it cannot launch one).
 template <typename T>
-int active_clusters(int blocks, std::size_t bytes, bool program = false,
-                    ClusterVariant variant = ClusterVariant::base) {
+int active_clusters(int blocks, std::size_t bytes, bool program = false) {
   allow_large_clusters<T>(bytes);
   Launch launch(blocks, 1, bytes);
   int clusters = 0;
-  const void* kernel = program ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true, 0>)
-                               : pointwise_kernel<T>(variant);
+  const void* kernel = program ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)
+                               : reinterpret_cast<const void*>(cluster_cg_kernel<T, false>);
   const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
@@ -1022,14 +614,13 @@ inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int 
 }
 
 // The dynamic shared memory one block may take beside the kernel's static shared memory (the
-// Reduction (two in the one-reduction kernel), the CG state and its flag, the fast decision's two
-// states, a program's slot table; 64 bytes of slack).
-std::size_t shared_room(bool one_reduction = false) {
+// Reduction, the CG state and its flag, a program's slot table; 64 bytes of slack).
+std::size_t shared_room() {
   int max_bytes = 0;
   CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                         cuda::cuda_context().device));
-  return std::size_t(max_bytes) - (one_reduction ? 2 : 1) * sizeof(Reduction) -
-         3 * sizeof(cg::State) - sizeof(int) - sizeof(void*) * kMaxSlots - 64;
+  return std::size_t(max_bytes) - sizeof(Reduction) - sizeof(cg::State) - sizeof(int) -
+         sizeof(void*) * kMaxSlots - 64;
 }
 
 // One block with a program: its vectors and work vectors must fit; the rest goes where it fits.
@@ -1096,9 +687,7 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
     return fit;
   }
   if (program) return program_fit<T>(n, row_ptr, *program);
-  fit.variant = cluster_variant_from_environment();
-  const bool one_reduction = fit.variant == ClusterVariant::onered;
-  const std::size_t room = shared_room(one_reduction);
+  const std::size_t room = shared_room();
   // One system: the most blocks (16, else 8, ...): measured on an H100 (2026-11-25), every
   // system was fastest in 16 blocks, even Exnet's 1,891 rows (6.45 us an iteration; 8.16 in one
   // block, 7.60 in the persistent loop). A batch: the fewest blocks that hold a system's vectors,
@@ -1107,10 +696,8 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   for (int b : batch ? batch_order : single_order) {
     if (blocks > 0 && b != blocks) continue;
     const auto [rows, nnz] = split(n, row_ptr, b);
-    const Layout l = layout_of<T>(rows, nnz, !batch, nullptr, 0, one_reduction);
-    if (l.bytes > room || rows > kLocalMask ||
-        active_clusters<T>(b, l.bytes, false, fit.variant) < 1)
-      continue;
+    const Layout l = layout_of<T>(rows, nnz, !batch);
+    if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
     fit.fits = true;
     fit.blocks = b;
     fit.bytes = l.bytes;
@@ -1119,20 +706,17 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   char text[220];
   if (fit.fits) {
     std::snprintf(text, sizeof text,
-                  "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s%s%s",
+                  "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s",
                   (long long)n, fit.blocks, fit.bytes / 1024,
-                  batch ? " (vectors; the matrix read from L2)" : "",
-                  fit.variant == ClusterVariant::base ? "" : ", kernel variant ",
-                  fit.variant == ClusterVariant::base ? "" : to_string(fit.variant));
+                  batch ? " (vectors; the matrix read from L2)" : "");
   } else {
     const int b = blocks > 0 ? blocks : kMaxBlocks;
     const auto [rows, nnz] = split(n, row_ptr, b);
     std::snprintf(text, sizeof text,
                   "n = %lld, %lld entries need %zu KB of shared memory per block in a cluster of "
                   "%d; a block has %zu KB",
-                  (long long)n, (long long)row_ptr[n],
-                  layout_of<T>(rows, nnz, !batch, nullptr, 0, one_reduction).bytes / 1024, b,
-                  room / 1024);
+                  (long long)n, (long long)row_ptr[n], layout_of<T>(rows, nnz, !batch).bytes / 1024,
+                  b, room / 1024);
   }
   fit.reason = text;
   return fit;
@@ -1150,8 +734,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
       : A_(A), n_(n), nnz_(row_ptr[std::size_t(n)]), d_(d), fit_(fit), clocks_(2, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
     layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
-                      : layout_of<T>(rows, entries, fit.matrix_in_shared, nullptr, 0,
-                                     fit.variant == ClusterVariant::onered);
+                      : layout_of<T>(rows, entries, fit.matrix_in_shared);
     if (program) place_program(*program);
     std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
     cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
@@ -1185,13 +768,11 @@ class ClusterCgImpl final : public ClusterCg<T> {
       throw DeviceError("the cluster CG loop runs a program for one system at a time");
     Args<T> a = args(b, x, count, values, d, options);
     Launch launch(fit_.blocks, count, layout_.bytes);
-    void* params[] = {&a};
     CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
     if (op_count_ > 0)
-      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true, 0>, a));
+      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
     else
-      CGS_CUDA_CHECK(
-          cudaLaunchKernelExC(&launch.config, pointwise_kernel<T>(fit_.variant), params));
+      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, false>, a));
     CGS_CUDA_CHECK(cudaEventRecord(end_, stream()));
     cuda::synchronize();
     return results(count, x, options);

@@ -24,71 +24,15 @@
 // right-hand sides per system): the engine for many small solves at once (scenario studies).
 #pragma once
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "formats/types.hpp"
 #include "solver/cg_types.hpp"
 #include "solver/precond/device_program.hpp"
 #include "spmv/views.hpp"
 
 namespace cgs {
-
-// The pointwise kernel's variants (BENCHMARKS.md §13b), chosen when the loop is built by the
-// environment variable CGSOLVE_CLUSTER_VARIANT, so that one benchmark script measures them all.
-// Every variant takes solver/cg_step.hpp's decisions; they differ in how a pass waits:
-//   base    the loop measured in §13 (two passes, generic loads, thread 0 decides behind a block
-//           barrier);
-//   select  base, the pass's p buffers picked by a select instead of an array indexed at run
-//           time (which lived in local memory: 17% of the stall samples); every variant below
-//           has it too;
-//   loads   the SpMV's loads through ld.shared / ld.shared::cluster, a row's entries in flight
-//           together (4 at a time);
-//   decide  every thread sums the cluster's partials (xor butterfly) and takes the decision
-//           itself: one block barrier less per reduction, no single-thread chain; the aligned
-//           PTX cluster barrier;
-//   fast    loads + decide;
-//   onered  Chronopoulos-Gear CG: ONE pass and one cluster barrier an iteration (r.r, r.z and
-//           w.z reduced together, p.Ap from them), the neighbours' new z recomputed from their
-//           previous r, w and s (double-buffered); fast's loads and decision; the residual
-//           replaced every 50 iterations; three more vectors in shared memory (the batch then
-//           needs more blocks a system).
-// A program (one block) always runs the base variant.
-enum class ClusterVariant { base, select, loads, decide, fast, onered };
-
-inline const char* to_string(ClusterVariant v) {
-  switch (v) {
-    case ClusterVariant::select: return "select";
-    case ClusterVariant::loads: return "loads";
-    case ClusterVariant::decide: return "decide";
-    case ClusterVariant::fast: return "fast";
-    case ClusterVariant::onered: return "onered";
-    case ClusterVariant::base: break;
-  }
-  return "base";
-}
-
-inline std::vector<ClusterVariant> all_cluster_variants() {
-  return {ClusterVariant::base,   ClusterVariant::select, ClusterVariant::loads,
-          ClusterVariant::decide, ClusterVariant::fast,   ClusterVariant::onered};
-}
-
-// A variant by name; throws InputError naming the choices (cgsolve: a bad-input exit).
-inline ClusterVariant parse_cluster_variant(const std::string& name) {
-  for (ClusterVariant v : all_cluster_variants())
-    if (name == to_string(v)) return v;
-  throw InputError("CGSOLVE_CLUSTER_VARIANT=" + name +
-                   ": expected base, select, loads, decide, fast or onered");
-}
-
-// CGSOLVE_CLUSTER_VARIANT, base where unset or empty (the default until the lead has measured
-// the others on an H100).
-inline ClusterVariant cluster_variant_from_environment() {
-  const char* text = std::getenv("CGSOLVE_CLUSTER_VARIANT");
-  return text && *text ? parse_cluster_variant(text) : ClusterVariant::base;
-}
 
 // What a program needs in the block: its work vectors' lengths, and the bytes of its operations
 // and packed arrays (0 where not known yet: the planner knows the work vectors only).
@@ -106,12 +50,10 @@ struct ClusterFit {
   bool matrix_in_shared = true;    // false: a batch's blocks hold vectors, the rows stay in L2
   bool program = false;            // a program runs between the passes (one block)
   bool program_in_shared = false;  // its operations and arrays all copied to shared memory
-  ClusterVariant variant = ClusterVariant::base;  // the kernel (its layout: onered's vectors)
   std::string reason;
 };
 
-// `row_ptr` (host, n + 1 entries) lets it size each block's rows exactly. The variant is
-// CGSOLVE_CLUSTER_VARIANT's (base with a program). blocks > 0 asks for
+// `row_ptr` (host, n + 1 entries) lets it size each block's rows exactly. blocks > 0 asks for
 // that many blocks per cluster (benchmarks; CGSOLVE_CLUSTER_BLOCKS in the environment does the
 // same for the CLI); 0 chooses: for one system the most blocks (16 where the device allows),
 // matrix and vectors in shared memory; for a batch (`batch`) the fewest blocks that hold

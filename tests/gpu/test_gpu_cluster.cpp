@@ -5,11 +5,7 @@
 // multiple of 32). A system too big for a cluster (or with one long row, which pads its warp's
 // slice) falls back, and the plan says why. The batch
 // (one system per cluster) equals the single solves bit for bit, per-system values included.
-// Every kernel variant (ClusterVariant, CGSOLVE_CLUSTER_VARIANT) passes the same checks.
-#include <stdlib.h>  // setenv, unsetenv (POSIX)
-
 #include <cmath>
-#include <optional>
 #include <string>
 
 #include "formats/matrix_market.hpp"
@@ -40,27 +36,6 @@ std::vector<System> systems() {
           {"n = 1", one_by_one()}};
 }
 
-// Sets CGSOLVE_CLUSTER_VARIANT for the scope (read when a cluster loop is built), then restores it.
-class VariantInEnvironment {
- public:
-  explicit VariantInEnvironment(ClusterVariant v) {
-    if (const char* old = std::getenv(kName)) old_ = old;
-    setenv(kName, to_string(v), 1);
-  }
-  ~VariantInEnvironment() {
-    if (old_)
-      setenv(kName, old_->c_str(), 1);
-    else
-      unsetenv(kName);
-  }
-  VariantInEnvironment(const VariantInEnvironment&) = delete;
-  VariantInEnvironment& operator=(const VariantInEnvironment&) = delete;
-
- private:
-  static constexpr const char* kName = "CGSOLVE_CLUSTER_VARIANT";
-  std::optional<std::string> old_;
-};
-
 BackendOptions gpu_csr() {
   BackendOptions o;
   o.device = Device::gpu;
@@ -80,19 +55,15 @@ void same_as_persistent(double tol, double x_tol) {
       CAPTURE(std::string(precond));
       const Run persistent =
           run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::persistent, cg);
+      const Run cluster = run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+      REQUIRE(cluster.loop == Loop::cluster);
       REQUIRE(persistent.result.status == CgStatus::converged);
+      CHECK(cluster.result.status == CgStatus::converged);
       const double its = double(persistent.result.iterations);
-      for (ClusterVariant variant : all_cluster_variants()) {
-        CAPTURE(std::string(to_string(variant)));
-        const VariantInEnvironment chosen(variant);
-        const Run cluster = run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
-        REQUIRE(cluster.loop == Loop::cluster);
-        CHECK(cluster.result.status == CgStatus::converged);
-        CHECK(std::abs(double(cluster.result.iterations) - its) <= std::max(1.0, 0.02 * its));
-        CHECK(relative_difference(cluster.x, persistent.x) <= x_tol);
-        CHECK(!cluster.result.spmv.samples.empty());  // every loop times its SpMV
-        for (double t : cluster.result.spmv.samples) CHECK(t > 0);
-      }
+      CHECK(std::abs(double(cluster.result.iterations) - its) <= std::max(1.0, 0.02 * its));
+      CHECK(relative_difference(cluster.x, persistent.x) <= x_tol);
+      CHECK(!cluster.result.spmv.samples.empty());  // every loop times its SpMV
+      for (double t : cluster.result.spmv.samples) CHECK(t > 0);
     }
   }
 }
@@ -145,8 +116,8 @@ TEST_CASE("Cluster CG: a system too big for a cluster runs persistent, and the p
 
 TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system values too") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  const CsrMatrix<double> A =
-      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/Exnet_EXN_step3.mtx.gz");
+  const CsrMatrix<double> A = read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
+                                                 "/data/systems/Exnet_EXN_step3.mtx.gz");
   const std::size_t n = std::size_t(A.rows), nnz = A.values.size();
   constexpr int kCount = 9;  // more clusters than fit at once on some devices' shapes: waves
   std::vector<double> b(n * kCount), values(nnz * kCount), d(n * kCount);
@@ -161,48 +132,41 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
   }
   DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
   DeviceBuffer<double> A_values(Device::gpu, A.values);
-  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values),
-      d_gpu(Device::gpu, d);
+  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values), d_gpu(Device::gpu, d);
   const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), A_values.data(), 1, {}};
+  auto cluster = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);  // batch layout
   CgOptions cg;
   cg.tol = 1e-10;
   cg.max_iters = 100000;
-  for (ClusterVariant variant : all_cluster_variants()) {
-    CAPTURE(std::string(to_string(variant)));
-    const VariantInEnvironment chosen(variant);  // read when the loop is built
-    auto cluster = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);  // batch layout
-    REQUIRE(cluster->fit().variant == variant);
-    DeviceBuffer<double> x_batch(Device::gpu, std::vector<double>(n * kCount, 0.0));
-    const std::vector<CgResult> batch = cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount,
-                                                             values_gpu.data(), d_gpu.data(), cg);
-    REQUIRE(batch.size() == std::size_t(kCount));
-    const std::vector<double> x_all = x_batch.download();
-    for (int s = 0; s < kCount; ++s) {
-      CAPTURE(s);
-      DeviceBuffer<double> x_one(Device::gpu, std::vector<double>(n, 0.0));
-      const CgResult one = cluster
-                               ->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
-                                             values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
-                               .front();
-      CHECK(one.status == CgStatus::converged);
-      CHECK(batch[s].iterations == one.iterations);
-      const std::vector<double> x = x_one.download();
-      CHECK(std::equal(x.begin(), x.end(), x_all.begin() + std::ptrdiff_t(s * n)));
-      // And the answer solves (1 + s) A x = b_s.
-      std::vector<double> scaled = A.values;
-      for (double& v : scaled) v *= 1.0 + s;
-      CsrMatrix<double> As = A;
-      As.values = scaled;
-      const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n),
-                                   b.begin() + std::ptrdiff_t((s + 1) * n));
-      const Reference Ax = reference_product(As, x);
-      double rr = 0, bb = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        rr += (bs[i] - Ax.y[i]) * (bs[i] - Ax.y[i]);
-        bb += bs[i] * bs[i];
-      }
-      CHECK(std::sqrt(rr / bb) <= 1e-8);  // the recursive residual reached 1e-10
+
+  DeviceBuffer<double> x_batch(Device::gpu, std::vector<double>(n * kCount, 0.0));
+  const std::vector<CgResult> batch =
+      cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount, values_gpu.data(), d_gpu.data(), cg);
+  REQUIRE(batch.size() == std::size_t(kCount));
+  const std::vector<double> x_all = x_batch.download();
+  for (int s = 0; s < kCount; ++s) {
+    CAPTURE(s);
+    DeviceBuffer<double> x_one(Device::gpu, std::vector<double>(n, 0.0));
+    const CgResult one = cluster->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
+                                              values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
+                             .front();
+    CHECK(one.status == CgStatus::converged);
+    CHECK(batch[s].iterations == one.iterations);
+    const std::vector<double> x = x_one.download();
+    CHECK(std::equal(x.begin(), x.end(), x_all.begin() + std::ptrdiff_t(s * n)));
+    // And the answer solves (1 + s) A x = b_s.
+    std::vector<double> scaled = A.values;
+    for (double& v : scaled) v *= 1.0 + s;
+    CsrMatrix<double> As = A;
+    As.values = scaled;
+    const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n), b.begin() + std::ptrdiff_t((s + 1) * n));
+    const Reference Ax = reference_product(As, x);
+    double rr = 0, bb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      rr += (bs[i] - Ax.y[i]) * (bs[i] - Ax.y[i]);
+      bb += bs[i] * bs[i];
     }
+    CHECK(std::sqrt(rr / bb) <= 1e-8);  // the recursive residual reached 1e-10
   }
 }
 
@@ -221,44 +185,19 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
   cg.tol = 1e-12;
   cg.max_iters = 1000;
   std::vector<double> reference;
-  for (ClusterVariant variant : all_cluster_variants())
-    for (bool batch : {false, true})
-      for (int blocks : {1, 2, 4}) {
-        CAPTURE(std::string(to_string(variant)));
-        CAPTURE(batch);
-        CAPTURE(blocks);
-        const VariantInEnvironment chosen(variant);
-        auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
-        REQUIRE(engine->fit().variant == variant);
-        REQUIRE(engine->fit().blocks == blocks);
-        DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
-        const std::vector<CgResult> results =
-            engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
-        for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
-        const std::vector<double> xs = x.download();
-        if (reference.empty()) reference = xs;
-        // Variants round differently; each converged to 1e-12 on a system of condition ~50.
-        CHECK(relative_difference(xs, reference) <= 1e-9);
-      }
-}
-
-TEST_CASE("Cluster CG: variant names round-trip; an unknown one is refused with the choices") {
-  for (ClusterVariant v : all_cluster_variants()) CHECK(parse_cluster_variant(to_string(v)) == v);
-  CHECK(all_cluster_variants().size() == 6);
-  try {
-    parse_cluster_variant("fastest");
-    FAIL("an unknown variant was accepted");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("fastest") != std::string::npos);
-    CHECK(std::string(e.what()).find("base, select, loads, decide, fast or onered") !=
-          std::string::npos);
-  }
-  {
-    const VariantInEnvironment chosen(ClusterVariant::decide);
-    CHECK(cluster_variant_from_environment() == ClusterVariant::decide);
-  }
-  const char* outside = std::getenv("CGSOLVE_CLUSTER_VARIANT");
-  if (!outside || !*outside) CHECK(cluster_variant_from_environment() == ClusterVariant::base);
+  for (bool batch : {false, true})
+    for (int blocks : {1, 2, 4}) {
+      CAPTURE(batch);
+      CAPTURE(blocks);
+      auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
+      REQUIRE(engine->fit().blocks == blocks);
+      DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
+      const std::vector<CgResult> results = engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
+      for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
+      const std::vector<double> xs = x.download();
+      if (reference.empty()) reference = xs;
+      CHECK(relative_difference(xs, reference) <= 1e-10);
+    }
 }
 
 }  // namespace
