@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "solver/precond/amg_start.hpp"
+
 namespace cgs::precond::amg {
 namespace {
 
@@ -83,6 +85,28 @@ std::vector<std::uint64_t> distance2_independent_set(const CsrMatrix<double>& A,
 }
 
 }  // namespace
+
+std::vector<double> hashed_lanczos_start(index_t n) {
+  std::vector<double> v(static_cast<std::size_t>(std::max<index_t>(n, 0)));
+  constexpr index_t kChunks = 256;  // the norm's fixed order: chunk sums added in chunk order
+  double partial[kChunks] = {};
+  const index_t size = (n + kChunks - 1) / kChunks;
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t c = 0; c < kChunks; ++c) {
+    double s = 0;
+    for (index_t i = c * size; i < std::min(n, (c + 1) * size); ++i) {
+      v[i] = lanczos_start_entry(i);
+      s += v[i] * v[i];
+    }
+    partial[c] = s;
+  }
+  double norm = 0;
+  for (double s : partial) norm += s;
+  const double root = std::sqrt(norm);  // > 0: only -1 + 2^-52 k, never 0, for one entry
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) v[i] /= root;
+  return v;
+}
 
 std::vector<char> strong_connections(const CsrMatrix<double>& A, double theta) {
   const std::vector<double> d = diagonal_of(A);
@@ -504,9 +528,19 @@ void timed(Hierarchy& h, Level& level, const char* phase, Work work) {
 }
 
 std::vector<double> inverse_sqrt(const std::vector<double>& d) {
+  const index_t n = index_t(d.size());
   std::vector<double> s(d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) s[i] = 1 / std::sqrt(d[i]);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) s[i] = 1 / std::sqrt(d[i]);
   return s;
+}
+
+// rho(D_F^-1 A_F) on the host from the hashed start (the device's start, amg_start.hpp).
+double host_filtered_radius(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
+                            int steps, const EntryFilter& filter) {
+  const std::vector<double> start =
+      steps > 0 ? hashed_lanczos_start(A.rows) : std::vector<double>{};
+  return spectrum_bounds(A, inverse_sqrt(diagonal), steps, filter, &start).ritz_max;
 }
 
 // The numbers of level l towards level l + 1 on patterns already made: the spectra, P, R and
@@ -530,7 +564,7 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     const double rho =
         options.gpu && options.lanczos_steps > 0
             ? level.gpu->filtered_radius(Al, level.strong, diagonal, options.lanczos_steps)
-            : spectrum_bounds(Al, inverse_sqrt(diagonal), options.lanczos_steps, filter).ritz_max;
+            : host_filtered_radius(Al, diagonal, options.lanczos_steps, filter);
     level.omega = 4 / (3 * rho);
   });
   if (options.gpu) {  // P, R and R A P on the device; the plans stay there for set_values

@@ -4,12 +4,14 @@
 // size ladder, the edge cases, and the options. (The solve in every CPU loop is in
 // test_preconditioners.cpp, with the other preconditioners.)
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <Eigen/Dense>
 #include <cmath>
 
 #include "formats/generators.hpp"
 #include "solver/precond/amg_setup.hpp"
+#include "solver/precond/amg_start.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond_test_util.hpp"
 #include "solver/solver.hpp"
@@ -490,6 +492,68 @@ TEST_CASE("amg: aggregation=device on the CPU is MIS(2) (the kernels' reference)
     // and the two algorithms do differ (else the line above could not fail)
     CHECK(inverse_of(*built("amg:coarse=8,aggregation=device", A, Device::omp, 2), A.rows) !=
           inverse_of(*built("amg:coarse=8", A, Device::omp, 2), A.rows));
+  }
+}
+
+TEST_CASE("amg: the hashed Lanczos start is a unit random vector, the same on any thread count") {
+  const index_t n = 300001;  // above worth_threads: the threaded loops run
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<double> one = amg::hashed_lanczos_start(n);
+  omp_set_num_threads(2);
+  const std::vector<double> two = amg::hashed_lanczos_start(n);
+  omp_set_num_threads(threads);
+  CHECK(one == two);  // bit for bit
+  // Against the entries summed here in plain order: unit norm, each entry the hash's / norm.
+  double norm = 0, sum = 0;
+  index_t outside = 0;  // entries outside [-1, 1)
+  for (index_t i = 0; i < n; ++i) {
+    const double x = amg::lanczos_start_entry(i);
+    outside += x < -1.0 || x >= 1.0;
+    norm += x * x, sum += x;
+  }
+  CHECK(outside == 0);
+  norm = std::sqrt(norm);
+  for (index_t i : {index_t(0), index_t(1), index_t(12345), n - 1})
+    CHECK(one[std::size_t(i)] ==
+          doctest::Approx(amg::lanczos_start_entry(i) / norm).epsilon(1e-14));
+  // Uniform on [-1, 1): mean 0 (sd 1 / sqrt(3 n) = 0.001) and mean square 1/3 (sd 0.0005).
+  CHECK(std::abs(sum / double(n)) < 0.005);
+  CHECK(norm * norm / double(n) == doctest::Approx(1.0 / 3).epsilon(0.01));
+  // Consecutive entries uncorrelated (a weak hash of the index fails this first): sd 0.0018.
+  double lag = 0;
+  for (index_t i = 0; i + 1 < n; ++i) lag += one[std::size_t(i)] * one[std::size_t(i + 1)];
+  CHECK(std::abs(lag) < 0.01);
+  CHECK(amg::lanczos_start_entry(7, 1) != amg::lanczos_start_entry(7, 2));  // the seed counts
+}
+
+TEST_CASE("amg: P's damping from the hashed start is near the dense rho(D_F^-1 A_F)") {
+  // 10 Lanczos steps from the hashed start against Eigen's largest eigenvalue of the filtered,
+  // scaled matrix: a Ritz value, so at most it, and (as the mt19937 start's) within 5% of it.
+  const CsrMatrix<double> matrices[] = {poisson2d(30), jumps_and_isolated(20),
+                                        generate_matrix("gen:poisson3d:10")};
+  for (const CsrMatrix<double>& A : matrices) {
+    CAPTURE(A.rows);
+    const std::vector<char> strong = amg::strong_connections(A, 0.08);
+    const std::vector<double> d = amg::filtered_diagonal(A, strong);
+    std::vector<double> scale(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) scale[i] = 1 / std::sqrt(d[i]);
+    Eigen::MatrixXd F = Eigen::MatrixXd::Zero(A.rows, A.rows);
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+        const index_t j = A.col_idx[k];
+        const double a = j == i ? d[i] : strong[std::size_t(k)] ? A.values[k] : 0.0;
+        F(i, j) += scale[i] * a * scale[j];
+      }
+    const double truth = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(F).eigenvalues().maxCoeff();
+    const precond::EntryFilter filter{&strong, &d};
+    const std::vector<double> start = amg::hashed_lanczos_start(A.rows);
+    const double hashed = precond::spectrum_bounds(A, scale, 10, filter, &start).ritz_max;
+    const double stream = precond::spectrum_bounds(A, scale, 10, filter).ritz_max;
+    CHECK(hashed <= truth * (1 + 1e-12));
+    CHECK(hashed >= 0.95 * truth);
+    CHECK(hashed != stream);  // the start is the hashed one, not lanczos_start's
+    CHECK(hashed == doctest::Approx(stream).epsilon(0.05));
   }
 }
 
