@@ -53,6 +53,19 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
 // step (the GPU's candidate), but its irregular aggregates cost iterations (see above).
 Aggregates mis2_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong);
 
+// The greedy's passes on all host cores: pass 1 runs by blocks of block_rows consecutive rows,
+// the even blocks at once and then the odd ones, each block the greedy over its own rows (a root
+// may claim a row of the next block only if all that row's strong neighbours lie next to the
+// root's block, so that blocks of one parity never share a row; rows left join in pass 2); pass 2
+// in parallel, pass 3 as the greedy's. Equal to greedy_aggregate with one block (block_rows >=
+// n), and the same aggregates whatever the thread count. The blocks' seams cost a little: on
+// the 5-point Poisson problem 8 -> 9 iterations at 1000^2 with 262144-row blocks (4), 8 -> 11
+// with 65536 (BENCHMARKS 20f). greedy_block_rows(n): max(262144, n / 32), 32 blocks at 9M
+// rows, 16 a parity, one per core of a 16-core host. Assumes A's strong graph symmetric.
+Aggregates blocked_greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                    index_t block_rows);
+index_t greedy_block_rows(index_t n);
+
 // The diagonal of the filtered matrix A_F (A's strong entries, the weak ones lumped onto the
 // diagonal so that row sums are kept): a_ii + sum of the row's weak entries, or a_ii where that
 // sum is not positive.
@@ -117,6 +130,7 @@ struct HierarchyOptions {
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
+  bool blocked = false;    // the greedy by blocks on all host cores (blocked_greedy_aggregate)
   // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the
   // same algorithm and result). MIS(2) costs iterations on 2-D grids (poisson2d:1000 8 -> 26,
   // one thread, BENCHMARKS 20e), so it is asked for, not the default.
