@@ -177,7 +177,7 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
   return g;
 }
 
-index_t greedy_block_rows(index_t n) { return std::max<index_t>(262144, (n + 31) / 32); }
+index_t greedy_block_rows(index_t n) { return std::max<index_t>(index_t(1) << 20, (n + 31) / 32); }
 
 namespace {
 

@@ -58,10 +58,12 @@ Aggregates mis2_aggregate(const CsrMatrix<double>& A, const std::vector<char>& s
 // may claim a row of the next block only if all that row's strong neighbours lie next to the
 // root's block, so that blocks of one parity never share a row; rows left join in pass 2); pass 2
 // in parallel, pass 3 as the greedy's. Equal to greedy_aggregate with one block (block_rows >=
-// n), and the same aggregates whatever the thread count. The blocks' seams cost a little: on
-// the 5-point Poisson problem 8 -> 9 iterations at 1000^2 with 262144-row blocks (4), 8 -> 11
-// with 65536 (BENCHMARKS 20f). greedy_block_rows(n): max(262144, n / 32), 32 blocks at 9M
-// rows, 16 a parity, one per core of a 16-core host. Assumes A's strong graph symmetric.
+// n), and the same aggregates whatever the thread count. The blocks' seams cost iterations
+// where blocks are small: the 5-point Poisson problem at 2000^2 takes 12 with 262144-row blocks
+// (16) against the greedy's 9, and 9 with 2^20-row blocks (4); at 1000^2 65536-row blocks take
+// 11 against 8 (BENCHMARKS 20f). greedy_block_rows(n): max(2^20, n / 32), so 9 blocks at 9M
+// rows (5 at once, then 4) and the greedy itself below 2^20 rows. Assumes A's strong graph
+// symmetric.
 Aggregates blocked_greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong,
                                     index_t block_rows);
 index_t greedy_block_rows(index_t n);

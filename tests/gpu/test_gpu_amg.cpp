@@ -298,8 +298,8 @@ TEST_CASE("GPU AMG: aggregation=device builds the host MIS(2) hierarchy and solv
 
 TEST_CASE("GPU AMG: aggregation=blocks (the greedy by row blocks) on the GPU as on the CPU") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  // 360,000 rows: two blocks of greedy_block_rows, so the seam between them is exercised.
-  const CsrMatrix<double> A = generate_matrix("gen:poisson2d:600");
+  // 1,210,000 rows: two blocks of greedy_block_rows, so the seam between them is exercised.
+  const CsrMatrix<double> A = generate_matrix("gen:poisson2d:1100");
   REQUIRE(A.rows > amg::greedy_block_rows(A.rows));
   amg::HierarchyOptions o = options(true);
   o.blocked = true;

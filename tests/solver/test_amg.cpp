@@ -664,12 +664,13 @@ TEST_CASE("amg: the greedy by row blocks: one block is the greedy; any block siz
       CHECK(disconnected == 0);
     }
   }
-  // The option: one block below 262144 rows, so aggregation=blocks builds the greedy hierarchy.
+  // The option: one block below 2^20 rows, so aggregation=blocks builds the greedy hierarchy.
   const CsrMatrix<double> A = poisson2d(12);
   CHECK(inverse_of(*built("amg:coarse=8,aggregation=blocks", A, Device::omp, 2), A.rows) ==
         inverse_of(*built("amg:coarse=8", A, Device::omp, 2), A.rows));
-  CHECK(amg::greedy_block_rows(1000) == 262144);
-  CHECK(amg::greedy_block_rows(9000000) == 281250);
+  CHECK(amg::greedy_block_rows(1000) == 1048576);
+  CHECK(amg::greedy_block_rows(9000000) == 1048576);
+  CHECK(amg::greedy_block_rows(64000000) == 2000000);
 }
 
 TEST_CASE("amg options: key=value pairs, or a clear error") {
