@@ -56,8 +56,9 @@ class ProgressLine {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     if (done < total && elapsed - last_ < 0.2) return;
     last_ = elapsed;
-    std::fprintf(stderr, "\rstudy: %d/%d scenarios (%.1f%%), %d failed, %.1f s, about %.1f s left  ",
-                 done, total, 100.0 * done / total, failed, elapsed,
+    std::fprintf(stderr,
+                 "\rstudy: %d/%d scenarios (%.1f%%), %d failed, %.1f s, about %.1f s left  ", done,
+                 total, 100.0 * done / total, failed, elapsed,
                  done > 0 ? elapsed * (total - done) / done : 0.0);
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
@@ -74,7 +75,7 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   char detail[200];
   switch (o.spec.kind) {
     case StudyKind::fireflow:
-      std::snprintf(detail, sizeof detail, " (%s), fire flow %.6g %s", 
+      std::snprintf(detail, sizeof detail, " (%s), fire flow %.6g %s",
                     o.elements.empty() ? "every junction" : "listed junctions",
                     o.fire_flow * net.units.flow, to_string(net.units.flow_units).c_str());
       break;
@@ -91,7 +92,8 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   return text + detail + ", " +
          (o.duration == 0 ? std::string("steady state")
                           : "extended period to " + clock_text(o.duration)) +
-         (o.warm_start ? ", warm start from the baseline" : ", cold start (EPANET's initial flows)");
+         (o.warm_start ? ", warm start from the baseline"
+                       : ", cold start (EPANET's initial flows)");
 }
 
 // The scenario with the lowest minimum pressure, or -1.
@@ -112,8 +114,8 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
   std::printf("study %s\n", describe(o, net, n).c_str());
   std::printf("solver %s\n", r.solver_name.c_str());
   const ScenarioResult& b = r.baseline;
-  std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n",
-              b.ok ? "ok" : "FAILED", b.trials, b.min_pressure, pressure_unit_name(net),
+  std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n", b.ok ? "ok" : "FAILED",
+              b.trials, b.min_pressure, pressure_unit_name(net),
               b.min_node >= 0 ? net.nodes[b.min_node].id.c_str() : "-",
               b.reason.empty() ? "" : "; ", b.reason.c_str());
   long trials = 0;
@@ -126,7 +128,12 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
                       : "solver analyses not counted",
       r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
-  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0)
+  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0 && o.batch_direct)
+    std::printf(
+        "batches: %ld solved, %.1f systems each (%d scenarios in flight), each system "
+        "factorised and solved once\n",
+        c.launches, double(c.systems) / c.launches, r.threads);
+  else if (c.launches > 0)
     std::printf(
         "batches: %ld solved, %.1f systems each (%d scenarios in flight), %.0f CG iterations a "
         "system, %.0f in the slowest of a batch\n",
@@ -235,10 +242,17 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "pressure (the file's pressure units)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--study-batch", a.batch,
-                 "Run the study on the batched engine: this many scenarios in lockstep, their CG "
-                 "solves batched (on the GPU with --device gpu, which uses it by default with "
-                 "128; else the CPU batch CG, the fallback)")
+                 "Run the study on the batched engine: this many scenarios in lockstep, their "
+                 "linear solves batched (--batch-engine; on the GPU with --device gpu, which "
+                 "uses it by default; else on the host, the fallback)")
       ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--batch-engine", a.batch_engine,
+                 "What the batched engine (--device gpu, --study-batch) solves each trial with: "
+                 "cholesky (a batched sparse Cholesky, EPANET's factorisation compiled once per "
+                 "network and run one GPU thread a system, the direct study's rows; default 1024 "
+                 "scenarios in flight), cg (the batched CG: the cluster-resident CG on the GPU, "
+                 "128 in flight) or auto (cg with --solver cg, else cholesky)")
+      ->check(CLI::IsMember({"auto", "cholesky", "cg"}));
   app.add_flag("--cold-start", a.cold_start,
                "Start every scenario from EPANET's initial flows instead of the baseline's "
                "solution (as epanet-scenarios without --warm)");
@@ -267,12 +281,14 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   o.batch_engine = batch_engine.make;
   o.batch_size = a.batch;
   o.refinement = batch_engine.refinement;
+  o.batch_direct = batch_engine.direct;
   ProgressLine progress(!quiet && isatty(fileno(stderr)));
   o.on_progress = [&](int done, int total, int failed) { progress.update(done, total, failed); };
   const StudyResults r = run_study(net, make_solver, o);
   if (!quiet) print_summary(net, o, r);
   if (!a.csv.empty()) write_study_csv(a.csv, net, r, o);
-  if (!report_path.empty()) write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
+  if (!report_path.empty())
+    write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
   int flagged = 0;
   for (const ScenarioResult& s : r.scenarios) flagged += !s.ok || !s.reason.empty();
   if (flagged == 0 && r.baseline.ok && r.baseline.reason.empty()) return 0;

@@ -14,16 +14,19 @@
 namespace cgs::net {
 
 struct StudyArgs {
-  std::string study;     // fireflow | closure | demand:N[:cv[:seed]]; empty: no study
-  std::string csv;       // --study-csv
-  std::string elements;  // --elements FILE
-  double flow = -1;      // --flow, the file's flow units; < 0: 1000 gpm in them
+  std::string study;               // fireflow | closure | demand:N[:cv[:seed]]; empty: no study
+  std::string csv;                 // --study-csv
+  std::string elements;            // --elements FILE
+  double flow = -1;                // --flow, the file's flow units; < 0: 1000 gpm in them
   double pressure_threshold = -1;  // the file's pressure units; < 0: 20 psi in them
   double residual_pressure = -1;   // < 0: no available-flow search
   bool cold_start = false;
   // --study-batch N: the batched engine with N scenarios in flight (0: not asked; --device gpu
   // takes it with kDefaultBatchSize)
   int batch = 0;
+  // --batch-engine: what the batched engine solves with: cholesky (the batched sparse Cholesky),
+  // cg (the batched CG: the cluster CG on the GPU), auto (cg with --solver cg, else cholesky).
+  std::string batch_engine = "auto";
 };
 
 // The batched engine of a study (network/batch_cg.hpp): how to make its batch CG (empty: the
@@ -31,6 +34,7 @@ struct StudyArgs {
 struct StudyBatchEngine {
   std::function<std::unique_ptr<BatchCg>()> make;
   RefinementOptions refinement;
+  bool direct = false;  // make gives a batched Cholesky: the members are direct solvers
 };
 
 void add_study_options(CLI::App& app, StudyArgs& args);

@@ -56,6 +56,11 @@ BatchRendezvous::BatchRendezvous(std::unique_ptr<BatchCg> engine, int members)
 CgResult BatchRendezvous::solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                                 std::vector<double>& x) {
   BatchCgSystem system{&A, &b, &x, {}};
+  solve(system);
+  return system.result;
+}
+
+void BatchRendezvous::solve(BatchCgSystem& system) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (error_) std::rethrow_exception(error_);
   waiting_.push_back(&system);
@@ -65,7 +70,6 @@ CgResult BatchRendezvous::solve(const CsrMatrix<double>& A, const std::vector<do
   else
     solved_.wait(lock, [&] { return generation_ != generation; });
   if (error_) std::rethrow_exception(error_);
-  return system.result;
 }
 
 void BatchRendezvous::leave() {

@@ -580,13 +580,18 @@ StudyResults run_study(const Network& net,
   out.baseline = runners[0]->run_baseline(baseline);
   std::shared_ptr<BatchRendezvous> batch;
   if (options.batch_engine) {
-    out.threads = thread_count(options.batch_size > 0 ? options.batch_size : kDefaultBatchSize,
-                               elements.size());
+    const int in_flight = options.batch_size > 0 ? options.batch_size
+                          : options.batch_direct ? kDefaultDirectBatchSize
+                                                 : kDefaultBatchSize;
+    out.threads = thread_count(in_flight, elements.size());
     batch = std::make_shared<BatchRendezvous>(options.batch_engine(), out.threads);
     runners.clear();  // the baseline's runner: its solver is not a member
     for (int t = 0; t < out.threads; ++t)
       runners.push_back(std::make_unique<ScenarioRunner>(
-          net, make_batch_member_solver(batch, options.refinement), options, baseline));
+          net,
+          options.batch_direct ? make_batch_direct_member_solver(batch)
+                               : make_batch_member_solver(batch, options.refinement),
+          options, baseline));
   }
   // The other threads' runners (a network copy, a workspace, a copy of the analysed solver) are
   // built by their own threads, at once: on a small network with many cores, building them one

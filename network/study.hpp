@@ -54,9 +54,9 @@ std::vector<double> demand_multipliers(std::uint64_t seed, int index, int juncti
 
 struct StudyOptions {
   StudySpec spec;
-  std::vector<int> elements;  // empty: every junction (fire flow) or every pipe (closure)
-  double fire_flow = 0;       // cfs, added to the junction's first demand category
-  long duration = 0;          // seconds; 0 the steady state, < 0 the file's DURATION
+  std::vector<int> elements;      // empty: every junction (fire flow) or every pipe (closure)
+  double fire_flow = 0;           // cfs, added to the junction's first demand category
+  long duration = 0;              // seconds; 0 the steady state, < 0 the file's DURATION
   double pressure_threshold = 0;  // the file's pressure units: junctions below it are counted
   // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
   // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
@@ -70,6 +70,9 @@ struct StudyOptions {
   std::function<std::unique_ptr<BatchCg>()> batch_engine;
   int batch_size = 0;            // scenarios in flight; 0: kDefaultBatchSize
   RefinementOptions refinement;  // the batched CG solvers' (as netsolve --solver cg's)
+  // The members are direct solvers (make_batch_direct_member_solver) for a batched Cholesky
+  // engine (make_*_batch_cholesky) instead of CG solvers.
+  bool batch_direct = false;
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };
@@ -78,15 +81,19 @@ struct StudyOptions {
 // system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
 // converged early are replaced.
 inline constexpr int kDefaultBatchSize = 128;
+// The same for the batched Cholesky: one GPU thread a system, so a launch wants thousands of
+// systems; each is a host thread running its scenario's trials (1024 threads: a few GB of network
+// copies and workspaces on BWSN_Network_2).
+inline constexpr int kDefaultDirectBatchSize = 1024;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 // One row of the study. Pressures in the file's units, taken over the junctions at every
 // hydraulic step that was solved, as epanet-scenarios takes them.
 struct ScenarioResult {
-  int scenario = 0;  // 0: the baseline (the unmodified network)
-  int element = -1;  // node (fire flow) or link (closure) index; -1 for the baseline and draws
-  bool ok = false;   // every period solved (EPANET's error 110 or a failed CG solve: not ok)
+  int scenario = 0;    // 0: the baseline (the unmodified network)
+  int element = -1;    // node (fire flow) or link (closure) index; -1 for the baseline and draws
+  bool ok = false;     // every period solved (EPANET's error 110 or a failed CG solve: not ok)
   std::string reason;  // why not ok; or a warning (unbalanced periods) when ok
   int trials = 0;      // gradient-algorithm trials over the periods solved (EPANET's iterations)
   int periods = 0;     // hydraulic steps solved
