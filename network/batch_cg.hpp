@@ -54,6 +54,14 @@ class BatchCg {
   // A system whose pattern differs from the first's is an error (std::invalid_argument).
   virtual void solve(const std::vector<BatchCgSystem*>& systems) = 0;
   virtual std::string name() const = 0;
+  // Optional, for engines that copy each system into a staging area: the rendezvous calls these
+  // on the members' own threads, outside its lock, so that the copies run in parallel instead of
+  // on the one thread that runs the batch. expect(members) once, before any system; stage(slot,
+  // s) when member s arrives, its position in the coming batch being slot (< members), before
+  // solve() is called; collect(slot, s) after that batch, before the member goes on.
+  virtual void expect(int members) { (void)members; }
+  virtual void stage(int slot, const BatchCgSystem& system) { (void)slot, (void)system; }
+  virtual void collect(int slot, BatchCgSystem& system) { (void)slot, (void)system; }
 };
 
 // std::invalid_argument unless A has pattern's rows, row pointers and columns.
@@ -105,12 +113,16 @@ class BatchRendezvous {
 
  private:
   void run_batch(std::unique_lock<std::mutex>& lock);
+  bool complete() const {
+    return !waiting_.empty() && static_cast<int>(waiting_.size()) == members_ && staging_ == 0;
+  }
 
   std::unique_ptr<BatchCg> engine_;
   mutable std::mutex mutex_;
   std::condition_variable solved_;
   int members_;
   std::vector<BatchCgSystem*> waiting_;
+  int staging_ = 0;  // members between their arrival and the end of their stage()
   long generation_ = 0;
   Counts counts_;
   std::exception_ptr error_;

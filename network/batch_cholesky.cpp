@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 #include "network/batch_cg.hpp"
@@ -17,13 +18,58 @@
 namespace cgs::net {
 namespace {
 
-// What both engines share: the pattern, its analysis in the first system's order, the schedule.
+// What both engines share: the pattern, its analysis in the first system's order, the schedule;
+// and the staging arrays, slot after slot, into which the members copy their own systems (stage)
+// and out of which they copy their solutions (collect), in parallel on their threads, so that the
+// member that runs the batch only executes the schedule.
 class ScheduledCholesky : public BatchCg {
+ public:
+  void expect(int members) override { members_ = members; }
+
+  void stage(int slot, const BatchCgSystem& system) override {
+    std::call_once(sized_, [&] {
+      nnz_ = system.A->values.size();
+      n_ = system.b->size();
+      values_.resize(nnz_ * members_);
+      b_.resize(n_ * members_);
+      x_.resize(n_ * members_);
+      failed_.resize(members_);
+    });
+    if (system.A->values.size() != nnz_ || system.b->size() != n_ || slot >= members_)
+      throw std::invalid_argument(
+          "batch Cholesky: a system of the batch has another sparsity pattern than the first");
+    std::memcpy(values_.data() + slot * nnz_, system.A->values.data(), nnz_ * sizeof(double));
+    std::memcpy(b_.data() + slot * n_, system.b->data(), n_ * sizeof(double));
+  }
+
+  void solve(const std::vector<BatchCgSystem*>& systems) override {
+    if (systems.empty()) return;
+    prepare(systems);
+    const int count = static_cast<int>(systems.size());
+    if (n_ != static_cast<std::size_t>(schedule_.n) || count > members_)
+      throw std::logic_error("batch Cholesky: solve() without stage() for every system");
+    execute(count);
+    for (int s = 0; s < count; ++s) {
+      systems[s]->failed_row = failed_[s];
+      systems[s]->result = {};
+      systems[s]->result.status = failed_[s] < 0 ? CgStatus::converged : CgStatus::breakdown;
+    }
+  }
+
+  void collect(int slot, BatchCgSystem& system) override {
+    if (system.failed_row < 0)  // a failed system's x is left as it was
+      system.x->assign(x_.begin() + slot * n_, x_.begin() + (slot + 1) * n_);
+  }
+
  protected:
+  // The staged systems 0..count-1 factorised and solved: x_ and failed_ (-1 or A's row).
+  virtual void execute(int count) = 0;
+  virtual void built() {}
+
   // On the first batch: analyse and compile; later: each system's pattern checked.
   void prepare(const std::vector<BatchCgSystem*>& systems) {
     const BatchCgSystem& first = *systems.front();
-    if (schedule_.n == 0 && pattern_.rows == 0) {
+    if (pattern_.rows == 0) {
       pattern_ = *first.A;
       const bool given = first.elimination_order && !first.elimination_order->empty();
       ordering_ = given ? "EPANET's multiple minimum degree ordering" : "AMD ordering";
@@ -34,7 +80,6 @@ class ScheduledCholesky : public BatchCg {
     }
     for (const BatchCgSystem* s : systems) check_same_pattern(*s->A, pattern_);
   }
-  virtual void built() {}
   std::string describe(const char* where) const {
     char text[300];
     std::snprintf(text, sizeof text,
@@ -48,33 +93,31 @@ class ScheduledCholesky : public BatchCg {
   CsrMatrix<double> pattern_;
   CholeskySchedule schedule_;
   std::string ordering_;
+  int members_ = 0;
+  std::once_flag sized_;
+  std::size_t nnz_ = 0, n_ = 0;
+  std::vector<double> values_, b_, x_;
+  std::vector<int> failed_;
 };
 
-// A successful solve's result as a CG result reads: converged, no iterations.
-void mark(BatchCgSystem& s, int failed_row) {
-  s.failed_row = failed_row;
-  s.result = {};
-  s.result.status = failed_row < 0 ? CgStatus::converged : CgStatus::breakdown;
-}
-
+// The schedule on the host, one staged system after another.
 class CpuBatchCholesky final : public ScheduledCholesky {
  public:
-  void solve(const std::vector<BatchCgSystem*>& systems) override {
-    if (systems.empty()) return;
-    prepare(systems);
-    for (BatchCgSystem* s : systems) {
-      int failed_row = -1;
-      if (executor_->factorize(*s->A, &failed_row)) executor_->solve(*s->b, *s->x);
-      mark(*s, failed_row);
-    }
-  }
   std::string name() const override { return describe("on the host, one system after another"); }
 
  private:
   void built() override { executor_ = std::make_unique<CholeskyScheduleExecutor>(schedule_); }
+  void execute(int count) override {
+    for (int s = 0; s < count; ++s) {
+      failed_[s] = -1;
+      if (executor_->factorize(values_.data() + s * nnz_, &failed_[s]))
+        executor_->solve(b_.data() + s * n_, x_.data() + s * n_);
+    }
+  }
   std::unique_ptr<CholeskyScheduleExecutor> executor_;
 };
 
+// The schedule on the device: the staged batch in one call (three kernels).
 class GpuBatchCholesky final : public ScheduledCholesky {
  public:
   GpuBatchCholesky() {
@@ -82,34 +125,14 @@ class GpuBatchCholesky final : public ScheduledCholesky {
     if (!cuda_device_available(&why))
       throw DeviceError("--device gpu (the batched study engine) needs a GPU: " + why);
   }
-
-  void solve(const std::vector<BatchCgSystem*>& systems) override {
-    if (systems.empty()) return;
-    prepare(systems);
-    const int count = static_cast<int>(systems.size());
-    const std::size_t n = static_cast<std::size_t>(schedule_.n), nnz = pattern_.values.size();
-    values_.resize(nnz * count);
-    b_.resize(n * count);
-    x_.resize(n * count);
-    failed_.resize(count);
-    for (int s = 0; s < count; ++s) {
-      const BatchCgSystem& system = *systems[s];
-      std::memcpy(values_.data() + s * nnz, system.A->values.data(), nnz * sizeof(double));
-      std::memcpy(b_.data() + s * n, system.b->data(), n * sizeof(double));
-    }
-    device_->factorize_solve(values_.data(), b_.data(), x_.data(), count, failed_.data());
-    for (int s = 0; s < count; ++s) {
-      if (failed_[s] < 0) systems[s]->x->assign(x_.begin() + s * n, x_.begin() + (s + 1) * n);
-      mark(*systems[s], failed_[s]);
-    }
-  }
   std::string name() const override { return describe("on the GPU, one thread a system"); }
 
  private:
   void built() override { device_ = make_batch_cholesky(schedule_.view()); }
+  void execute(int count) override {
+    device_->factorize_solve(values_.data(), b_.data(), x_.data(), count, failed_.data());
+  }
   std::unique_ptr<BatchCholesky> device_;
-  std::vector<double> values_, b_, x_;  // host staging, count systems after one another
-  std::vector<int> failed_;
 };
 
 using Clock = std::chrono::steady_clock;

@@ -108,17 +108,25 @@ CholeskyScheduleExecutor::CholeskyScheduleExecutor(const CholeskySchedule& sched
 bool CholeskyScheduleExecutor::factorize(const CsrMatrix<double>& A, int* failed_row) {
   if (static_cast<long>(A.values.size()) != schedule_.a_nnz || A.rows != schedule_.n)
     throw std::invalid_argument("the schedule's executor: the matrix has another pattern");
-  chol::gather(view_, {A.values.data(), 1}, {factor_.data(), 1});
+  return factorize(A.values.data(), failed_row);
+}
+
+bool CholeskyScheduleExecutor::factorize(const double* values, int* failed_row) {
+  chol::gather(view_, {values, 1}, {factor_.data(), 1});
   const int failed = chol::factorize(view_, {factor_.data(), 1});
   if (failed >= 0 && failed_row) *failed_row = schedule_.order[failed];
   return failed < 0;
 }
 
 void CholeskyScheduleExecutor::solve(const std::vector<double>& b, std::vector<double>& x) {
+  x.resize(schedule_.n);
+  solve(b.data(), x.data());
+}
+
+void CholeskyScheduleExecutor::solve(const double* b, double* x) {
   const int n = schedule_.n;
   for (int k = 0; k < n; ++k) rhs_[k] = b[schedule_.order[k]];
   chol::substitute(view_, {factor_.data(), 1}, {rhs_.data(), 1});
-  x.resize(n);
   for (int k = 0; k < n; ++k) x[schedule_.order[k]] = rhs_[k];
 }
 

@@ -36,6 +36,9 @@ class CholeskyScheduleExecutor {
   // False at a pivot <= 0; *failed_row then names A's row (as SparseCholesky::factorize).
   bool factorize(const CsrMatrix<double>& A, int* failed_row);
   void solve(const std::vector<double>& b, std::vector<double>& x);
+  // The same on raw arrays: A's values in CSR order (the schedule's a_nnz), b and x of n.
+  bool factorize(const double* values, int* failed_row);
+  void solve(const double* b, double* x);
   const std::vector<double>& factor() const { return factor_; }
 
  private:

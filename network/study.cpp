@@ -585,13 +585,18 @@ StudyResults run_study(const Network& net,
                                                  : kDefaultBatchSize;
     out.threads = thread_count(in_flight, elements.size());
     batch = std::make_shared<BatchRendezvous>(options.batch_engine(), out.threads);
-    runners.clear();  // the baseline's runner: its solver is not a member
-    for (int t = 0; t < out.threads; ++t)
-      runners.push_back(std::make_unique<ScenarioRunner>(
-          net,
-          options.batch_direct ? make_batch_direct_member_solver(batch)
-                               : make_batch_member_solver(batch, options.refinement),
-          options, baseline));
+  }
+  // A member of the batch: a runner whose solver hands its systems to the rendezvous.
+  auto make_member = [&] {
+    return std::make_unique<ScenarioRunner>(
+        net,
+        options.batch_direct ? make_batch_direct_member_solver(batch)
+                             : make_batch_member_solver(batch, options.refinement),
+        options, baseline);
+  };
+  if (batch) {
+    runners.clear();                   // the baseline's runner: its solver is not a member
+    runners.push_back(make_member());  // the others are built by their threads (below)
   }
   // The other threads' runners (a network copy, a workspace, a copy of the analysed solver) are
   // built by their own threads, at once: on a small network with many cores, building them one
@@ -600,6 +605,10 @@ StudyResults run_study(const Network& net,
   runners.resize(static_cast<std::size_t>(out.threads));
   std::mutex make_mutex;  // make_solver need not be thread-safe
   auto build_runner = [&](int t) {
+    if (batch) {
+      runners[t] = make_member();
+      return;
+    }
     std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
     if (!copy) {
       const std::lock_guard<std::mutex> lock(make_mutex);

@@ -22,14 +22,22 @@ struct TrialSystem {
   std::vector<double> b;
 };
 
-// Net3 always; the shared ones where ../shared/data/epanet-systems holds them.
+// Net3 always; Exnet_EXN and BWSN_Network_2 where ../shared/data/epanet-systems holds them, or
+// the GPU machine's .gpu-data (other trials of the same networks).
 inline std::vector<TrialSystem> trial_systems() {
   const std::string source = CGSOLVE_SOURCE_DIR;
   std::vector<std::pair<std::string, std::string>> files{
       {"Net3", source + "/data/networks/epanet-systems/Net3_step1"}};
-  const std::string shared = source + "/../shared/data/epanet-systems/";
-  for (const char* name : {"Exnet_EXN_step1", "BWSN_Network_2_step5"})
-    if (std::filesystem::exists(shared + name + ".mtx.gz")) files.emplace_back(name, shared + name);
+  const std::string shared = source + "/../shared/data/epanet-systems/",
+                    gpu_data = source + "/.gpu-data/";
+  for (const auto& [mine, theirs] :
+       {std::pair<const char*, const char*>{"Exnet_EXN_step1", "Exnet_EXN_step3"},
+        {"BWSN_Network_2_step5", "BWSN_Network_2_step10"}}) {
+    if (std::filesystem::exists(shared + mine + ".mtx.gz"))
+      files.emplace_back(mine, shared + mine);
+    else if (std::filesystem::exists(gpu_data + theirs + ".mtx.gz"))
+      files.emplace_back(theirs, gpu_data + theirs);
+  }
   std::vector<TrialSystem> out;
   for (const auto& [name, stem] : files)
     out.push_back(

@@ -88,8 +88,14 @@ TEST_CASE("batched Cholesky: a failing pivot is that system's, the others are so
   const std::vector<int> order{3, 2, 1, 0};
   BatchCgSystem s0{&good, &b, &x0, {}}, s1{&bad, &b, &x1, {}}, s2{&good, &b, &x2, {}};
   for (BatchCgSystem* s : {&s0, &s1, &s2}) s->elimination_order = &order;
+  // As the rendezvous drives it: each member stages its system, one call solves, each collects.
   auto engine = make_cpu_batch_cholesky();
+  engine->expect(3);
+  int slot = 0;
+  for (BatchCgSystem* s : {&s0, &s1, &s2}) engine->stage(slot++, *s);
   engine->solve({&s0, &s1, &s2});
+  slot = 0;
+  for (BatchCgSystem* s : {&s0, &s1, &s2}) engine->collect(slot++, *s);
   CHECK(s0.failed_row == -1);
   CHECK(s2.failed_row == -1);
   CHECK(s1.failed_row >= 0);  // in order 3, 2, ...: row 2's pivot is the first <= 0
@@ -103,8 +109,14 @@ TEST_CASE("batched Cholesky: a failing pivot is that system's, the others are so
   cgs::CsrMatrix<double> other = good;
   other.col_idx[1] = 0;
   BatchCgSystem s3{&other, &b, &x0, {}};
+  engine->stage(0, s3);
   CHECK_THROWS_WITH_AS(engine->solve({&s3}), doctest::Contains("another sparsity pattern"),
                        std::invalid_argument);
+  const std::vector<double> short_b{1, 2};
+  BatchCgSystem s4{&good, &short_b, &x0, {}};
+  CHECK_THROWS_WITH_AS(engine->stage(1, s4), doctest::Contains("another sparsity pattern"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(engine->stage(3, s0), std::invalid_argument);  // past the members
 }
 
 TEST_CASE("netsolve --study-batch: the batched Cholesky by default gives the direct study's CSV") {
