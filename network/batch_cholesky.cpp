@@ -125,14 +125,27 @@ class GpuBatchCholesky final : public ScheduledCholesky {
     if (!cuda_device_available(&why))
       throw DeviceError("--device gpu (the batched study engine) needs a GPU: " + why);
   }
-  std::string name() const override { return describe("on the GPU, one thread a system"); }
+  std::string name() const override {
+    std::string text = describe("on the GPU, one thread a system");
+    if (calls_ == 0) return text;
+    char totals[200];  // what the device's part cost, for BENCHMARKS (the forecast of §19d)
+    std::snprintf(totals, sizeof totals,
+                  "; %ld calls: kernels %.1f ms, whole calls (copies in and out) %.1f ms", calls_,
+                  kernel_ms_, call_ms_);
+    return text + totals;
+  }
 
  private:
   void built() override { device_ = make_batch_cholesky(schedule_.view()); }
   void execute(int count) override {
     device_->factorize_solve(values_.data(), b_.data(), x_.data(), count, failed_.data());
+    ++calls_;
+    kernel_ms_ += device_->kernel_ms();
+    call_ms_ += device_->call_ms();
   }
   std::unique_ptr<BatchCholesky> device_;
+  long calls_ = 0;
+  double kernel_ms_ = 0, call_ms_ = 0;
 };
 
 using Clock = std::chrono::steady_clock;
