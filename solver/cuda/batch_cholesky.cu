@@ -16,6 +16,10 @@ namespace cgs {
 namespace {
 
 constexpr int kThreads = 128;
+// The factorisation's blocks are one warp: a batch of a thousand systems then spreads over 32
+// SMs instead of 8, each warp with an SM's L1 and load queues to itself (every thread walks a
+// long chain of dependent loads; there is no work to share between the threads of a block).
+constexpr int kFactorThreads = 32;
 
 int blocks_for(long items) { return static_cast<int>((items + kThreads - 1) / kThreads); }
 
@@ -111,8 +115,8 @@ class DeviceBatchCholesky final : public BatchCholesky {
     gather_kernel<<<blocks_for((slots + n) * count), kThreads>>>(
         device_, values_.data(), b_.data(), factor_.data(), rhs_.data(), count);
     CGS_CHECK_LAUNCH();
-    factorize_solve_kernel<<<blocks_for(count), kThreads>>>(device_, factor_.data(), rhs_.data(),
-                                                            failed_.data(), count);
+    factorize_solve_kernel<<<(count + kFactorThreads - 1) / kFactorThreads, kFactorThreads>>>(
+        device_, factor_.data(), rhs_.data(), failed_.data(), count);
     CGS_CHECK_LAUNCH();
     scatter_kernel<<<blocks_for(n * count), kThreads>>>(device_, rhs_.data(), x_.data(), count);
     CGS_CHECK_LAUNCH();
