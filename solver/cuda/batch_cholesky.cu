@@ -111,16 +111,18 @@ class DeviceBatchCholesky final : public BatchCholesky {
       failed_ = DeviceBuffer<int>(Device::gpu, count, "batch Cholesky: failures");
     gpu_upload(values_.data(), values, sizeof(double) * count * host_.a_nnz);
     gpu_upload(b_.data(), b, sizeof(double) * count * n);
-    CGS_CUDA_CHECK(cudaEventRecord(begin_));
-    gather_kernel<<<blocks_for((slots + n) * count), kThreads>>>(
+    CGS_CUDA_CHECK(cudaEventRecord(begin_, cuda::stream()));
+    gather_kernel<<<blocks_for((slots + n) * count), kThreads, 0, cuda::stream()>>>(
         device_, values_.data(), b_.data(), factor_.data(), rhs_.data(), count);
     CGS_CHECK_LAUNCH();
-    factorize_solve_kernel<<<(count + kFactorThreads - 1) / kFactorThreads, kFactorThreads>>>(
-        device_, factor_.data(), rhs_.data(), failed_.data(), count);
+    factorize_solve_kernel<<<(count + kFactorThreads - 1) / kFactorThreads, kFactorThreads, 0,
+                             cuda::stream()>>>(device_, factor_.data(), rhs_.data(), failed_.data(),
+                                               count);
     CGS_CHECK_LAUNCH();
-    scatter_kernel<<<blocks_for(n * count), kThreads>>>(device_, rhs_.data(), x_.data(), count);
+    scatter_kernel<<<blocks_for(n * count), kThreads, 0, cuda::stream()>>>(device_, rhs_.data(),
+                                                                           x_.data(), count);
     CGS_CHECK_LAUNCH();
-    CGS_CUDA_CHECK(cudaEventRecord(end_));
+    CGS_CUDA_CHECK(cudaEventRecord(end_, cuda::stream()));
     staging_.resize(static_cast<std::size_t>(count) * n);
     gpu_download(staging_.data(), x_.data(), sizeof(double) * count * n);
     gpu_download(failed_row, failed_.data(), sizeof(int) * count);
