@@ -138,12 +138,19 @@ class GpuBatchCholesky final : public ScheduledCholesky {
  private:
   void built() override { device_ = make_batch_cholesky(schedule_.view()); }
   void execute(int count) override {
+    if (!pinned_) {  // the staging arrays are sized once, before the first batch, and kept
+      device_->pin(values_.data(), values_.size() * sizeof(double));
+      device_->pin(b_.data(), b_.size() * sizeof(double));
+      device_->pin(x_.data(), x_.size() * sizeof(double));
+      pinned_ = true;
+    }
     device_->factorize_solve(values_.data(), b_.data(), x_.data(), count, failed_.data());
     ++calls_;
     kernel_ms_ += device_->kernel_ms();
     call_ms_ += device_->call_ms();
   }
-  std::unique_ptr<BatchCholesky> device_;
+  std::unique_ptr<BatchCholesky> device_;  // destroyed before the staging it pinned
+  bool pinned_ = false;
   long calls_ = 0;
   double kernel_ms_ = 0, call_ms_ = 0;
 };

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -146,6 +147,10 @@ class BatchCholesky {
   // download; the systems do not wait for each other's failures.
   virtual void factorize_solve(const double* values, const double* b, double* x, int count,
                                int* failed_row) = 0;
+  // Page-locks host memory that later calls will pass (a caller's staging arrays, allocated once),
+  // until this object is destroyed: their copies then go by DMA at the link's rate instead of
+  // through the driver's pageable staging. Where the driver refuses, nothing changes.
+  virtual void pin(void* host, std::size_t bytes) = 0;
   // Milliseconds of the last call on the device (the kernels, without the copies), and of the
   // whole call.
   virtual double kernel_ms() const = 0;
