@@ -129,9 +129,10 @@ class GpuBatchCholesky final : public ScheduledCholesky {
     std::string text = describe("on the GPU, one thread a system");
     if (calls_ == 0) return text;
     char totals[200];  // what the device's part cost, for BENCHMARKS (the forecast of §19d)
-    std::snprintf(totals, sizeof totals,
-                  "; %ld calls: kernels %.1f ms, whole calls (copies in and out) %.1f ms", calls_,
-                  kernel_ms_, call_ms_);
+    std::snprintf(
+        totals, sizeof totals,
+        "; this engine's %ld calls: kernels %.1f ms, whole calls (copies in and out) %.1f ms",
+        calls_, kernel_ms_, call_ms_);
     return text + totals;
   }
 

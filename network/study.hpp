@@ -81,10 +81,11 @@ struct StudyOptions {
 // system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
 // converged early are replaced.
 inline constexpr int kDefaultBatchSize = 128;
-// The same for the batched Cholesky: one GPU thread a system, so a launch wants thousands of
-// systems; each is a host thread running its scenario's trials (1024 threads: a few GB of network
-// copies and workspaces on BWSN_Network_2).
-inline constexpr int kDefaultDirectBatchSize = 1024;
+// The same for the batched Cholesky, in two groups of 256 (one on the device while the other's
+// threads run their trials): one GPU thread a system, so a launch wants many systems, but each is
+// a host thread with its own network copy and workspace, whose set-up (EPANET's ordering among
+// it) costs 20-60 ms of a core on BWSN_Network_2: 512 keeps that to ~1-2 s on 16 cores.
+inline constexpr int kDefaultDirectBatchSize = 512;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
