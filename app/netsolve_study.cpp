@@ -56,9 +56,8 @@ class ProgressLine {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     if (done < total && elapsed - last_ < 0.2) return;
     last_ = elapsed;
-    std::fprintf(stderr,
-                 "\rstudy: %d/%d scenarios (%.1f%%), %d failed, %.1f s, about %.1f s left  ", done,
-                 total, 100.0 * done / total, failed, elapsed,
+    std::fprintf(stderr, "\rstudy: %d/%d scenarios (%.1f%%), %d failed, %.1f s, about %.1f s left  ",
+                 done, total, 100.0 * done / total, failed, elapsed,
                  done > 0 ? elapsed * (total - done) / done : 0.0);
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
@@ -75,7 +74,7 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   char detail[200];
   switch (o.spec.kind) {
     case StudyKind::fireflow:
-      std::snprintf(detail, sizeof detail, " (%s), fire flow %.6g %s",
+      std::snprintf(detail, sizeof detail, " (%s), fire flow %.6g %s", 
                     o.elements.empty() ? "every junction" : "listed junctions",
                     o.fire_flow * net.units.flow, to_string(net.units.flow_units).c_str());
       break;
@@ -92,8 +91,7 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   return text + detail + ", " +
          (o.duration == 0 ? std::string("steady state")
                           : "extended period to " + clock_text(o.duration)) +
-         (o.warm_start ? ", warm start from the baseline"
-                       : ", cold start (EPANET's initial flows)");
+         (o.warm_start ? ", warm start from the baseline" : ", cold start (EPANET's initial flows)");
 }
 
 // The scenario with the lowest minimum pressure, or -1.
@@ -114,8 +112,8 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
   std::printf("study %s\n", describe(o, net, n).c_str());
   std::printf("solver %s\n", r.solver_name.c_str());
   const ScenarioResult& b = r.baseline;
-  std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n", b.ok ? "ok" : "FAILED",
-              b.trials, b.min_pressure, pressure_unit_name(net),
+  std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n",
+              b.ok ? "ok" : "FAILED", b.trials, b.min_pressure, pressure_unit_name(net),
               b.min_node >= 0 ? net.nodes[b.min_node].id.c_str() : "-",
               b.reason.empty() ? "" : "; ", b.reason.c_str());
   long trials = 0;
@@ -287,8 +285,7 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   const StudyResults r = run_study(net, make_solver, o);
   if (!quiet) print_summary(net, o, r);
   if (!a.csv.empty()) write_study_csv(a.csv, net, r, o);
-  if (!report_path.empty())
-    write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
+  if (!report_path.empty()) write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
   int flagged = 0;
   for (const ScenarioResult& s : r.scenarios) flagged += !s.ok || !s.reason.empty();
   if (flagged == 0 && r.baseline.ok && r.baseline.reason.empty()) return 0;

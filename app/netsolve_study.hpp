@@ -14,10 +14,10 @@
 namespace cgs::net {
 
 struct StudyArgs {
-  std::string study;               // fireflow | closure | demand:N[:cv[:seed]]; empty: no study
-  std::string csv;                 // --study-csv
-  std::string elements;            // --elements FILE
-  double flow = -1;                // --flow, the file's flow units; < 0: 1000 gpm in them
+  std::string study;     // fireflow | closure | demand:N[:cv[:seed]]; empty: no study
+  std::string csv;       // --study-csv
+  std::string elements;  // --elements FILE
+  double flow = -1;      // --flow, the file's flow units; < 0: 1000 gpm in them
   double pressure_threshold = -1;  // the file's pressure units; < 0: 20 psi in them
   double residual_pressure = -1;   // < 0: no available-flow search
   bool cold_start = false;

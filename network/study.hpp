@@ -54,9 +54,9 @@ std::vector<double> demand_multipliers(std::uint64_t seed, int index, int juncti
 
 struct StudyOptions {
   StudySpec spec;
-  std::vector<int> elements;      // empty: every junction (fire flow) or every pipe (closure)
-  double fire_flow = 0;           // cfs, added to the junction's first demand category
-  long duration = 0;              // seconds; 0 the steady state, < 0 the file's DURATION
+  std::vector<int> elements;  // empty: every junction (fire flow) or every pipe (closure)
+  double fire_flow = 0;       // cfs, added to the junction's first demand category
+  long duration = 0;          // seconds; 0 the steady state, < 0 the file's DURATION
   double pressure_threshold = 0;  // the file's pressure units: junctions below it are counted
   // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
   // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
@@ -92,9 +92,9 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 // One row of the study. Pressures in the file's units, taken over the junctions at every
 // hydraulic step that was solved, as epanet-scenarios takes them.
 struct ScenarioResult {
-  int scenario = 0;    // 0: the baseline (the unmodified network)
-  int element = -1;    // node (fire flow) or link (closure) index; -1 for the baseline and draws
-  bool ok = false;     // every period solved (EPANET's error 110 or a failed CG solve: not ok)
+  int scenario = 0;  // 0: the baseline (the unmodified network)
+  int element = -1;  // node (fire flow) or link (closure) index; -1 for the baseline and draws
+  bool ok = false;   // every period solved (EPANET's error 110 or a failed CG solve: not ok)
   std::string reason;  // why not ok; or a warning (unbalanced periods) when ok
   int trials = 0;      // gradient-algorithm trials over the periods solved (EPANET's iterations)
   int periods = 0;     // hydraulic steps solved
