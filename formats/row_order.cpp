@@ -1,9 +1,7 @@
 #include "formats/row_order.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 
 #include "formats/convert.hpp"
@@ -40,111 +38,26 @@ RowPermutation sort_rows_by_length(const CsrMatrix<T>& A) {
 
 namespace {
 
-constexpr index_t kUnclaimed = std::numeric_limits<index_t>::max();
-
-// Whether a level of this many rows is worth the thread team (three passes with a barrier each).
-bool worth_team(std::size_t rows) { return rows >= 4096; }
-
-// A breadth-first sweep one level at a time, each level in the order a serial sweep (a queue)
-// gives it: a new row belongs to the first row of the previous level, in that level's order,
-// that neighbours it (the one a queue would have popped first), and each parent lists its
-// children in column order, or stably by degree (Cuthill-McKee). So the order is the serial
-// one bit for bit, whatever the team; a wide level runs on every core (issue 21: RCM on a 9M-row
-// grid was 3.7 s on one core). Rows [begin, order.size()) are the first level (already taken);
-// taken(c) says a row is excluded or numbered, take(c) numbers it. claim is kUnclaimed
-// on every row on entry and on return.
-struct Sweep {
-  index_t depth;              // the deepest level's number (the first level is 0)
-  std::size_t deepest_begin;  // where the deepest level starts in `order`
-};
-template <typename T, typename Taken, typename Take>
-Sweep level_sweep(const CsrMatrix<T>& A, std::vector<index_t>& order, std::size_t begin,
-                  std::vector<index_t>& claim, bool by_degree, Taken taken, Take take) {
-  std::vector<index_t> count;
-  std::vector<std::size_t> offset;
-  // Claims are read by every thread that neighbours a row and written by its parent's thread:
-  // relaxed atomics (the passes are ordered by the team's barriers).
-  auto slot = [&](index_t c) { return std::atomic_ref<index_t>(claim[std::size_t(c)]); };
-  auto by_length = [&](index_t a, index_t b) { return A.row_length(a) < A.row_length(b); };
-  std::size_t lo = begin;
-  std::vector<index_t> children;
-  for (index_t depth = 0;; ++depth) {
-    const std::size_t hi = order.size();
-    const std::int64_t width = std::int64_t(hi - lo);
-    if (!worth_team(hi - lo)) {  // a narrow level: the serial queue's step, no claims
-      for (std::size_t q = lo; q < hi; ++q) {
-        const index_t row = order[q];
-        children.clear();
-        for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e) {
-          const index_t c = A.col_idx[e];
-          if (taken(c)) continue;
-          take(c);
-          children.push_back(c);
-        }
-        if (by_degree) std::stable_sort(children.begin(), children.end(), by_length);
-        order.insert(order.end(), children.begin(), children.end());
-      }
-      if (order.size() == hi) return {depth, lo};
-      lo = hi;
-      continue;
+// Breadth-first levels from `root` over the rows not yet numbered: fills `level` (stamped with
+// `stamp` so that it need not be cleared) and returns the rows in the order reached.
+template <typename T>
+std::vector<index_t> breadth_first(const CsrMatrix<T>& A, index_t root,
+                                   const std::vector<char>& numbered, std::vector<index_t>& seen,
+                                   index_t stamp, std::vector<index_t>& depth) {
+  std::vector<index_t> reached{root};
+  seen[root] = stamp;
+  depth[root] = 0;
+  for (std::size_t next = 0; next < reached.size(); ++next) {
+    const index_t row = reached[next];
+    for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e) {
+      const index_t col = A.col_idx[e];
+      if (numbered[col] || seen[col] == stamp) continue;
+      seen[col] = stamp;
+      depth[col] = depth[row] + 1;
+      reached.push_back(col);
     }
-    const bool team = true;
-    // 1. Each untaken neighbour is claimed by its first parent: the least position.
-#pragma omp parallel for schedule(static) if (team)
-    for (std::int64_t p = 0; p < width; ++p) {
-      const index_t row = order[lo + std::size_t(p)];
-      for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e) {
-        const index_t c = A.col_idx[e];
-        if (taken(c)) continue;
-        auto claimed = slot(c);
-        index_t now = claimed.load(std::memory_order_relaxed);
-        while (index_t(p) < now &&
-               !claimed.compare_exchange_weak(now, index_t(p), std::memory_order_relaxed)) {
-        }
-      }
-    }
-    // 2. Each parent counts its children (a repeated column counts once: the claim is moved to
-    //    -2 - p by its first occurrence).
-    count.assign(std::size_t(width), 0);
-#pragma omp parallel for schedule(static) if (team)
-    for (std::int64_t p = 0; p < width; ++p) {
-      const index_t row = order[lo + std::size_t(p)];
-      for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e) {
-        auto claimed = slot(A.col_idx[e]);
-        if (claimed.load(std::memory_order_relaxed) == index_t(p)) {
-          claimed.store(-2 - index_t(p), std::memory_order_relaxed);
-          ++count[std::size_t(p)];
-        }
-      }
-    }
-    offset.assign(std::size_t(width) + 1, 0);
-    for (std::size_t p = 0; p < std::size_t(width); ++p) offset[p + 1] = offset[p] + count[p];
-    order.resize(hi + offset.back());
-    // 3. Each parent writes its children at its offset, releasing their claims.
-#pragma omp parallel if (team)
-    {
-      std::vector<index_t> children;  // this thread's
-#pragma omp for schedule(static)
-      for (std::int64_t p = 0; p < width; ++p) {
-        const index_t row = order[lo + std::size_t(p)];
-        children.clear();
-        for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e) {
-          const index_t c = A.col_idx[e];
-          auto claimed = slot(c);
-          if (claimed.load(std::memory_order_relaxed) != -2 - index_t(p)) continue;
-          claimed.store(kUnclaimed, std::memory_order_relaxed);
-          children.push_back(c);
-        }
-        if (by_degree) std::stable_sort(children.begin(), children.end(), by_length);
-        for (std::size_t j = 0; j < children.size(); ++j) {
-          order[hi + offset[std::size_t(p)] + j] = children[j];
-          take(children[j]);
-        }
-      }
-    }
-    if (order.size() == hi) return {depth, lo};  // no children: [lo, hi) is the deepest level
-    lo = hi;
   }
+  return reached;
 }
 
 }  // namespace
@@ -156,7 +69,7 @@ RowPermutation reverse_cuthill_mckee(const CsrMatrix<T>& A) {
                      " x " + std::to_string(A.cols));
   const index_t n = A.rows;
   std::vector<char> numbered(n, 0);
-  std::vector<index_t> seen(n, -1), claim(n, kUnclaimed), order, reached;
+  std::vector<index_t> seen(n, -1), depth(n, 0), order;
   order.reserve(n);
   index_t stamp = 0;
   auto degree = [&](index_t r) { return A.row_length(r); };
@@ -166,26 +79,32 @@ RowPermutation reverse_cuthill_mckee(const CsrMatrix<T>& A) {
     // to a least-degree row of the deepest level while the depth grows.
     index_t root = first, eccentricity = -1;
     for (int attempt = 0; attempt < 8; ++attempt) {
-      const index_t mark = stamp++;
-      reached.assign(1, root);
-      seen[root] = mark;
-      const Sweep sweep = level_sweep(
-          A, reached, 0, claim, false, [&](index_t c) { return numbered[c] || seen[c] == mark; },
-          [&](index_t c) { seen[c] = mark; });
-      if (sweep.depth <= eccentricity) break;
-      eccentricity = sweep.depth;
+      const std::vector<index_t> reached = breadth_first(A, root, numbered, seen, stamp++, depth);
+      const index_t deepest = depth[reached.back()];
+      if (deepest <= eccentricity) break;
+      eccentricity = deepest;
       index_t best = reached.back();
-      for (std::size_t k = sweep.deepest_begin; k < reached.size(); ++k)
-        if (degree(reached[k]) < degree(best)) best = reached[k];
+      for (index_t r : reached)
+        if (depth[r] == deepest && degree(r) < degree(best)) best = r;
       root = best;
     }
     // Cuthill-McKee from the root: each row's unnumbered neighbours by increasing degree.
     const std::size_t begin = order.size();
     order.push_back(root);
     numbered[root] = 1;
-    level_sweep(
-        A, order, begin, claim, true, [&](index_t c) { return numbered[c] != 0; },
-        [&](index_t c) { numbered[c] = 1; });
+    std::vector<index_t> neighbours;
+    for (std::size_t next = begin; next < order.size(); ++next) {
+      const index_t row = order[next];
+      neighbours.clear();
+      for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e)
+        if (!numbered[A.col_idx[e]]) {
+          numbered[A.col_idx[e]] = 1;
+          neighbours.push_back(A.col_idx[e]);
+        }
+      std::stable_sort(neighbours.begin(), neighbours.end(),
+                       [&](index_t a, index_t b) { return degree(a) < degree(b); });
+      order.insert(order.end(), neighbours.begin(), neighbours.end());
+    }
   }
   std::reverse(order.begin(), order.end());
   return RowPermutation{std::move(order)};
