@@ -136,10 +136,13 @@ class Chebyshev final : public Preconditioner<T> {
     return ops;
   }
 
-  // A for the steps' products: the backend's device copy where one is lent (a GPU set-up reads
-  // it in place, no second upload), else a copy in the program's arrays.
+  // A for the steps' products: the backend's device copy where one is lent and A is large (a GPU
+  // set-up reads it in place, no second upload), else a copy in the program's arrays. Small
+  // systems keep the copy: it costs little, and the cluster loop's one block may hold the
+  // program's packed arrays in shared memory, where a borrowed array is read from L2.
   void add_matrix(ProgramSpec<T>& spec, const CsrMatrix<double>& A) {
-    if (const CsrView<T>* lent = this->lent_matrix()) {
+    const CsrView<T>* lent = this->lent_matrix();
+    if (lent && worth_device_setup(A.rows)) {
       a_ptr_ = spec.borrow_indices(lent->row_ptr);
       a_cols_ = spec.borrow_indices(lent->col_idx);
       a_values_ = spec.borrow_values(lent->values);
