@@ -474,9 +474,16 @@ int run(const Args& args, SolverCli& cli) {
     StudyBatchEngine batch;
     if (gpu || args.study.batch > 0) {
       batch.refinement = args.refinement;
-      batch.make = [request, gpu]() -> std::unique_ptr<BatchCg> {
-        return gpu ? make_gpu_batch_cg(request.cg) : make_cpu_batch_cg(request);
-      };
+      const std::string& engine = args.study.batch_engine;
+      batch.direct = engine == "cholesky" || (engine == "auto" && args.solver != "cg");
+      if (batch.direct)
+        batch.make = [gpu]() -> std::unique_ptr<BatchCg> {
+          return gpu ? make_gpu_batch_cholesky() : make_cpu_batch_cholesky();
+        };
+      else
+        batch.make = [request, gpu]() -> std::unique_ptr<BatchCg> {
+          return gpu ? make_gpu_batch_cg(request.cg) : make_cpu_batch_cg(request);
+        };
     }
     SolveRequest baseline_request = request;
     if (baseline_request.backend.device == Device::gpu)

@@ -126,7 +126,12 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
                       : "solver analyses not counted",
       r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
-  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0)
+  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0 && o.batch_direct)
+    std::printf(
+        "batches: %ld solved, %.1f systems each (%d scenarios in flight), each system "
+        "factorised and solved once\n",
+        c.launches, double(c.systems) / c.launches, r.threads);
+  else if (c.launches > 0)
     std::printf(
         "batches: %ld solved, %.1f systems each (%d scenarios in flight), %.0f CG iterations a "
         "system, %.0f in the slowest of a batch\n",
@@ -235,10 +240,17 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "pressure (the file's pressure units)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--study-batch", a.batch,
-                 "Run the study on the batched engine: this many scenarios in lockstep, their CG "
-                 "solves batched (on the GPU with --device gpu, which uses it by default with "
-                 "128; else the CPU batch CG, the fallback)")
+                 "Run the study on the batched engine: this many scenarios in lockstep, their "
+                 "linear solves batched (--batch-engine; on the GPU with --device gpu, which "
+                 "uses it by default; else on the host, the fallback)")
       ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--batch-engine", a.batch_engine,
+                 "What the batched engine (--device gpu, --study-batch) solves each trial with: "
+                 "cholesky (a batched sparse Cholesky, EPANET's factorisation compiled once per "
+                 "network and run one GPU thread a system, the direct study's rows; default 512 "
+                 "scenarios in flight), cg (the batched CG: the cluster-resident CG on the GPU, "
+                 "128 in flight) or auto (cg with --solver cg, else cholesky)")
+      ->check(CLI::IsMember({"auto", "cholesky", "cg"}));
   app.add_flag("--cold-start", a.cold_start,
                "Start every scenario from EPANET's initial flows instead of the baseline's "
                "solution (as epanet-scenarios without --warm)");
@@ -267,6 +279,7 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   o.batch_engine = batch_engine.make;
   o.batch_size = a.batch;
   o.refinement = batch_engine.refinement;
+  o.batch_direct = batch_engine.direct;
   ProgressLine progress(!quiet && isatty(fileno(stderr)));
   o.on_progress = [&](int done, int total, int failed) { progress.update(done, total, failed); };
   const StudyResults r = run_study(net, make_solver, o);

@@ -24,6 +24,9 @@ struct StudyArgs {
   // --study-batch N: the batched engine with N scenarios in flight (0: not asked; --device gpu
   // takes it with kDefaultBatchSize)
   int batch = 0;
+  // --batch-engine: what the batched engine solves with: cholesky (the batched sparse Cholesky),
+  // cg (the batched CG: the cluster CG on the GPU), auto (cg with --solver cg, else cholesky).
+  std::string batch_engine = "auto";
 };
 
 // The batched engine of a study (network/batch_cg.hpp): how to make its batch CG (empty: the
@@ -31,6 +34,7 @@ struct StudyArgs {
 struct StudyBatchEngine {
   std::function<std::unique_ptr<BatchCg>()> make;
   RefinementOptions refinement;
+  bool direct = false;  // make gives a batched Cholesky: the members are direct solvers
 };
 
 void add_study_options(CLI::App& app, StudyArgs& args);

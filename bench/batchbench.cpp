@@ -2,6 +2,7 @@
 // studies on the GPU), against one system at a time, in the same run on the same device.
 //
 //   batchbench [MATRIX...] [--batch 64] [--precond jacobi|none] [--tol 1e-10] [--repeats 7]
+//              [--max-iters N]
 //
 // Per matrix, Jacobi-CG on b = random (seeded), x0 = 0:
 //   persistent  one system, the persistent loop (the fused loop the planner takes today)
@@ -29,6 +30,7 @@ struct Options {
   std::string precond = "jacobi";
   double tol = 1e-10;
   int repeats = 7;
+  long long max_iters = 0;  // per system; 0: the batch 20 n, a single solve the solver's default
 };
 
 struct Single {
@@ -45,6 +47,7 @@ Single solve_one(const CsrMatrix<double>& A, const std::vector<double>& b, const
   r.precond = parse_precond(o.precond);
   r.gpu_loop = loop;
   r.cg.tol = o.tol;
+  if (o.max_iters > 0) r.cg.max_iters = o.max_iters;
   auto solver = make_solver(make_plan(r, A));
   solver->analyze(A);
   std::vector<double> seconds;
@@ -79,6 +82,9 @@ int run(int argc, char** argv) {
   app.add_option("--tol", o.tol, "relative tolerance");
   app.add_option("--repeats", o.repeats, "timed solves per row (median)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-iters", o.max_iters,
+                 "iteration limit per system (a rate over fewer iterations: shorter runs)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   std::printf("%-34s %8s %8s | %-10s %6s %8s | %-10s %6s %8s %6s | %6s %6s %9s %12s %7s\n",
@@ -106,7 +112,7 @@ int run(int argc, char** argv) {
     auto engine = make_cluster_cg<double>(view, A.rows, o.precond == "jacobi" ? d.data() : nullptr, 0, true);
     CgOptions cg;
     cg.tol = o.tol;
-    cg.max_iters = 20 * long(n);
+    cg.max_iters = o.max_iters > 0 ? o.max_iters : 20 * (long long)n;
     cg.time_spmv = false;
     std::vector<double> seconds;
     long long total_iterations = 0;

@@ -51,27 +51,48 @@ std::unique_ptr<BatchCg> make_cpu_batch_cg(const SolveRequest& request) {
 }
 
 BatchRendezvous::BatchRendezvous(std::unique_ptr<BatchCg> engine, int members)
-    : engine_(std::move(engine)), members_(members) {}
+    : engine_(std::move(engine)), members_(members) {
+  engine_->expect(members);
+}
 
 CgResult BatchRendezvous::solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                                 std::vector<double>& x) {
   BatchCgSystem system{&A, &b, &x, {}};
+  solve(system);
+  return system.result;
+}
+
+void BatchRendezvous::solve(BatchCgSystem& system) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (error_) std::rethrow_exception(error_);
+  const int slot = static_cast<int>(waiting_.size());
   waiting_.push_back(&system);
   const long generation = generation_;
-  if (static_cast<int>(waiting_.size()) == members_)
+  ++staging_;
+  lock.unlock();
+  std::exception_ptr failure;
+  try {
+    engine_->stage(slot, system);  // on this thread, beside the other members' copies
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  lock.lock();
+  --staging_;
+  if (failure && !error_) error_ = failure;
+  // The batch runs when every member still running has arrived and staged its system.
+  if (complete())
     run_batch(lock);
   else
     solved_.wait(lock, [&] { return generation_ != generation; });
   if (error_) std::rethrow_exception(error_);
-  return system.result;
+  lock.unlock();
+  engine_->collect(slot, system);
 }
 
 void BatchRendezvous::leave() {
   std::unique_lock<std::mutex> lock(mutex_);
   --members_;
-  if (!waiting_.empty() && static_cast<int>(waiting_.size()) == members_) run_batch(lock);
+  if (complete()) run_batch(lock);
 }
 
 // Called with the lock held by the member whose arrival completed the batch: every other member

@@ -40,6 +40,11 @@ struct BatchCgSystem {
   const std::vector<double>* b = nullptr;
   std::vector<double>* x = nullptr;
   CgResult result;
+  // The batched Cholesky engines (make_*_batch_cholesky): the order the member's solver was
+  // offered (EPANET's; empty: minimum degree), taken from the first system; and on return -1, or
+  // the row of A whose pivot was <= 0 (x then unchanged). CG engines ignore both.
+  const std::vector<int>* elimination_order = nullptr;
+  int failed_row = -1;
 };
 
 class BatchCg {
@@ -49,6 +54,14 @@ class BatchCg {
   // A system whose pattern differs from the first's is an error (std::invalid_argument).
   virtual void solve(const std::vector<BatchCgSystem*>& systems) = 0;
   virtual std::string name() const = 0;
+  // Optional, for engines that copy each system into a staging area: the rendezvous calls these
+  // on the members' own threads, outside its lock, so that the copies run in parallel instead of
+  // on the one thread that runs the batch. expect(members) once, before any system; stage(slot,
+  // s) when member s arrives, its position in the coming batch being slot (< members), before
+  // solve() is called; collect(slot, s) after that batch, before the member goes on.
+  virtual void expect(int members) { (void)members; }
+  virtual void stage(int slot, const BatchCgSystem& system) { (void)slot, (void)system; }
+  virtual void collect(int slot, BatchCgSystem& system) { (void)slot, (void)system; }
 };
 
 // std::invalid_argument unless A has pattern's rows, row pointers and columns.
@@ -65,6 +78,16 @@ std::unique_ptr<BatchCg> make_cpu_batch_cg(const SolveRequest& request);
 // DeviceError where the system does not fit one cluster (with the reason).
 std::unique_ptr<BatchCg> make_gpu_batch_cg(const CgOptions& options);
 
+// The batched sparse Cholesky (issue 23): the first system's pattern analysed once in its
+// elimination order (SparseCholesky, EPANET's order of operations), compiled into a flat schedule
+// (cholesky_schedule.hpp), and every batch factorised and solved by executing it -- on the GPU in
+// one call of three kernels, one thread a system (solver/cuda/batch_cholesky.hpp), or on the host
+// one system after another (the fallback and the tests' reference). Both give SparseCholesky's
+// bits, so a batched study's rows equal the direct study's. The GPU one throws DeviceError where
+// this build has no CUDA or there is no GPU.
+std::unique_ptr<BatchCg> make_cpu_batch_cholesky();
+std::unique_ptr<BatchCg> make_gpu_batch_cholesky();
+
 // Where the members' systems are collected. members: the scenario threads that will call solve.
 class BatchRendezvous {
  public:
@@ -72,6 +95,8 @@ class BatchRendezvous {
   // Blocks until the batch holding this system was solved; rethrows the engine's error (after
   // one, every later call rethrows it at once, so that the members finish quickly).
   CgResult solve(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x);
+  // The same for a system with its direct-solver fields (elimination_order in, failed_row out).
+  void solve(BatchCgSystem& system);
   // A member with no work left: the others no longer wait for it.
   void leave();
   std::string engine_name() const { return engine_->name(); }
@@ -88,12 +113,16 @@ class BatchRendezvous {
 
  private:
   void run_batch(std::unique_lock<std::mutex>& lock);
+  bool complete() const {
+    return !waiting_.empty() && static_cast<int>(waiting_.size()) == members_ && staging_ == 0;
+  }
 
   std::unique_ptr<BatchCg> engine_;
   mutable std::mutex mutex_;
   std::condition_variable solved_;
   int members_;
   std::vector<BatchCgSystem*> waiting_;
+  int staging_ = 0;  // members between their arrival and the end of their stage()
   long generation_ = 0;
   Counts counts_;
   std::exception_ptr error_;
@@ -118,5 +147,12 @@ class BatchMembership {
 // solves go through the rendezvous. The tolerance of each inner solve is the engine's.
 std::unique_ptr<LinearSolver> make_batch_member_solver(std::shared_ptr<BatchRendezvous> batch,
                                                        const RefinementOptions& refinement = {});
+
+// A member's direct solver for the batched Cholesky engines: each solve is one system of the
+// batch (the factorisation and both sweeps done by the engine), a pivot <= 0 reported as
+// NativeSolver reports it; the fallback orders after such a pivot (solve_in_file_order) run on
+// the member's own thread with a native solver, as in the CPU study.
+std::unique_ptr<LinearSolver> make_batch_direct_member_solver(
+    std::shared_ptr<BatchRendezvous> batch);
 
 }  // namespace cgs::net

@@ -29,6 +29,15 @@ class SparseCholesky {
 
   long factor_nonzeros() const { return static_cast<long>(row_.size()); }  // below the diagonal
 
+  // The analysis, for a schedule compiled from it (cholesky_schedule.hpp): the elimination
+  // order, L's columns below the diagonal, and where each factorisation reads A.
+  int size() const { return n_; }
+  const std::vector<int>& order() const { return order_; }
+  const std::vector<int>& column_pointers() const { return col_ptr_; }
+  const std::vector<int>& row_indices() const { return row_; }
+  const std::vector<int>& diagonal_sources() const { return diag_source_; }
+  const std::vector<int>& value_sources() const { return value_source_; }
+
  private:
   int n_ = -1;
   std::vector<int> order_;    // order_[k]: row of A eliminated k-th

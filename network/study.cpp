@@ -578,15 +578,33 @@ StudyResults run_study(const Network& net,
   };
   runners.push_back(std::make_unique<ScenarioRunner>(net, make_quiet_solver(), options, baseline));
   out.baseline = runners[0]->run_baseline(baseline);
-  std::shared_ptr<BatchRendezvous> batch;
+  // The batched engine's members meet in groups, each with its own rendezvous and engine: two
+  // for the batched Cholesky, so that one group's threads run their trials on the cores while
+  // the other group's batch is on the device (a member waits only for its own group).
+  std::vector<std::shared_ptr<BatchRendezvous>> batches;
   if (options.batch_engine) {
-    out.threads = thread_count(options.batch_size > 0 ? options.batch_size : kDefaultBatchSize,
-                               elements.size());
-    batch = std::make_shared<BatchRendezvous>(options.batch_engine(), out.threads);
-    runners.clear();  // the baseline's runner: its solver is not a member
-    for (int t = 0; t < out.threads; ++t)
-      runners.push_back(std::make_unique<ScenarioRunner>(
-          net, make_batch_member_solver(batch, options.refinement), options, baseline));
+    const int in_flight = options.batch_size > 0 ? options.batch_size
+                          : options.batch_direct ? kDefaultDirectBatchSize
+                                                 : kDefaultBatchSize;
+    out.threads = thread_count(in_flight, elements.size());
+    const int groups = options.batch_direct && out.threads >= 2 ? 2 : 1;
+    for (int g = 0; g < groups; ++g)
+      batches.push_back(std::make_shared<BatchRendezvous>(
+          options.batch_engine(), out.threads / groups + (g < out.threads % groups)));
+  }
+  // Thread t's group (null: not batched).
+  auto batch_of = [&](int t) { return batches.empty() ? nullptr : batches[t % batches.size()]; };
+  // A member of the batch: a runner whose solver hands its systems to its group's rendezvous.
+  auto make_member = [&](int t) {
+    return std::make_unique<ScenarioRunner>(
+        net,
+        options.batch_direct ? make_batch_direct_member_solver(batch_of(t))
+                             : make_batch_member_solver(batch_of(t), options.refinement),
+        options, baseline);
+  };
+  if (!batches.empty()) {
+    runners.clear();                    // the baseline's runner: its solver is not a member
+    runners.push_back(make_member(0));  // the others are built by their threads (below)
   }
   // The other threads' runners (a network copy, a workspace, a copy of the analysed solver) are
   // built by their own threads, at once: on a small network with many cores, building them one
@@ -595,6 +613,10 @@ StudyResults run_study(const Network& net,
   runners.resize(static_cast<std::size_t>(out.threads));
   std::mutex make_mutex;  // make_solver need not be thread-safe
   auto build_runner = [&](int t) {
+    if (!batches.empty()) {
+      runners[t] = make_member(t);
+      return;
+    }
     std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
     if (!copy) {
       const std::lock_guard<std::mutex> lock(make_mutex);
@@ -614,8 +636,9 @@ StudyResults run_study(const Network& net,
     if (!error) error = e;
     next = total;
   };
-  auto work = [&](ScenarioRunner& runner) {
-    const BatchMembership membership(batch.get());  // leaves the batch when out of scenarios
+  auto work = [&](int t) {
+    ScenarioRunner& runner = *runners[t];
+    const BatchMembership membership(batch_of(t).get());  // leaves when out of scenarios
     try {
       for (int i; (i = next++) < total;) {
         out.scenarios[i] = runner.run_scenario(i + 1, elements[i]);
@@ -638,19 +661,26 @@ StudyResults run_study(const Network& net,
       }
     }
     built.arrive_and_wait();
-    if (runners[t]) work(*runners[t]);
+    if (runners[t]) work(t);
   };
   std::vector<std::thread> threads;
   for (int t = 1; t < out.threads; ++t) threads.emplace_back(thread_main, t);
   built.arrive_and_wait();
   out.setup_seconds = since(start);
   const auto scenarios_start = Clock::now();
-  work(*runners[0]);
+  work(0);
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
-  if (batch && batch->error()) std::rethrow_exception(batch->error());  // the engine failed
+  for (const auto& batch : batches)  // an engine failed
+    if (batch->error()) std::rethrow_exception(batch->error());
   out.scenario_seconds = since(scenarios_start);
-  if (batch) out.batch = batch->counts();
+  for (const auto& batch : batches) {
+    const BatchRendezvous::Counts c = batch->counts();
+    out.batch.launches += c.launches;
+    out.batch.systems += c.systems;
+    out.batch.iterations += c.iterations;
+    out.batch.critical_iterations += c.critical_iterations;
+  }
   out.solver_name = runners[0]->solver().name();
   for (const auto& runner : runners) {
     const int a = runner->solver().analyses();

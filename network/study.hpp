@@ -70,6 +70,9 @@ struct StudyOptions {
   std::function<std::unique_ptr<BatchCg>()> batch_engine;
   int batch_size = 0;            // scenarios in flight; 0: kDefaultBatchSize
   RefinementOptions refinement;  // the batched CG solvers' (as netsolve --solver cg's)
+  // The members are direct solvers (make_batch_direct_member_solver) for a batched Cholesky
+  // engine (make_*_batch_cholesky) instead of CG solvers.
+  bool batch_direct = false;
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };
@@ -78,6 +81,11 @@ struct StudyOptions {
 // system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
 // converged early are replaced.
 inline constexpr int kDefaultBatchSize = 128;
+// The same for the batched Cholesky, in two groups of 256 (one on the device while the other's
+// threads run their trials): one GPU thread a system, so a launch wants many systems, but each is
+// a host thread with its own network copy and workspace, whose set-up (EPANET's ordering among
+// it) costs 20-60 ms of a core on BWSN_Network_2: 512 keeps that to ~1-2 s on 16 cores.
+inline constexpr int kDefaultDirectBatchSize = 512;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 

@@ -1,7 +1,9 @@
 # Issue 22, the AMG set-up kept on the device (BENCHMARKS 20e): the GPU AMG tests (P's and R's
 # patterns by kernels, strength and MIS(2) aggregation by kernels, each against the host's
 # algorithm bit for bit; the program reading the hierarchy's device arrays against the CPU's
-# V-cycle), compute-sanitizer memcheck on them, then cgsolve amg (greedy, host aggregation),
+# V-cycle; the hashed Lanczos start by a kernel; aggregation=blocks as on the CPU),
+# compute-sanitizer memcheck on them, then cgsolve amg (greedy, host aggregation),
+# amg:aggregation=blocks (the greedy by row blocks on all host cores, BENCHMARKS 20f),
 # amg:aggregation=device and jacobi on poisson2d:3000 and poisson3d:200 with the set-up's phase
 # table, and setupbench fresh against set_values. One H100 (16 cores), < 6 min.
 # Run from the repository root: bash scripts/amg-setup-gpu-check.sh [data dir, default .gpu-data]
@@ -24,8 +26,8 @@ say "build $((SECONDS-t0)) s (data dir $DATA not needed)"
 T=$B/tests/test_gpu
 timeout 180 $T -tc='GPU AMG*' > $L/amg-tests.log 2>&1; say "test_gpu 'GPU AMG*': exit $? $(grep -E 'test cases' $L/amg-tests.log)"
 grep -B4 -A12 "ERROR" $L/amg-tests.log | head -40 | tee -a $S
-timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $T -tc="GPU AMG: P's and R's*,GPU AMG: strength*,GPU AMG: the program*,GPU AMG: set_values*" > $L/memcheck.log 2>&1
-say "memcheck (device patterns, strength + MIS(2), program on borrowed arrays, set_values): exit $? $(grep -E 'ERROR SUMMARY' $L/memcheck.log | tail -1)"
+timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $T -tc="GPU AMG: P's and R's*,GPU AMG: strength*,GPU AMG: the program*,GPU AMG: set_values*,GPU AMG: the device's Lanczos*" > $L/memcheck.log 2>&1
+say "memcheck (device patterns, strength + MIS(2), program on borrowed arrays, set_values, hashed Lanczos start): exit $? $(grep -E 'ERROR SUMMARY' $L/memcheck.log | tail -1)"
 run() {
   local f=$L/$(echo $1-$2 | tr ':/=,' '____').txt
   timeout 60 $B/app/cgsolve --matrix $1 --device gpu --precond $2 --tol 1e-8 --report $L/r.json > $f 2>&1
@@ -35,14 +37,15 @@ setup=sum(t.get(k,0) or 0 for k in ('reorder_s','build_format_s','upload_s','pre
 print('%-20s %-24s its %5d  setup %.3f s (precond %.3f)  solve %.3f s  tts %.3f s' % ('$1','$2',r['iterations'],setup,t.get('preconditioner_s',0) or 0,t['solve_s'],setup+t['solve_s']))" 2>/dev/null | tee -a $S || { say "$1 $2 failed"; tail -3 $f | tee -a $S; }
 }
 for m in gen:poisson2d:3000 gen:poisson3d:200; do
-  run $m jacobi; run $m amg; run $m amg:aggregation=device
+  run $m jacobi; run $m amg; run $m amg:aggregation=blocks; run $m amg:aggregation=device
 done
-for f in $L/gen_poisson2d_3000-amg.txt $L/gen_poisson2d_3000-amg_aggregation_device.txt $L/gen_poisson3d_200-amg.txt $L/gen_poisson3d_200-amg_aggregation_device.txt; do
+for f in $L/gen_poisson2d_3000-amg.txt $L/gen_poisson2d_3000-amg_aggregation_blocks.txt $L/gen_poisson2d_3000-amg_aggregation_device.txt $L/gen_poisson3d_200-amg.txt $L/gen_poisson3d_200-amg_aggregation_blocks.txt $L/gen_poisson3d_200-amg_aggregation_device.txt; do
   say "--- $(basename $f .txt): levels, phases"
   grep -E "^precond|^  level|^  [0-9] |^  phase|^  [a-z].*  [0-9.e+-]+$" $f | head -26 | tee -a $S > /dev/null
 done
 say "--- setupbench gpu poisson2d:3000 (fresh analyze vs set_values, medians of 3):"
 timeout 100 $B/bench/setupbench --device gpu --runs 3 --phases gen:poisson2d:3000 > $L/setupbench-gpu.log 2>&1; say "exit $?"; cat $L/setupbench-gpu.log >> $S
+timeout 60 $B/bench/setupbench --device gpu --runs 3 --precond amg:aggregation=blocks --phases gen:poisson2d:3000 > $L/setupbench-gpu-blocks.log 2>&1; say "setupbench gpu poisson2d:3000 amg:aggregation=blocks: exit $?"; cat $L/setupbench-gpu-blocks.log >> $S
 timeout 60 $B/bench/setupbench --device gpu --runs 3 --precond amg:aggregation=device --phases gen:poisson2d:3000 > $L/setupbench-gpu-device.log 2>&1; say "setupbench gpu poisson2d:3000 amg:aggregation=device: exit $?"; cat $L/setupbench-gpu-device.log >> $S
 [ $((SECONDS-t0)) -lt 300 ] && { timeout 50 $B/bench/setupbench --device gpu --runs 1 --phases gen:poisson3d:200 > $L/setupbench-gpu3d.log 2>&1; say "setupbench gpu poisson3d:200, 1 run: exit $?"; cat $L/setupbench-gpu3d.log >> $S; }
 say "total $((SECONDS-t0)) s"

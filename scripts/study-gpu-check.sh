@@ -12,6 +12,11 @@
 # DEVICES ("cpu gpu"; "cpu": the CPU study against EPANET only, no GPU test or GPU column),
 # CPU_THREADS (--threads of the CPU study: 0, every core; 1 gives the per-thread ratio).
 # The 16-core CPU columns alone: SKIP_BUILD=1 DEVICES=cpu OUT=$OUT scripts/study-gpu-check.sh
+# GPU_ENGINE (cholesky: the batched sparse Cholesky, the default, over every element the CPU runs;
+# cg: the cluster CG, over the first GMAX), STUDIES ("fireflow closure"), SHARED (the data and
+# tools: ../shared, else .gpu-data/shared).
+# Issue 23's batched Cholesky (BENCHMARKS §19d), < 8 min:
+#   SKIP_BUILD=1 BUILD=build-gpu NETS="BWSN_Network_2 Exnet_EXN Net3" STUDIES=fireflow OUT=$OUT scripts/study-gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -39,13 +44,15 @@ log "built"
 
 test_rc=skipped
 if [ $gpu_wanted = 1 ]; then
-  timeout 150 "$BUILD/tests/test_gpu" -tc='*study*,GPU batch*' > "$OUT/test_gpu_study.log" 2>&1
+  timeout 150 "$BUILD/tests/test_gpu" -tc='*study*,GPU batch*' -d > "$OUT/test_gpu_study.log" 2>&1
   test_rc=$?
   log "test_gpu (study): exit $test_rc"; tail -4 "$OUT/test_gpu_study.log"
   grep -B4 -A14 "ERROR\|FAILED" "$OUT/test_gpu_study.log" | head -60
 fi
 
-shared=../shared
+shared=${SHARED:-../shared}
+[ -d "$shared/data/networks" ] || shared=.gpu-data/shared
+GPU_ENGINE=${GPU_ENGINE:-cholesky}
 netsolve=$BUILD/app/netsolve
 epanet=$shared/tools/epanet/epanet-scenarios
 epanet_ok=0
@@ -81,11 +88,12 @@ compare() {  # compare NETSOLVE.csv REFERENCE.csv NAME: "match" or "MISMATCH_(n)
 for net in $NETS; do
   inp=$shared/data/networks/$net.inp
   [ -f "$inp" ] || { log "$inp missing"; continue; }
-  for study in fireflow closure; do
+  for study in ${STUDIES:-fireflow closure}; do
     section=JUNCTIONS; [ $study = closure ] && section=PIPES
     # EPANET and the CPU run every element (BWSN: the first MAX); the GPU the first GMAX of them.
     max=100000 gmax=${GMAX:-128}
     [ "$net" = BWSN_Network_2 ] && max=$MAX gmax=${GMAX_BWSN:-128}
+    [ "$GPU_ENGINE" = cholesky ] && gmax=${GMAX:-$max}  # thousands in flight: every element
     tag=$net-$study
     elements "$inp" $section $max > "$OUT/$tag-elements.txt"
     head -n "$gmax" "$OUT/$tag-elements.txt" > "$OUT/$tag-gpu-elements.txt"
@@ -99,10 +107,10 @@ for net in $NETS; do
     gpu_rate=- gpu_all=- gpu_failed=- cpu_rate=- cpu_all=- cpu_failed=-
     rm -f "$OUT/$tag-gpu.csv" "$OUT/$tag-cpu.csv"  # no stale rows from an earlier run
     for device in $DEVICES; do
-      list=$OUT/$tag-elements.txt t=$(limit 60)
-      [ $device = gpu ] && list=$OUT/$tag-gpu-elements.txt t=$(limit "${GPU_TIMEOUT:-60}")
+      list=$OUT/$tag-elements.txt t=$(limit 60) engine=()
+      [ $device = gpu ] && list=$OUT/$tag-gpu-elements.txt t=$(limit "${GPU_TIMEOUT:-60}") engine=(--batch-engine "$GPU_ENGINE")
       rm -f "$OUT/$tag-$device.json" "$OUT/$tag-$device.csv"
-      [ "$t" -gt 0 ] && timeout "$t" "$netsolve" --network "$inp" --study $study --elements "$list" --device $device --threads "${CPU_THREADS:-0}" \
+      [ "$t" -gt 0 ] && timeout "$t" "$netsolve" --network "$inp" --study $study --elements "$list" --device $device "${engine[@]}" --threads "${CPU_THREADS:-0}" \
         --study-csv "$OUT/$tag-$device.csv" --report "$OUT/$tag-$device.json" > "$OUT/$tag-$device.log" 2>&1
       rc=$?
       [ "$t" -gt 0 ] || rc=skipped
@@ -130,7 +138,7 @@ print('%.1f %.1f %s' % (j['scenarios_per_second'], n/(j['setup_seconds']+j['scen
 done
 
 echo
-echo "== summary ($(head -1 "$OUT/machine.txt"); $(nproc) cores; test_gpu study exit $test_rc; $((SECONDS - start)) s)"
+echo "== summary ($(head -1 "$OUT/machine.txt"); $(nproc) cores; test_gpu study exit $test_rc; GPU engine $GPU_ENGINE; $((SECONDS - start)) s)"
 echo "Scenarios a second (steady state, 1000 gpm fire flow / one pipe closed): EPANET on one thread and"
 echo "netsolve --device cpu on every core over the first n elements, --device gpu over the first g of"
 echo "them; 'with set-up': the baseline run and the workspaces included. Rows: scripts/compare_study.py."

@@ -22,7 +22,7 @@ namespace cgs {
 
 std::vector<double> multiply(const CsrMatrix<double>& A, const std::vector<double>& x) {
   std::vector<double> y(A.rows, 0.0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (A.rows > 100000)
   for (index_t r = 0; r < A.rows; ++r) {
     double sum = 0;
     for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k) sum += A.values[k] * x[A.col_idx[k]];

@@ -9,6 +9,7 @@
 
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
+#include "solver/precond/amg_start.hpp"
 #include "solver/precond/spectrum.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/cusparse_api.hpp"
@@ -105,6 +106,13 @@ __global__ void orthogonalize_kernel(index_t n, double a, double b, const double
   for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
        i += index_t(gridDim.x) * kBlock)
     w[i] -= a * v[i] + b * v_old[i];
+}
+
+// The hashed start vector's entries before normalization (hashed_lanczos_start's, amg_start.hpp).
+__global__ void lanczos_start_kernel(index_t n, double* v) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    v[i] = lanczos_start_entry(i);
 }
 
 __global__ void divide_kernel(index_t n, const double* from, double divisor, double* to) {
@@ -599,13 +607,15 @@ class CudaLevelValues final : public GpuLevelValues {
       strong_ = DeviceArray<char>(strong, "amg strong couplings");
     const index_t n = A.rows;
     steps = int(std::min<index_t>(n, steps));
-    // The host's start vector, kept for set_values (making it is serial: 9M rows, ~0.1 s).
-    if (start_.size() != std::size_t(n))
-      start_ = DeviceArray<double>(lanczos_start(n), "amg Lanczos start");
     LanczosVectors L(n);
     const int grid = blocks_for(n);
     inverse_sqrt_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, diagonal_.data(), L.scale.data());
-    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, start_.data(), 1.0, L.v.data());
+    // The host's hashed start, made here (the host's serial mt19937 stream took ~0.1 s at 9M
+    // rows, and its upload more); normalized by a device sum: equal to the host's to rounding.
+    lanczos_start_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data());
+    CGS_CHECK_LAUNCH();
+    const double root = std::sqrt(L.dot(n, L.w, L.w));
+    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data(), root, L.v.data());
     CGS_CHECK_LAUNCH();
     CGS_CUDA_CHECK(cudaMemsetAsync(L.v_old.data(), 0, L.v_old.bytes(), cuda::stream()));
     std::vector<double> alpha, beta;
@@ -914,7 +924,6 @@ class CudaLevelValues final : public GpuLevelValues {
   bool host_copies_ = true;           // P and R downloaded for the host's readers
   DeviceCsr a_, p_, r_;
   DeviceArray<char> strong_;
-  DeviceArray<double> start_;  // Lanczos's start vector
   DeviceArray<index_t> position_, of_, to_r_;
   DeviceArray<double> weight_, diagonal_;
   std::unique_ptr<ReusedProduct> ra_, rap_;

@@ -368,6 +368,18 @@ __global__ void gather_values(T* sliced, const T* values, const index_t* source,
   }
 }
 
+// Buffer `which` (0 or 1) of a pair, by a select: indexing the pair at run time (s.p[k % 2]) put
+// it in local memory, an LDL.64 after every pass's barrier (Nsight Compute, BWSN_Network_2 in
+// 16 blocks, H200, 2026-11-26); the select keeps both in registers (BENCHMARKS §13b: the batch of
+// 64 BWSN systems 14.7x -> 16.1x one persistent system's rate).
+// The program's one-block instance keeps the indexing: the select made it spill 12 bytes more
+// (ptxas, sm_90), and its time is its levels.
+template <bool kProgram, typename P>
+__device__ __forceinline__ P buffer_of_pair(int which, P const (&pair)[2]) {
+  if constexpr (kProgram) return pair[which];
+  return which ? pair[1] : pair[0];
+}
+
 // kProgram: the one-block variant that runs a program (a separate instance, so that the
 // pointwise kernel keeps its registers: the program's code in it made it spill).
 template <typename T, bool kProgram>
@@ -461,7 +473,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       go = !stop;
     });
     const T alpha_prev = T(st.alpha);
-    const T* p_old = s.p[(k - 1) % 2];
+    const T* p_old = buffer_of_pair<program>(int((k - 1) % 2), s.p);
     if (!go) {  // x_{k-1}: the update this pass would have made
       if (k >= 2)
         for (index_t i = threadIdx.x; i < mine; i += kThreads)
@@ -476,7 +488,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       const T zj = *cluster.map_shared_rank(z + j, owner);
       return first_step ? zj : cg::next_p(zj, beta, *cluster.map_shared_rank(p_old + j, owner));
     };
-    T* p_new = s.p[k % 2];
+    T* p_new = buffer_of_pair<program>(int(k % 2), s.p);
     double pq[1] = {0};
     for (index_t i = threadIdx.x; i < mine; i += kThreads) {
       const T pi = first_step ? z[i] : cg::next_p(z[i], beta, p_old[i]);

@@ -57,7 +57,7 @@ constexpr double kChebyshevRatio = 4;
 [[noreturn]] void bad_option(const PrecondSpec& spec, const std::string& why) {
   throw InputError("amg: " + why + " in '" + spec.text() +
                    "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
-                   "theta_decay=0..1, coarse=1..4000, aggregation=greedy|host|mis2|device, "
+                   "theta_decay=0..1, coarse=1..4000, aggregation=greedy|host|blocks|mis2|device, "
                    "comma-separated)");
 }
 
@@ -98,13 +98,15 @@ AmgOptions parse_options(const PrecondSpec& spec) {
       o.hierarchy.theta = real_option(spec, key, value, 0, 1);
     else if (key == "theta_decay")
       o.hierarchy.theta_decay = real_option(spec, key, value, 0, 1);
-    else if (key == "aggregation" && (value == "greedy" || value == "host" || value == "mis2"))
+    else if (key == "aggregation" &&
+             (value == "greedy" || value == "host" || value == "mis2" || value == "blocks")) {
       o.hierarchy.mis2 = value == "mis2";
-    else if (key == "aggregation" && value == "device")  // MIS(2), on the GPU where it runs
+      o.hierarchy.blocked = value == "blocks";  // the greedy on all host cores, by row blocks
+    } else if (key == "aggregation" && value == "device")  // MIS(2), on the GPU where it runs
       o.hierarchy.device_aggregation = true;
     else if (key == "aggregation")
-      bad_option(spec,
-                 "aggregation must be greedy (or host), mis2 or device (got '" + value + "')");
+      bad_option(spec, "aggregation must be greedy (or host), blocks, mis2 or device (got '" +
+                           value + "')");
     else if (key == "smoother" && (value == "cheb" || value == "jacobi"))
       o.smoother = value == "cheb" ? Smoother::chebyshev : Smoother::jacobi;
     else if (key == "smoother")

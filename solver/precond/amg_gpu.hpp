@@ -74,8 +74,9 @@ class GpuLevelValues {
   // call), from the level's operator A, the filtered diagonal D_F and P's damping omega. Later
   // calls must see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs
   // run. rho(D_F^-1 A_F), as spectrum_bounds(A, D_F^-1/2, steps, {&strong, &diagonal}).ritz_max
-  // finds it on the host: the same Lanczos (start vector, steps, stopping rule, tridiagonal) with
-  // the products and sums on the device (the sums in another order: equal to rounding). A's
+  // finds it on the host: the same Lanczos (the hashed start of amg_start.hpp, made by a kernel;
+  // steps, stopping rule, tridiagonal) with the products and sums on the device (the sums in
+  // another order: equal to rounding). A's
   // pattern and values, strong (the first call only) and D_F stay on the device for compute().
   // The host's took 0.55 s of a 3.3 s set-up on poisson2d:3000 (9M rows, 16 cores), and as much
   // again at each set_values.

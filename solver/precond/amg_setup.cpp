@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "solver/precond/amg_start.hpp"
+
 namespace cgs::precond::amg {
 namespace {
 
@@ -51,6 +53,38 @@ bool has_strong_neighbour(const CsrMatrix<double>& A, const std::vector<char>& s
   return false;
 }
 
+// The greedy's pass 2: each row without an aggregate in `first` joins its strongest neighbour's
+// there (the first on ties, and on near-ties within kTie: values that differ in their last bits
+// only, as one Galerkin product summed in another order gives them, pick the same aggregate, so
+// that a GPU set-up coarsens as the host's does). Rows read `first` only: any thread count.
+void join_strongest(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                    const std::vector<index_t>& first, std::vector<index_t>& of) {
+  constexpr double kTie = 1e-10;
+#pragma omp parallel for schedule(static) if (worth_threads(A.rows))
+  for (index_t i = 0; i < A.rows; ++i) {
+    if (first[i] >= 0) continue;
+    double best = -1;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best * (1 + kTie)) {
+        best = std::abs(A.values[k]);
+        of[i] = first[A.col_idx[k]];
+      }
+  }
+}
+
+// The greedy's pass 3, in row order: a row still without an aggregate starts one with its
+// strong neighbours that have none.
+void start_leftover_aggregates(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                               Aggregates& g) {
+  for (index_t i = 0; i < A.rows; ++i)
+    if (g.of[i] < 0 && has_strong_neighbour(A, strong, i)) {
+      g.of[i] = g.count;
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (strong[k] && g.of[A.col_idx[k]] < 0) g.of[A.col_idx[k]] = g.count;
+      ++g.count;
+    }
+}
+
 // A maximal set of rows pairwise at least three strong steps apart (Bell, Dalton, Olson 2012,
 // alg. 3): in each round a row whose key is the largest within two steps joins, and rows
 // within two steps of a joined row drop out. Rows without strong neighbours never take part.
@@ -84,6 +118,28 @@ std::vector<std::uint64_t> distance2_independent_set(const CsrMatrix<double>& A,
 
 }  // namespace
 
+std::vector<double> hashed_lanczos_start(index_t n) {
+  std::vector<double> v(static_cast<std::size_t>(std::max<index_t>(n, 0)));
+  constexpr index_t kChunks = 256;  // the norm's fixed order: chunk sums added in chunk order
+  double partial[kChunks] = {};
+  const index_t size = (n + kChunks - 1) / kChunks;
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t c = 0; c < kChunks; ++c) {
+    double s = 0;
+    for (index_t i = c * size; i < std::min(n, (c + 1) * size); ++i) {
+      v[i] = lanczos_start_entry(i);
+      s += v[i] * v[i];
+    }
+    partial[c] = s;
+  }
+  double norm = 0;
+  for (double s : partial) norm += s;
+  const double root = std::sqrt(norm);  // > 0: only -1 + 2^-52 k, never 0, for one entry
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) v[i] /= root;
+  return v;
+}
+
 std::vector<char> strong_connections(const CsrMatrix<double>& A, double theta) {
   const std::vector<double> d = diagonal_of(A);
   std::vector<char> strong(A.values.size(), 0);
@@ -112,30 +168,78 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
       if (strong[k]) g.of[A.col_idx[k]] = g.count;
     ++g.count;
   }
-  // Pass 2: the rows left join their strongest aggregated neighbour (the first on ties, and
-  // on near-ties within kTie: values that differ in their last bits only, as one Galerkin
-  // product summed in another order gives them, pick the same aggregate, so that a GPU set-up
-  // coarsens as the host's does).
-  constexpr double kTie = 1e-10;
-  std::vector<index_t> first = g.of;
-  for (index_t i = 0; i < n; ++i) {
-    if (first[i] >= 0) continue;
-    double best = -1;
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best * (1 + kTie)) {
-        best = std::abs(A.values[k]);
-        g.of[i] = first[A.col_idx[k]];
-      }
-  }
+  // Pass 2: the rows left join their strongest aggregated neighbour (join_strongest).
+  const std::vector<index_t> first = g.of;
+  join_strongest(A, strong, first, g.of);
   // Pass 3: a row still left (its neighbours all joined in pass 2) starts an aggregate with
   // its free neighbours.
-  for (index_t i = 0; i < n; ++i)
-    if (g.of[i] < 0 && has_strong_neighbour(A, strong, i)) {
-      g.of[i] = g.count;
-      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-        if (strong[k] && g.of[A.col_idx[k]] < 0) g.of[A.col_idx[k]] = g.count;
-      ++g.count;
+  start_leftover_aggregates(A, strong, g);
+  return g;
+}
+
+index_t greedy_block_rows(index_t n) { return std::max<index_t>(index_t(1) << 20, (n + 31) / 32); }
+
+namespace {
+
+// Whether every strong neighbour of row j lies in block b or next to it.
+bool next_to_block(const CsrMatrix<double>& A, const std::vector<char>& strong, index_t j,
+                   index_t b, index_t block_rows) {
+  for (index_t k = A.row_ptr[j]; k < A.row_ptr[j + 1]; ++k)
+    if (strong[k] && std::abs(A.col_idx[k] / block_rows - b) > 1) return false;
+  return true;
+}
+
+// The greedy's pass 1 over block b's rows in order: a free row whose strong neighbours are all
+// free (and, outside the block, all claimable: next_to_block) becomes a root and claims them;
+// root[i] is the root row that row i joined, -1 while free.
+void block_roots(const CsrMatrix<double>& A, const std::vector<char>& strong, index_t b,
+                 index_t block_rows, std::vector<index_t>& root) {
+  const index_t begin = b * block_rows, end = std::min(A.rows, begin + block_rows);
+  for (index_t i = begin; i < end; ++i) {
+    if (root[i] >= 0 || !has_strong_neighbour(A, strong, i)) continue;
+    bool free = true;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1] && free; ++k) {
+      if (!strong[k]) continue;
+      const index_t j = A.col_idx[k];
+      // Claimable first (a row two blocks away is another thread's: not even read), then free.
+      const index_t at = j / block_rows;
+      free = (at == b || (std::abs(at - b) == 1 && next_to_block(A, strong, j, b, block_rows))) &&
+             root[j] < 0;
     }
+    if (!free) continue;
+    root[i] = i;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (strong[k]) root[A.col_idx[k]] = i;
+  }
+}
+
+}  // namespace
+
+Aggregates blocked_greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                    index_t block_rows) {
+  const index_t n = A.rows;
+  block_rows = std::max<index_t>(block_rows, 1);
+  const index_t blocks = (n + block_rows - 1) / block_rows;
+  // Pass 1: the even blocks at once, then the odd ones (seeing the even blocks' claims). A row
+  // outside a root's block is claimed only if all its strong neighbours are next to that block,
+  // so two blocks of one parity never touch one row: each block's thread owns what it writes.
+  std::vector<index_t> root(std::size_t(n), -1);
+  for (index_t parity = 0; parity < 2; ++parity) {
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 2)
+    for (index_t b = parity; b < blocks; b += 2) block_roots(A, strong, b, block_rows, root);
+  }
+  // Aggregates numbered by their roots in row order, as the greedy numbers them.
+  Aggregates g;
+  std::vector<index_t> number(std::size_t(n), -1);
+  for (index_t i = 0; i < n; ++i)
+    if (root[i] == i) number[i] = g.count++;
+  std::vector<index_t> first(std::size_t(n), -1);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i)
+    if (root[i] >= 0) first[i] = number[root[i]];
+  g.of = first;
+  join_strongest(A, strong, first, g.of);   // pass 2, in parallel: each row reads `first` only
+  start_leftover_aggregates(A, strong, g);  // pass 3, serial (rows left are rare)
   return g;
 }
 
@@ -504,9 +608,19 @@ void timed(Hierarchy& h, Level& level, const char* phase, Work work) {
 }
 
 std::vector<double> inverse_sqrt(const std::vector<double>& d) {
+  const index_t n = index_t(d.size());
   std::vector<double> s(d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) s[i] = 1 / std::sqrt(d[i]);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) s[i] = 1 / std::sqrt(d[i]);
   return s;
+}
+
+// rho(D_F^-1 A_F) on the host from the hashed start (the device's start, amg_start.hpp).
+double host_filtered_radius(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
+                            int steps, const EntryFilter& filter) {
+  const std::vector<double> start =
+      steps > 0 ? hashed_lanczos_start(A.rows) : std::vector<double>{};
+  return spectrum_bounds(A, inverse_sqrt(diagonal), steps, filter, &start).ritz_max;
 }
 
 // The numbers of level l towards level l + 1 on patterns already made: the spectra, P, R and
@@ -530,7 +644,7 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     const double rho =
         options.gpu && options.lanczos_steps > 0
             ? level.gpu->filtered_radius(Al, level.strong, diagonal, options.lanczos_steps)
-            : spectrum_bounds(Al, inverse_sqrt(diagonal), options.lanczos_steps, filter).ritz_max;
+            : host_filtered_radius(Al, diagonal, options.lanczos_steps, filter);
     level.omega = 4 / (3 * rho);
   });
   if (options.gpu) {  // P, R and R A P on the device; the plans stay there for set_values
@@ -591,6 +705,8 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
         aggregates = level.gpu->mis2_aggregate(Al);
       else if (options.mis2 || options.device_aggregation)  // the device's algorithm
         aggregates = mis2_aggregate(Al, strong);
+      else if (options.blocked)
+        aggregates = blocked_greedy_aggregate(Al, strong, greedy_block_rows(Al.rows));
       else
         aggregates = greedy_aggregate(Al, strong);
     });

@@ -53,6 +53,21 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
 // step (the GPU's candidate), but its irregular aggregates cost iterations (see above).
 Aggregates mis2_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong);
 
+// The greedy's passes on all host cores: pass 1 runs by blocks of block_rows consecutive rows,
+// the even blocks at once and then the odd ones, each block the greedy over its own rows (a root
+// may claim a row of the next block only if all that row's strong neighbours lie next to the
+// root's block, so that blocks of one parity never share a row; rows left join in pass 2); pass 2
+// in parallel, pass 3 as the greedy's. Equal to greedy_aggregate with one block (block_rows >=
+// n), and the same aggregates whatever the thread count. The blocks' seams cost iterations
+// where blocks are small: the 5-point Poisson problem at 2000^2 takes 12 with 262144-row blocks
+// (16) against the greedy's 9, and 9 with 2^20-row blocks (4); at 1000^2 65536-row blocks take
+// 11 against 8 (BENCHMARKS 20f). greedy_block_rows(n): max(2^20, n / 32), so 9 blocks at 9M
+// rows (5 at once, then 4) and the greedy itself below 2^20 rows. Assumes A's strong graph
+// symmetric.
+Aggregates blocked_greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                                    index_t block_rows);
+index_t greedy_block_rows(index_t n);
+
 // The diagonal of the filtered matrix A_F (A's strong entries, the weak ones lumped onto the
 // diagonal so that row sums are kept): a_ii + sum of the row's weak entries, or a_ii where that
 // sum is not positive.
@@ -117,6 +132,7 @@ struct HierarchyOptions {
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
+  bool blocked = false;    // the greedy by blocks on all host cores (blocked_greedy_aggregate)
   // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the
   // same algorithm and result). MIS(2) costs iterations on 2-D grids (poisson2d:1000 8 -> 26,
   // one thread, BENCHMARKS 20e), so it is asked for, not the default.

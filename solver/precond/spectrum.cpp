@@ -32,7 +32,7 @@ double ordered_sum(index_t n, Term term) {
 // The set-up runs on every host core whatever device solves: 40 products of a 9M-row matrix on
 // one core took 6 s (issue 21).
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps,
-                         const EntryFilter& filter) {
+                         const EntryFilter& filter, const std::vector<double>* start) {
   const index_t n = A.rows;
   // Entry k of row i as the estimate sees it (A's, or A_F's: filtered_matrix in amg_setup.cpp).
   auto entry = [&](index_t i, index_t k) {
@@ -60,7 +60,7 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
   steps = int(std::min<index_t>(n, steps));
   if (steps <= 0) return {gershgorin / 2, gershgorin, gershgorin, gershgorin};  // no estimate
   const std::size_t size = static_cast<std::size_t>(n);
-  std::vector<double> v = lanczos_start(n), v_old(size, 0.0), w(size);
+  std::vector<double> v = start ? *start : lanczos_start(n), v_old(size, 0.0), w(size);
   std::vector<double> alpha(static_cast<std::size_t>(steps));
   std::vector<double> beta(static_cast<std::size_t>(std::max(steps - 1, 0)));
   int done = 0;

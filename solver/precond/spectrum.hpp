@@ -32,9 +32,11 @@ struct EntryFilter {
 };
 
 // `steps` Lanczos steps (at most n) on diag(scale) A diag(scale), on every host core; with
-// steps = 0 no Lanczos: b = ritz_max = the Gershgorin bound, a = b / 2.
+// steps = 0 no Lanczos: b = ritz_max = the Gershgorin bound, a = b / 2. start: the unit start
+// vector (n entries), or null for lanczos_start(n).
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps,
-                         const EntryFilter& filter = {});
+                         const EntryFilter& filter = {},
+                         const std::vector<double>* start = nullptr);
 
 // The pieces of spectrum_bounds's Lanczos that another device's Lanczos shares (amg_gpu.cu,
 // spectrum_gpu.cu), so that both start alike and read their tridiagonal alike: the start vector

@@ -14,6 +14,7 @@
 #include "solver/device_buffer.hpp"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
+#include "solver/precond/amg_start.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/spectrum.hpp"
 
@@ -132,7 +133,8 @@ TEST_CASE("GPU AMG: the device's Lanczos finds the host's rho(D_F^-1 A_F), and w
       const precond::EntryFilter filter{&strong, &d};
       for (int steps : {1, 4, 10}) {
         CAPTURE(steps);
-        const double host = precond::spectrum_bounds(A, scale, steps, filter).ritz_max;
+        const std::vector<double> start = amg::hashed_lanczos_start(A.rows);  // the device's
+        const double host = precond::spectrum_bounds(A, scale, steps, filter, &start).ritz_max;
         CHECK(device->filtered_radius(A, strong, d, steps) == doctest::Approx(host).epsilon(1e-10));
       }
       if (values != &changed) continue;  // once per system suffices (1,600-1,900 rows)
@@ -288,6 +290,43 @@ TEST_CASE("GPU AMG: aggregation=device builds the host MIS(2) hierarchy and solv
   gpu.format = Format::csr;
   const Run run =
       run_loop_with<double>(A, b, "amg:aggregation=device", gpu, GpuLoopAsk::generic, cg);
+  INFO(run.result.iterations << " iterations, CPU " << reference.result.iterations);
+  CHECK(run.result.status == CgStatus::converged);
+  CHECK(std::abs(run.result.iterations - reference.result.iterations) <= 2);
+  CHECK(true_relative_residual(A, b, run.x) <= 10 * cg.tol);
+}
+
+TEST_CASE("GPU AMG: aggregation=blocks (the greedy by row blocks) on the GPU as on the CPU") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  // 1,210,000 rows: two blocks of greedy_block_rows, so the seam between them is exercised.
+  const CsrMatrix<double> A = generate_matrix("gen:poisson2d:1100");
+  REQUIRE(A.rows > amg::greedy_block_rows(A.rows));
+  amg::HierarchyOptions o = options(true);
+  o.blocked = true;
+  const amg::Hierarchy gpu = amg::build_hierarchy(A, o);
+  amg::HierarchyOptions host_options = options(false);
+  host_options.blocked = true;
+  const amg::Hierarchy host = amg::build_hierarchy(A, host_options);
+  REQUIRE(gpu.levels.size() >= 3);
+  CHECK(gpu.levels[0].aggregates.of == host.levels[0].aggregates.of);  // the same host function
+  CHECK(gpu.levels[0].aggregates.of !=
+        amg::greedy_aggregate(A, gpu.levels[0].strong).of);  // and not the plain greedy
+  CHECK(gpu.levels.size() == host.levels.size());  // the greedy's near-tie rule holds below
+  check_levels_against_host(gpu, A);
+  CgOptions cg;
+  cg.tol = 1e-10;
+  cg.max_iters = 2000;
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 19);
+  BackendOptions cpu;
+  cpu.device = Device::omp;
+  cpu.threads = 2;
+  const Run reference =
+      run_loop_with<double>(A, b, "amg:aggregation=blocks", cpu, GpuLoopAsk::automatic, cg);
+  BackendOptions device;
+  device.device = Device::gpu;
+  device.format = Format::csr;
+  const Run run =
+      run_loop_with<double>(A, b, "amg:aggregation=blocks", device, GpuLoopAsk::generic, cg);
   INFO(run.result.iterations << " iterations, CPU " << reference.result.iterations);
   CHECK(run.result.status == CgStatus::converged);
   CHECK(std::abs(run.result.iterations - reference.result.iterations) <= 2);

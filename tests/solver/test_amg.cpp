@@ -4,12 +4,14 @@
 // size ladder, the edge cases, and the options. (The solve in every CPU loop is in
 // test_preconditioners.cpp, with the other preconditioners.)
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <Eigen/Dense>
 #include <cmath>
 
 #include "formats/generators.hpp"
 #include "solver/precond/amg_setup.hpp"
+#include "solver/precond/amg_start.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond_test_util.hpp"
 #include "solver/solver.hpp"
@@ -491,6 +493,184 @@ TEST_CASE("amg: aggregation=device on the CPU is MIS(2) (the kernels' reference)
     CHECK(inverse_of(*built("amg:coarse=8,aggregation=device", A, Device::omp, 2), A.rows) !=
           inverse_of(*built("amg:coarse=8", A, Device::omp, 2), A.rows));
   }
+}
+
+TEST_CASE("amg: the hashed Lanczos start is a unit random vector, the same on any thread count") {
+  const index_t n = 300001;  // above worth_threads: the threaded loops run
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<double> one = amg::hashed_lanczos_start(n);
+  omp_set_num_threads(2);
+  const std::vector<double> two = amg::hashed_lanczos_start(n);
+  omp_set_num_threads(threads);
+  CHECK(one == two);  // bit for bit
+  // Against the entries summed here in plain order: unit norm, each entry the hash's / norm.
+  double norm = 0, sum = 0;
+  index_t outside = 0;  // entries outside [-1, 1)
+  for (index_t i = 0; i < n; ++i) {
+    const double x = amg::lanczos_start_entry(i);
+    outside += x < -1.0 || x >= 1.0;
+    norm += x * x, sum += x;
+  }
+  CHECK(outside == 0);
+  norm = std::sqrt(norm);
+  for (index_t i : {index_t(0), index_t(1), index_t(12345), n - 1})
+    CHECK(one[std::size_t(i)] ==
+          doctest::Approx(amg::lanczos_start_entry(i) / norm).epsilon(1e-14));
+  // Uniform on [-1, 1): mean 0 (sd 1 / sqrt(3 n) = 0.001) and mean square 1/3 (sd 0.0005).
+  CHECK(std::abs(sum / double(n)) < 0.005);
+  CHECK(norm * norm / double(n) == doctest::Approx(1.0 / 3).epsilon(0.01));
+  // Consecutive entries uncorrelated (a weak hash of the index fails this first): sd 0.0018.
+  double lag = 0;
+  for (index_t i = 0; i + 1 < n; ++i) lag += one[std::size_t(i)] * one[std::size_t(i + 1)];
+  CHECK(std::abs(lag) < 0.01);
+  CHECK(amg::lanczos_start_entry(7, 1) != amg::lanczos_start_entry(7, 2));  // the seed counts
+}
+
+TEST_CASE("amg: P's damping from the hashed start is near the dense rho(D_F^-1 A_F)") {
+  // 10 Lanczos steps from the hashed start against Eigen's largest eigenvalue of the filtered,
+  // scaled matrix: a Ritz value, so at most it, and (as the mt19937 start's) within 5% of it.
+  const CsrMatrix<double> matrices[] = {poisson2d(30), jumps_and_isolated(20),
+                                        generate_matrix("gen:poisson3d:10")};
+  for (const CsrMatrix<double>& A : matrices) {
+    CAPTURE(A.rows);
+    const std::vector<char> strong = amg::strong_connections(A, 0.08);
+    const std::vector<double> d = amg::filtered_diagonal(A, strong);
+    std::vector<double> scale(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) scale[i] = 1 / std::sqrt(d[i]);
+    Eigen::MatrixXd F = Eigen::MatrixXd::Zero(A.rows, A.rows);
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+        const index_t j = A.col_idx[k];
+        const double a = j == i ? d[i] : strong[std::size_t(k)] ? A.values[k] : 0.0;
+        F(i, j) += scale[i] * a * scale[j];
+      }
+    const double truth = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(F).eigenvalues().maxCoeff();
+    const precond::EntryFilter filter{&strong, &d};
+    const std::vector<double> start = amg::hashed_lanczos_start(A.rows);
+    const double hashed = precond::spectrum_bounds(A, scale, 10, filter, &start).ritz_max;
+    const double stream = precond::spectrum_bounds(A, scale, 10, filter).ritz_max;
+    CHECK(hashed <= truth * (1 + 1e-12));
+    CHECK(hashed >= 0.95 * truth);
+    CHECK(hashed != stream);  // the start is the hashed one, not lanczos_start's
+    CHECK(hashed == doctest::Approx(stream).epsilon(0.05));
+  }
+}
+
+namespace {
+
+// blocked_greedy_aggregate's pass 1 written sequentially from its definition: the even blocks
+// in order, then the odd ones, each the greedy over its rows; a row of another block is
+// claimable only from the next block and if all its strong neighbours are next to the root's.
+std::vector<index_t> blocked_roots_reference(const CsrMatrix<double>& A,
+                                             const std::vector<char>& strong, index_t rows) {
+  const index_t n = A.rows, blocks = (n + rows - 1) / rows;
+  auto claimable = [&](index_t j, index_t b) {
+    if (j / rows == b) return true;
+    if (std::abs(j / rows - b) != 1) return false;
+    for (index_t k = A.row_ptr[j]; k < A.row_ptr[j + 1]; ++k)
+      if (strong[std::size_t(k)] && std::abs(A.col_idx[k] / rows - b) > 1) return false;
+    return true;
+  };
+  std::vector<index_t> root(std::size_t(n), -1);
+  for (index_t parity : {0, 1})
+    for (index_t b = parity; b < blocks; b += 2)
+      for (index_t i = b * rows; i < std::min(n, (b + 1) * rows); ++i) {
+        bool ok = root[std::size_t(i)] < 0, any = false;
+        for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+          if (strong[std::size_t(k)]) {
+            any = true;
+            ok = ok && claimable(A.col_idx[k], b) && root[std::size_t(A.col_idx[k])] < 0;
+          }
+        if (!ok || !any) continue;
+        root[std::size_t(i)] = i;
+        for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+          if (strong[std::size_t(k)]) root[std::size_t(A.col_idx[k])] = i;
+      }
+  return root;
+}
+
+}  // namespace
+
+TEST_CASE("amg: the greedy by row blocks: one block is the greedy; any block size its reference") {
+  const CsrMatrix<double> matrices[] = {poisson2d(40), jumps_and_isolated(21),
+                                        generate_matrix("gen:poisson3d:12")};
+  for (const CsrMatrix<double>& A : matrices) {
+    CAPTURE(A.rows);
+    const std::vector<char> strong = amg::strong_connections(A, 0.08);
+    const amg::Aggregates greedy = amg::greedy_aggregate(A, strong);
+    const amg::Aggregates one = amg::blocked_greedy_aggregate(A, strong, A.rows);
+    CHECK(one.count == greedy.count);
+    CHECK(one.of == greedy.of);
+    for (index_t rows : {index_t(1), index_t(37), index_t(100), index_t(400)}) {
+      CAPTURE(rows);
+      const int threads = omp_get_max_threads();
+      omp_set_num_threads(1);
+      const amg::Aggregates serial = amg::blocked_greedy_aggregate(A, strong, rows);
+      omp_set_num_threads(2);
+      const amg::Aggregates g = amg::blocked_greedy_aggregate(A, strong, rows);
+      omp_set_num_threads(threads);
+      CHECK(g.of == serial.of);  // whatever the thread count
+      // Pass 1's roots and members as the sequential reference finds them.
+      const std::vector<index_t> root = blocked_roots_reference(A, strong, rows);
+      index_t roots = 0;
+      bool same_members = true;
+      for (index_t i = 0; i < A.rows; ++i) {
+        roots += root[std::size_t(i)] == i;
+        if (root[std::size_t(i)] >= 0)  // pass 1's members share their root's aggregate
+          same_members =
+              same_members && g.of[std::size_t(i)] == g.of[std::size_t(root[std::size_t(i)])];
+      }
+      CHECK(same_members);
+      CHECK(roots <= g.count);  // pass 3 may add aggregates after the roots'
+      // Roots numbered in row order: root r's aggregate is the number of roots before it.
+      index_t before = 0;
+      bool numbered = true;
+      for (index_t i = 0; i < A.rows; ++i)
+        if (root[std::size_t(i)] == i) numbered = numbered && g.of[std::size_t(i)] == before++;
+      CHECK(numbered);
+      // Every row with a strong neighbour has an aggregate, rows without none; each aggregate
+      // is connected in the strong graph (so P's columns are local).
+      std::vector<std::vector<index_t>> members(std::size_t(g.count));
+      bool covered = true;
+      for (index_t i = 0; i < A.rows; ++i) {
+        bool any = false;
+        for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+          any = any || strong[std::size_t(k)];
+        covered = covered && (g.of[std::size_t(i)] >= 0) == any;
+        if (g.of[std::size_t(i)] >= 0) members[std::size_t(g.of[std::size_t(i)])].push_back(i);
+      }
+      CHECK(covered);
+      index_t disconnected = 0, empty = 0;
+      for (const std::vector<index_t>& m : members) {
+        if (m.empty()) {
+          ++empty;
+          continue;
+        }
+        std::vector<index_t> seen{m[0]}, todo{m[0]};
+        while (!todo.empty()) {
+          const index_t i = todo.back();
+          todo.pop_back();
+          for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+            const index_t j = A.col_idx[k];
+            if (strong[std::size_t(k)] && g.of[std::size_t(j)] == g.of[std::size_t(m[0])] &&
+                std::find(seen.begin(), seen.end(), j) == seen.end())
+              seen.push_back(j), todo.push_back(j);
+          }
+        }
+        disconnected += seen.size() != m.size();
+      }
+      CHECK(empty == 0);
+      CHECK(disconnected == 0);
+    }
+  }
+  // The option: one block below 2^20 rows, so aggregation=blocks builds the greedy hierarchy.
+  const CsrMatrix<double> A = poisson2d(12);
+  CHECK(inverse_of(*built("amg:coarse=8,aggregation=blocks", A, Device::omp, 2), A.rows) ==
+        inverse_of(*built("amg:coarse=8", A, Device::omp, 2), A.rows));
+  CHECK(amg::greedy_block_rows(1000) == 1048576);
+  CHECK(amg::greedy_block_rows(9000000) == 1048576);
+  CHECK(amg::greedy_block_rows(64000000) == 2000000);
 }
 
 TEST_CASE("amg options: key=value pairs, or a clear error") {
