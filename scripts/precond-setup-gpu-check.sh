@@ -3,8 +3,9 @@
 # tests (tests/gpu/test_gpu_precond_setup.cpp, and the preconditioner tests beside them),
 # compute-sanitizer memcheck over the set-up tests, and the set-up table: jacobi, cheb:8, fsai:2,
 # ic0, ic0:colour on gen:poisson2d:1000 and :3000 with --device gpu and a few iterations, each
-# phase of the set-up from the JSON report (median of RUNS by total set-up). Logs under $OUT;
-# a short summary last. < 5 min on a 16-core H100 host.
+# phase of the set-up from the JSON report (median of RUNS by total set-up), with A's upload
+# rate and whether cheb read the backend's device A in place (§10g). Logs under $OUT; a short
+# summary last. < 5 min on a 16-core H100 host.
 # Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [RUNS=3] OUT=dir scripts/precond-setup-gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,14 +61,21 @@ j = sorted(runs, key=setup)[len(runs) // 2]
 t, p = j["times"], j["preconditioner"]["phases_s"]
 facts = j["preconditioner"].get("facts", {})
 where = facts.get("Lanczos on", "")
+if facts.get("matrix", "").startswith("the SpMV backend"):
+    where += ", A lent"  # the program reads the backend's device CSR (§10g)
+# A's upload rate, GB/s: the CSR arrays (12 bytes an entry in double, 4 a row) over upload_s,
+# which also holds the loop's vectors (small beside A).
+m = j["matrix"]
+rate = (12 * m["nnz"] + 4 * (m["rows"] + 1)) / 1e9 / max(t["upload_s"], 1e-9)
 print(f"{matrix:20} {precond:11} {setup(j):7.3f} {t['reorder_s']:7.3f} {t['build_format_s']:7.3f} "
       f"{t['preconditioner_s']:7.3f} {t['upload_s']:7.3f}   {p.get('analyze', 0):7.3f} "
-      f"{p.get('values', 0):7.3f} {p.get('upload', 0):7.3f}  {j['plan']['loop']} {where}")
+      f"{p.get('values', 0):7.3f} {p.get('upload', 0):7.3f} {rate:6.1f}  {j['plan']['loop']} {where}")
 PY
 }
 say ""
 say "set-up, s (median of $RUNS; setup = reorder + format + precond + upload; precond = analyze + values + program upload):"
-say "$(printf '%-20s %-11s %7s %7s %7s %7s %7s   %7s %7s %7s  %s' matrix precond setup reorder format precond upload analyze values p.upl loop)"
+say "(A GB/s: A's CSR bytes over its upload; 'A lent': cheb's program and Lanczos read the backend's device CSR, §10g)"
+say "$(printf '%-20s %-11s %7s %7s %7s %7s %7s   %7s %7s %7s %6s  %s' matrix precond setup reorder format precond upload analyze values p.upl 'A GB/s' loop)"
 for m in gen:poisson2d:1000 gen:poisson2d:3000; do
   for p in jacobi cheb:8 fsai:2 ic0 ic0:colour; do
     [[ $((SECONDS - t0)) -gt 270 ]] && { say "$m $p: skipped (time)"; continue; }

@@ -178,6 +178,7 @@ class SolverImpl final : public Solver {
 
     start = Clock::now();
     M_ = make_preconditioner<T>(plan_.precond, plan_.device, plan_.threads);
+    lend_device_matrix();
     M_->analyze(system);
     setup_.precond_seconds = since(start);
 
@@ -235,6 +236,16 @@ class SolverImpl final : public Solver {
 
  private:
   const CsrMatrix<double>& solve_order() const { return order_.P.empty() ? *A_ : order_.permuted; }
+
+  // The backend's device CSR, lent to the preconditioner's set-up (Preconditioner::lend_matrix):
+  // the backend is built from the matrix the preconditioner analyses and lives as long as it,
+  // and set_values refreshes the backend before the preconditioner.
+  void lend_device_matrix() {
+    if (plan_.device != Device::gpu) return;
+    const std::optional<Rows<T>> rows = backend_->row_view();
+    if (!rows || !rows->on_device) return;
+    if (const auto* csr = std::get_if<CsrView<T>>(&rows->view)) M_->lend_matrix(*csr);
+  }
 
   // What the loop keeps between solves: device vectors and the vector operations (generic), the
   // fused GPU loop with its work vectors, or the rows of the fused CPU loops.

@@ -42,6 +42,8 @@ __global__ void orthogonalize_kernel(index_t n, double a, double b, const double
   CGS_ROWS(i, n) w[i] -= a * v[i] + b * v_old[i];
 }
 
+__global__ void start_kernel(index_t n, double* v) { CGS_ROWS(i, n) v[i] = lanczos_start_entry(i); }
+
 __global__ void divide_kernel(index_t n, const double* from, double divisor, double* to) {
   CGS_ROWS(i, n) to[i] = from[i] / divisor;
 }
@@ -83,23 +85,40 @@ __global__ void partial_gershgorin_kernel(index_t n, const index_t* ptr, const i
 
 #undef CGS_ROWS
 
+// An array of A read where the device holds it, or a copy made for the Lanczos.
+template <typename E>
+struct OnDevice {
+  DeviceArray<E> copy;
+  const E* data = nullptr;
+  OnDevice(const E* lent, const std::vector<E>& host, const char* what) {
+    if (!lent) copy = DeviceArray<E>(host, what);
+    data = lent ? lent : copy.data();
+  }
+};
+
 struct DeviceLanczos {
   index_t n;
-  DeviceArray<index_t> ptr, col;
-  DeviceArray<double> val, scale, v, v_old, w, partial;
+  OnDevice<index_t> ptr, col;
+  OnDevice<double> val;
+  DeviceArray<double> scale, v, v_old, w, partial;
   std::vector<double> host_partial = std::vector<double>(kReduceBlocks);
 
-  DeviceLanczos(const CsrMatrix<double>& A, const std::vector<double>& s)
+  DeviceLanczos(const CsrMatrix<double>& A, const std::vector<double>& s,
+                const DeviceCsrArrays& lent)
       : n(A.rows),
-        ptr(A.row_ptr, "Lanczos A row pointers"),
-        col(A.col_idx, "Lanczos A columns"),
-        val(A.values, "Lanczos A values"),
+        ptr(lent.row_ptr, A.row_ptr, "Lanczos A row pointers"),
+        col(lent.col_idx, A.col_idx, "Lanczos A columns"),
+        val(lent.values, A.values, "Lanczos A values"),
         scale(s, "Lanczos scale"),
-        v(lanczos_start(A.rows), "Lanczos vector"),
+        v(std::size_t(A.rows), "Lanczos vector"),
         v_old(std::size_t(A.rows), "Lanczos vector"),
         w(std::size_t(A.rows), "Lanczos vector"),
         partial(std::size_t(kReduceBlocks), "Lanczos partial sums") {
     CGS_CUDA_CHECK(cudaMemsetAsync(v_old.data(), 0, v_old.bytes(), cuda::stream()));
+    start_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, v.data());
+    const double norm = std::sqrt(dot(v, v));
+    divide_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, v.data(), norm, v.data());
+    CGS_CHECK_LAUNCH();
   }
 
   const std::vector<double>& partials() {
@@ -116,14 +135,14 @@ struct DeviceLanczos {
   }
   double gershgorin() {
     partial_gershgorin_kernel<<<kReduceBlocks, kBlock, 0, cuda::stream()>>>(
-        n, ptr.data(), col.data(), val.data(), scale.data(), partial.data());
+        n, ptr.data, col.data, val.data, scale.data(), partial.data());
     double largest = 0;
     for (double p : partials()) largest = std::max(largest, p);
     return largest;
   }
   void multiply() {  // w = S A S v
     scaled_product_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
-        n, ptr.data(), col.data(), val.data(), scale.data(), v.data(), w.data());
+        n, ptr.data, col.data, val.data, scale.data(), v.data(), w.data());
     CGS_CHECK_LAUNCH();
   }
 };
@@ -131,11 +150,11 @@ struct DeviceLanczos {
 }  // namespace
 
 Interval spectrum_bounds_on_device(const CsrMatrix<double>& A, const std::vector<double>& scale,
-                                   int steps) {
+                                   int steps, const DeviceCsrArrays& on_device) {
   const index_t n = A.rows;
   steps = int(std::min<index_t>(n, steps));
   if (n == 0 || steps <= 0) return spectrum_bounds(A, scale, steps);  // Gershgorin alone
-  DeviceLanczos L(A, scale);
+  DeviceLanczos L(A, scale, on_device);
   const double gershgorin = L.gershgorin();
   std::vector<double> alpha, beta;
   double beta_prev = 0;

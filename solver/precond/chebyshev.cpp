@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 
 #include "formats/convert.hpp"
 #include "formats/types.hpp"
@@ -37,8 +38,8 @@ class Chebyshev final : public Preconditioner<T> {
     std::vector<double> scale, inverse;
     scaled_diagonals(A, scale, inverse);
     const bool on_device = this->device() == Device::gpu && worth_device_setup(A.rows);
-    const Interval s =
-        on_device ? spectrum_bounds_on_device(A, scale, 40) : spectrum_bounds(A, scale, 40);
+    const Interval s = on_device ? spectrum_bounds_on_device(A, scale, 40, lent_arrays())
+                                 : spectrum_bounds(A, scale, 40);
     this->report_.set_fact("Lanczos on", on_device ? "the device" : "the host");
     std::ostringstream what;
     what.precision(17);  // exact: a test rebuilds the polynomial from these
@@ -55,6 +56,17 @@ class Chebyshev final : public Preconditioner<T> {
   }
 
  private:
+  // The backend's device copy of A as the Lanczos can read it (its values only in double).
+  precond::DeviceCsrArrays lent_arrays() const {
+    precond::DeviceCsrArrays arrays;
+    if (const CsrView<T>* lent = this->lent_matrix()) {
+      arrays.row_ptr = lent->row_ptr;
+      arrays.col_idx = lent->col_idx;
+      if constexpr (std::is_same_v<T, double>) arrays.values = lent->values;
+    }
+    return arrays;
+  }
+
   // D^-1/2 and D^-1, rows on every host core (a serial pass was tens of ms on 9M rows).
   static void scaled_diagonals(const CsrMatrix<double>& A, std::vector<double>& scale,
                                std::vector<double>& inverse) {
@@ -79,15 +91,14 @@ class Chebyshev final : public Preconditioner<T> {
     if (first_time) {
       inverse_ = spec.add_values(cast_to<T>(inverse));
       if (degree_ > 1) {
-        a_ptr_ = spec.add_indices(A.row_ptr);
-        a_cols_ = spec.add_indices(A.col_idx);
-        a_values_ = spec.add_values(cast_to<T>(A.values));
+        add_matrix(spec, A);
         residual_ = spec.add_work(std::size_t(A.rows));
         direction_[0] = spec.add_work(std::size_t(A.rows));
         direction_[1] = spec.add_work(std::size_t(A.rows));
       }
-    } else if (degree_ > 1) {
-      spec.value_arrays[a_values_] = cast_to<T>(A.values);
+    } else if (degree_ > 1 && !spec.borrowed_value_array(a_values_)) {
+      spec.value_arrays[a_values_] =
+          cast_to<T>(A.values);  // a borrowed A is refreshed by its owner
     }
     const double theta = (s.b + s.a) / 2, delta = (s.b - s.a) / 2, sigma = theta / delta;
     std::vector<OpSpec> ops;
@@ -123,6 +134,24 @@ class Chebyshev final : public Preconditioner<T> {
       rho_prev = rho;
     }
     return ops;
+  }
+
+  // A for the steps' products: the backend's device copy where one is lent and A is large (a GPU
+  // set-up reads it in place, no second upload), else a copy in the program's arrays. Small
+  // systems keep the copy: it costs little, and the cluster loop's one block may hold the
+  // program's packed arrays in shared memory, where a borrowed array is read from L2.
+  void add_matrix(ProgramSpec<T>& spec, const CsrMatrix<double>& A) {
+    const CsrView<T>* lent = this->lent_matrix();
+    if (lent && worth_device_setup(A.rows)) {
+      a_ptr_ = spec.borrow_indices(lent->row_ptr);
+      a_cols_ = spec.borrow_indices(lent->col_idx);
+      a_values_ = spec.borrow_values(lent->values);
+      this->report_.set_fact("matrix", "the SpMV backend's device copy, read in place");
+      return;
+    }
+    a_ptr_ = spec.add_indices(A.row_ptr);
+    a_cols_ = spec.add_indices(A.col_idx);
+    a_values_ = spec.add_values(cast_to<T>(A.values));
   }
 
   int degree_;

@@ -3,7 +3,6 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 namespace cgs::precond {
 namespace {
@@ -100,17 +99,12 @@ Interval interval_from_lanczos(const std::vector<double>& alpha, const std::vect
 }
 
 std::vector<double> lanczos_start(index_t n) {
-  // One fixed random sequence (a hash of the row index instead cost iterations through a lower
-  // estimate: poisson2d:1000 14 -> 15, Exnet step 3 39 -> 45).
   std::vector<double> v(static_cast<std::size_t>(n));
-  std::mt19937_64 rng(20261123);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  double norm = 0;
-  for (double& x : v) {
-    x = uniform(rng);
-    norm += x * x;
-  }
-  for (double& x : v) x /= std::sqrt(norm);
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) v[std::size_t(i)] = lanczos_start_entry(i);
+  const double norm = std::sqrt(ordered_sum(n, [&](index_t i) { return v[i] * v[i]; }));
+#pragma omp parallel for schedule(static) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i) v[std::size_t(i)] /= norm;
   return v;
 }
 

@@ -4,10 +4,12 @@
 // matrix gives the same bounds bit for bit, whatever the thread count.
 #pragma once
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "solver/cg_step.hpp"  // CGS_HD
 
 namespace cgs::precond {
 
@@ -36,12 +38,24 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
                          const EntryFilter& filter = {},
                          const std::vector<double>* start = nullptr);
 
-// The pieces of spectrum_bounds's Lanczos that another device's Lanczos shares (amg_gpu.cu), so
-// that both start alike and read their tridiagonal alike: the start vector (one fixed random
-// sequence, unit norm; serial, so worth keeping where the same n comes again), and the smallest
-// and largest eigenvalues of the tridiagonal with diagonal alpha and off-diagonal beta
-// (beta.size() == alpha.size() - 1).
+// The pieces of spectrum_bounds's Lanczos that another device's Lanczos shares (amg_gpu.cu,
+// spectrum_gpu.cu), so that both start alike and read their tridiagonal alike: the start vector
+// (entry i a function of i alone, lanczos_start_entry, made on every core, and on the device
+// by the same function; then scaled to unit norm), and the smallest and largest eigenvalues of
+// the tridiagonal with diagonal alpha and off-diagonal beta (beta.size() == alpha.size() - 1).
 std::vector<double> lanczos_start(index_t n);
+// Entry i of the start vector before its scaling: splitmix64 of (seed + i) as a uniform number
+// in [-1, 1), the same bits on every core and on the device (integer arithmetic, then an exact
+// scaling; the 53 high bits). A counter-based hash instead of one mt19937_64 stream, which was
+// serial over n (0.1 s of cheb:8's set-up at 9M rows, issue 21).
+CGS_HD double lanczos_start_entry(index_t i) {
+  std::uint64_t z =
+      std::uint64_t(20261123) + std::uint64_t(i) * 0x9e3779b97f4a7c15ull + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-52 - 1.0;
+}
 std::pair<double, double> ritz_extremes(const std::vector<double>& alpha,
                                         const std::vector<double>& beta);
 // The interval both Lanczos loops (host and device) report from their tridiagonal and the

@@ -9,6 +9,7 @@
 #include "spmv/cuda/cuda_backends.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/cusparse_api.hpp"
+#include "spmv/parallel_copy.hpp"
 
 namespace cgs {
 namespace cuda {
@@ -111,8 +112,10 @@ double host_to_device_total = 0;  // host thread only: copies are issued from on
 // Large uploads go through two pinned staging buffers in turn: the host copies chunk k + 1 into
 // one while the DMA engine sends chunk k from the other. A pageable copy of that size is
 // staged by the driver one piece at a time, without the overlap; a 9M-row matrix (0.54 GB) is
-// most of Jacobi-CG's set-up on the GPU (issue 21 item 3). Null where pinned memory is refused:
-// the plain copy then.
+// most of Jacobi-CG's set-up on the GPU (issue 21 item 3). The host's part is a copy on every
+// core (parallel_copy): one core's memcpy into the staging buffer ran at ~2.3 GB/s, the rate
+// §10d measured for the whole upload, well below the link's. Null where pinned memory is
+// refused: the plain copy then.
 struct Staging {
   static constexpr std::size_t kChunk = std::size_t(16) << 20;
   void* buffer[2] = {nullptr, nullptr};
@@ -140,7 +143,7 @@ void staged_copy_to_device(char* dst, const char* src, std::size_t bytes, Stagin
   for (std::size_t done = 0; done < bytes; done += Staging::kChunk, k ^= 1) {
     const std::size_t n = std::min(Staging::kChunk, bytes - done);
     if (in_flight[k]) CGS_CUDA_CHECK(cudaEventSynchronize(s.sent[k]));  // buffer k free again
-    std::memcpy(s.buffer[k], src + done, n);
+    parallel_copy(s.buffer[k], src + done, n);
     CGS_CUDA_CHECK(cudaMemcpyAsync(dst + done, s.buffer[k], n, cudaMemcpyHostToDevice, stream()));
     CGS_CUDA_CHECK(cudaEventRecord(s.sent[k], stream()));
     in_flight[k] = true;
@@ -152,7 +155,7 @@ void staged_copy_to_device(char* dst, const char* src, std::size_t bytes, Stagin
 void copy_to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   const auto start = std::chrono::steady_clock::now();
-  Staging* s = bytes >= 4 * Staging::kChunk ? staging() : nullptr;
+  Staging* s = bytes >= 2 * Staging::kChunk ? staging() : nullptr;
   if (s)
     staged_copy_to_device(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s);
   else

@@ -13,6 +13,7 @@
 
 #include "formats/convert.hpp"
 #include "solver/precond/preconditioner.hpp"
+#include "solver/precond/spectrum.hpp"
 #include "solver/precond_test_util.hpp"
 #include "test_matrices.hpp"
 
@@ -180,4 +181,42 @@ TEST_CASE("fsai:2 and fsai:3 on a random SPD matrix: G from the definition on tr
 TEST_CASE("cheb:8 set up for the CPU says its Lanczos ran on the host") {
   auto M = built("cheb:8", poisson2d(20), Device::omp, 2);
   CHECK(fact(*M, "Lanczos on") == "the host");
+}
+
+TEST_CASE("the Lanczos start vector: a splitmix64 stream's numbers, unit norm, on any team") {
+  // Independent reference: the splitmix64 generator run as a stream from the seed (state +=
+  // golden ratio, then the mix), its 53 high bits scaled to [-1, 1); lanczos_start_entry(i) is
+  // its (i + 1)-th number computed from i alone.
+  std::uint64_t state = 20261123;
+  auto next = [&] {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  const index_t n = 300007;  // above worth_threads: the team path
+  std::vector<double> raw(static_cast<std::size_t>(n));
+  double norm = 0;
+  for (double& x : raw) {
+    x = 2 * (double(next() >> 11) * 0x1.0p-53) - 1;
+    norm += x * x;
+  }
+  for (index_t i = 0; i < n; i += 997)
+    CHECK(precond::lanczos_start_entry(i) == raw[std::size_t(i)]);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<double> one = precond::lanczos_start(n);
+  omp_set_num_threads(2);
+  const std::vector<double> two = precond::lanczos_start(n);
+  omp_set_num_threads(saved);
+  CHECK(one == two);  // the same bits whatever the team
+  double max_error = 0, sum = 0;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    max_error = std::max(max_error, std::abs(one[i] - raw[i] / std::sqrt(norm)));
+    sum += one[i] * one[i];
+  }
+  CHECK(max_error <= 1e-15);
+  CHECK(std::abs(sum - 1) <= 1e-12);
+  CHECK(precond::lanczos_start(0).empty());
+  CHECK(std::abs(precond::lanczos_start(1)[0]) == 1.0);
 }

@@ -8,6 +8,7 @@
 #include "formats/stats.hpp"
 #include "spmv/backend.hpp"
 #include "spmv/balanced_units.hpp"
+#include "spmv/parallel_copy.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -202,4 +203,16 @@ TEST_CASE("asking for the GPU in a build or machine without one is a DeviceError
 #else
   MESSAGE("built with CUDA: the no-GPU path is covered by tests/app (exit code 4)");
 #endif
+}
+
+TEST_CASE("parallel_copy copies every byte, whole slices, a partial last slice and nothing") {
+  for (std::size_t bytes : {std::size_t(0), std::size_t(1), std::size_t(1 << 20) - 1,
+                            std::size_t(1 << 20), std::size_t(5 << 20) + 7}) {
+    CAPTURE(bytes);
+    std::vector<unsigned char> from(bytes), to(bytes + 1, 0xAB);
+    for (std::size_t i = 0; i < bytes; ++i) from[i] = static_cast<unsigned char>(i * 131 + 7);
+    cgs::parallel_copy(to.data(), from.data(), bytes);
+    CHECK(std::equal(from.begin(), from.end(), to.begin()));
+    CHECK(to[bytes] == 0xAB);  // nothing past the end
+  }
 }
