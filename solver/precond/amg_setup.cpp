@@ -118,28 +118,6 @@ std::vector<std::uint64_t> distance2_independent_set(const CsrMatrix<double>& A,
 
 }  // namespace
 
-std::vector<double> hashed_lanczos_start(index_t n) {
-  std::vector<double> v(static_cast<std::size_t>(std::max<index_t>(n, 0)));
-  constexpr index_t kChunks = 256;  // the norm's fixed order: chunk sums added in chunk order
-  double partial[kChunks] = {};
-  const index_t size = (n + kChunks - 1) / kChunks;
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-  for (index_t c = 0; c < kChunks; ++c) {
-    double s = 0;
-    for (index_t i = c * size; i < std::min(n, (c + 1) * size); ++i) {
-      v[i] = lanczos_start_entry(i);
-      s += v[i] * v[i];
-    }
-    partial[c] = s;
-  }
-  double norm = 0;
-  for (double s : partial) norm += s;
-  const double root = std::sqrt(norm);  // > 0: only -1 + 2^-52 k, never 0, for one entry
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-  for (index_t i = 0; i < n; ++i) v[i] /= root;
-  return v;
-}
-
 std::vector<char> strong_connections(const CsrMatrix<double>& A, double theta) {
   const std::vector<double> d = diagonal_of(A);
   std::vector<char> strong(A.values.size(), 0);

@@ -98,10 +98,10 @@ Interval interval_from_lanczos(const std::vector<double>& alpha, const std::vect
   return s;
 }
 
-std::vector<double> lanczos_start(index_t n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
+std::vector<double> lanczos_start(index_t n, std::uint64_t seed) {
+  std::vector<double> v(static_cast<std::size_t>(std::max<index_t>(n, 0)));
 #pragma omp parallel for schedule(static) if (worth_threads(n))
-  for (index_t i = 0; i < n; ++i) v[std::size_t(i)] = lanczos_start_entry(i);
+  for (index_t i = 0; i < n; ++i) v[std::size_t(i)] = lanczos_start_entry(i, seed);
   const double norm = std::sqrt(ordered_sum(n, [&](index_t i) { return v[i] * v[i]; }));
 #pragma omp parallel for schedule(static) if (worth_threads(n))
   for (index_t i = 0; i < n; ++i) v[std::size_t(i)] /= norm;

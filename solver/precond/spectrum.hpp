@@ -38,19 +38,22 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
                          const EntryFilter& filter = {},
                          const std::vector<double>* start = nullptr);
 
+inline constexpr std::uint64_t kLanczosStartSeed = 20261123;
+
 // The pieces of spectrum_bounds's Lanczos that another device's Lanczos shares (amg_gpu.cu,
 // spectrum_gpu.cu), so that both start alike and read their tridiagonal alike: the start vector
 // (entry i a function of i alone, lanczos_start_entry, made on every core, and on the device
 // by the same function; then scaled to unit norm), and the smallest and largest eigenvalues of
 // the tridiagonal with diagonal alpha and off-diagonal beta (beta.size() == alpha.size() - 1).
-std::vector<double> lanczos_start(index_t n);
-// Entry i of the start vector before its scaling: splitmix64 of (seed + i) as a uniform number
-// in [-1, 1), the same bits on every core and on the device (integer arithmetic, then an exact
-// scaling; the 53 high bits). A counter-based hash instead of one mt19937_64 stream, which was
-// serial over n (0.1 s of cheb:8's set-up at 9M rows, issue 21).
-CGS_HD double lanczos_start_entry(index_t i) {
-  std::uint64_t z =
-      std::uint64_t(20261123) + std::uint64_t(i) * 0x9e3779b97f4a7c15ull + 0x9e3779b97f4a7c15ull;
+std::vector<double> lanczos_start(index_t n, std::uint64_t seed = kLanczosStartSeed);
+// Entry i of the start vector before its scaling: splitmix64 of (seed + (i + 1) golden) as a
+// uniform number in [-1, 1), the same bits on every core and on the device (integer arithmetic,
+// then an exact scaling; the 53 high bits). A counter-based hash instead of one mt19937_64
+// stream, which was serial over n (0.1 s of cheb:8's set-up at 9M rows, issue 21). splitmix64
+// (Steele, Lea, Flood 2014) passes BigCrush on consecutive counters. AMG's damping estimate uses
+// its own seed (amg_start.hpp).
+CGS_HD double lanczos_start_entry(index_t i, std::uint64_t seed = kLanczosStartSeed) {
+  std::uint64_t z = seed + std::uint64_t(i) * 0x9e3779b97f4a7c15ull + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
