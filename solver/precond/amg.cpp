@@ -442,8 +442,8 @@ class Amg final : public Preconditioner<T> {
   }
 
  private:
-  // M's arrays in the spec: borrowed where the GPU set-up keeps them on the device (values only
-  // in double: a float program needs its own converted copy), copied otherwise.
+  // M's arrays in the spec: borrowed where they can be read in place (in_place; values only in
+  // double: a float program needs its own converted copy), copied otherwise.
   MatrixHandles matrix(SpecWriter<T>& w, const CsrMatrix<double>& M,
                        const amg::DeviceCsrArrays& device = {}) {
     MatrixHandles h;
@@ -460,14 +460,32 @@ class Amg final : public Preconditioner<T> {
     return h;
   }
 
-  // The level's A, P and R on the device, where the GPU set-up made them (empty: on the host).
-  struct OnDevice {
+  // The level's A, P and R where the program can read them in place (empty: copied into the
+  // spec): on the device where the GPU set-up made them; for a host program, the hierarchy's
+  // own host arrays (its values rewritten in place at set_values), except level 0's A, which is
+  // the caller's matrix and may be another object at the next set_values. (The copies cost
+  // 0.12-0.15 s of poisson2d:1000's 1.65 s to solution on the 2-core VM, and a second hierarchy's
+  // memory.)
+  struct InPlace {
     amg::DeviceCsrArrays A, P, R;
   };
-  OnDevice on_device(std::size_t l) const {
-    const amg::GpuLevelValues* gpu = h_.levels[l].gpu.get();
-    if (!gpu || this->device() != Device::gpu) return {};
-    return {gpu->device_operator(), gpu->device_prolongator(), gpu->device_restriction()};
+  InPlace in_place(std::size_t l) const {
+    if (this->device() == Device::gpu) {
+      const amg::GpuLevelValues* gpu = h_.levels[l].gpu.get();
+      if (!gpu) return {};
+      return {gpu->device_operator(), gpu->device_prolongator(), gpu->device_restriction()};
+    }
+    const amg::Level& level = h_.levels[l];
+    InPlace host;
+    if (l > 0) host.A = view(level.A);
+    if (h_.has_next(l)) {
+      host.P = view(level.prolongator.P);
+      host.R = view(level.restriction.At);
+    }
+    return host;
+  }
+  static amg::DeviceCsrArrays view(const CsrMatrix<double>& M) {
+    return {M.row_ptr.data(), M.col_idx.data(), M.values.data(), std::int64_t(M.nnz())};
   }
 
   // Every level's arrays in the spec: operator, P, R, smoother scale; the last level's inverse.
@@ -487,7 +505,7 @@ class Amg final : public Preconditioner<T> {
         L.inverse = w.typed_values(std::move(inverse));
         continue;
       }
-      const OnDevice device = on_device(l);
+      const InPlace device = in_place(l);
       L.A = matrix(w, Al, device.A);
       L.scale = w.values(smoother_scale(Al, L.spectrum));
       if (last) continue;
@@ -539,13 +557,15 @@ class Amg final : public Preconditioner<T> {
                                                                          : "damped Jacobi x") +
                         std::to_string(options_.sweeps) + " before and after");
     this->report_.set_fact("coarsest", dense ? "dense inverse" : "smoother (too large to invert)");
-    if (this->device() == Device::gpu)
-      this->report_.set_fact("program arrays",
-                             borrowed_bytes_ > 0
-                                 ? "the GPU set-up's A, P and R, read in place (" +
-                                       std::to_string(std::llround(borrowed_bytes_ / 1e6)) +
-                                       " MB of values not copied)"
-                                 : "copies");
+    const std::string whose = this->device() == Device::gpu
+                                  ? "the GPU set-up's A, P and R"
+                                  : "the hierarchy's P, R and coarse operators";
+    this->report_.set_fact("program arrays",
+                           borrowed_bytes_ > 0
+                               ? whose + ", read in place (" +
+                                     std::to_string(std::llround(borrowed_bytes_ / 1e6)) +
+                                     " MB of values not copied)"
+                               : "copies");
   }
 
   std::string argument_;
@@ -553,7 +573,7 @@ class Amg final : public Preconditioner<T> {
   amg::Hierarchy h_;
   bool fresh_ = false;
   double coarse_seconds_ = 0;
-  double borrowed_bytes_ = 0;  // value arrays the program reads in the hierarchy's device memory
+  double borrowed_bytes_ = 0;  // value arrays the program reads in place (in_place)
 };
 
 }  // namespace

@@ -2,20 +2,25 @@
 
 #include <omp.h>
 
-#include <stdexcept>
 
 namespace cgs::precond {
 
 template <typename T>
 HostProgram<T>::HostProgram(ProgramSpec<T> spec) : spec_(std::move(spec)) {
-  if (spec_.borrows())
-    throw std::logic_error("a host program cannot run on borrowed device arrays");
   for (std::size_t n : spec_.work) work_.emplace_back(n, T(0));
   table_.assign(std::size_t(spec_.slots()), nullptr);
   for (std::size_t i = 0; i < work_.size(); ++i) table_[kFirstWorkSlot + i] = work_[i].data();
+  // A borrowed array is read where its owner keeps it (host memory, program_spec.hpp).
   ops_ = resolve_ops<T>(
-      spec_.ops, [&](int h) { return spec_.index_arrays[h].data(); },
-      [&](int h) { return spec_.value_arrays[h].data(); });
+      spec_.ops,
+      [&](int h) {
+        const index_t* borrowed = spec_.borrowed_index_array(h);
+        return borrowed ? borrowed : spec_.index_arrays[h].data();
+      },
+      [&](int h) {
+        const T* borrowed = spec_.borrowed_value_array(h);
+        return borrowed ? borrowed : spec_.value_arrays[h].data();
+      });
 }
 
 template <typename T>

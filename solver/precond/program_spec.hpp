@@ -3,10 +3,12 @@
 // DeviceProgram in solver/cuda/device_program.cuh) copies the arrays there and resolves the
 // handles; new values for the same pattern (set_values) rewrite the value arrays only, same
 // handles and sizes, and the placed program copies just those again.
-// An array may instead be borrowed: memory already on the device that runs the program (the
-// GPU AMG hierarchy's levels), owned by the preconditioner and alive as long as it, refreshed
-// in place by its owner at set_values. Its host vector stays empty; a device placement reads the
-// pointer and never copies it, a host placement refuses it (borrowing is for GPU solves only).
+// An array may instead be borrowed: memory already where the program runs (the AMG hierarchy's
+// levels: on the device for a GPU set-up, its host arrays for a host program), owned by the
+// preconditioner and alive as long as it, refreshed in place by its owner at set_values. Its
+// host vector stays empty; the placement reads the pointer and never copies it. Whoever borrows
+// passes memory of the placement's side (device pointers to a device program, host pointers to
+// a host program).
 #pragma once
 
 #include <cstddef>
@@ -37,7 +39,7 @@ struct ProgramSpec {
   std::vector<std::vector<T>> value_arrays;
   std::vector<std::size_t> work;  // sizes of the work slots kFirstWorkSlot, ...
   std::vector<OpSpec> ops;
-  // Per handle, the borrowed device pointer, or null (absent past the end: not borrowed).
+  // Per handle, the borrowed pointer, or null (absent past the end: not borrowed).
   std::vector<const index_t*> borrowed_indices;
   std::vector<const T*> borrowed_values;
 
