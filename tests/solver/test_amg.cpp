@@ -413,6 +413,9 @@ TEST_CASE("amg: set_values gives the preconditioner a fresh set-up of the new va
                                                        : change.diagonal + 0.01 * (i % 7);
     auto M = built(change.precond, A);
     REQUIRE(std::stoi(fact(*M, "levels")) >= 2);
+    // The host program reads the hierarchy's P, R and coarse operators in place, so what
+    // set_values rewrites there is what the next apply reads.
+    CHECK(fact(*M, "program arrays").find("read in place") != std::string::npos);
     const Eigen::MatrixXd before = inverse_of(*M, A.rows);
     M->set_values(B);
     const Eigen::MatrixXd after = inverse_of(*M, B.rows);
