@@ -247,7 +247,7 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
   app.add_option("--batch-engine", a.batch_engine,
                  "What the batched engine (--device gpu, --study-batch) solves each trial with: "
                  "cholesky (a batched sparse Cholesky, EPANET's factorisation compiled once per "
-                 "network and run one GPU thread a system, the direct study's rows; default 512 "
+                 "network and run one GPU thread a system, the direct study's rows; default 1024 "
                  "scenarios in flight), cg (the batched CG: the cluster-resident CG on the GPU, "
                  "128 in flight) or auto (cg with --solver cg, else cholesky)")
       ->check(CLI::IsMember({"auto", "cholesky", "cg"}));

@@ -81,11 +81,13 @@ struct StudyOptions {
 // system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
 // converged early are replaced.
 inline constexpr int kDefaultBatchSize = 128;
-// The same for the batched Cholesky, in two groups of 256 (one on the device while the other's
-// threads run their trials): one GPU thread a system, so a launch wants many systems, but each is
-// a host thread with its own network copy and workspace, whose set-up (EPANET's ordering among
-// it) costs 20-60 ms of a core on BWSN_Network_2: 512 keeps that to ~1-2 s on 16 cores.
-inline constexpr int kDefaultDirectBatchSize = 512;
+// The same for the batched Cholesky, in two groups (one on the device while the other's threads
+// run their trials): one GPU thread a system, so a launch wants many systems, but each is a host
+// thread with its own network copy and workspace, whose set-up (EPANET's ordering among it) costs
+// 20-60 ms of a core on BWSN_Network_2. Measured there (H100 host, 3,000 fire flows, BENCHMARKS
+// §19d): 512 in flight 377 scenarios/s (set-up 1.3 s), 1,024 553/s (2.2 s), 2,048 613/s (4.8 s):
+// 1,024 gives the most with its set-up counted.
+inline constexpr int kDefaultDirectBatchSize = 1024;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
