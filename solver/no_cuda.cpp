@@ -53,7 +53,7 @@ std::unique_ptr<DeviceProgram<T>> make_device_program(const ProgramSpec<T>&) {
 template std::unique_ptr<DeviceProgram<float>> make_device_program(const ProgramSpec<float>&);
 template std::unique_ptr<DeviceProgram<double>> make_device_program(const ProgramSpec<double>&);
 Interval spectrum_bounds_on_device(const CsrMatrix<double>&, const std::vector<double>&, int,
-                                   const DeviceCsrArrays&) {
+                                   const CsrArrays&) {
   throw DeviceError(kNoCuda);
 }
 namespace amg {

@@ -455,7 +455,7 @@ struct DeviceCsr {
   cusparseSpMatDescr_t descr = nullptr;
 
   DeviceCsr() = default;
-  DeviceCsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data(), nnz}; }
+  CsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data(), nnz}; }
   DeviceCsr(const DeviceCsr&) = delete;
   DeviceCsr& operator=(const DeviceCsr&) = delete;
   ~DeviceCsr() {
@@ -787,14 +787,14 @@ class CudaLevelValues final : public GpuLevelValues {
     return seconds;
   }
 
-  DeviceCsrArrays device_operator() const override {
-    return planned_ ? a_.arrays() : DeviceCsrArrays{};
+  CsrArrays device_operator() const override {
+    return planned_ ? a_.arrays() : CsrArrays{};
   }
-  DeviceCsrArrays device_prolongator() const override {
-    return planned_ ? p_.arrays() : DeviceCsrArrays{};
+  CsrArrays device_prolongator() const override {
+    return planned_ ? p_.arrays() : CsrArrays{};
   }
-  DeviceCsrArrays device_restriction() const override {
-    return planned_ ? r_.arrays() : DeviceCsrArrays{};
+  CsrArrays device_restriction() const override {
+    return planned_ ? r_.arrays() : CsrArrays{};
   }
 
  private:

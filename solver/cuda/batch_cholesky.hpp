@@ -20,11 +20,8 @@
 #include <string>
 #include <vector>
 
-#if defined(__CUDACC__)
-#define CGS_CHOL_HD __host__ __device__ __forceinline__
-#else
-#define CGS_CHOL_HD inline
-#endif
+#include "solver/cg_step.hpp"  // CGS_HD
+
 
 namespace cgs {
 
@@ -49,21 +46,21 @@ struct CholeskyScheduleView {
 namespace chol {
 
 // Products and sums as the host rounds them (no contraction into a fused multiply-add).
-CGS_CHOL_HD double mul(double a, double b) {
+CGS_HD double mul(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-CGS_CHOL_HD double add(double a, double b) {
+CGS_HD double add(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-CGS_CHOL_HD double sub(double a, double b) {
+CGS_HD double sub(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dsub_rn(a, b);
 #else
@@ -76,17 +73,17 @@ CGS_CHOL_HD double sub(double a, double b) {
 struct Strided {
   double* data;
   long stride;
-  CGS_CHOL_HD double& operator[](long i) const { return data[i * stride]; }
+  CGS_HD double& operator[](long i) const { return data[i * stride]; }
 };
 struct ConstStrided {
   const double* data;
   long stride;
-  CGS_CHOL_HD double operator[](long i) const { return data[i * stride]; }
+  CGS_HD double operator[](long i) const { return data[i * stride]; }
 };
 
 // The factor's starting values from A: 0.0 + a, as the sum into a cleared array that
 // SparseCholesky's gather replaces (-0.0 becomes 0.0).
-CGS_CHOL_HD void gather(const CholeskyScheduleView& s, ConstStrided a, Strided factor) {
+CGS_HD void gather(const CholeskyScheduleView& s, ConstStrided a, Strided factor) {
   for (int k = 0; k < s.n; ++k)
     factor[k] = s.diag_source[k] >= 0 ? add(0.0, a[s.diag_source[k]]) : 0.0;
   for (int e = 0; e < s.entries; ++e)
@@ -95,7 +92,7 @@ CGS_CHOL_HD void gather(const CholeskyScheduleView& s, ConstStrided a, Strided f
 
 // The numeric factorisation in place; -1, or the column whose pivot was <= 0 (or NaN: EPANET's
 // error 110), where it stopped.
-CGS_CHOL_HD int factorize(const CholeskyScheduleView& s, Strided factor) {
+CGS_HD int factorize(const CholeskyScheduleView& s, Strided factor) {
   for (int j = 0; j < s.n; ++j) {
     double diag_update = 0.0;
     for (int t = s.pivot_ptr[j]; t < s.pivot_ptr[j + 1]; ++t) {
@@ -118,7 +115,7 @@ CGS_CHOL_HD int factorize(const CholeskyScheduleView& s, Strided factor) {
 
 // L y = b by columns, then L^T x = y by rows of L^T, in place on rhs (elimination numbering), as
 // SparseCholesky::solve.
-CGS_CHOL_HD void substitute(const CholeskyScheduleView& s, ConstStrided factor, Strided rhs) {
+CGS_HD void substitute(const CholeskyScheduleView& s, ConstStrided factor, Strided rhs) {
   for (int j = 0; j < s.n; ++j) {
     const double bj = rhs[j] / factor[j];
     rhs[j] = bj;

@@ -104,7 +104,7 @@ struct DeviceLanczos {
   std::vector<double> host_partial = std::vector<double>(kReduceBlocks);
 
   DeviceLanczos(const CsrMatrix<double>& A, const std::vector<double>& s,
-                const DeviceCsrArrays& lent)
+                const CsrArrays& lent)
       : n(A.rows),
         ptr(lent.row_ptr, A.row_ptr, "Lanczos A row pointers"),
         col(lent.col_idx, A.col_idx, "Lanczos A columns"),
@@ -150,7 +150,7 @@ struct DeviceLanczos {
 }  // namespace
 
 Interval spectrum_bounds_on_device(const CsrMatrix<double>& A, const std::vector<double>& scale,
-                                   int steps, const DeviceCsrArrays& on_device) {
+                                   int steps, const CsrArrays& on_device) {
   const index_t n = A.rows;
   steps = int(std::min<index_t>(n, steps));
   if (n == 0 || steps <= 0) return spectrum_bounds(A, scale, steps);  // Gershgorin alone

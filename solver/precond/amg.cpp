@@ -442,18 +442,18 @@ class Amg final : public Preconditioner<T> {
   }
 
  private:
-  // M's arrays in the spec: borrowed where they can be read in place (in_place; values only in
+  // M's arrays in the spec: borrowed where `arrays` has them in place (in_place(); values only in
   // double: a float program needs its own converted copy), copied otherwise.
   MatrixHandles matrix(SpecWriter<T>& w, const CsrMatrix<double>& M,
-                       const amg::DeviceCsrArrays& device = {}) {
+                       const CsrArrays& arrays = {}) {
     MatrixHandles h;
     h.rows = M.rows;
-    h.row_ptr = device.row_ptr ? w.borrowed_indices(device.row_ptr) : w.indices(M.row_ptr);
-    h.col_idx = device.col_idx ? w.borrowed_indices(device.col_idx) : w.indices(M.col_idx);
+    h.row_ptr = arrays.row_ptr ? w.borrowed_indices(arrays.row_ptr) : w.indices(M.row_ptr);
+    h.col_idx = arrays.col_idx ? w.borrowed_indices(arrays.col_idx) : w.indices(M.col_idx);
     if constexpr (std::is_same_v<T, double>)
-      if (device.values) {
-        h.values = w.borrowed_values(device.values);
-        borrowed_bytes_ += 8.0 * double(device.nnz);
+      if (arrays.values) {
+        h.values = w.borrowed_values(arrays.values);
+        borrowed_bytes_ += 8.0 * double(arrays.nnz);
         return h;
       }
     h.values = w.values(M.values);
@@ -467,7 +467,7 @@ class Amg final : public Preconditioner<T> {
   // 0.12-0.15 s of poisson2d:1000's 1.65 s to solution on the 2-core VM, and a second hierarchy's
   // memory.)
   struct InPlace {
-    amg::DeviceCsrArrays A, P, R;
+    CsrArrays A, P, R;
   };
   InPlace in_place(std::size_t l) const {
     if (this->device() == Device::gpu) {
@@ -484,7 +484,7 @@ class Amg final : public Preconditioner<T> {
     }
     return host;
   }
-  static amg::DeviceCsrArrays view(const CsrMatrix<double>& M) {
+  static CsrArrays view(const CsrMatrix<double>& M) {
     return {M.row_ptr.data(), M.col_idx.data(), M.values.data(), std::int64_t(M.nnz())};
   }
 
@@ -505,12 +505,12 @@ class Amg final : public Preconditioner<T> {
         L.inverse = w.typed_values(std::move(inverse));
         continue;
       }
-      const InPlace device = in_place(l);
-      L.A = matrix(w, Al, device.A);
+      const InPlace arrays = in_place(l);
+      L.A = matrix(w, Al, arrays.A);
       L.scale = w.values(smoother_scale(Al, L.spectrum));
       if (last) continue;
-      L.P = matrix(w, h_.levels[l].prolongator.P, device.P);
-      L.R = matrix(w, h_.levels[l].restriction.At, device.R);
+      L.P = matrix(w, h_.levels[l].prolongator.P, arrays.P);
+      L.R = matrix(w, h_.levels[l].restriction.At, arrays.R);
     }
     return levels;
   }

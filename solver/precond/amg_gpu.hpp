@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "solver/precond/program_spec.hpp"  // CsrArrays
 
 namespace cgs::precond::amg {
 
@@ -32,13 +33,6 @@ struct GpuPhaseSeconds {
   double prolongator = 0, restriction = 0, galerkin = 0;
 };
 
-// A CSR matrix's arrays in device memory (nulls: none there).
-struct DeviceCsrArrays {
-  const index_t* row_ptr = nullptr;
-  const index_t* col_idx = nullptr;
-  const double* values = nullptr;
-  std::int64_t nnz = 0;
-};
 
 // Seconds of making one level's patterns on the device, the host copies' downloads included.
 struct GpuPatternSeconds {
@@ -87,9 +81,9 @@ class GpuLevelValues {
   // The level's operator A (as filtered_radius or compute uploaded it, in the host's order), P
   // and R on the device, after the first compute() (nulls before). They live as long as this
   // object, and later set-ups rewrite their values in place: the program reads them there.
-  virtual DeviceCsrArrays device_operator() const = 0;
-  virtual DeviceCsrArrays device_prolongator() const = 0;
-  virtual DeviceCsrArrays device_restriction() const = 0;
+  virtual CsrArrays device_operator() const = 0;
+  virtual CsrArrays device_prolongator() const = 0;
+  virtual CsrArrays device_restriction() const = 0;
 };
 
 std::unique_ptr<GpuLevelValues> make_gpu_level_values();

@@ -57,8 +57,8 @@ class Chebyshev final : public Preconditioner<T> {
 
  private:
   // The backend's device copy of A as the Lanczos can read it (its values only in double).
-  precond::DeviceCsrArrays lent_arrays() const {
-    precond::DeviceCsrArrays arrays;
+  precond::CsrArrays lent_arrays() const {
+    precond::CsrArrays arrays;
     if (const CsrView<T>* lent = this->lent_matrix()) {
       arrays.row_ptr = lent->row_ptr;
       arrays.col_idx = lent->col_idx;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,17 @@
 namespace cgs::precond {
 
 inline constexpr int kNoArray = -1;
+
+// A CSR matrix's arrays where their owner keeps them, for a reader that uses them in place and
+// never frees them: the SpMV backend's device copy lent to a set-up (the device Lanczos), the GPU
+// AMG hierarchy's device levels, or the host hierarchy's arrays for a host program. A null
+// pointer: that array is not available in place (the reader copies it).
+struct CsrArrays {
+  const index_t* row_ptr = nullptr;
+  const index_t* col_idx = nullptr;
+  const double* values = nullptr;
+  std::int64_t nnz = 0;
+};
 
 struct OpSpec {
   OpKind kind = OpKind::product;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "solver/precond/program_spec.hpp"  // CsrArrays
 #include "solver/precond/spectrum.hpp"
 
 namespace cgs::precond {
@@ -17,19 +18,12 @@ namespace cgs::precond {
 // host's loops (and their thread team) finish before the device's 2 launches a step add up.
 inline bool worth_device_setup(index_t n) { return n >= 200000; }
 
-// A's CSR arrays where the device already holds them (the SpMV backend's copy, lent to the
-// preconditioner: Preconditioner::lent_matrix): the Lanczos reads them in place. A null pointer:
-// that array is copied from A (values of a float backend, or nothing lent at all).
-struct DeviceCsrArrays {
-  const index_t* row_ptr = nullptr;
-  const index_t* col_idx = nullptr;
-  const double* values = nullptr;
-};
-
 // spectrum_bounds(A, scale, steps) on the device (no EntryFilter: AMG's filtered estimate is
-// amg_gpu.cu's). What of A is not in `on_device`, and scale, are copied there and freed on
-// return; the start vector is made there (lanczos_start_entry).
+// amg_gpu.cu's). `on_device`: A's arrays where the device already holds them (the SpMV backend's
+// copy lent to the preconditioner, Preconditioner::lent_matrix), read in place; what is not
+// there (values of a float backend, or nothing lent at all), and scale, are copied there and
+// freed on return; the start vector is made there (lanczos_start_entry).
 Interval spectrum_bounds_on_device(const CsrMatrix<double>& A, const std::vector<double>& scale,
-                                   int steps, const DeviceCsrArrays& on_device = {});
+                                   int steps, const CsrArrays& on_device = {});
 
 }  // namespace cgs::precond
