@@ -121,7 +121,7 @@ struct Args {
   const index_t* cols;       // sliced, recoded (block << kLocalBits | local row)
   const T* values;           // sliced
   long long values_stride;   // per system (0: one matrix for all)
-  const T* d;               // pointwise preconditioner (null: none)
+  const T* d;                // pointwise preconditioner (null: none)
   long long d_stride;
   const T* b;
   T* x;  // system s at x + s n
@@ -142,6 +142,7 @@ struct Args {
   int op_count;
   const unsigned char* index_buffer;
   const unsigned char* value_buffer;
+  bool sweeps;  // run a solve's triangular levels as one sweep (see Sweeps); false: level by level
 };
 
 // A pointer of a staged operation: bit 0 set means (offset << 1 | 1) into the block's dynamic
@@ -195,22 +196,128 @@ __device__ void stage_program(const Args<T>& a, unsigned char* smem) {
 // of 32 warps, and the other warps wait at one barrier after the run.
 constexpr index_t kWarpItems = 32;
 
-// z = M^-1 r by the program, its operations separated by block barriers (one block holds every
-// row), or by warp barriers within a run of narrow ones; returns this thread's share of r.z.
-// The first barrier waits for r.
+// A sweep: the triangular levels of one solve (consecutive triangular_level operations sharing
+// S, d, u and y: ic0's L, then its L^T) run as ONE operation with no barrier between levels. Each
+// row waits only until every row of the earlier levels is done, which a counter in shared memory
+// tells (rows finished so far in this sweep: once it reaches the level's first position, all
+// earlier levels are done, since no row of a later level can finish before that). A level of 3
+// rows then costs its rows' own chain of loads and a counter increment instead of a block barrier
+// of 32 warps (Nsight Compute on Richmond, H100: 31 warps waiting at the barrier while the first
+// one ran ~1,000 cycles a level, BENCHMARKS section 10h). Every row is computed by the same code in
+// the same order as level by level (the same y); only r.z's partial sums fall to other threads.
+constexpr int kMaxSweeps = 2;    // ic0: forward and backward
+constexpr int kSweepRounds = 4;  // rows per thread: sweeps of at most 4 x 1024 rows
+
+struct Sweeps {
+  int count;
+  int first_op[kMaxSweeps], end_op[kMaxSweeps];
+  int done[kMaxSweeps];  // rows finished in the current apply
+};
+
+// A thread's rows of each sweep, in the sweep's order, with the count each must wait for
+// (the position of its level's first row); row -1 ends the list.
+struct SweepRows {
+  index_t row[kMaxSweeps][kSweepRounds];
+  index_t wait[kMaxSweeps][kSweepRounds];
+};
+
 template <typename T>
-__device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* table) {
+__device__ bool same_solve(const precond::Op<T>& a, const precond::Op<T>& b) {
+  return b.kind == precond::OpKind::triangular_level && a.row_ptr == b.row_ptr &&
+         a.col_idx == b.col_idx && a.values == b.values && a.d == b.d && a.u == b.u && a.y == b.y &&
+         a.dot == b.dot;
+}
+
+// Thread 0 finds the sweeps among the (resolved) operations: runs of at least two levels of one
+// solve whose rows fit kSweepRounds per thread.
+template <typename T>
+__device__ void find_sweeps(const precond::Op<T>* ops, int count, Sweeps& sweeps) {
+  sweeps.count = 0;
+  for (int k = 0; k < count && sweeps.count < kMaxSweeps;) {
+    if (ops[k].kind != precond::OpKind::triangular_level) {
+      ++k;
+      continue;
+    }
+    int end = k + 1;
+    long long rows = ops[k].items;
+    while (end < count && same_solve(ops[k], ops[end])) rows += ops[end++].items;
+    if (end - k >= 2 && rows <= (long long)kThreads * kSweepRounds) {
+      sweeps.first_op[sweeps.count] = k;
+      sweeps.end_op[sweeps.count] = end;
+      ++sweeps.count;
+    }
+    k = end;
+  }
+}
+
+// This thread's rows of every sweep. Position g of a sweep goes to warp g % 32, lane (g / 32) %
+// 32, round g / 1024: consecutive positions (often a chain, one row a level) sit in different
+// warps. (Measured on an H100, BENCHMARKS section 10i: 32 consecutive positions a warp, waiting
+// as one warp, was slower, and so was loading a row's entries before its wait.)
+template <typename T>
+__device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweeps,
+                                  SweepRows& mine) {
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  for (int s = 0; s < kMaxSweeps; ++s) {
+    int op = s < sweeps.count ? sweeps.first_op[s] : 0;
+    const int end = s < sweeps.count ? sweeps.end_op[s] : 0;
+    long long start = 0;  // position of op's first row in the sweep
+    for (int round = 0; round < kSweepRounds; ++round) {
+      const long long g = (long long)round * kThreads + lane * 32 + warp;
+      while (op < end && g >= start + ops[op].items) start += ops[op++].items;
+      const bool has = op < end;
+      const index_t local = index_t(g - start);
+      mine.row[s][round] = has ? (ops[op].rows ? ops[op].rows[local] : local) : -1;
+      mine.wait[s][round] = has ? index_t(start) : 0;
+    }
+  }
+}
+
+// One sweep: this thread's rows in order, each after its earlier levels. Returns this thread's
+// share of r.z. (Sleeping 20 or 100 ns between polls, to leave issue slots to the working lanes,
+// was 1.15-1.25x slower on an H100: BENCHMARKS section 10i.)
+template <typename T>
+__device__ double run_sweep(const precond::Op<T>& op, T* const* table, const index_t* rows,
+                            const index_t* waits, int* done) {
+  const precond::OpVectors<T> v = precond::vectors_of(op, table);
+  double rz = 0;
+  for (int i = 0; i < kSweepRounds && rows[i] >= 0; ++i) {
+    const index_t row = rows[i];
+    while (*reinterpret_cast<const volatile int*>(done) < waits[i]) {
+    }
+    __threadfence_block();  // acquire: the earlier levels' y before this row reads them
+    precond::triangular_row(op, v, row);
+    if (op.dot) rz += double(v.r[row]) * double(v.z[row]);
+    __threadfence_block();  // release: this row's y before the count says it is done
+    atomicAdd(done, 1);
+  }
+  return rz;
+}
+
+// z = M^-1 r by the program, its operations separated by block barriers (one block holds every
+// row), or by warp barriers within a run of narrow ones, or none within a sweep; returns this
+// thread's share of r.z. The first barrier waits for r.
+template <typename T>
+__device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* table,
+                              Sweeps& sweeps, const SweepRows& mine) {
   const precond::Op<T>* ops = program_ops(a, smem);
   const int count = a.op_count;
   double rz = 0;
+  if (threadIdx.x < kMaxSweeps) sweeps.done[threadIdx.x] = 0;
   __syncthreads();
+  int sweep = 0;
   for (int k = 0; k < count;) {
-    if (ops[k].items > kWarpItems) {
+    if (sweep < sweeps.count && k == sweeps.first_op[sweep]) {
+      rz += run_sweep(ops[k], table, mine.row[sweep], mine.wait[sweep], &sweeps.done[sweep]);
+      k = sweeps.end_op[sweep++];
+    } else if (ops[k].items > kWarpItems) {
       rz += precond::run_items(ops[k], table, threadIdx.x, (long long)ops[k].items, kThreads);
       ++k;
     } else {
       int end = k;
-      while (end < count && ops[end].items <= kWarpItems) ++end;
+      while (end < count && ops[end].items <= kWarpItems &&
+             !(sweep < sweeps.count && end == sweeps.first_op[sweep]))
+        ++end;
       if (threadIdx.x < 32) {
         for (int j = k; j < end; ++j) {
           rz += precond::run_items(ops[j], table, threadIdx.x, (long long)ops[j].items, 32);
@@ -402,6 +509,8 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   const bool identity = !scaled && !program;  // z = r
   Shared<T> s = carve<T>(smem, l, identity);
   __shared__ T* table[kMaxSlots];  // a program's slots: r, z, work vectors
+  __shared__ Sweeps sweeps;
+  SweepRows my_sweep_rows;
   if constexpr (program) {
     if (threadIdx.x == 0) {
       table[precond::kSlotR] = s.r;
@@ -410,6 +519,15 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
         table[precond::kFirstWorkSlot + i] = reinterpret_cast<T*>(smem + l.work[i]);
     }
     stage_program(a, smem);
+    __syncthreads();  // the operations resolved
+    if (threadIdx.x == 0) {
+      if (a.sweeps)
+        find_sweeps(program_ops(a, smem), a.op_count, sweeps);
+      else
+        sweeps.count = 0;
+    }
+    __syncthreads();
+    assign_sweep_rows(program_ops(a, smem), sweeps, my_sweep_rows);
   }
   const index_t first = index_t(rank) * l.rows;
   const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
@@ -447,7 +565,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       }
       sums[2] += double(b[i]) * double(b[i]);
     }
-    if constexpr (program) sums[1] = run_program(a, smem, table);
+    if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
     block_partials(red, sums, {kRr, kRz, kBb});
     cluster.sync();
   }
@@ -521,7 +639,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
         sums[1] += double(ri) * double(zi);
       }
     }
-    if constexpr (program) sums[1] = run_program(a, smem, table);
+    if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
     block_partials(red, sums, {kRr, kRz});
     cluster.sync();
   }
@@ -626,13 +744,13 @@ inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int 
 }
 
 // The dynamic shared memory one block may take beside the kernel's static shared memory (the
-// Reduction, the CG state and its flag, a program's slot table; 64 bytes of slack).
+// Reduction, the CG state and its flag, a program's slot table and sweeps; 64 bytes of slack).
 std::size_t shared_room() {
   int max_bytes = 0;
   CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                         cuda::cuda_context().device));
   return std::size_t(max_bytes) - sizeof(Reduction) - sizeof(cg::State) - sizeof(int) -
-         sizeof(void*) * kMaxSlots - 64;
+         sizeof(void*) * kMaxSlots - sizeof(Sweeps) - 64;
 }
 
 // One block with a program: its vectors and work vectors must fit; the rest goes where it fits.
@@ -672,6 +790,13 @@ ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramSh
 int blocks_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_BLOCKS");
   return text ? std::atoi(text) : 0;
+}
+
+// CGSOLVE_CLUSTER_SWEEPS=0 runs a program's triangular levels one by one between barriers, as
+// before the sweeps (benchmarks compare the two in one run; the results are the same bits).
+bool sweeps_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_SWEEPS");
+  return !(text && std::strcmp(text, "0") == 0);
 }
 
 }  // namespace cluster
@@ -743,7 +868,12 @@ class ClusterCgImpl final : public ClusterCg<T> {
                 const std::vector<index_t>& row_ptr,
                 const precond::DeviceProgramView<T>* program = nullptr,
                 const ClusterProgramShape* shape = nullptr)
-      : A_(A), n_(n), nnz_(row_ptr[std::size_t(n)]), d_(d), fit_(fit), clocks_(2, "cluster CG clocks") {
+      : A_(A),
+        n_(n),
+        nnz_(row_ptr[std::size_t(n)]),
+        d_(d),
+        fit_(fit),
+        clocks_(2, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
     layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
                       : layout_of<T>(rows, entries, fit.matrix_in_shared);
@@ -839,6 +969,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.op_count = op_count_;
     a.index_buffer = index_buffer_;
     a.value_buffer = value_buffer_;
+    a.sweeps = sweeps_;
     a.slice_ptr = slice_ptr_.data();
     a.width = width_.data();
     a.cols = cols_.data();
@@ -857,8 +988,9 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.history_capacity = history_capacity_;
     a.spmv = spmv_.data();
     a.spmv_capacity = spmv_capacity_;
-    a.spmv_every =
-        spmv_capacity_ > 0 ? std::max<long long>(1, (o.max_iters + spmv_capacity_ - 1) / spmv_capacity_) : 1;
+    a.spmv_every = spmv_capacity_ > 0
+                       ? std::max<long long>(1, (o.max_iters + spmv_capacity_ - 1) / spmv_capacity_)
+                       : 1;
     spmv_every_ = a.spmv_every;
     a.time_spmv = o.time_spmv;
     a.clocks = clocks_.data();
@@ -891,7 +1023,8 @@ class ClusterCgImpl final : public ClusterCg<T> {
     for (int i = 0; i < count; ++i) {
       CgResult r = result_of(states[i]);
       r.solve_seconds = ms * 1e-3;
-      if (states[i].zero_rhs) CGS_CUDA_CHECK(cudaMemsetAsync(x + std::size_t(i) * n_, 0, n_ * sizeof(T), stream()));
+      if (states[i].zero_rhs)
+        CGS_CUDA_CHECK(cudaMemsetAsync(x + std::size_t(i) * n_, 0, n_ * sizeof(T), stream()));
       out.push_back(std::move(r));
     }
     cuda::synchronize();
@@ -902,13 +1035,15 @@ class ClusterCgImpl final : public ClusterCg<T> {
       cuda::copy_to_host(rr.data(), history_.data(), rr.size() * sizeof(double));
       set_history(first, rr);
     }
-    const long long samples = std::min(spmv_capacity_, (iterations + spmv_every_ - 1) / spmv_every_);
+    const long long samples =
+        std::min(spmv_capacity_, (iterations + spmv_every_ - 1) / spmv_every_);
     if (o.time_spmv && samples > 0 && !states[0].zero_rhs) {
       long long clocks[2];
       cuda::copy_to_host(clocks, clocks_.data(), sizeof clocks);
       std::vector<double> ticks(static_cast<std::size_t>(samples));
       cuda::copy_to_host(ticks.data(), spmv_.data(), ticks.size() * sizeof(double));
-      const double seconds_per_cycle = clocks[0] > 0 ? double(clocks[1]) * 1e-9 / double(clocks[0]) : 0;
+      const double seconds_per_cycle =
+          clocks[0] > 0 ? double(clocks[1]) * 1e-9 / double(clocks[0]) : 0;
       for (double& t : ticks) t *= seconds_per_cycle;
       first.spmv.samples = std::move(ticks);
       first.spmv.every = int(spmv_every_);
@@ -932,6 +1067,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
   int op_count_ = 0;
   const unsigned char* index_buffer_ = nullptr;
   const unsigned char* value_buffer_ = nullptr;
+  bool sweeps_ = sweeps_from_environment();
   long long history_capacity_ = 0, spmv_capacity_ = 0, spmv_every_ = 1;
   cudaEvent_t begin_ = nullptr, end_ = nullptr;
 };
