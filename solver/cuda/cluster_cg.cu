@@ -43,6 +43,9 @@ struct Layout {
   index_t slices = 0;   // slices per block
   index_t entries = 0;  // sliced entries of the fullest block
   bool shared_matrix = true;
+  // A batch's lean layout: only z, the two p buffers and q in shared memory (the vectors other
+  // blocks read, and q between the passes); x and d in global memory, and r too where z is not r.
+  bool lean = false;
   std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
               slice_ptr = 0, width = 0, bytes = 0;
   // A program (one block): its work vectors, always here; its operations and packed index and
@@ -70,9 +73,11 @@ std::size_t matrix_bytes(index_t slices, index_t entries) {
 // levels gain more from shared memory than the one SpMV pass an iteration), then the matrix.
 template <typename T>
 Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
-                 const ClusterProgramShape* program = nullptr, std::size_t room = 0) {
+                 const ClusterProgramShape* program = nullptr, std::size_t room = 0,
+                 bool lean = false) {
   Layout l;
   l.rows = rows;
+  l.lean = lean && !program;
   l.slices = (rows + kSlice - 1) / kSlice;
   l.entries = entries;
   std::size_t at = 0;
@@ -81,11 +86,12 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
     at += aligned16(bytes);
     return start;
   };
-  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q}) *v = take(sizeof(T) * std::size_t(rows));
+  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q})
+    *v = take(l.lean && v == &l.r ? 0 : sizeof(T) * std::size_t(rows));
   // With a program, x stays in global memory (pass A only updates it in place, row by row) and
-  // there is no d: room for the program's arrays.
-  l.x = take(program ? 0 : sizeof(T) * std::size_t(rows));
-  l.d = take(program ? 0 : sizeof(T) * std::size_t(rows));
+  // there is no d: room for the program's arrays. The lean layout reads x and d there too.
+  l.x = take(program || l.lean ? 0 : sizeof(T) * std::size_t(rows));
+  l.d = take(program || l.lean ? 0 : sizeof(T) * std::size_t(rows));
   if (program) {
     l.works = int(std::min<std::size_t>(program->work.size(), kMaxWork));
     for (int i = 0; i < l.works; ++i) l.work[i] = take(sizeof(T) * program->work[i]);
@@ -124,7 +130,8 @@ struct Args {
   const T* d;                // pointwise preconditioner (null: none)
   long long d_stride;
   const T* b;
-  T* x;  // system s at x + s n
+  T* x;       // system s at x + s n
+  T* r_lean;  // the lean layout's r with a preconditioner: system s at r_lean + s n
   Layout layout;
   double tol, atol;
   long long max_iters;
@@ -351,8 +358,10 @@ template <typename T>
 __device__ Shared<T> carve(unsigned char* base, const Layout& l, bool identity) {
   Shared<T> s;
   s.values = reinterpret_cast<T*>(base + l.values);
-  s.r = reinterpret_cast<T*>(base + l.r);
-  s.z = identity ? s.r : reinterpret_cast<T*>(base + l.z);  // z = r without a preconditioner
+  // z = r without a preconditioner (the lean layout keeps that one vector in z's place; with a
+  // preconditioner its r is in global memory: the kernel points s.r there).
+  s.r = reinterpret_cast<T*>(base + (l.lean ? l.z : l.r));
+  s.z = identity ? s.r : reinterpret_cast<T*>(base + l.z);
   s.p[0] = reinterpret_cast<T*>(base + l.p0);
   s.p[1] = reinterpret_cast<T*>(base + l.p1);
   s.q = reinterpret_cast<T*>(base + l.q);
@@ -542,17 +551,22 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   const T* b = a.b + sys * a.n + first;
   T* x_out = a.x + sys * a.n + first;
   const T* d_in = scaled ? a.d + sys * a.d_stride + first : nullptr;
-  T* x = program ? x_out : s.x;
-  T* d = s.d;
+  const bool x_in_global = program || l.lean;
+  T* x = x_in_global ? x_out : s.x;
+  const T* d = l.lean ? d_in : s.d;
+  if (l.lean && scaled) s.r = a.r_lean + sys * a.n + first;
   for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-    if (!program) x[i] = x_out[i];
-    if (scaled) d[i] = d_in[i];
+    if (!x_in_global) x[i] = x_out[i];
+    if (scaled && !l.lean) s.d[i] = d_in[i];
   }
   cluster.sync();
 
   // Start: r = b - A x0, z = d .* r; r.r, r.z, b.b.
   {
-    auto x0_at = [&](unsigned owner, index_t j) { return entry<T>(cluster, rank, x, owner, j); };
+    auto x0_at = [&](unsigned owner, index_t j) {  // x0 in global memory: any block's rows
+      return x_in_global ? a.x[sys * a.n + (long long)owner * l.rows + j]
+                         : entry<T>(cluster, rank, x, owner, j);
+    };
     double sums[3] = {0, 0, 0};
     for (index_t i = threadIdx.x; i < mine; i += kThreads) {
       const T ri = b[i] - T(row_product(s, i, x0_at));
@@ -643,7 +657,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     block_partials(red, sums, {kRr, kRz});
     cluster.sync();
   }
-  if (!program)
+  if (!x_in_global)
     for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
   if (leader) a.out[sys] = st;
   if (timed) {
@@ -787,6 +801,12 @@ ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramSh
   return fit;
 }
 
+// CGSOLVE_CLUSTER_LEAN=0 keeps a batch's vectors all in shared memory (benchmarks compare).
+bool lean_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_LEAN");
+  return !(text && std::strcmp(text, "0") == 0);
+}
+
 int blocks_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_BLOCKS");
   return text ? std::atoi(text) : 0;
@@ -828,24 +848,33 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   // One system: the most blocks (16, else 8, ...): measured on an H100 (2026-11-25), every
   // system was fastest in 16 blocks, even Exnet's 1,891 rows (6.45 us an iteration; 8.16 in one
   // block, 7.60 in the persistent loop). A batch: the fewest blocks that hold a system's vectors,
-  // so that the most clusters run at once.
+  // so that the most clusters run at once; where the lean layout (x, d, r in global memory, L2)
+  // halves them, the lean one: BWSN_Network_2's 12,523 rows take 2 blocks instead of 4, so 64
+  // systems run in one wave of an H100's 132 SMs instead of two.
   const int single_order[] = {16, 8, 4, 2, 1}, batch_order[] = {1, 2, 4, 8, 16};
   for (int b : batch ? batch_order : single_order) {
     if (blocks > 0 && b != blocks) continue;
     const auto [rows, nnz] = split(n, row_ptr, b);
-    const Layout l = layout_of<T>(rows, nnz, !batch);
-    if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
-    fit.fits = true;
-    fit.blocks = b;
-    fit.bytes = l.bytes;
-    break;
+    for (const bool lean : {false, true}) {
+      if (lean && (!batch || !lean_from_environment())) continue;
+      const Layout l = layout_of<T>(rows, nnz, !batch, nullptr, 0, lean);
+      if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
+      fit.fits = true;
+      fit.blocks = b;
+      fit.bytes = l.bytes;
+      fit.lean = lean;
+      break;
+    }
+    if (fit.fits) break;
   }
   char text[220];
   if (fit.fits) {
     std::snprintf(text, sizeof text,
                   "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s",
                   (long long)n, fit.blocks, fit.bytes / 1024,
-                  batch ? " (vectors; the matrix read from L2)" : "");
+                  !batch     ? ""
+                  : fit.lean ? " (z, p and q; x, d, r and the matrix read from L2)"
+                             : " (vectors; the matrix read from L2)");
   } else {
     const int b = blocks > 0 ? blocks : kMaxBlocks;
     const auto [rows, nnz] = split(n, row_ptr, b);
@@ -876,7 +905,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
         clocks_(2, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
     layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
-                      : layout_of<T>(rows, entries, fit.matrix_in_shared);
+                      : layout_of<T>(rows, entries, fit.matrix_in_shared, nullptr, 0, fit.lean);
     if (program) place_program(*program);
     std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
     cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
@@ -910,6 +939,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
       throw DeviceError("the cluster CG loop runs a program for one system at a time");
     Args<T> a = args(b, x, count, values, d, options);
     Launch launch(fit_.blocks, count, layout_.bytes);
+    allow_large_clusters<T>(layout_.bytes);  // this loop's bytes: another loop may have set less
     CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
     if (op_count_ > 0)
       CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
@@ -956,6 +986,8 @@ class ClusterCgImpl final : public ClusterCg<T> {
 
   Args<T> args(const T* b, T* x, int count, const T* values, const T* d, const CgOptions& o) {
     if (std::size_t(count) > out_.size()) out_ = DeviceArray<cg::State>(count, "cluster CG states");
+    const std::size_t r_entries = layout_.lean ? std::size_t(count) * std::size_t(n_) : 0;
+    if (r_entries > r_lean_.size()) r_lean_ = DeviceArray<T>(r_entries, "cluster CG residuals");
     history_capacity_ = o.record_history ? o.max_iters + 1 : 0;
     if (std::size_t(history_capacity_) > history_.size())
       history_ = DeviceArray<double>(history_capacity_, "cluster CG history");
@@ -979,6 +1011,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.d_stride = d ? n_ : 0;
     a.b = b;
     a.x = x;
+    a.r_lean = r_lean_.data();
     a.layout = layout_;
     a.tol = o.tol;
     a.atol = o.atol;
@@ -1061,6 +1094,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
   DeviceArray<index_t> slice_ptr_, width_, cols_, source_;
   DeviceArray<T> sliced_;
   DeviceArray<cg::State> out_;
+  DeviceArray<T> r_lean_;  // the lean layout's r, count x n
   DeviceArray<double> history_, spmv_;
   DeviceArray<long long> clocks_;
   DeviceArray<precond::Op<T>> ops_, ops_scratch_;

@@ -52,6 +52,7 @@ struct ClusterFit {
   bool matrix_in_shared = true;    // false: a batch's blocks hold vectors, the rows stay in L2
   bool program = false;            // a program runs between the passes (one block)
   bool program_in_shared = false;  // its operations and arrays all copied to shared memory
+  bool lean = false;  // a batch's lean layout: x, d and r in global memory (cluster_cg.cu)
   std::string reason;
 };
 
