@@ -24,8 +24,8 @@ constexpr int kRowMax = kFsaiDeviceRowMax;
 constexpr index_t kLong = -1;  // a count: the row's pattern is longer than kRowMax
 
 int blocks_for(std::int64_t items) {
-  return int(std::max<std::int64_t>(1, std::min<std::int64_t>((items + kBlock - 1) / kBlock,
-                                                              std::int64_t(1) << 30)));
+  return int(std::max<std::int64_t>(
+      1, std::min<std::int64_t>((items + kBlock - 1) / kBlock, std::int64_t(1) << 30)));
 }
 
 // Inserts column c into the sorted, duplicate-free set[0..size); false when the set is full
@@ -57,9 +57,8 @@ __device__ int row_pattern(const index_t* a_ptr, const index_t* a_cols, index_t 
   return size;
 }
 
-__global__ void pattern_count_kernel(index_t n, const index_t* a_ptr, const index_t* a_cols,
-                                     int k, index_t* counts, index_t* long_rows,
-                                     index_t* long_count) {
+__global__ void pattern_count_kernel(index_t n, const index_t* a_ptr, const index_t* a_cols, int k,
+                                     index_t* counts, index_t* long_rows, index_t* long_count) {
   index_t set[kRowMax];
   for (std::int64_t i = blockIdx.x * std::int64_t(kBlock) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * kBlock) {
@@ -198,8 +197,8 @@ void counts_to_row_pointers(const DeviceArray<index_t>& counts, DeviceArray<inde
   const int n = int(counts.size());
   if (n == 0) return;
   std::size_t bytes = 0;
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), row_ptr.data() + 1,
-                                               n, cuda::stream()));
+  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), row_ptr.data() + 1, n,
+                                               cuda::stream()));
   DeviceArray<char> scratch(bytes, "fsai scan scratch");
   CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scratch.data(), bytes, counts.data(),
                                                row_ptr.data() + 1, n, cuda::stream()));
@@ -246,7 +245,9 @@ class CudaFsai final : public FsaiGpu<T> {
     auto start = Clock::now();
     const double* a_values = on_device.values;
     if (!a_values) {  // A's values in double, uploaded (nothing lent, or a float backend)
-      a_values_ = DeviceArray<double>(A.values, "fsai: A's values");
+      if (a_values_.size() != A.values.size())
+        a_values_ = DeviceArray<double>(A.values.size(), "fsai: A's values");
+      cuda::copy_to_device(a_values_.data(), A.values.data(), a_values_.bytes());
       a_values = a_values_.data();
     }
     compute_rows(A, a_values);
@@ -254,7 +255,8 @@ class CudaFsai final : public FsaiGpu<T> {
     start = Clock::now();
     const std::int64_t nnz = std::int64_t(g_cols_.size());
     if constexpr (std::is_same_v<T, float>) {
-      g_values_t_ = DeviceArray<float>(std::size_t(nnz), "fsai: G in float");
+      if (g_values_t_.size() != std::size_t(nnz))  // once: the program borrows this pointer
+        g_values_t_ = DeviceArray<float>(std::size_t(nnz), "fsai: G in float");
       cast_kernel<<<blocks_for(nnz), kBlock, 0, cuda::stream()>>>(nnz, g_values_.data(),
                                                                   g_values_t_.data());
       CGS_CHECK_LAUNCH();
@@ -316,7 +318,7 @@ class CudaFsai final : public FsaiGpu<T> {
     long_rows_.assign(std::size_t(download_one(long_count.data())), 0);
     if (!long_rows_.empty())
       cuda::copy_to_host(long_rows_.data(), long_rows.data(), long_rows_.size() * sizeof(index_t));
-    std::sort(long_rows_.begin(), long_rows_.end());  // the atomics' order is not the rows'
+    std::sort(long_rows_.begin(), long_rows_.end());        // the atomics' order is not the rows'
     long_patterns_ = fsai_row_patterns(A, long_rows_, k_);  // on every host core
     if (!long_rows_.empty()) {
       long_rows_d_ = DeviceArray<index_t>(long_rows_, "fsai: long rows");
@@ -332,9 +334,8 @@ class CudaFsai final : public FsaiGpu<T> {
     const std::int64_t nnz = download_one(g_ptr_.data() + n_);
     g_cols_ = DeviceArray<index_t>(std::size_t(nnz), "fsai: G's columns");
     g_values_ = DeviceArray<double>(std::size_t(nnz), "fsai: G's values");
-    pattern_fill_kernel<<<blocks_for(n_), kBlock, 0, cuda::stream()>>>(n_, a_ptr_, a_cols_, k_,
-                                                                        g_ptr_.data(),
-                                                                        g_cols_.data());
+    pattern_fill_kernel<<<blocks_for(n_), kBlock, 0, cuda::stream()>>>(
+        n_, a_ptr_, a_cols_, k_, g_ptr_.data(), g_cols_.data());
     CGS_CHECK_LAUNCH();
     if (!long_rows_.empty()) {
       std::vector<index_t> packed;

@@ -3,6 +3,8 @@
 // (its last column i), A[P,P] y = e_i and g = y / sqrt(y_i), so that (G A G^T)_ii = 1 and
 // (G A)_ij = 0 for j in P, j < i. The apply is two sparse products (G, then G^T), each one
 // parallel operation: the preconditioner for the GPU loops, where triangular solves serialise.
+#include "solver/precond/fsai.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -11,8 +13,6 @@
 #include <cstdint>
 #include <iterator>
 #include <type_traits>
-
-#include "solver/precond/fsai.hpp"
 
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
@@ -221,11 +221,11 @@ class Fsai final : public Preconditioner<T> {
       phases_.pattern += gpu_->seconds().pattern;
       phases_.transpose += gpu_->seconds().transpose;
       const index_t on_host = gpu_->rows_on_host();
-      this->report_.set_fact(
-          "set-up on", on_host == 0 ? "the device"
-                                    : "the device, " + std::to_string(on_host) +
-                                          " rows longer than " +
-                                          std::to_string(kFsaiDeviceRowMax) + " on the host");
+      this->report_.set_fact("set-up on",
+                             on_host == 0
+                                 ? "the device"
+                                 : "the device, " + std::to_string(on_host) + " rows longer than " +
+                                       std::to_string(kFsaiDeviceRowMax) + " on the host");
       this->report_.set_fact("pattern", "tril(A^" + std::to_string(power_) + "), " +
                                             std::to_string(gpu_->g().nnz) + " entries");
       return;
@@ -287,14 +287,14 @@ class Fsai final : public Preconditioner<T> {
     g_values_ = spec.add_values(cast_to<T>(G_.values));
     gt_values_ = spec.add_values(cast_to<T>(Gt.At.values));
     const int between = spec.add_work(std::size_t(A.rows));  // G r
-    add_product(spec, A.rows, spec.add_indices(G_.row_ptr), spec.add_indices(G_.col_idx),
-                g_values_, kSlotR, between, 0);
+    add_product(spec, A.rows, spec.add_indices(G_.row_ptr), spec.add_indices(G_.col_idx), g_values_,
+                kSlotR, between, 0);
     add_product(spec, A.rows, spec.add_indices(Gt.At.row_ptr), spec.add_indices(Gt.At.col_idx),
                 gt_values_, between, kSlotZ, 1);
   }
 
-  static void add_product(ProgramSpec<T>& spec, index_t rows, int row_ptr, int col_idx,
-                          int values, int x, int y, int dot) {
+  static void add_product(ProgramSpec<T>& spec, index_t rows, int row_ptr, int col_idx, int values,
+                          int x, int y, int dot) {
     OpSpec op;
     op.kind = OpKind::product;
     op.items = rows;

@@ -66,7 +66,8 @@ std::vector<System> systems() {
 // A's CSR arrays on the device, as the SpMV backend would lend them.
 struct DeviceA {
   explicit DeviceA(const CsrMatrix<double>& A)
-      : row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx),
+      : row_ptr(Device::gpu, A.row_ptr),
+        col_idx(Device::gpu, A.col_idx),
         values(Device::gpu, A.values) {}
   precond::CsrArrays arrays() const {
     return {row_ptr.data(), col_idx.data(), values.data(), std::int64_t(values.size())};
@@ -148,9 +149,9 @@ TEST_CASE("GPU fsai set-up: a block that is not SPD gives the host's error and f
   };
   // Row 37 of a grid: short rows, the device's kernel. The irregular matrix's hub (row 500,
   // longer than the device's bound with k = 1 and 2): the host's rows inside the device set-up.
-  std::vector<Case> cases = {{"poisson 20x20, row 37", testing::poisson2d(20), 37},
-                             {"irregular hub row 500", testing::irregular_spd(1013, 500, 7, 41),
-                              500}};
+  std::vector<Case> cases = {
+      {"poisson 20x20, row 37", testing::poisson2d(20), 37},
+      {"irregular hub row 500", testing::irregular_spd(1013, 500, 7, 41), 500}};
   for (Case& c : cases) {
     for (index_t e = c.A.row_ptr[c.row]; e < c.A.row_ptr[c.row + 1]; ++e)
       if (c.A.col_idx[std::size_t(e)] == c.row) c.A.values[std::size_t(e)] = -1;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "formats/convert.hpp"
+#include "solver/precond/fsai.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/spectrum.hpp"
 #include "solver/precond_test_util.hpp"
@@ -176,6 +177,60 @@ TEST_CASE("fsai:2 and fsai:3 on a random SPD matrix: G from the definition on tr
     const Eigen::MatrixXd reference = G.transpose() * G;
     CHECK((inverse_of(*M, A.rows) - reference).norm() / reference.norm() < 1e-12);
   }
+}
+
+// The host's share of fsai's device set-up (solver/cuda/fsai_gpu.cu makes the rows longer than
+// kFsaiDeviceRowMax with these): the listed rows' patterns and values, against the whole matrix's
+// (fsai_pattern, fsai_rows), and the least listed row whose block is not SPD.
+TEST_CASE("fsai's listed rows (the device set-up's long rows) are the whole set-up's rows") {
+  CsrMatrix<double> A = irregular_spd(1013, 500, 7, 41);
+  for (int k : {1, 2}) {
+    CAPTURE(k);
+    CsrMatrix<double> G = precond::fsai_pattern(A, k);
+    precond::fsai_rows(A, G);
+    std::vector<index_t> rows = {0, 1, 7, 499, 500, 501, 1012};
+    const auto patterns = precond::fsai_row_patterns(A, rows, k);
+    std::vector<double> packed;
+    CHECK(precond::fsai_listed_rows(A, rows, patterns, packed) == A.rows);
+    std::size_t at = 0;
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      const index_t first = G.row_ptr[rows[j]], last = G.row_ptr[rows[j] + 1];
+      CHECK(patterns[j] ==
+            std::vector<index_t>(G.col_idx.begin() + first, G.col_idx.begin() + last));
+      for (index_t e = first; e < last; ++e) CHECK(packed[at++] == G.values[std::size_t(e)]);
+    }
+    CHECK(at == packed.size());
+    // The hub's pattern is past the device's bound: this is the path it takes there.
+    CHECK(patterns[4].size() > std::size_t(precond::kFsaiDeviceRowMax));
+  }
+  // Row 501's diagonal negative: the listed rows whose blocks hold it fail, the least is named.
+  for (index_t e = A.row_ptr[501]; e < A.row_ptr[502]; ++e)
+    if (A.col_idx[std::size_t(e)] == 501) A.values[std::size_t(e)] = -1;
+  const std::vector<index_t> rows = {1012, 501, 0};
+  std::vector<double> packed;
+  CHECK(precond::fsai_listed_rows(A, rows, precond::fsai_row_patterns(A, rows, 2), packed) == 501);
+  CsrMatrix<double> G = precond::fsai_pattern(A, 2);
+  CHECK_THROWS_WITH_AS(precond::fsai_rows(A, G),
+                       "fsai: the block of A on row 502's pattern is not positive definite (A is "
+                       "not SPD)",
+                       InputError);
+}
+
+TEST_CASE("fsai set up for the CPU reports where it ran and its three phases") {
+  auto M = built("fsai:2", poisson2d(20), Device::omp, 2);
+  CHECK(fact(*M, "set-up on") == "the host");
+  const PrecondTable* phases = nullptr;
+  for (const PrecondTable& t : M->report().tables)
+    if (t.name == "fsai set-up") phases = &t;
+  REQUIRE(phases);
+  REQUIRE(phases->rows.size() == 3);
+  CHECK(phases->rows[0].first == "pattern");
+  CHECK(phases->rows[1].first == "rows");
+  CHECK(phases->rows[2].first == "transpose");
+  double inside = 0;
+  for (const auto& [label, values] : phases->rows) inside += values.at(0);
+  // Inside analyze + values (what the summary's phases already count).
+  CHECK(inside <= M->report().total_seconds());
 }
 
 TEST_CASE("cheb:8 set up for the CPU says its Lanczos ran on the host") {
