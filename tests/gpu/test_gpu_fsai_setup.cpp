@@ -241,5 +241,46 @@ TEST_CASE("GPU fsai set-up: fsai:2 for the GPU applies as the host's set-up") {
   SUBCASE("float, the backend's A lent") { check_fsai_preconditioner<float>(true, 1e-4); }
 }
 
+// Through the solver (which lends its CSR backend's device matrix): fsai:2 set up on the device,
+// in the default GPU loop and the generic one, in the CPU team's iteration count (2%, at least 2)
+// and to the same residual.
+TEST_CASE("GPU fsai set-up: CG with fsai:2 set up on the device takes the CPU's iterations") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  if (testing::light_level() > 0) return;  // compute-sanitizer: the set-up tests above suffice
+  const CsrMatrix<double> A = testing::poisson2d(500);
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 31);
+  CgOptions cg;
+  cg.tol = 1e-8;
+  cg.max_iters = 20000;
+  auto solve = [&](Device device, GpuLoopAsk loop, std::vector<double>& x) {
+    SolveRequest r;
+    r.backend.device = device;
+    r.backend.threads = device == Device::omp ? 2 : 0;
+    r.precond = parse_precond("fsai:2");
+    r.gpu_loop = loop;
+    r.cg = cg;
+    auto solver = make_solver(make_plan(r, A));
+    solver->analyze(A);
+    return solver->solve(b, x);
+  };
+  std::vector<double> x_cpu;
+  const SolveReport cpu = solve(Device::omp, GpuLoopAsk::automatic, x_cpu);
+  REQUIRE(cpu.cg.status == CgStatus::converged);
+  const long its = cpu.cg.iterations;
+  for (GpuLoopAsk loop : {GpuLoopAsk::automatic, GpuLoopAsk::generic}) {
+    CAPTURE(to_string(loop));
+    std::vector<double> x;
+    const SolveReport gpu = solve(Device::gpu, loop, x);
+    bool on_device = false;
+    for (const auto& [k, v] : gpu.precond.facts)
+      if (k == "set-up on") on_device = v == "the device";
+    CHECK(on_device);
+    INFO("GPU " << gpu.cg.iterations << " iterations, CPU " << its);
+    CHECK(gpu.cg.status == CgStatus::converged);
+    CHECK(std::abs(gpu.cg.iterations - its) <= std::max(2L, long(std::ceil(0.02 * double(its)))));
+    CHECK(true_relative_residual(A, b, x) <= 10 * cg.tol);
+  }
+}
+
 }  // namespace
 }  // namespace cgs
