@@ -21,40 +21,10 @@ using cuda::DeviceArray;
 
 constexpr int kBlock = 256;
 constexpr int kRowMax = kFsaiDeviceRowMax;
-constexpr index_t kLong = -1;  // a count: the row's pattern is longer than kRowMax
 
 int blocks_for(std::int64_t items) {
   return int(std::max<std::int64_t>(
       1, std::min<std::int64_t>((items + kBlock - 1) / kBlock, std::int64_t(1) << 30)));
-}
-
-// Inserts column c into the sorted, duplicate-free set[0..size); false when the set is full
-// and c is new (the row is longer than kRowMax).
-__device__ bool insert_sorted(index_t* set, int& size, index_t c) {
-  int at = size;
-  while (at > 0 && set[at - 1] > c) --at;
-  if (at > 0 && set[at - 1] == c) return true;
-  if (size == kRowMax) return false;
-  for (int q = size; q > at; --q) set[q] = set[q - 1];
-  set[at] = c;
-  ++size;
-  return true;
-}
-
-// Row i's pattern, as fsai_row_pattern makes it: {i}, the columns <= i of row i, and for k = 2
-// the columns <= i of the rows c != i that row i reaches. The size, or kLong.
-__device__ int row_pattern(const index_t* a_ptr, const index_t* a_cols, index_t i, int k,
-                           index_t* set) {
-  int size = 0;
-  insert_sorted(set, size, i);
-  for (index_t e = a_ptr[i]; e < a_ptr[i + 1]; ++e) {
-    const index_t c = a_cols[e];
-    if (c <= i && !insert_sorted(set, size, c)) return kLong;
-    if (k < 2 || c == i) continue;
-    for (index_t f = a_ptr[c]; f < a_ptr[c + 1]; ++f)
-      if (a_cols[f] <= i && !insert_sorted(set, size, a_cols[f])) return kLong;
-  }
-  return size;
 }
 
 __global__ void pattern_count_kernel(index_t n, const index_t* a_ptr, const index_t* a_cols, int k,
@@ -62,9 +32,9 @@ __global__ void pattern_count_kernel(index_t n, const index_t* a_ptr, const inde
   index_t set[kRowMax];
   for (std::int64_t i = blockIdx.x * std::int64_t(kBlock) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * kBlock) {
-    const int size = row_pattern(a_ptr, a_cols, index_t(i), k, set);
-    counts[i] = size == kLong ? 0 : size;  // a long row's count comes from the host
-    if (size == kLong) long_rows[atomicAdd(long_count, 1)] = index_t(i);
+    const int size = fsai_small_pattern(a_ptr, a_cols, index_t(i), k, set);
+    counts[i] = size == kFsaiRowTooLong ? 0 : size;  // a long row's count comes from the host
+    if (size == kFsaiRowTooLong) long_rows[atomicAdd(long_count, 1)] = index_t(i);
   }
 }
 
@@ -73,8 +43,8 @@ __global__ void pattern_fill_kernel(index_t n, const index_t* a_ptr, const index
   index_t set[kRowMax];
   for (std::int64_t i = blockIdx.x * std::int64_t(kBlock) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * kBlock) {
-    const int size = row_pattern(a_ptr, a_cols, index_t(i), k, set);
-    if (size == kLong) continue;  // the host's columns are scattered in
+    const int size = fsai_small_pattern(a_ptr, a_cols, index_t(i), k, set);
+    if (size == kFsaiRowTooLong) continue;  // the host's columns are scattered in
     for (int q = 0; q < size; ++q) g_cols[g_ptr[i] + q] = set[q];
   }
 }
@@ -97,10 +67,9 @@ __global__ void scatter_rows_kernel(index_t m, const index_t* rows, const std::i
   }
 }
 
-// G's row i, m <= M entries: fsai_row's arithmetic in its order. The lower triangle of A[p,p]
-// packed by rows in local memory (M(M+1)/2 doubles), factored in place, then L^T g = e_m. Rows
-// longer than M are left to another launch (a larger M, or the host's); a block not SPD sets
-// *failed to the least such row.
+// G's rows of shorter_than < m <= M entries (fsai_small_row, with A[p,p]'s packed triangle in
+// local memory: M(M+1)/2 doubles); others are left to another launch (a larger M, or the host).
+// A block not SPD sets *failed to the least such row.
 template <int M>
 __global__ void fsai_rows_kernel(index_t n, const index_t* a_ptr, const index_t* a_cols,
                                  const double* a_values, const index_t* g_ptr,
@@ -111,43 +80,13 @@ __global__ void fsai_rows_kernel(index_t n, const index_t* a_ptr, const index_t*
   double g[M];
   for (std::int64_t row = blockIdx.x * std::int64_t(kBlock) + threadIdx.x; row < n;
        row += std::int64_t(gridDim.x) * kBlock) {
-    const index_t first = g_ptr[row], m = g_ptr[row + 1] - first;
+    const index_t first = g_ptr[row];
+    const int m = int(g_ptr[row + 1] - first);
     if (m > M || m <= shorter_than) continue;
     for (int a = 0; a < m; ++a) p[a] = g_cols[first + a];
-    for (int t = 0; t < m * (m + 1) / 2; ++t) L[t] = 0;
-    auto at = [&](int r, int c) -> double& { return L[r * (r + 1) / 2 + c]; };
-    for (int a = 0; a < m; ++a) {  // gather A[p,p]'s lower triangle, merging sorted lists
-      int b = 0;
-      for (index_t e = a_ptr[p[a]]; e < a_ptr[p[a] + 1] && b <= a; ++e) {
-        const index_t c = a_cols[e];
-        while (b <= a && p[b] < c) ++b;
-        if (b <= a && p[b] == c) at(a, b) = a_values[e];
-      }
-    }
-    bool spd = true;
-    for (int c = 0; c < m && spd; ++c) {  // Cholesky, column by column
-      double pivot = at(c, c);
-      for (int q = 0; q < c; ++q) pivot -= at(c, q) * at(c, q);
-      if (!(pivot > 0) || !isfinite(pivot)) {
-        spd = false;
-        break;
-      }
-      const double d = sqrt(pivot);
-      at(c, c) = d;
-      for (int r = c + 1; r < m; ++r) {
-        double v = at(r, c);
-        for (int q = 0; q < c; ++q) v -= at(r, q) * at(c, q);
-        at(r, c) = v / d;
-      }
-    }
-    if (!spd) {
+    if (!fsai_small_row(a_ptr, a_cols, a_values, p, m, L, g)) {
       atomicMin(failed, index_t(row));
       continue;
-    }
-    for (int r = m - 1; r >= 0; --r) {  // L^T g = e_m, from the last row up
-      double v = r == m - 1 ? 1.0 : 0.0;
-      for (int q = r + 1; q < m; ++q) v -= at(q, r) * g[q];
-      g[r] = v / at(r, r);
     }
     for (int a = 0; a < m; ++a) g_values[first + a] = g[a];
   }

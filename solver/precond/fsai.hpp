@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "solver/precond/fsai_row.hpp"      // kFsaiDeviceRowMax
 #include "solver/precond/program_spec.hpp"  // CsrArrays
 
 namespace cgs::precond {
@@ -43,7 +44,6 @@ index_t fsai_listed_rows(const CsrMatrix<double>& A, const std::vector<index_t>&
 [[noreturn]] void throw_fsai_not_spd(index_t row);
 
 inline constexpr int kFsaiDevicePowerMax = 2;  // larger k: the host makes the pattern and rows
-inline constexpr int kFsaiDeviceRowMax = 32;   // longer pattern rows: made on the host
 
 // A CSR matrix on the device, values in T, owned by the set-up that made it.
 template <typename T>

@@ -216,6 +216,68 @@ TEST_CASE("fsai's listed rows (the device set-up's long rows) are the whole set-
                        InputError);
 }
 
+// The device kernels' own row code (fsai_row.hpp, host-device), run here on every row: the
+// pattern row equal to fsai_pattern's (or marked too long exactly where that row has more than
+// kFsaiDeviceRowMax entries), G's row equal to fsai_rows' to rounding (the same operations in the
+// same order: bit for bit on the host), and a block that is not SPD refused on the same rows.
+TEST_CASE("fsai's device row code gives the host's pattern and rows on every row") {
+  struct Case {
+    std::string name;
+    CsrMatrix<double> A;
+  };
+  const std::vector<Case> cases = {{"poisson 40x40", poisson2d(40)},
+                                   {"random SPD 1013", random_spd(1013, 4, 41)},
+                                   {"irregular SPD 1013", irregular_spd(1013, 500, 7, 41)},
+                                   {"n = 1", poisson2d(1)}};
+  for (const Case& c : cases) {
+    for (int k : {1, 2}) {
+      CAPTURE(c.name);
+      CAPTURE(k);
+      const CsrMatrix<double>& A = c.A;
+      CsrMatrix<double> G = precond::fsai_pattern(A, k);
+      precond::fsai_rows(A, G);
+      index_t too_long = 0, mismatched = 0, unequal = 0;
+      index_t set[precond::kFsaiDeviceRowMax];
+      std::vector<double> L(std::size_t(precond::kFsaiDeviceRowMax) *
+                            (precond::kFsaiDeviceRowMax + 1) / 2);
+      std::vector<double> g(std::size_t(precond::kFsaiDeviceRowMax));
+      for (index_t i = 0; i < A.rows; ++i) {
+        const index_t first = G.row_ptr[i], m = G.row_ptr[i + 1] - first;
+        const int size = precond::fsai_small_pattern(A.row_ptr.data(), A.col_idx.data(), i, k, set);
+        if (size == precond::kFsaiRowTooLong) {
+          ++too_long;
+          if (m <= precond::kFsaiDeviceRowMax) ++mismatched;
+          continue;
+        }
+        if (size != m || !std::equal(set, set + size, G.col_idx.begin() + first)) {
+          ++mismatched;
+          continue;
+        }
+        REQUIRE(precond::fsai_small_row(A.row_ptr.data(), A.col_idx.data(), A.values.data(), set,
+                                        size, L.data(), g.data()));
+        for (int a = 0; a < size; ++a)
+          if (g[std::size_t(a)] != G.values[std::size_t(first + a)]) ++unequal;
+      }
+      CHECK(mismatched == 0);
+      CHECK(unequal == 0);
+      if (c.name.rfind("irregular", 0) == 0) CHECK(too_long > 0);  // the hub's rows
+      if (c.name.rfind("poisson", 0) == 0) CHECK(too_long == 0);  // rows of at most 7
+    }
+  }
+  // Row 37's diagonal negative: its block is refused, an earlier row's is not.
+  CsrMatrix<double> A = poisson2d(20);
+  for (index_t e = A.row_ptr[37]; e < A.row_ptr[38]; ++e)
+    if (A.col_idx[std::size_t(e)] == 37) A.values[std::size_t(e)] = -1;
+  index_t set[precond::kFsaiDeviceRowMax];
+  double L[precond::kFsaiDeviceRowMax * (precond::kFsaiDeviceRowMax + 1) / 2];
+  double g[precond::kFsaiDeviceRowMax];
+  for (index_t i : {36, 37}) {
+    const int m = precond::fsai_small_pattern(A.row_ptr.data(), A.col_idx.data(), i, 2, set);
+    CHECK(precond::fsai_small_row(A.row_ptr.data(), A.col_idx.data(), A.values.data(), set, m, L,
+                                  g) == (i != 37));
+  }
+}
+
 TEST_CASE("fsai set up for the CPU reports where it ran and its three phases") {
   auto M = built("fsai:2", poisson2d(20), Device::omp, 2);
   CHECK(fact(*M, "set-up on") == "the host");
