@@ -1,7 +1,7 @@
 // --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
 // few dozen CG iterations on the solve's right-hand side (or a fixed random one; the first
-// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time to
-// solution is estimated from the residual's rate over the last third of the probe, the time per
+// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time
+// to solution is estimated from the residual's rate over the last third of the probe, the time per
 // iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
 // one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
 // the winner is not repeated.
@@ -9,22 +9,24 @@
 // The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): the strongest
 // candidate goes first, and when its probe already converged nothing else is tried (nothing can
 // beat a solved system), nor when its rate says it will finish in under kProbeOthersAbove (the
-// others' set-ups and probes would cost more than they could save); the others are tried only while the probing spent on candidates that
-// lose stays within that budget of the best estimate so far, a candidate whose set-up alone costs
-// more than the best estimate is not run, and one that is run gets only the iterations that could
-// still beat it. When no candidate's residual falls steadily enough to extrapolate, auto does not
-// refuse: it solves with the candidate whose probe reached the lowest residual.
+// others' set-ups and probes would cost more than they could save); the others are tried only while
+// the probing spent on candidates that lose stays within that budget of the best estimate so far, a
+// candidate whose set-up alone costs more than the best estimate is not run, and one that is run
+// gets only the iterations that could still beat it. When no candidate's residual falls steadily
+// enough to extrapolate, auto does not refuse: it solves with the candidate whose probe reached the
+// lowest residual.
 #include "solver/precond_probe.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <random>
 
 #include "solver/inspector.hpp"
+#include "solver/plan.hpp"
 
 namespace cgs {
 namespace {
@@ -40,6 +42,14 @@ const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjac
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
 const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
+// Except where ic0 runs in the cluster loop's one block (solver/plan.cpp takes it where the
+// system fits): its levels then meet at no grid sync, and each triangular solve runs as one sweep
+// (solver/cuda/cluster_cg.cu), 60-115 us an iteration for the CPU's 51-109 iterations on EPANET's
+// small systems. It then comes first: best on Richmond (7.5 ms against fsai:2's 16.4, where
+// probing fsai:2 first cost 16.9), within 1.45x of fsai:2 on the others (H100, 2026-11-26,
+// BENCHMARKS section 10i), and its probe solves them (51-109 iterations < 150).
+const char* const kGpuCandidatesIc0InOneBlock[] = {"ic0", "fsai:2", "jacobi", "cheb:8",
+                                                   "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
@@ -70,12 +80,12 @@ struct Probe {
   PlannedSolver planned;
   double setup_seconds = 0, per_iteration = 0, predicted_iterations = 0, estimate = 0;
   bool converged = false;
-  double reached = 1;   // the lowest ||r|| / ||b|| of the probe
-  std::vector<double> x;     // where its last run ended (from x = 0)
-  long iterations = 0;       // of that run
-  double run_seconds = 0;    // that run's CG time
-  std::string failure;  // set-up refused (e.g. bjacobi's memory) or a breakdown
-  std::string pruned;   // why it was stopped early: it could not beat the best so far
+  double reached = 1;      // the lowest ||r|| / ||b|| of the probe
+  std::vector<double> x;   // where its last run ended (from x = 0)
+  long iterations = 0;     // of that run
+  double run_seconds = 0;  // that run's CG time
+  std::string failure;     // set-up refused (e.g. bjacobi's memory) or a breakdown
+  std::string pruned;      // why it was stopped early: it could not beat the best so far
 };
 
 std::string format_ms(double s) {
@@ -155,12 +165,12 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
     if (!run_probe(p, b, kFirstRun) || p.converged) return p;
     // Iterations that could still finish under the best estimate: fewer than the probe would
     // run means this candidate cannot win (its probe would cost more than the winner's solve).
-    const double affordable = std::min(best - p.setup_seconds, budget - p.run_seconds) /
-                              std::max(p.per_iteration, 1e-9);
+    const double affordable =
+        std::min(best - p.setup_seconds, budget - p.run_seconds) / std::max(p.per_iteration, 1e-9);
     if (affordable <= double(kFirstRun)) {
       p.pruned = format_ms(p.per_iteration) + " an iteration: " +
                  (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
-                                                                   : "the probe's budget is spent");
+                                                                  : "the probe's budget is spent");
       return p;
     }
     // The first candidate (nothing to beat yet) on the solve's own b: by time, see above.
@@ -184,10 +194,27 @@ bool usable(const Probe& p) {
   return p.failure.empty() && p.pruned.empty() && std::isfinite(p.estimate);
 }
 
+template <std::size_t N>
+std::vector<const char*> list(const char* const (&names)[N]) {
+  return {std::begin(names), std::end(names)};
+}
+
+// Whether the plan for ic0 runs in the cluster loop's one block (see kGpuCandidatesIc0InOneBlock).
+bool ic0_runs_in_one_block(const SolveRequest& request, const CsrMatrix<double>& A) {
+  SolveRequest r = request;
+  r.precond = parse_precond("ic0");
+  if (r.needs_inspector()) return false;  // --format/--kernel auto: the inspector's choice
+  try {
+    return make_plan(r, A).loop == Loop::cluster;
+  } catch (const std::exception&) {
+    return false;  // its own probe says why
+  }
+}
+
 }  // namespace
 
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
-                                   const std::vector<double>* rhs) {
+                                    const std::vector<double>* rhs) {
   const auto start = Clock::now();
   // The solve's own right-hand side where it is known: its residual history is the one the solve
   // will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
@@ -206,7 +233,10 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
+  const std::vector<const char*> candidates =
+      !gpu ? list(kCpuCandidates)
+           : (ic0_runs_in_one_block(request, A) ? list(kGpuCandidatesIc0InOneBlock)
+                                                : list(kGpuCandidates));
   const double inf = std::numeric_limits<double>::infinity();
   for (const char* name : candidates) {
     // What probing has cost beyond the best candidate's set-up and the run the solve continues.
@@ -215,8 +245,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     const double budget =
         best ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful) : inf;
     if (best && best->converged && own) {
-      not_tried += std::string("; ") + name + " (not tried: " + best->name +
-                   "'s probe solved the system)";
+      not_tried +=
+          std::string("; ") + name + " (not tried: " + best->name + "'s probe solved the system)";
       continue;
     }
     if (best && &*best == &probes.front() && remaining(*best) < kProbeOthersAbove) {
@@ -226,8 +256,7 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     }
     if (budget <= 0) {
       not_tried += std::string("; ") + name + " (not tried: the probe's budget, " +
-                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
-                   ", is spent)";
+                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) + ", is spent)";
       continue;
     }
     probes.push_back(
@@ -267,8 +296,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   why += not_tried;
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-  why += "; probing " + std::to_string(probes.size()) + " of " +
-         std::to_string(std::size(candidates)) + " candidates (" +
+  why += "; probing " + std::to_string(probes.size()) + " of " + std::to_string(candidates.size()) +
+         " candidates (" +
          (own ? "the first for up to " + format_ms(request.auto_first_probe_seconds) +
                     ", the others at most "
               : std::string("at most ")) +
