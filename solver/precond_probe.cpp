@@ -26,7 +26,6 @@
 #include <random>
 
 #include "solver/inspector.hpp"
-#include "solver/plan.hpp"
 
 namespace cgs {
 namespace {
@@ -42,14 +41,6 @@ const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjac
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
 const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
-// Except where ic0 runs in the cluster loop's one block (solver/plan.cpp takes it where the
-// system fits): its levels then meet at no grid sync, and each triangular solve runs as one sweep
-// (solver/cuda/cluster_cg.cu), 60-115 us an iteration for the CPU's 51-109 iterations on EPANET's
-// small systems. It then comes first: best on Richmond (7.5 ms against fsai:2's 16.4, where
-// probing fsai:2 first cost 16.9), within 1.45x of fsai:2 on the others (H100, 2026-11-26,
-// BENCHMARKS section 10i), and its probe solves them (51-109 iterations < 150).
-const char* const kGpuCandidatesIc0InOneBlock[] = {"ic0", "fsai:2", "jacobi", "cheb:8",
-                                                   "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
@@ -205,23 +196,6 @@ bool usable(const Probe& p) {
   return p.failure.empty() && p.pruned.empty() && std::isfinite(p.estimate);
 }
 
-template <std::size_t N>
-std::vector<const char*> list(const char* const (&names)[N]) {
-  return {std::begin(names), std::end(names)};
-}
-
-// Whether the plan for ic0 runs in the cluster loop's one block (see kGpuCandidatesIc0InOneBlock).
-bool ic0_runs_in_one_block(const SolveRequest& request, const CsrMatrix<double>& A) {
-  SolveRequest r = request;
-  r.precond = parse_precond("ic0");
-  if (r.needs_inspector()) return false;  // --format/--kernel auto: the inspector's choice
-  try {
-    return make_plan(r, A).loop == Loop::cluster;
-  } catch (const std::exception&) {
-    return false;  // its own probe says why
-  }
-}
-
 }  // namespace
 
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
@@ -244,10 +218,7 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const std::vector<const char*> candidates =
-      !gpu ? list(kCpuCandidates)
-           : (ic0_runs_in_one_block(request, A) ? list(kGpuCandidatesIc0InOneBlock)
-                                                : list(kGpuCandidates));
+  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
   const double inf = std::numeric_limits<double>::infinity();
   for (const char* name : candidates) {
     // What probing has cost beyond the best candidate's set-up and the run the solve continues.
@@ -307,8 +278,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   why += not_tried;
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-  why += "; probing " + std::to_string(probes.size()) + " of " + std::to_string(candidates.size()) +
-         " candidates (" +
+  why += "; probing " + std::to_string(probes.size()) + " of " +
+         std::to_string(std::size(candidates)) + " candidates (" +
          (own ? "the first for up to " + format_ms(request.auto_first_probe_seconds) +
                     ", the others at most "
               : std::string("at most ")) +
