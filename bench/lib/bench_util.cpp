@@ -260,16 +260,35 @@ std::vector<Device> parse_devices(const std::string& list) {
 }
 
 std::string KernelChoice::label() const {
-  return kernel.empty() ? to_string(format) : to_string(format) + "/" + kernel;
+  const std::string text = kernel.empty() ? to_string(format) : to_string(format) + "/" + kernel;
+  return hll_sigma >= 0 ? text + "@sigma=" + std::to_string(hll_sigma) : text;
 }
+
+namespace {
+
+// "@sigma=N" at the end of a kernel list item: HLL's sort window (-1 where absent).
+index_t take_sigma_suffix(std::string& item) {
+  const std::size_t at = item.find("@sigma=");
+  if (at == std::string::npos) return -1;
+  const std::string number = item.substr(at + 7);
+  item.erase(at);
+  if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos ||
+      number.size() > 9)
+    throw InputError("kernel list item '" + item + "@sigma=" + number +
+                     "': the sort window must be a non-negative integer");
+  return index_t(std::stol(number));
+}
+
+}  // namespace
 
 std::vector<KernelChoice> parse_kernel_list(const std::string& list) {
   std::vector<KernelChoice> choices;
   std::stringstream items(list);
   for (std::string item; std::getline(items, item, ',');) {
     if (item.empty()) continue;
-    const std::size_t colon = item.find(':');
     KernelChoice choice;
+    choice.hll_sigma = take_sigma_suffix(item);
+    const std::size_t colon = item.find(':');
     try {
       choice.format = parse_format(item.substr(0, colon));
     } catch (const std::exception&) {

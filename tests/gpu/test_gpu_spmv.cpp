@@ -18,7 +18,8 @@ struct KernelCase {
   index_t hack_size = 32;
   int block_size = 0;
   int blocks = 0;
-  index_t hll_tail = -1;  // HLL's HYB tail: -1 from the row lengths
+  index_t hll_tail = -1;   // HLL's HYB tail: -1 from the row lengths
+  index_t hll_sigma = -1;  // HLL's sort window (SELL-C-sigma): -1 from the row lengths, 0 none
 
   std::string label() const {
     std::string text = to_string(format) + "/" + (kernel.empty() ? "default" : kernel);
@@ -26,6 +27,7 @@ struct KernelCase {
     if (block_size) text += " block " + std::to_string(block_size);
     if (blocks) text += " blocks " + std::to_string(blocks);
     if (hll_tail >= 0) text += " tail past " + std::to_string(hll_tail);
+    if (hll_sigma >= 0) text += " sigma " + std::to_string(hll_sigma);
     return text;
   }
 };
@@ -51,6 +53,16 @@ std::vector<KernelCase> kernel_cases() {
   cases.push_back({Format::hll, "thread", 32, 0, 0, 0});
   cases.push_back({Format::hll, "thread", 7, 0, 0, 1});
   cases.push_back({Format::hll, "thread", 32, 32, 3, 3});
+  // SELL-C-sigma: rows sorted in windows (of one hack; of 2; of 3 hacks of 7, which divides
+  // no test size; past n), the product written through the storage order; with the tail
+  // chosen, everything in the tail, and a grid of 3 blocks striding over the slots; and the
+  // rows' own order asked for.
+  cases.push_back({Format::hll, "thread", 32, 0, 0, -1, 32});
+  cases.push_back({Format::hll, "thread", 32, 0, 0, -1, 64});
+  cases.push_back({Format::hll, "thread", 32, 0, 0, 0, 64});
+  cases.push_back({Format::hll, "thread", 7, 0, 0, 1, 21});
+  cases.push_back({Format::hll, "thread", 32, 32, 3, 3, 4096});
+  cases.push_back({Format::hll, "thread", 32, 0, 0, -1, 0});
   cases.push_back({Format::hll, "cusparse"});
   cases.push_back({Format::hll, "cusparse", 8});
   for (const char* k : {"", "segscan", "segscan-shfl", "segscan-shared", "cusparse"}) {
@@ -102,6 +114,7 @@ void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
     options.block_size = c.block_size;
     options.blocks = c.blocks;
     options.hll_tail = c.hll_tail;
+    options.hll_sigma = c.hll_sigma;
     std::unique_ptr<SpmvBackend<T>> backend = make_cuda_backend(A, options);
     CHECK(backend->rows() == A.rows);
     CHECK(backend->cols() == A.cols);
