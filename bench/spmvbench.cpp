@@ -290,7 +290,7 @@ Json SpmvBench::run_ours(const LoadedMatrix& m, const System& system, const Devi
   bo.threads = device.threads;
   bo.kernel = choice.kernel;
   bo.hack_size = options_.hack_size;
-  bo.hll_tail = options_.hll_tail;
+  bo.hll_tail = choice.hll_tail >= 0 ? choice.hll_tail : options_.hll_tail;
   bo.hll_sigma = choice.hll_sigma >= 0 ? choice.hll_sigma : options_.hll_sigma;
   bo.max_ell_fill = options_.max_ell_fill;
   std::unique_ptr<SpmvBackend<double>> backend;
@@ -302,9 +302,7 @@ Json SpmvBench::run_ours(const LoadedMatrix& m, const System& system, const Devi
     row["backend"] = choice.label();
     return unmeasured(row, reference, "SKIP", e.what());
   }
-  row["backend"] =
-      backend->name() +
-      (choice.hll_sigma >= 0 ? "@sigma=" + std::to_string(choice.hll_sigma) : std::string());
+  row["backend"] = backend->name() + choice.hll_settings();
   try {
     measure_ours(row, system, device, *backend, *ops, reference);
   } catch (const std::exception& e) {  // a failed CUDA call: reported, and the run goes on
@@ -483,7 +481,7 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for cpu rows and Eigen (0 = all)")
       ->capture_default_str();
-  app.add_option("--gpu-kernels", o.gpu_kernels, "format[:kernel] list, or 'all'")
+  app.add_option("--gpu-kernels", o.gpu_kernels, "format[:kernel][@sigma=N][@tail=K] list (HLL settings per item), or 'all'")
       ->capture_default_str();
   app.add_option("--cpu-formats", o.cpu_formats, "formats for serial and cpu rows")
       ->capture_default_str();

@@ -261,22 +261,34 @@ std::vector<Device> parse_devices(const std::string& list) {
 
 std::string KernelChoice::label() const {
   const std::string text = kernel.empty() ? to_string(format) : to_string(format) + "/" + kernel;
-  return hll_sigma >= 0 ? text + "@sigma=" + std::to_string(hll_sigma) : text;
+  return text + hll_settings();
+}
+
+std::string KernelChoice::hll_settings() const {
+  return (hll_sigma >= 0 ? "@sigma=" + std::to_string(hll_sigma) : std::string()) +
+         (hll_tail >= 0 ? "@tail=" + std::to_string(hll_tail) : std::string());
 }
 
 namespace {
 
-// "@sigma=N" at the end of a kernel list item: HLL's sort window (-1 where absent).
-index_t take_sigma_suffix(std::string& item) {
-  const std::size_t at = item.find("@sigma=");
-  if (at == std::string::npos) return -1;
-  const std::string number = item.substr(at + 7);
-  item.erase(at);
-  if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos ||
-      number.size() > 9)
-    throw InputError("kernel list item '" + item + "@sigma=" + number +
-                     "': the sort window must be a non-negative integer");
-  return index_t(std::stol(number));
+// The "@sigma=N" and "@tail=K" settings at the end of a kernel list item (HLL's sort window and
+// HYB tail threshold), removed from it; -1 where absent.
+void take_hll_settings(std::string& item, KernelChoice& choice) {
+  const std::string whole = item;
+  const std::size_t first = item.find('@');
+  if (first == std::string::npos) return;
+  std::stringstream settings(item.substr(first + 1));
+  item.erase(first);
+  for (std::string setting; std::getline(settings, setting, '@');) {
+    const std::size_t equals = setting.find('=');
+    const std::string key = setting.substr(0, equals);
+    const std::string number = equals == std::string::npos ? "" : setting.substr(equals + 1);
+    if ((key != "sigma" && key != "tail") || number.empty() || number.size() > 9 ||
+        number.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("kernel list item '" + whole + "': expected @sigma=N or @tail=K with " +
+                       "non-negative integers, got '@" + setting + "'");
+    (key == "sigma" ? choice.hll_sigma : choice.hll_tail) = index_t(std::stol(number));
+  }
 }
 
 }  // namespace
@@ -287,7 +299,7 @@ std::vector<KernelChoice> parse_kernel_list(const std::string& list) {
   for (std::string item; std::getline(items, item, ',');) {
     if (item.empty()) continue;
     KernelChoice choice;
-    choice.hll_sigma = take_sigma_suffix(item);
+    take_hll_settings(item, choice);
     const std::size_t colon = item.find(':');
     try {
       choice.format = parse_format(item.substr(0, colon));

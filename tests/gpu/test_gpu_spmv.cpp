@@ -2,6 +2,7 @@
 // computed in double on the same (cast) matrix.
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "formats/row_order.hpp"
 #include "gpu_test_util.hpp"
@@ -34,9 +35,9 @@ struct KernelCase {
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k :
-       {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive", "vector2", "vector4",
-        "vector8", "vector16", "vector32", "cusparse", "balanced"}) {
+  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "stream4-plain",
+                        "stream4-keepx", "vector", "adaptive", "vector2", "vector4", "vector8",
+                        "vector16", "vector32", "cusparse", "balanced"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
@@ -85,8 +86,10 @@ bool ell_fits(const CsrMatrix<double>& A) {
   return double(width) * A.rows <= 5e7;
 }
 
+// only: check the kernels of this format alone (all where absent).
 template <typename T>
-void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
+void check_all_kernels(const NamedMatrix& matrix, bool sorted,
+                       std::optional<Format> only = std::nullopt) {
   const CsrMatrix<double>& original = matrix.A;
   const CsrMatrix<double> A64 =
       sorted ? permute_symmetric(original, sort_rows_by_length(original)) : original;
@@ -103,6 +106,7 @@ void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
   const std::vector<T> poison(std::size_t(A.rows), std::numeric_limits<T>::quiet_NaN());
 
   for (const KernelCase& c : kernel_cases()) {
+    if (only && c.format != *only) continue;
     if (c.format == Format::ell && !ell_fits(original)) continue;
     INFO(matrix.name << std::string(sorted ? ", sorted" : ", unsorted") << ", "
                      << std::string(sizeof(T) == 8 ? "double" : "float") << ", " << c.label());
@@ -145,6 +149,16 @@ TEST_CASE("GPU SpMV: every kernel matches the host reference, sorted and unsorte
       check_all_kernels<double>(matrix, sorted);
       check_all_kernels<float>(matrix, sorted);
     }
+  }
+}
+
+// The HLL kernels alone (SELL-C-sigma windows, HYB tails, cuSPARSE's sliced ELL): what
+// compute-sanitizer checks in scripts/hllsigma-check.sh, in less time than every kernel.
+TEST_CASE("GPU SpMV: the HLL kernels (sorted windows, HYB tails) match the host reference") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  for (const NamedMatrix& matrix : spmv_test_matrices()) {
+    check_all_kernels<double>(matrix, false, Format::hll);
+    check_all_kernels<float>(matrix, false, Format::hll);
   }
 }
 
