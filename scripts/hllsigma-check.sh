@@ -31,7 +31,8 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     { note "build FAILED (see build.log)"; grep -m20 -E 'error' "$OUT/build.log"; exit 1; }
 fi
 note "build: $(elapsed) s; tree $(git rev-parse --short HEAD 2>/dev/null); data dir $DATA (unused)"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt" 2>&1 ||
+  echo "nvidia-smi failed" > "$OUT/device.txt"
 note "device: $(head -1 "$OUT/device.txt")"
 T="$BUILD/tests/test_gpu"
 
@@ -81,10 +82,10 @@ PY
 # 5. cgsolve --format hll, sorted (chosen) and not, generic loop (default) and fused graph loop.
 one() {
   local label=$1; shift
-  local json="$OUT/run-$(echo "$label" | tr ' /:=' '____').json"
+  local json="$OUT/run-$(echo "$label" | tr -c 'A-Za-z0-9.\n-' '_').json"
   timeout 60 "$BUILD/app/cgsolve" --matrix gen:powerlaw:2000000 --device gpu --precond jacobi \
     --tol 0 --max-iters 200 --quiet --report "$json" "$@" > /dev/null 2>> "$OUT/cgsolve-errors.log"
-  python3 - "$json" "$label" <<'PY' || echo "$label: failed"
+  python3 - "$json" "$label" 2> /dev/null <<'PY' || echo "$label: failed (cgsolve-errors.log)"
 import json, sys
 j = json.load(open(sys.argv[1])); t = j['times']; s = j['spmv']; p = j['plan']
 print('%-44s %-9s %-10s %9.1f %9.1f %8.2f' % (sys.argv[2], p.get('kernel'), p['loop'],
