@@ -42,13 +42,15 @@ RowPermutation sort_rows_by_length(const CsrMatrix<T>& A) {
 
 namespace {
 
-// Breadth-first levels from `root` over the rows not yet numbered: fills `level` (stamped with
-// `stamp` so that it need not be cleared) and returns the rows in the order reached.
+// Breadth-first levels from `root` over the rows not yet numbered: fills `reached` with the rows
+// in the order reached and `depth` (stamped in `seen` with `stamp` so that neither need be
+// cleared). `reached` is the caller's, reused: a pass over a 9M-row grid allocated and grew a
+// new one each time.
 template <typename T>
-std::vector<index_t> breadth_first(const CsrMatrix<T>& A, index_t root,
-                                   const std::vector<char>& numbered, std::vector<index_t>& seen,
-                                   index_t stamp, std::vector<index_t>& depth) {
-  std::vector<index_t> reached{root};
+void breadth_first(const CsrMatrix<T>& A, index_t root, const std::vector<char>& numbered,
+                   std::vector<index_t>& seen, index_t stamp, std::vector<index_t>& depth,
+                   std::vector<index_t>& reached) {
+  reached.assign(1, root);
   seen[root] = stamp;
   depth[root] = 0;
   for (std::size_t next = 0; next < reached.size(); ++next) {
@@ -61,7 +63,18 @@ std::vector<index_t> breadth_first(const CsrMatrix<T>& A, index_t root,
       reached.push_back(col);
     }
   }
-  return reached;
+}
+
+// Stable insertion sort of [first, last) by `less`: a row's few new neighbours, where
+// std::stable_sort's temporary buffer (an allocation per row) was most of RCM's time.
+template <typename Less>
+void stable_sort_small(index_t* first, index_t* last, Less less) {
+  for (index_t* i = first + (first != last); i < last; ++i) {
+    const index_t value = *i;
+    index_t* j = i;
+    for (; j > first && less(value, *(j - 1)); --j) *j = *(j - 1);
+    *j = value;
+  }
 }
 
 }  // namespace
@@ -73,17 +86,18 @@ RowPermutation reverse_cuthill_mckee(const CsrMatrix<T>& A) {
                      " x " + std::to_string(A.cols));
   const index_t n = A.rows;
   std::vector<char> numbered(n, 0);
-  std::vector<index_t> seen(n, -1), depth(n, 0), order;
+  std::vector<index_t> seen(n, -1), depth(n, 0), order, reached;
   order.reserve(n);
   index_t stamp = 0;
   auto degree = [&](index_t r) { return A.row_length(r); };
+  auto by_degree = [&](index_t a, index_t b) { return degree(a) < degree(b); };
   for (index_t first = 0; first < n; ++first) {
     if (numbered[first]) continue;
     // A pseudo-peripheral root of this part (George and Liu): from the part's first row, move
     // to a least-degree row of the deepest level while the depth grows.
     index_t root = first, eccentricity = -1;
     for (int attempt = 0; attempt < 8; ++attempt) {
-      const std::vector<index_t> reached = breadth_first(A, root, numbered, seen, stamp++, depth);
+      breadth_first(A, root, numbered, seen, stamp++, depth, reached);
       const index_t deepest = depth[reached.back()];
       if (deepest <= eccentricity) break;
       eccentricity = deepest;
@@ -96,18 +110,18 @@ RowPermutation reverse_cuthill_mckee(const CsrMatrix<T>& A) {
     const std::size_t begin = order.size();
     order.push_back(root);
     numbered[root] = 1;
-    std::vector<index_t> neighbours;
     for (std::size_t next = begin; next < order.size(); ++next) {
       const index_t row = order[next];
-      neighbours.clear();
+      const std::size_t added = order.size();
       for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1]; ++e)
         if (!numbered[A.col_idx[e]]) {
           numbered[A.col_idx[e]] = 1;
-          neighbours.push_back(A.col_idx[e]);
+          order.push_back(A.col_idx[e]);
         }
-      std::stable_sort(neighbours.begin(), neighbours.end(),
-                       [&](index_t a, index_t b) { return degree(a) < degree(b); });
-      order.insert(order.end(), neighbours.begin(), neighbours.end());
+      if (order.size() - added > 64)  // a hub's neighbours: n log n, not n^2
+        std::stable_sort(order.begin() + std::ptrdiff_t(added), order.end(), by_degree);
+      else
+        stable_sort_small(order.data() + added, order.data() + order.size(), by_degree);
     }
   }
   std::reverse(order.begin(), order.end());

@@ -9,7 +9,8 @@
 #   ../shared/data/epanet-systems, else data/systems; "none": generated matrices only.
 #   Env: RUNS=3, TOL=1e-10, ONLY=regex (system names), PRECONDS="jacobi ic0 ...",
 #        CPU="serial:ic0" (device:precond pairs run as the reference and beside it),
-#        GEN="gen:poisson2d:1000" (generated matrices to run too, b = A*1), MAXITERS=400000.
+#        GEN="gen:poisson2d:1000 data/matrices/nos6.mtx" (generated matrices or Matrix Market
+#        files to run too, b = A*1), MAXITERS=400000.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -76,9 +77,10 @@ for A in "${cases[@]}"; do
   if [[ $A == gen:* ]]; then
     name=${A#gen:}
     args=(--matrix "$A")
-  else
-    name=$(basename "$A" .mtx.gz)
-    args=(--matrix "$A" --rhs "${A%.mtx.gz}_b.mtx.gz")
+  else  # a system with its _b right-hand side, or a lone matrix (b = A * 1, as cgsolve makes it)
+    name=$(basename "${A%.gz}" .mtx)
+    args=(--matrix "$A")
+    [[ $A == *.mtx.gz && -f ${A%.mtx.gz}_b.mtx.gz ]] && args+=(--rhs "${A%.mtx.gz}_b.mtx.gz")
   fi
   [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && continue
   ref=0

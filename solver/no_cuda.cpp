@@ -6,6 +6,7 @@
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/device_program.hpp"
+#include "solver/precond/fsai.hpp"
 #include "solver/precond/spectrum_gpu.hpp"
 
 namespace cgs {
@@ -56,6 +57,12 @@ Interval spectrum_bounds_on_device(const CsrMatrix<double>&, const std::vector<d
                                    const CsrArrays&) {
   throw DeviceError(kNoCuda);
 }
+template <typename T>
+std::unique_ptr<FsaiGpu<T>> make_fsai_gpu() {
+  throw DeviceError(kNoCuda);
+}
+template std::unique_ptr<FsaiGpu<float>> make_fsai_gpu();
+template std::unique_ptr<FsaiGpu<double>> make_fsai_gpu();
 namespace amg {
 std::unique_ptr<GpuLevelValues> make_gpu_level_values() { throw DeviceError(kNoCuda); }
 }  // namespace amg

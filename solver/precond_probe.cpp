@@ -1,7 +1,7 @@
 // --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
 // few dozen CG iterations on the solve's right-hand side (or a fixed random one; the first
-// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time to
-// solution is estimated from the residual's rate over the last third of the probe, the time per
+// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time
+// to solution is estimated from the residual's rate over the last third of the probe, the time per
 // iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
 // one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
 // the winner is not repeated.
@@ -9,22 +9,24 @@
 // The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): the strongest
 // candidate goes first, and when its probe already converged nothing else is tried (nothing can
 // beat a solved system), nor when its rate says it will finish in under kProbeOthersAbove (the
-// others' set-ups and probes would cost more than they could save); the others are tried only while the probing spent on candidates that
-// lose stays within that budget of the best estimate so far, a candidate whose set-up alone costs
-// more than the best estimate is not run, and one that is run gets only the iterations that could
-// still beat it. When no candidate's residual falls steadily enough to extrapolate, auto does not
-// refuse: it solves with the candidate whose probe reached the lowest residual.
+// others' set-ups and probes would cost more than they could save); the others are tried only while
+// the probing spent on candidates that lose stays within that budget of the best estimate so far, a
+// candidate whose set-up alone costs more than the best estimate is not run, and one that is run
+// gets only the iterations that could still beat it. When no candidate's residual falls steadily
+// enough to extrapolate, auto does not refuse: it solves with the candidate whose probe reached the
+// lowest residual.
 #include "solver/precond_probe.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <random>
 
 #include "solver/inspector.hpp"
+#include "solver/plan.hpp"
 
 namespace cgs {
 namespace {
@@ -40,6 +42,14 @@ const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjac
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
 const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
+// Except where ic0 runs in the cluster loop's one block (solver/plan.cpp takes it where the
+// system fits): its levels then meet at no grid sync, and each triangular solve runs as one sweep
+// (solver/cuda/cluster_cg.cu), 60-115 us an iteration for the CPU's 51-109 iterations on EPANET's
+// small systems. It then comes first: best on Richmond (7.5 ms against fsai:2's 16.4, where
+// probing fsai:2 first cost 16.9), within 1.45x of fsai:2 on the others (H100, 2026-11-26,
+// BENCHMARKS section 10i), and its probe solves them (51-109 iterations < 150).
+const char* const kGpuCandidatesIc0InOneBlock[] = {"ic0", "fsai:2", "jacobi", "cheb:8",
+                                                   "bjacobi:64"};
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
@@ -70,12 +80,12 @@ struct Probe {
   PlannedSolver planned;
   double setup_seconds = 0, per_iteration = 0, predicted_iterations = 0, estimate = 0;
   bool converged = false;
-  double reached = 1;   // the lowest ||r|| / ||b|| of the probe
-  std::vector<double> x;     // where its last run ended (from x = 0)
-  long iterations = 0;       // of that run
-  double run_seconds = 0;    // that run's CG time
-  std::string failure;  // set-up refused (e.g. bjacobi's memory) or a breakdown
-  std::string pruned;   // why it was stopped early: it could not beat the best so far
+  double reached = 1;      // the lowest ||r|| / ||b|| of the probe
+  std::vector<double> x;   // where its last run ended (from x = 0)
+  long iterations = 0;     // of that run
+  double run_seconds = 0;  // that run's CG time
+  std::string failure;     // set-up refused (e.g. bjacobi's memory) or a breakdown
+  std::string pruned;      // why it was stopped early: it could not beat the best so far
 };
 
 std::string format_ms(double s) {
@@ -103,17 +113,21 @@ double predicted_iterations(const std::vector<double>& history, double target) {
 }
 
 // One probe run of at most `iterations` from x = 0; false on a breakdown.
-bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
+// `resume`: from where the last run ended (a restarted CG: its iterations and time add up),
+// else from x = 0.
+bool run_probe(Probe& p, const std::vector<double>& b, int iterations, bool resume = false) {
   CgOptions stop = p.planned.solver->plan().cg;
   stop.max_iters = iterations;
   stop.record_history = true;
   stop.progress = nullptr;
-  std::vector<double> x(b.size(), 0.0);
+  std::vector<double> x = resume ? p.x : std::vector<double>(b.size(), 0.0);
+  const long before = resume ? p.iterations : 0;
+  const double before_seconds = resume ? p.run_seconds : 0;
   const SolveReport report = p.planned.solver->solve(b, x, false, &stop);
   const CgResult& cg = report.cg;
   p.x = std::move(x);
-  p.iterations = cg.iterations;
-  p.run_seconds = report.times.solve_seconds;
+  p.iterations = before + cg.iterations;
+  p.run_seconds = before_seconds + report.times.solve_seconds;
   if (cg.status == CgStatus::breakdown) {
     p.failure = "broke down in the probe";
     return false;
@@ -125,7 +139,8 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
   if (!cg.residual_history.empty() && b_norm > 0)
     p.reached = *std::min_element(cg.residual_history.begin(), cg.residual_history.end()) / b_norm;
   p.predicted_iterations =
-      p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target);
+      double(before) +
+      (p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target));
   p.estimate = p.setup_seconds + p.predicted_iterations * p.per_iteration;
   return true;
 }
@@ -152,23 +167,29 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
       p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
       return p;
     }
+    if (first_on_own_rhs) {
+      // Nothing to beat yet and its iterations are the solve's start: no short timing run from
+      // x = 0 first (on the GPU that run and the restart after it cost ic0 in one block 1.4-1.6x
+      // its own solve, H100, BENCHMARKS section 10i). kProbeIterations, then on from there for
+      // the rest of the probe's time.
+      if (!run_probe(p, b, kProbeIterations) || p.converged) return p;
+      const double more =
+          request.auto_first_probe_seconds / std::max(p.per_iteration, 1e-9) - kProbeIterations;
+      if (more >= 1) run_probe(p, b, int(std::min(more, 1e9)), true);
+      return p;
+    }
     if (!run_probe(p, b, kFirstRun) || p.converged) return p;
     // Iterations that could still finish under the best estimate: fewer than the probe would
     // run means this candidate cannot win (its probe would cost more than the winner's solve).
-    const double affordable = std::min(best - p.setup_seconds, budget - p.run_seconds) /
-                              std::max(p.per_iteration, 1e-9);
+    const double affordable =
+        std::min(best - p.setup_seconds, budget - p.run_seconds) / std::max(p.per_iteration, 1e-9);
     if (affordable <= double(kFirstRun)) {
       p.pruned = format_ms(p.per_iteration) + " an iteration: " +
                  (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
-                                                                   : "the probe's budget is spent");
+                                                                  : "the probe's budget is spent");
       return p;
     }
-    // The first candidate (nothing to beat yet) on the solve's own b: by time, see above.
-    const double wanted =
-        first_on_own_rhs ? std::max<double>(kProbeIterations, request.auto_first_probe_seconds /
-                                                                  std::max(p.per_iteration, 1e-9))
-                         : double(kProbeIterations);
-    run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
+    run_probe(p, b, int(std::min(affordable, double(kProbeIterations))));
   } catch (const InputError& e) {
     p.failure = e.what();
   }
@@ -184,10 +205,27 @@ bool usable(const Probe& p) {
   return p.failure.empty() && p.pruned.empty() && std::isfinite(p.estimate);
 }
 
+template <std::size_t N>
+std::vector<const char*> list(const char* const (&names)[N]) {
+  return {std::begin(names), std::end(names)};
+}
+
+// Whether the plan for ic0 runs in the cluster loop's one block (see kGpuCandidatesIc0InOneBlock).
+bool ic0_runs_in_one_block(const SolveRequest& request, const CsrMatrix<double>& A) {
+  SolveRequest r = request;
+  r.precond = parse_precond("ic0");
+  if (r.needs_inspector()) return false;  // --format/--kernel auto: the inspector's choice
+  try {
+    return make_plan(r, A).loop == Loop::cluster;
+  } catch (const std::exception&) {
+    return false;  // its own probe says why
+  }
+}
+
 }  // namespace
 
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
-                                   const std::vector<double>* rhs) {
+                                    const std::vector<double>* rhs) {
   const auto start = Clock::now();
   // The solve's own right-hand side where it is known: its residual history is the one the solve
   // will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
@@ -206,7 +244,10 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
+  const std::vector<const char*> candidates =
+      !gpu ? list(kCpuCandidates)
+           : (ic0_runs_in_one_block(request, A) ? list(kGpuCandidatesIc0InOneBlock)
+                                                : list(kGpuCandidates));
   const double inf = std::numeric_limits<double>::infinity();
   for (const char* name : candidates) {
     // What probing has cost beyond the best candidate's set-up and the run the solve continues.
@@ -215,8 +256,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     const double budget =
         best ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful) : inf;
     if (best && best->converged && own) {
-      not_tried += std::string("; ") + name + " (not tried: " + best->name +
-                   "'s probe solved the system)";
+      not_tried +=
+          std::string("; ") + name + " (not tried: " + best->name + "'s probe solved the system)";
       continue;
     }
     if (best && &*best == &probes.front() && remaining(*best) < kProbeOthersAbove) {
@@ -226,8 +267,7 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     }
     if (budget <= 0) {
       not_tried += std::string("; ") + name + " (not tried: the probe's budget, " +
-                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
-                   ", is spent)";
+                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) + ", is spent)";
       continue;
     }
     probes.push_back(
@@ -267,8 +307,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   why += not_tried;
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-  why += "; probing " + std::to_string(probes.size()) + " of " +
-         std::to_string(std::size(candidates)) + " candidates (" +
+  why += "; probing " + std::to_string(probes.size()) + " of " + std::to_string(candidates.size()) +
+         " candidates (" +
          (own ? "the first for up to " + format_ms(request.auto_first_probe_seconds) +
                     ", the others at most "
               : std::string("at most ")) +

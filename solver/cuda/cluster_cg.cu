@@ -43,6 +43,9 @@ struct Layout {
   index_t slices = 0;   // slices per block
   index_t entries = 0;  // sliced entries of the fullest block
   bool shared_matrix = true;
+  // A batch's lean layout: only z, the two p buffers and q in shared memory (the vectors other
+  // blocks read, and q between the passes); x and d in global memory, and r too where z is not r.
+  bool lean = false;
   std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
               slice_ptr = 0, width = 0, bytes = 0;
   // A program (one block): its work vectors, always here; its operations and packed index and
@@ -70,9 +73,11 @@ std::size_t matrix_bytes(index_t slices, index_t entries) {
 // levels gain more from shared memory than the one SpMV pass an iteration), then the matrix.
 template <typename T>
 Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
-                 const ClusterProgramShape* program = nullptr, std::size_t room = 0) {
+                 const ClusterProgramShape* program = nullptr, std::size_t room = 0,
+                 bool lean = false) {
   Layout l;
   l.rows = rows;
+  l.lean = lean && !program;
   l.slices = (rows + kSlice - 1) / kSlice;
   l.entries = entries;
   std::size_t at = 0;
@@ -81,11 +86,12 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
     at += aligned16(bytes);
     return start;
   };
-  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q}) *v = take(sizeof(T) * std::size_t(rows));
+  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q})
+    *v = take(l.lean && v == &l.r ? 0 : sizeof(T) * std::size_t(rows));
   // With a program, x stays in global memory (pass A only updates it in place, row by row) and
-  // there is no d: room for the program's arrays.
-  l.x = take(program ? 0 : sizeof(T) * std::size_t(rows));
-  l.d = take(program ? 0 : sizeof(T) * std::size_t(rows));
+  // there is no d: room for the program's arrays. The lean layout reads x and d there too.
+  l.x = take(program || l.lean ? 0 : sizeof(T) * std::size_t(rows));
+  l.d = take(program || l.lean ? 0 : sizeof(T) * std::size_t(rows));
   if (program) {
     l.works = int(std::min<std::size_t>(program->work.size(), kMaxWork));
     for (int i = 0; i < l.works; ++i) l.work[i] = take(sizeof(T) * program->work[i]);
@@ -121,10 +127,11 @@ struct Args {
   const index_t* cols;       // sliced, recoded (block << kLocalBits | local row)
   const T* values;           // sliced
   long long values_stride;   // per system (0: one matrix for all)
-  const T* d;               // pointwise preconditioner (null: none)
+  const T* d;                // pointwise preconditioner (null: none)
   long long d_stride;
   const T* b;
-  T* x;  // system s at x + s n
+  T* x;       // system s at x + s n
+  T* r_lean;  // the lean layout's r with a preconditioner: system s at r_lean + s n
   Layout layout;
   double tol, atol;
   long long max_iters;
@@ -142,6 +149,7 @@ struct Args {
   int op_count;
   const unsigned char* index_buffer;
   const unsigned char* value_buffer;
+  bool sweeps;  // run a solve's triangular levels as one sweep (see Sweeps); false: level by level
 };
 
 // A pointer of a staged operation: bit 0 set means (offset << 1 | 1) into the block's dynamic
@@ -195,22 +203,128 @@ __device__ void stage_program(const Args<T>& a, unsigned char* smem) {
 // of 32 warps, and the other warps wait at one barrier after the run.
 constexpr index_t kWarpItems = 32;
 
-// z = M^-1 r by the program, its operations separated by block barriers (one block holds every
-// row), or by warp barriers within a run of narrow ones; returns this thread's share of r.z.
-// The first barrier waits for r.
+// A sweep: the triangular levels of one solve (consecutive triangular_level operations sharing
+// S, d, u and y: ic0's L, then its L^T) run as ONE operation with no barrier between levels. Each
+// row waits only until every row of the earlier levels is done, which a counter in shared memory
+// tells (rows finished so far in this sweep: once it reaches the level's first position, all
+// earlier levels are done, since no row of a later level can finish before that). A level of 3
+// rows then costs its rows' own chain of loads and a counter increment instead of a block barrier
+// of 32 warps (Nsight Compute on Richmond, H100: 31 warps waiting at the barrier while the first
+// one ran ~1,000 cycles a level, BENCHMARKS section 10h). Every row is computed by the same code in
+// the same order as level by level (the same y); only r.z's partial sums fall to other threads.
+constexpr int kMaxSweeps = 2;    // ic0: forward and backward
+constexpr int kSweepRounds = 4;  // rows per thread: sweeps of at most 4 x 1024 rows
+
+struct Sweeps {
+  int count;
+  int first_op[kMaxSweeps], end_op[kMaxSweeps];
+  int done[kMaxSweeps];  // rows finished in the current apply
+};
+
+// A thread's rows of each sweep, in the sweep's order, with the count each must wait for
+// (the position of its level's first row); row -1 ends the list.
+struct SweepRows {
+  index_t row[kMaxSweeps][kSweepRounds];
+  index_t wait[kMaxSweeps][kSweepRounds];
+};
+
 template <typename T>
-__device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* table) {
+__device__ bool same_solve(const precond::Op<T>& a, const precond::Op<T>& b) {
+  return b.kind == precond::OpKind::triangular_level && a.row_ptr == b.row_ptr &&
+         a.col_idx == b.col_idx && a.values == b.values && a.d == b.d && a.u == b.u && a.y == b.y &&
+         a.dot == b.dot;
+}
+
+// Thread 0 finds the sweeps among the (resolved) operations: runs of at least two levels of one
+// solve whose rows fit kSweepRounds per thread.
+template <typename T>
+__device__ void find_sweeps(const precond::Op<T>* ops, int count, Sweeps& sweeps) {
+  sweeps.count = 0;
+  for (int k = 0; k < count && sweeps.count < kMaxSweeps;) {
+    if (ops[k].kind != precond::OpKind::triangular_level) {
+      ++k;
+      continue;
+    }
+    int end = k + 1;
+    long long rows = ops[k].items;
+    while (end < count && same_solve(ops[k], ops[end])) rows += ops[end++].items;
+    if (end - k >= 2 && rows <= (long long)kThreads * kSweepRounds) {
+      sweeps.first_op[sweeps.count] = k;
+      sweeps.end_op[sweeps.count] = end;
+      ++sweeps.count;
+    }
+    k = end;
+  }
+}
+
+// This thread's rows of every sweep. Position g of a sweep goes to warp g % 32, lane (g / 32) %
+// 32, round g / 1024: consecutive positions (often a chain, one row a level) sit in different
+// warps. (Measured on an H100, BENCHMARKS section 10i: 32 consecutive positions a warp, waiting
+// as one warp, was slower, and so was loading a row's entries before its wait.)
+template <typename T>
+__device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweeps,
+                                  SweepRows& mine) {
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  for (int s = 0; s < kMaxSweeps; ++s) {
+    int op = s < sweeps.count ? sweeps.first_op[s] : 0;
+    const int end = s < sweeps.count ? sweeps.end_op[s] : 0;
+    long long start = 0;  // position of op's first row in the sweep
+    for (int round = 0; round < kSweepRounds; ++round) {
+      const long long g = (long long)round * kThreads + lane * 32 + warp;
+      while (op < end && g >= start + ops[op].items) start += ops[op++].items;
+      const bool has = op < end;
+      const index_t local = index_t(g - start);
+      mine.row[s][round] = has ? (ops[op].rows ? ops[op].rows[local] : local) : -1;
+      mine.wait[s][round] = has ? index_t(start) : 0;
+    }
+  }
+}
+
+// One sweep: this thread's rows in order, each after its earlier levels. Returns this thread's
+// share of r.z. (Sleeping 20 or 100 ns between polls, to leave issue slots to the working lanes,
+// was 1.15-1.25x slower on an H100: BENCHMARKS section 10i.)
+template <typename T>
+__device__ double run_sweep(const precond::Op<T>& op, T* const* table, const index_t* rows,
+                            const index_t* waits, int* done) {
+  const precond::OpVectors<T> v = precond::vectors_of(op, table);
+  double rz = 0;
+  for (int i = 0; i < kSweepRounds && rows[i] >= 0; ++i) {
+    const index_t row = rows[i];
+    while (*reinterpret_cast<const volatile int*>(done) < waits[i]) {
+    }
+    __threadfence_block();  // acquire: the earlier levels' y before this row reads them
+    precond::triangular_row(op, v, row);
+    if (op.dot) rz += double(v.r[row]) * double(v.z[row]);
+    __threadfence_block();  // release: this row's y before the count says it is done
+    atomicAdd(done, 1);
+  }
+  return rz;
+}
+
+// z = M^-1 r by the program, its operations separated by block barriers (one block holds every
+// row), or by warp barriers within a run of narrow ones, or none within a sweep; returns this
+// thread's share of r.z. The first barrier waits for r.
+template <typename T>
+__device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* table,
+                              Sweeps& sweeps, const SweepRows& mine) {
   const precond::Op<T>* ops = program_ops(a, smem);
   const int count = a.op_count;
   double rz = 0;
+  if (threadIdx.x < kMaxSweeps) sweeps.done[threadIdx.x] = 0;
   __syncthreads();
+  int sweep = 0;
   for (int k = 0; k < count;) {
-    if (ops[k].items > kWarpItems) {
+    if (sweep < sweeps.count && k == sweeps.first_op[sweep]) {
+      rz += run_sweep(ops[k], table, mine.row[sweep], mine.wait[sweep], &sweeps.done[sweep]);
+      k = sweeps.end_op[sweep++];
+    } else if (ops[k].items > kWarpItems) {
       rz += precond::run_items(ops[k], table, threadIdx.x, (long long)ops[k].items, kThreads);
       ++k;
     } else {
       int end = k;
-      while (end < count && ops[end].items <= kWarpItems) ++end;
+      while (end < count && ops[end].items <= kWarpItems &&
+             !(sweep < sweeps.count && end == sweeps.first_op[sweep]))
+        ++end;
       if (threadIdx.x < 32) {
         for (int j = k; j < end; ++j) {
           rz += precond::run_items(ops[j], table, threadIdx.x, (long long)ops[j].items, 32);
@@ -244,8 +358,10 @@ template <typename T>
 __device__ Shared<T> carve(unsigned char* base, const Layout& l, bool identity) {
   Shared<T> s;
   s.values = reinterpret_cast<T*>(base + l.values);
-  s.r = reinterpret_cast<T*>(base + l.r);
-  s.z = identity ? s.r : reinterpret_cast<T*>(base + l.z);  // z = r without a preconditioner
+  // z = r without a preconditioner (the lean layout keeps that one vector in z's place; with a
+  // preconditioner its r is in global memory: the kernel points s.r there).
+  s.r = reinterpret_cast<T*>(base + (l.lean ? l.z : l.r));
+  s.z = identity ? s.r : reinterpret_cast<T*>(base + l.z);
   s.p[0] = reinterpret_cast<T*>(base + l.p0);
   s.p[1] = reinterpret_cast<T*>(base + l.p1);
   s.q = reinterpret_cast<T*>(base + l.q);
@@ -402,6 +518,8 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   const bool identity = !scaled && !program;  // z = r
   Shared<T> s = carve<T>(smem, l, identity);
   __shared__ T* table[kMaxSlots];  // a program's slots: r, z, work vectors
+  __shared__ Sweeps sweeps;
+  SweepRows my_sweep_rows;
   if constexpr (program) {
     if (threadIdx.x == 0) {
       table[precond::kSlotR] = s.r;
@@ -410,6 +528,15 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
         table[precond::kFirstWorkSlot + i] = reinterpret_cast<T*>(smem + l.work[i]);
     }
     stage_program(a, smem);
+    __syncthreads();  // the operations resolved
+    if (threadIdx.x == 0) {
+      if (a.sweeps)
+        find_sweeps(program_ops(a, smem), a.op_count, sweeps);
+      else
+        sweeps.count = 0;
+    }
+    __syncthreads();
+    assign_sweep_rows(program_ops(a, smem), sweeps, my_sweep_rows);
   }
   const index_t first = index_t(rank) * l.rows;
   const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
@@ -424,17 +551,22 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   const T* b = a.b + sys * a.n + first;
   T* x_out = a.x + sys * a.n + first;
   const T* d_in = scaled ? a.d + sys * a.d_stride + first : nullptr;
-  T* x = program ? x_out : s.x;
-  T* d = s.d;
+  const bool x_in_global = program || l.lean;
+  T* x = x_in_global ? x_out : s.x;
+  const T* d = l.lean ? d_in : s.d;
+  if (l.lean && scaled) s.r = a.r_lean + sys * a.n + first;
   for (index_t i = threadIdx.x; i < mine; i += kThreads) {
-    if (!program) x[i] = x_out[i];
-    if (scaled) d[i] = d_in[i];
+    if (!x_in_global) x[i] = x_out[i];
+    if (scaled && !l.lean) s.d[i] = d_in[i];
   }
   cluster.sync();
 
   // Start: r = b - A x0, z = d .* r; r.r, r.z, b.b.
   {
-    auto x0_at = [&](unsigned owner, index_t j) { return entry<T>(cluster, rank, x, owner, j); };
+    auto x0_at = [&](unsigned owner, index_t j) {  // x0 in global memory: any block's rows
+      return x_in_global ? a.x[sys * a.n + (long long)owner * l.rows + j]
+                         : entry<T>(cluster, rank, x, owner, j);
+    };
     double sums[3] = {0, 0, 0};
     for (index_t i = threadIdx.x; i < mine; i += kThreads) {
       const T ri = b[i] - T(row_product(s, i, x0_at));
@@ -447,7 +579,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       }
       sums[2] += double(b[i]) * double(b[i]);
     }
-    if constexpr (program) sums[1] = run_program(a, smem, table);
+    if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
     block_partials(red, sums, {kRr, kRz, kBb});
     cluster.sync();
   }
@@ -521,11 +653,11 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
         sums[1] += double(ri) * double(zi);
       }
     }
-    if constexpr (program) sums[1] = run_program(a, smem, table);
+    if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
     block_partials(red, sums, {kRr, kRz});
     cluster.sync();
   }
-  if (!program)
+  if (!x_in_global)
     for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
   if (leader) a.out[sys] = st;
   if (timed) {
@@ -626,13 +758,13 @@ inline std::pair<index_t, index_t> split(index_t n, const index_t* row_ptr, int 
 }
 
 // The dynamic shared memory one block may take beside the kernel's static shared memory (the
-// Reduction, the CG state and its flag, a program's slot table; 64 bytes of slack).
+// Reduction, the CG state and its flag, a program's slot table and sweeps; 64 bytes of slack).
 std::size_t shared_room() {
   int max_bytes = 0;
   CGS_CUDA_CHECK(cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                         cuda::cuda_context().device));
   return std::size_t(max_bytes) - sizeof(Reduction) - sizeof(cg::State) - sizeof(int) -
-         sizeof(void*) * kMaxSlots - 64;
+         sizeof(void*) * kMaxSlots - sizeof(Sweeps) - 64;
 }
 
 // One block with a program: its vectors and work vectors must fit; the rest goes where it fits.
@@ -669,9 +801,22 @@ ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramSh
   return fit;
 }
 
+// CGSOLVE_CLUSTER_LEAN=0 keeps a batch's vectors all in shared memory (benchmarks compare).
+bool lean_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_LEAN");
+  return !(text && std::strcmp(text, "0") == 0);
+}
+
 int blocks_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_BLOCKS");
   return text ? std::atoi(text) : 0;
+}
+
+// CGSOLVE_CLUSTER_SWEEPS=0 runs a program's triangular levels one by one between barriers, as
+// before the sweeps (benchmarks compare the two in one run; the results are the same bits).
+bool sweeps_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_SWEEPS");
+  return !(text && std::strcmp(text, "0") == 0);
 }
 
 }  // namespace cluster
@@ -703,24 +848,33 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   // One system: the most blocks (16, else 8, ...): measured on an H100 (2026-11-25), every
   // system was fastest in 16 blocks, even Exnet's 1,891 rows (6.45 us an iteration; 8.16 in one
   // block, 7.60 in the persistent loop). A batch: the fewest blocks that hold a system's vectors,
-  // so that the most clusters run at once.
+  // so that the most clusters run at once; where the lean layout (x, d, r in global memory, L2)
+  // halves them, the lean one: BWSN_Network_2's 12,523 rows take 2 blocks instead of 4, so 64
+  // systems run in one wave of an H100's 132 SMs instead of two.
   const int single_order[] = {16, 8, 4, 2, 1}, batch_order[] = {1, 2, 4, 8, 16};
   for (int b : batch ? batch_order : single_order) {
     if (blocks > 0 && b != blocks) continue;
     const auto [rows, nnz] = split(n, row_ptr, b);
-    const Layout l = layout_of<T>(rows, nnz, !batch);
-    if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
-    fit.fits = true;
-    fit.blocks = b;
-    fit.bytes = l.bytes;
-    break;
+    for (const bool lean : {false, true}) {
+      if (lean && (!batch || !lean_from_environment())) continue;
+      const Layout l = layout_of<T>(rows, nnz, !batch, nullptr, 0, lean);
+      if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
+      fit.fits = true;
+      fit.blocks = b;
+      fit.bytes = l.bytes;
+      fit.lean = lean;
+      break;
+    }
+    if (fit.fits) break;
   }
   char text[220];
   if (fit.fits) {
     std::snprintf(text, sizeof text,
                   "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s",
                   (long long)n, fit.blocks, fit.bytes / 1024,
-                  batch ? " (vectors; the matrix read from L2)" : "");
+                  !batch     ? ""
+                  : fit.lean ? " (z, p and q; x, d, r and the matrix read from L2)"
+                             : " (vectors; the matrix read from L2)");
   } else {
     const int b = blocks > 0 ? blocks : kMaxBlocks;
     const auto [rows, nnz] = split(n, row_ptr, b);
@@ -743,10 +897,15 @@ class ClusterCgImpl final : public ClusterCg<T> {
                 const std::vector<index_t>& row_ptr,
                 const precond::DeviceProgramView<T>* program = nullptr,
                 const ClusterProgramShape* shape = nullptr)
-      : A_(A), n_(n), nnz_(row_ptr[std::size_t(n)]), d_(d), fit_(fit), clocks_(2, "cluster CG clocks") {
+      : A_(A),
+        n_(n),
+        nnz_(row_ptr[std::size_t(n)]),
+        d_(d),
+        fit_(fit),
+        clocks_(2, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
     layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
-                      : layout_of<T>(rows, entries, fit.matrix_in_shared);
+                      : layout_of<T>(rows, entries, fit.matrix_in_shared, nullptr, 0, fit.lean);
     if (program) place_program(*program);
     std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
     cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
@@ -780,6 +939,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
       throw DeviceError("the cluster CG loop runs a program for one system at a time");
     Args<T> a = args(b, x, count, values, d, options);
     Launch launch(fit_.blocks, count, layout_.bytes);
+    allow_large_clusters<T>(layout_.bytes);  // this loop's bytes: another loop may have set less
     CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
     if (op_count_ > 0)
       CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
@@ -826,6 +986,8 @@ class ClusterCgImpl final : public ClusterCg<T> {
 
   Args<T> args(const T* b, T* x, int count, const T* values, const T* d, const CgOptions& o) {
     if (std::size_t(count) > out_.size()) out_ = DeviceArray<cg::State>(count, "cluster CG states");
+    const std::size_t r_entries = layout_.lean ? std::size_t(count) * std::size_t(n_) : 0;
+    if (r_entries > r_lean_.size()) r_lean_ = DeviceArray<T>(r_entries, "cluster CG residuals");
     history_capacity_ = o.record_history ? o.max_iters + 1 : 0;
     if (std::size_t(history_capacity_) > history_.size())
       history_ = DeviceArray<double>(history_capacity_, "cluster CG history");
@@ -839,6 +1001,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.op_count = op_count_;
     a.index_buffer = index_buffer_;
     a.value_buffer = value_buffer_;
+    a.sweeps = sweeps_;
     a.slice_ptr = slice_ptr_.data();
     a.width = width_.data();
     a.cols = cols_.data();
@@ -848,6 +1011,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.d_stride = d ? n_ : 0;
     a.b = b;
     a.x = x;
+    a.r_lean = r_lean_.data();
     a.layout = layout_;
     a.tol = o.tol;
     a.atol = o.atol;
@@ -857,8 +1021,9 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.history_capacity = history_capacity_;
     a.spmv = spmv_.data();
     a.spmv_capacity = spmv_capacity_;
-    a.spmv_every =
-        spmv_capacity_ > 0 ? std::max<long long>(1, (o.max_iters + spmv_capacity_ - 1) / spmv_capacity_) : 1;
+    a.spmv_every = spmv_capacity_ > 0
+                       ? std::max<long long>(1, (o.max_iters + spmv_capacity_ - 1) / spmv_capacity_)
+                       : 1;
     spmv_every_ = a.spmv_every;
     a.time_spmv = o.time_spmv;
     a.clocks = clocks_.data();
@@ -891,7 +1056,8 @@ class ClusterCgImpl final : public ClusterCg<T> {
     for (int i = 0; i < count; ++i) {
       CgResult r = result_of(states[i]);
       r.solve_seconds = ms * 1e-3;
-      if (states[i].zero_rhs) CGS_CUDA_CHECK(cudaMemsetAsync(x + std::size_t(i) * n_, 0, n_ * sizeof(T), stream()));
+      if (states[i].zero_rhs)
+        CGS_CUDA_CHECK(cudaMemsetAsync(x + std::size_t(i) * n_, 0, n_ * sizeof(T), stream()));
       out.push_back(std::move(r));
     }
     cuda::synchronize();
@@ -902,13 +1068,15 @@ class ClusterCgImpl final : public ClusterCg<T> {
       cuda::copy_to_host(rr.data(), history_.data(), rr.size() * sizeof(double));
       set_history(first, rr);
     }
-    const long long samples = std::min(spmv_capacity_, (iterations + spmv_every_ - 1) / spmv_every_);
+    const long long samples =
+        std::min(spmv_capacity_, (iterations + spmv_every_ - 1) / spmv_every_);
     if (o.time_spmv && samples > 0 && !states[0].zero_rhs) {
       long long clocks[2];
       cuda::copy_to_host(clocks, clocks_.data(), sizeof clocks);
       std::vector<double> ticks(static_cast<std::size_t>(samples));
       cuda::copy_to_host(ticks.data(), spmv_.data(), ticks.size() * sizeof(double));
-      const double seconds_per_cycle = clocks[0] > 0 ? double(clocks[1]) * 1e-9 / double(clocks[0]) : 0;
+      const double seconds_per_cycle =
+          clocks[0] > 0 ? double(clocks[1]) * 1e-9 / double(clocks[0]) : 0;
       for (double& t : ticks) t *= seconds_per_cycle;
       first.spmv.samples = std::move(ticks);
       first.spmv.every = int(spmv_every_);
@@ -926,12 +1094,14 @@ class ClusterCgImpl final : public ClusterCg<T> {
   DeviceArray<index_t> slice_ptr_, width_, cols_, source_;
   DeviceArray<T> sliced_;
   DeviceArray<cg::State> out_;
+  DeviceArray<T> r_lean_;  // the lean layout's r, count x n
   DeviceArray<double> history_, spmv_;
   DeviceArray<long long> clocks_;
   DeviceArray<precond::Op<T>> ops_, ops_scratch_;
   int op_count_ = 0;
   const unsigned char* index_buffer_ = nullptr;
   const unsigned char* value_buffer_ = nullptr;
+  bool sweeps_ = sweeps_from_environment();
   long long history_capacity_ = 0, spmv_capacity_ = 0, spmv_every_ = 1;
   cudaEvent_t begin_ = nullptr, end_ = nullptr;
 };

@@ -15,7 +15,9 @@
 // fsai, bjacobi, cheb) in a cluster of ONE block, its operations run after pass B between
 // __syncthreads (as the persistent loop runs them between grid syncs): the block-local exact
 // level-scheduled IC(0) of issue 21, a level costing a chain of shared-memory loads and a block
-// barrier instead of a grid sync (a run of levels of at most 32 rows: one warp, __syncwarp). The
+// barrier instead of a grid sync (a run of levels of at most 32 rows: one warp, __syncwarp); each
+// triangular solve's levels run as one sweep, its rows waiting on a counter of rows done instead
+// of a barrier a level (cluster_cg.cu, "A sweep"). The
 // program's work vectors live in shared memory beside CG's; its operations, index and value arrays
 // (two packed buffers, device_program.hpp) are copied there too where they fit, then the matrix;
 // what does not fit is read from L2.
@@ -50,6 +52,7 @@ struct ClusterFit {
   bool matrix_in_shared = true;    // false: a batch's blocks hold vectors, the rows stay in L2
   bool program = false;            // a program runs between the passes (one block)
   bool program_in_shared = false;  // its operations and arrays all copied to shared memory
+  bool lean = false;  // a batch's lean layout: x, d and r in global memory (cluster_cg.cu)
   std::string reason;
 };
 

@@ -3,16 +3,21 @@
 // (its last column i), A[P,P] y = e_i and g = y / sqrt(y_i), so that (G A G^T)_ii = 1 and
 // (G A)_ij = 0 for j in P, j < i. The apply is two sparse products (G, then G^T), each one
 // parallel operation: the preconditioner for the GPU loops, where triangular solves serialise.
+#include "solver/precond/fsai.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <type_traits>
 
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/sparse_parts.hpp"
+#include "solver/precond/spectrum_gpu.hpp"  // worth_device_setup
 
 namespace cgs::precond {
 namespace {
@@ -80,17 +85,25 @@ CsrMatrix<double> power_pattern(const CsrMatrix<double>& A, int k) {
   return P;
 }
 
+}  // namespace
+
+std::vector<index_t> fsai_row_pattern(const CsrMatrix<double>& A, index_t i, int k) {
+  std::vector<index_t> reached, frontier, next, merged;
+  reached_columns(A, i, k, reached, frontier, next, merged);
+  return reached;
+}
+
+CsrMatrix<double> fsai_pattern(const CsrMatrix<double>& A, int k) { return power_pattern(A, k); }
+
 // Row i of G on its pattern p (sorted, ending with the diagonal): B = A[p,p] gathered by merging
 // each pattern row of A with the pattern (both sorted), so that rows need no shared scratch and
 // run in parallel; B = L L^T in place (the lower triangle, row-major in `block`), and then
 // g = y / sqrt(y_m) for B y = e_m is L^-T e_m (y = L^-T L^-1 e_m = L^-T e_m / L_mm, y_m =
 // 1 / L_mm^2): one back substitution. A hand-written factor on a reused buffer: Eigen's LLT on
-// dynamic matrices spent most of fsai's values phase allocating. False when B is not positive
-// definite.
-bool compute_row(const CsrMatrix<double>& A, CsrMatrix<double>& G, index_t i,
-                 std::vector<double>& block) {
-  const index_t first = G.row_ptr[i], m = G.row_ptr[i + 1] - first;
-  const index_t* pattern = G.col_idx.data() + first;
+// dynamic matrices spent most of fsai's values phase allocating. The device's fsai_rows_kernel
+// (solver/cuda/fsai_gpu.cu) does the same arithmetic in the same order.
+bool fsai_row(const CsrMatrix<double>& A, const index_t* pattern, index_t m, double* g,
+              std::vector<double>& block) {
   block.assign(std::size_t(m) * std::size_t(m), 0.0);
   auto at = [&](index_t r, index_t c) -> double& { return block[std::size_t(r) * m + c]; };
   for (index_t a = 0; a < m; ++a) {
@@ -113,8 +126,7 @@ bool compute_row(const CsrMatrix<double>& A, CsrMatrix<double>& G, index_t i,
       at(r, c) = v / d;
     }
   }
-  double* g = G.values.data() + first;  // L^T g = e_m, from the last row up
-  for (index_t r = m - 1; r >= 0; --r) {
+  for (index_t r = m - 1; r >= 0; --r) {  // L^T g = e_m, from the last row up
     double v = r == m - 1 ? 1.0 : 0.0;
     for (index_t q = r + 1; q < m; ++q) v -= at(q, r) * g[q];
     g[r] = v / at(r, r);
@@ -122,22 +134,75 @@ bool compute_row(const CsrMatrix<double>& A, CsrMatrix<double>& G, index_t i,
   return true;
 }
 
-// The values of G on pattern P, rows on every host core (the set-up runs on the host whatever
-// device solves: one core took 7-10 s on a 9M-row grid, issue 21).
-void compute_rows(const CsrMatrix<double>& A, CsrMatrix<double>& G) {
+std::vector<std::vector<index_t>> fsai_row_patterns(const CsrMatrix<double>& A,
+                                                    const std::vector<index_t>& rows, int k) {
+  std::vector<std::vector<index_t>> patterns(rows.size());
+  const std::int64_t m = std::int64_t(rows.size());
+#pragma omp parallel for schedule(dynamic, 16) if (m > 64)
+  for (std::int64_t j = 0; j < m; ++j)
+    patterns[std::size_t(j)] = fsai_row_pattern(A, rows[std::size_t(j)], k);
+  return patterns;
+}
+
+index_t fsai_listed_rows(const CsrMatrix<double>& A, const std::vector<index_t>& rows,
+                         const std::vector<std::vector<index_t>>& patterns,
+                         std::vector<double>& packed) {
+  std::vector<std::int64_t> offsets;
+  std::int64_t total = 0;
+  for (const auto& p : patterns) {
+    offsets.push_back(total);
+    total += std::int64_t(p.size());
+  }
+  packed.assign(std::size_t(total), 0.0);
+  const std::int64_t m = std::int64_t(rows.size());
+  index_t failed = A.rows;
+#pragma omp parallel if (m > 64)
+  {
+    std::vector<double> block;
+#pragma omp for schedule(dynamic, 4) reduction(min : failed)
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::vector<index_t>& p = patterns[std::size_t(j)];
+      if (!fsai_row(A, p.data(), index_t(p.size()), packed.data() + offsets[std::size_t(j)], block))
+        failed = std::min(failed, rows[std::size_t(j)]);
+    }
+  }
+  return failed;
+}
+
+void throw_fsai_not_spd(index_t row) {
+  throw InputError("fsai: the block of A on row " + std::to_string(row + 1) +
+                   "'s pattern is not positive definite (A is not SPD)");
+}
+
+// The values of G on pattern P, rows on every host core (one core took 7-10 s on a 9M-row grid,
+// issue 21).
+void fsai_rows(const CsrMatrix<double>& A, CsrMatrix<double>& G) {
   index_t failed = G.rows;  // the first row whose block is not SPD
 #pragma omp parallel if (G.rows > 20000)
   {
     std::vector<double> block;
 #pragma omp for schedule(dynamic, 1024) reduction(min : failed)
-    for (index_t i = 0; i < G.rows; ++i)
-      if (!compute_row(A, G, i, block)) failed = std::min(failed, i);
+    for (index_t i = 0; i < G.rows; ++i) {
+      const index_t first = G.row_ptr[i], m = G.row_ptr[i + 1] - first;
+      if (!fsai_row(A, G.col_idx.data() + first, m, G.values.data() + first, block))
+        failed = std::min(failed, i);
+    }
   }
-  if (failed < G.rows)
-    throw InputError("fsai: the block of A on row " + std::to_string(failed + 1) +
-                     "'s pattern is not positive definite (A is not SPD)");
+  if (failed < G.rows) throw_fsai_not_spd(failed);
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The set-up runs on the device when the solve does, A is large (worth_device_setup: below it
+// the host's team finishes before the device's launches and its sort add up, and the cluster
+// loop's one block may keep a small program's copied arrays in shared memory) and k is one the
+// device's pattern kernel makes. The program then borrows G and G^T where the device set-up
+// keeps them: the 9M-row grid's 63M-entry factor never crosses the bus.
 template <typename T>
 class Fsai final : public Preconditioner<T> {
  public:
@@ -147,14 +212,73 @@ class Fsai final : public Preconditioner<T> {
 
  protected:
   void analyze_pattern(const CsrMatrix<double>& A) override {
+    phases_ = {};
+    gpu_.reset();
+    if (this->device() == Device::gpu && worth_device_setup(A.rows) &&
+        power_ <= kFsaiDevicePowerMax) {
+      gpu_ = make_fsai_gpu<T>();
+      gpu_->analyze(A, power_, lent_arrays());
+      phases_.pattern += gpu_->seconds().pattern;
+      phases_.transpose += gpu_->seconds().transpose;
+      const index_t on_host = gpu_->rows_on_host();
+      this->report_.set_fact("set-up on",
+                             on_host == 0
+                                 ? "the device"
+                                 : "the device, " + std::to_string(on_host) + " rows longer than " +
+                                       std::to_string(kFsaiDeviceRowMax) + " on the host");
+      this->report_.set_fact("pattern", "tril(A^" + std::to_string(power_) + "), " +
+                                            std::to_string(gpu_->g().nnz) + " entries");
+      return;
+    }
+    const auto start = Clock::now();
     G_ = power_pattern(A, power_);
+    phases_.pattern += seconds_since(start);
+    this->report_.set_fact("set-up on", "the host");
     this->report_.set_fact("pattern", "tril(A^" + std::to_string(power_) + "), " +
                                           std::to_string(G_.values.size()) + " entries");
   }
 
   void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
-    compute_rows(A, G_);
+    if (gpu_) {
+      compute_on_device(A, spec);
+    } else {
+      compute_on_host(A, spec);
+    }
+    report_phases();
+  }
+
+ private:
+  // A's arrays where the device holds them (the SpMV backend's copy; values only in double).
+  CsrArrays lent_arrays() const {
+    CsrArrays arrays;
+    if (const CsrView<T>* lent = this->lent_matrix()) {
+      arrays.row_ptr = lent->row_ptr;
+      arrays.col_idx = lent->col_idx;
+      if constexpr (std::is_same_v<T, double>) arrays.values = lent->values;
+    }
+    return arrays;
+  }
+
+  void compute_on_device(const CsrMatrix<double>& A, ProgramSpec<T>& spec) {
+    gpu_->compute(A, lent_arrays());  // G and G^T rewritten in place: borrowed, nothing to copy
+    phases_.rows += gpu_->seconds().rows;
+    phases_.transpose += gpu_->seconds().transpose;
+    if (!spec.ops.empty()) return;
+    const FsaiDeviceCsr<T> g = gpu_->g(), gt = gpu_->gt();
+    const int between = spec.add_work(std::size_t(A.rows));  // G r
+    add_product(spec, A.rows, spec.borrow_indices(g.row_ptr), spec.borrow_indices(g.col_idx),
+                spec.borrow_values(g.values), kSlotR, between, 0);
+    add_product(spec, A.rows, spec.borrow_indices(gt.row_ptr), spec.borrow_indices(gt.col_idx),
+                spec.borrow_values(gt.values), between, kSlotZ, 1);
+  }
+
+  void compute_on_host(const CsrMatrix<double>& A, ProgramSpec<T>& spec) {
+    auto start = Clock::now();
+    fsai_rows(A, G_);
+    phases_.rows += seconds_since(start);
+    start = Clock::now();
     const Transposed Gt = transpose_with_map(G_);
+    phases_.transpose += seconds_since(start);
     if (!spec.ops.empty()) {
       spec.value_arrays[g_values_] = cast_to<T>(G_.values);
       spec.value_arrays[gt_values_] = cast_to<T>(Gt.At.values);
@@ -163,26 +287,42 @@ class Fsai final : public Preconditioner<T> {
     g_values_ = spec.add_values(cast_to<T>(G_.values));
     gt_values_ = spec.add_values(cast_to<T>(Gt.At.values));
     const int between = spec.add_work(std::size_t(A.rows));  // G r
-    auto product = [&](const CsrMatrix<double>& S, int values, int x, int y, int dot) {
-      OpSpec op;
-      op.kind = OpKind::product;
-      op.items = S.rows;
-      op.row_ptr = spec.add_indices(S.row_ptr);
-      op.col_idx = spec.add_indices(S.col_idx);
-      op.values = values;
-      op.x = x;
-      op.y = y;
-      op.alpha = 1;
-      op.dot = dot;
-      spec.ops.push_back(op);
-    };
-    product(G_, g_values_, kSlotR, between, 0);
-    product(Gt.At, gt_values_, between, kSlotZ, 1);
+    add_product(spec, A.rows, spec.add_indices(G_.row_ptr), spec.add_indices(G_.col_idx), g_values_,
+                kSlotR, between, 0);
+    add_product(spec, A.rows, spec.add_indices(Gt.At.row_ptr), spec.add_indices(Gt.At.col_idx),
+                gt_values_, between, kSlotZ, 1);
   }
 
- private:
+  static void add_product(ProgramSpec<T>& spec, index_t rows, int row_ptr, int col_idx, int values,
+                          int x, int y, int dot) {
+    OpSpec op;
+    op.kind = OpKind::product;
+    op.items = rows;
+    op.row_ptr = row_ptr;
+    op.col_idx = col_idx;
+    op.values = values;
+    op.x = x;
+    op.y = y;
+    op.alpha = 1;
+    op.dot = dot;
+    spec.ops.push_back(op);
+  }
+
+  // The phases since analyze (set_values adds its rows and transpose), inside analyze + values.
+  void report_phases() {
+    PrecondTable table;
+    table.name = "fsai set-up";
+    table.columns = {"phase", "seconds"};
+    table.rows = {{"pattern", {phases_.pattern}},
+                  {"rows", {phases_.rows}},
+                  {"transpose", {phases_.transpose}}};
+    this->report_.set_table(std::move(table));
+  }
+
   int power_;
-  CsrMatrix<double> G_;
+  CsrMatrix<double> G_;  // the host set-up's factor
+  std::unique_ptr<FsaiGpu<T>> gpu_;
+  FsaiPhaseSeconds phases_;
   int g_values_ = kNoArray, gt_values_ = kNoArray;
 };
 

@@ -292,9 +292,65 @@ CsrMatrix<double> shuffled(const CsrMatrix<double>& A, unsigned seed) {
   return permute_symmetric(A, P);
 }
 
+// Reverse Cuthill-McKee as the textbook writes it (George and Liu's pseudo-peripheral root from
+// each part's first row, up to 8 breadth-first passes; each row's new neighbours by increasing
+// degree, ties in column order, by std::stable_sort): the order formats/row_order.cpp must give.
+RowPermutation textbook_rcm(const CsrMatrix<double>& A) {
+  const index_t n = A.rows;
+  auto degree = [&](index_t r) { return A.row_ptr[r + 1] - A.row_ptr[r]; };
+  std::vector<char> numbered(std::size_t(n), 0);
+  std::vector<index_t> order;
+  for (index_t first = 0; first < n; ++first) {
+    if (numbered[std::size_t(first)]) continue;
+    index_t root = first, eccentricity = -1;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      std::vector<index_t> depth(std::size_t(n), -1), queue{root};
+      depth[std::size_t(root)] = 0;
+      for (std::size_t k = 0; k < queue.size(); ++k)
+        for (index_t e = A.row_ptr[queue[k]]; e < A.row_ptr[queue[k] + 1]; ++e) {
+          const index_t c = A.col_idx[e];
+          if (numbered[std::size_t(c)] || depth[std::size_t(c)] >= 0) continue;
+          depth[std::size_t(c)] = depth[std::size_t(queue[k])] + 1;
+          queue.push_back(c);
+        }
+      const index_t deepest = depth[std::size_t(queue.back())];
+      if (deepest <= eccentricity) break;
+      eccentricity = deepest;
+      index_t best = queue.back();
+      for (index_t r : queue)
+        if (depth[std::size_t(r)] == deepest && degree(r) < degree(best)) best = r;
+      root = best;
+    }
+    std::size_t k = order.size();
+    order.push_back(root);
+    numbered[std::size_t(root)] = 1;
+    for (; k < order.size(); ++k) {
+      std::vector<index_t> fresh;
+      for (index_t e = A.row_ptr[order[k]]; e < A.row_ptr[order[k] + 1]; ++e)
+        if (!numbered[std::size_t(A.col_idx[e])]) {
+          numbered[std::size_t(A.col_idx[e])] = 1;
+          fresh.push_back(A.col_idx[e]);
+        }
+      std::stable_sort(fresh.begin(), fresh.end(),
+                       [&](index_t a, index_t b) { return degree(a) < degree(b); });
+      order.insert(order.end(), fresh.begin(), fresh.end());
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return RowPermutation{order};
+}
+
 }  // namespace
 
 TEST_CASE("reverse Cuthill-McKee: a permutation that brings neighbours together") {
+  SUBCASE("the textbook's order exactly: grids, a hub of 998 neighbours, power-law rows") {
+    for (const CsrMatrix<double>& A :
+         {shuffled(poisson2d(30), 5), shuffled(hub_and_chain(1000), 7), hub_and_chain(1000),
+          shuffled(generate_matrix("gen:powerlaw:5000"), 11), poisson2d(1)}) {
+      CAPTURE(A.rows);
+      CHECK(reverse_cuthill_mckee(A).new_to_old == textbook_rcm(A).new_to_old);
+    }
+  }
   SUBCASE("a shuffled path becomes tridiagonal again") {
     std::vector<index_t> r, c;
     std::vector<double> v;

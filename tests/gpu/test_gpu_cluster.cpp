@@ -116,8 +116,8 @@ TEST_CASE("Cluster CG: a system too big for a cluster runs persistent, and the p
 
 TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system values too") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  const CsrMatrix<double> A = read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
-                                                 "/data/systems/Exnet_EXN_step3.mtx.gz");
+  const CsrMatrix<double> A =
+      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/Exnet_EXN_step3.mtx.gz");
   const std::size_t n = std::size_t(A.rows), nnz = A.values.size();
   constexpr int kCount = 9;  // more clusters than fit at once on some devices' shapes: waves
   std::vector<double> b(n * kCount), values(nnz * kCount), d(n * kCount);
@@ -132,7 +132,8 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
   }
   DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
   DeviceBuffer<double> A_values(Device::gpu, A.values);
-  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values), d_gpu(Device::gpu, d);
+  DeviceBuffer<double> b_gpu(Device::gpu, b), values_gpu(Device::gpu, values),
+      d_gpu(Device::gpu, d);
   const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), A_values.data(), 1, {}};
   auto cluster = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);  // batch layout
   CgOptions cg;
@@ -140,15 +141,16 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
   cg.max_iters = 100000;
 
   DeviceBuffer<double> x_batch(Device::gpu, std::vector<double>(n * kCount, 0.0));
-  const std::vector<CgResult> batch =
-      cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount, values_gpu.data(), d_gpu.data(), cg);
+  const std::vector<CgResult> batch = cluster->solve_batch(b_gpu.data(), x_batch.data(), kCount,
+                                                           values_gpu.data(), d_gpu.data(), cg);
   REQUIRE(batch.size() == std::size_t(kCount));
   const std::vector<double> x_all = x_batch.download();
   for (int s = 0; s < kCount; ++s) {
     CAPTURE(s);
     DeviceBuffer<double> x_one(Device::gpu, std::vector<double>(n, 0.0));
-    const CgResult one = cluster->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
-                                              values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
+    const CgResult one = cluster
+                             ->solve_batch(b_gpu.data() + s * n, x_one.data(), 1,
+                                           values_gpu.data() + s * nnz, d_gpu.data() + s * n, cg)
                              .front();
     CHECK(one.status == CgStatus::converged);
     CHECK(batch[s].iterations == one.iterations);
@@ -159,7 +161,8 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
     for (double& v : scaled) v *= 1.0 + s;
     CsrMatrix<double> As = A;
     As.values = scaled;
-    const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n), b.begin() + std::ptrdiff_t((s + 1) * n));
+    const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n),
+                                 b.begin() + std::ptrdiff_t((s + 1) * n));
     const Reference Ax = reference_product(As, x);
     double rr = 0, bb = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -167,6 +170,65 @@ TEST_CASE("Cluster CG: a batch of systems equals the single solves, per-system v
       bb += bs[i] * bs[i];
     }
     CHECK(std::sqrt(rr / bb) <= 1e-8);  // the recursive residual reached 1e-10
+  }
+}
+
+// A batch whose normal layout needs more blocks a system (7 vectors: 5,041 rows 276 KB, 10,000
+// rows 547 KB) runs in the lean one (z, p, p, q: one block, two; x, d, r in global memory):
+// with and without Jacobi, from a random x0 (read across blocks at the start), the answers of the
+// one-system layout (16 blocks), to rounding (other partial sums).
+TEST_CASE("Cluster CG: a batch in the lean layout equals the one-system loop") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  for (const index_t m : {71, 100}) {
+    CAPTURE(m);
+    const CsrMatrix<double> A = testing::poisson2d(m);
+    const std::size_t n = std::size_t(A.rows);
+    constexpr int kCount = 5;
+    std::vector<double> b(n * kCount), d(n * kCount);
+    for (int s = 0; s < kCount; ++s) {
+      const std::vector<double> bs = random_vector<double>(n, 300 + s);
+      std::copy(bs.begin(), bs.end(), b.begin() + std::ptrdiff_t(s * n));
+      for (std::size_t i = 0; i < n; ++i) d[s * n + i] = 0.25 * (1.0 + 0.1 * s);  // SPD scaling
+    }
+    const std::vector<double> x0 = random_vector<double>(n, 77);
+    std::vector<double> x0_all;
+    for (int s = 0; s < kCount; ++s) x0_all.insert(x0_all.end(), x0.begin(), x0.end());
+    DeviceBuffer<index_t> row_ptr(Device::gpu, A.row_ptr), col_idx(Device::gpu, A.col_idx);
+    DeviceBuffer<double> values(Device::gpu, A.values), b_gpu(Device::gpu, b),
+        d_gpu(Device::gpu, d);
+    const CsrView<double> view{A.rows, row_ptr.data(), col_idx.data(), values.data(), 1, {}};
+    auto lean = make_cluster_cg<double>(view, A.rows, nullptr, 0, true);
+    auto single = make_cluster_cg<double>(view, A.rows, nullptr, 0, false);
+    REQUIRE(lean->fit().lean);
+    CHECK(lean->fit().blocks == (m == 71 ? 1 : 2));
+    CHECK(!single->fit().lean);
+    CgOptions cg;
+    cg.tol = 1e-10;
+    cg.max_iters = 100000;
+    for (const bool jacobi : {false, true}) {
+      CAPTURE(jacobi);
+      DeviceBuffer<double> x_batch(Device::gpu, x0_all);
+      const std::vector<CgResult> batch = lean->solve_batch(
+          b_gpu.data(), x_batch.data(), kCount, nullptr, jacobi ? d_gpu.data() : nullptr, cg);
+      const std::vector<double> x_all = x_batch.download();
+      for (int s = 0; s < kCount; ++s) {
+        CAPTURE(s);
+        DeviceBuffer<double> x_one(Device::gpu, x0);
+        const CgResult one = single
+                                 ->solve_batch(b_gpu.data() + s * n, x_one.data(), 1, nullptr,
+                                               jacobi ? d_gpu.data() + s * n : nullptr, cg)
+                                 .front();
+        CHECK(batch[s].status == CgStatus::converged);
+        CHECK(std::abs(batch[s].iterations - one.iterations) <= 1);
+        const std::vector<double> x = x_one.download();
+        const std::vector<double> xs(x_all.begin() + std::ptrdiff_t(s * n),
+                                     x_all.begin() + std::ptrdiff_t((s + 1) * n));
+        CHECK(relative_difference(xs, x) <= 1e-8);
+        const std::vector<double> bs(b.begin() + std::ptrdiff_t(s * n),
+                                     b.begin() + std::ptrdiff_t((s + 1) * n));
+        CHECK(true_relative_residual(A, bs, xs) <= 1e-9);
+      }
+    }
   }
 }
 
@@ -192,7 +254,8 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
       auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
       REQUIRE(engine->fit().blocks == blocks);
       DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
-      const std::vector<CgResult> results = engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
+      const std::vector<CgResult> results =
+          engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
       for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
       const std::vector<double> xs = x.download();
       if (reference.empty()) reference = xs;

@@ -9,6 +9,7 @@
 // block falls back to the persistent loop, and the plan says why; `auto` takes the block for ic0
 // where it fits.
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "formats/matrix_market.hpp"
@@ -91,6 +92,57 @@ TEST_CASE("Cluster CG with the other programs in one block: the CPU's iterations
     same_as_cpu(precond, std::string(precond).rfind("cheb", 0) == 0 ? 0.03 : 0.02, 1e-6);
 }
 
+// A chain: tridiagonal, SPD; its IC(0) has one row a level (the longest sweep of dependent rows).
+CsrMatrix<double> chain(index_t n) {
+  std::vector<index_t> rows, cols;
+  std::vector<double> vals;
+  for (index_t i = 0; i < n; ++i) {
+    rows.push_back(i), cols.push_back(i), vals.push_back(2.5);
+    if (i + 1 < n) {
+      rows.insert(rows.end(), {i, i + 1}), cols.insert(cols.end(), {i + 1, i});
+      vals.insert(vals.end(), {-1.0, -1.0});
+    }
+  }
+  return csr_from_triplets(n, n, rows, cols, vals);
+}
+
+Run cluster_ic0(const CsrMatrix<double>& A, const std::vector<double>& b, bool sweeps) {
+  // Read when the loop is made (solver/cuda/cluster_cg.cu, sweeps_from_environment).
+  setenv("CGSOLVE_CLUSTER_SWEEPS", sweeps ? "1" : "0", 1);
+  CgOptions cg;
+  cg.tol = 1e-10;
+  cg.max_iters = 100000;
+  Run run = run_loop_with<double>(A, b, "ic0", gpu_csr(), GpuLoopAsk::cluster, cg);
+  unsetenv("CGSOLVE_CLUSTER_SWEEPS");
+  return run;
+}
+
+// The sweeps (a solve's levels with no barrier between them, each row waiting on a counter of
+// the rows done) compute every row as the levels do, in the same order; only r.z's partial sums
+// fall to other threads (another order of the block's sum), so the iterations are the same and x
+// agrees to rounding. Systems:
+// more rows than threads (two rounds a thread), a chain of 1,500 one-row levels, rows past the
+// sweeps' 4 x 1,024 (levels one by one), n = 1, n not a multiple of 32.
+TEST_CASE("Cluster CG with ic0: the sweeps give the level-by-level bits") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  std::vector<System> list = systems();
+  list.push_back({"chain 1500", chain(1500)});
+  list.push_back({"chain 4400 (past the sweeps' rows)", chain(4400)});
+  list.push_back({"poisson 45x45 (2,025 rows)", testing::poisson2d(45)});
+  for (const System& s : list) {
+    CAPTURE(s.name);
+    const std::vector<double> b = random_vector<double>(std::size_t(s.A.rows), 67);
+    const Run levels = cluster_ic0(s.A, b, false);
+    const Run sweeps = cluster_ic0(s.A, b, true);
+    REQUIRE(levels.loop == Loop::cluster);
+    REQUIRE(sweeps.loop == Loop::cluster);
+    CHECK(levels.result.status == CgStatus::converged);
+    CHECK(std::abs(sweeps.result.iterations - levels.result.iterations) <= 1);
+    CHECK(relative_difference(sweeps.x, levels.x) <= 1e-10);
+    CHECK(true_relative_residual(s.A, b, sweeps.x) <= 10 * 1e-10);
+  }
+}
+
 bool has_reason(const Plan& plan, const std::string& text) {
   for (const std::string& why : plan.reasons)
     if (why.find(text) != std::string::npos) return true;
@@ -131,6 +183,39 @@ TEST_CASE("Cluster CG with ic0: auto takes one block where it fits, else persist
   const ClusterFit fit = cluster_fit<double>(big.rows, row_ptr.data(), 0, false, &shape);
   CHECK(!fit.fits);
   CHECK(fit.reason.find("one block") != std::string::npos);
+}
+
+// auto on the GPU probes ic0 first where it runs in the cluster loop's one block (its probe solves
+// EPANET's small systems: 51-109 iterations), fsai:2 first elsewhere (solver/precond_probe.cpp).
+TEST_CASE("GPU --precond auto: ic0 first where it runs in one block, fsai:2 first elsewhere") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const std::string dir = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
+  const CsrMatrix<double> exnet = read_matrix_market(dir + "Exnet_EXN_step3.mtx.gz");
+  const std::vector<double> b = read_vector_market(dir + "Exnet_EXN_step3_b.mtx.gz");
+  SolveRequest r;
+  r.backend = gpu_csr();
+  r.cg.tol = 1e-10;
+  r.precond = parse_precond("auto");
+  std::vector<double> x;
+  const SolveReport report = solve_system(exnet, b, x, r);
+  REQUIRE(report.cg.ok());
+  CHECK(report.true_relative_residual <= 1e-9);
+  const std::string& why = report.plan.inspection;
+  INFO(why);
+  CHECK(report.plan.precond.text() == "ic0");
+  CHECK(report.plan.loop == Loop::cluster);
+  CHECK(why.find("ic0's probe solved the system") != std::string::npos);
+  // Too big for one block: fsai:2 first, ic0 (if named at all) after it.
+  const CsrMatrix<double> grid = testing::poisson2d(200);
+  const std::vector<double> ones(std::size_t(grid.rows), 1.0);
+  std::vector<double> y;
+  const SolveReport big = solve_system(grid, multiply(grid, ones), y, r);
+  REQUIRE(big.cg.ok());
+  const std::string& why_big = big.plan.inspection;
+  INFO(why_big);
+  const auto fsai = why_big.find("fsai:2"), ic0 = why_big.find("ic0");
+  REQUIRE(fsai != std::string::npos);
+  if (ic0 != std::string::npos) CHECK(fsai < ic0);
 }
 
 }  // namespace

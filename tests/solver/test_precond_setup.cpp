@@ -12,6 +12,7 @@
 #include <string>
 
 #include "formats/convert.hpp"
+#include "solver/precond/fsai.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/spectrum.hpp"
 #include "solver/precond_test_util.hpp"
@@ -176,6 +177,122 @@ TEST_CASE("fsai:2 and fsai:3 on a random SPD matrix: G from the definition on tr
     const Eigen::MatrixXd reference = G.transpose() * G;
     CHECK((inverse_of(*M, A.rows) - reference).norm() / reference.norm() < 1e-12);
   }
+}
+
+// The host's share of fsai's device set-up (solver/cuda/fsai_gpu.cu makes the rows longer than
+// kFsaiDeviceRowMax with these): the listed rows' patterns and values, against the whole matrix's
+// (fsai_pattern, fsai_rows), and the least listed row whose block is not SPD.
+TEST_CASE("fsai's listed rows (the device set-up's long rows) are the whole set-up's rows") {
+  CsrMatrix<double> A = irregular_spd(1013, 500, 7, 41);
+  for (int k : {1, 2}) {
+    CAPTURE(k);
+    CsrMatrix<double> G = precond::fsai_pattern(A, k);
+    precond::fsai_rows(A, G);
+    std::vector<index_t> rows = {0, 1, 7, 499, 500, 501, 1012};
+    const auto patterns = precond::fsai_row_patterns(A, rows, k);
+    std::vector<double> packed;
+    CHECK(precond::fsai_listed_rows(A, rows, patterns, packed) == A.rows);
+    std::size_t at = 0;
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      const index_t first = G.row_ptr[rows[j]], last = G.row_ptr[rows[j] + 1];
+      CHECK(patterns[j] ==
+            std::vector<index_t>(G.col_idx.begin() + first, G.col_idx.begin() + last));
+      for (index_t e = first; e < last; ++e) CHECK(packed[at++] == G.values[std::size_t(e)]);
+    }
+    CHECK(at == packed.size());
+    // The hub's pattern is past the device's bound: this is the path it takes there.
+    CHECK(patterns[4].size() > std::size_t(precond::kFsaiDeviceRowMax));
+  }
+  // Row 501's diagonal negative: the listed rows whose blocks hold it fail, the least is named.
+  for (index_t e = A.row_ptr[501]; e < A.row_ptr[502]; ++e)
+    if (A.col_idx[std::size_t(e)] == 501) A.values[std::size_t(e)] = -1;
+  const std::vector<index_t> rows = {1012, 501, 0};
+  std::vector<double> packed;
+  CHECK(precond::fsai_listed_rows(A, rows, precond::fsai_row_patterns(A, rows, 2), packed) == 501);
+  CsrMatrix<double> G = precond::fsai_pattern(A, 2);
+  CHECK_THROWS_WITH_AS(precond::fsai_rows(A, G),
+                       "fsai: the block of A on row 502's pattern is not positive definite (A is "
+                       "not SPD)",
+                       InputError);
+}
+
+// The device kernels' own row code (fsai_row.hpp, host-device), run here on every row: the
+// pattern row equal to fsai_pattern's (or marked too long exactly where that row has more than
+// kFsaiDeviceRowMax entries), G's row equal to fsai_rows' to rounding (the same operations in the
+// same order: bit for bit on the host), and a block that is not SPD refused on the same rows.
+TEST_CASE("fsai's device row code gives the host's pattern and rows on every row") {
+  struct Case {
+    std::string name;
+    CsrMatrix<double> A;
+  };
+  const std::vector<Case> cases = {{"poisson 40x40", poisson2d(40)},
+                                   {"random SPD 1013", random_spd(1013, 4, 41)},
+                                   {"irregular SPD 1013", irregular_spd(1013, 500, 7, 41)},
+                                   {"n = 1", poisson2d(1)}};
+  for (const Case& c : cases) {
+    for (int k : {1, 2}) {
+      CAPTURE(c.name);
+      CAPTURE(k);
+      const CsrMatrix<double>& A = c.A;
+      CsrMatrix<double> G = precond::fsai_pattern(A, k);
+      precond::fsai_rows(A, G);
+      index_t too_long = 0, mismatched = 0, unequal = 0;
+      index_t set[precond::kFsaiDeviceRowMax];
+      std::vector<double> L(std::size_t(precond::kFsaiDeviceRowMax) *
+                            (precond::kFsaiDeviceRowMax + 1) / 2);
+      std::vector<double> g(std::size_t(precond::kFsaiDeviceRowMax));
+      for (index_t i = 0; i < A.rows; ++i) {
+        const index_t first = G.row_ptr[i], m = G.row_ptr[i + 1] - first;
+        const int size = precond::fsai_small_pattern(A.row_ptr.data(), A.col_idx.data(), i, k, set);
+        if (size == precond::kFsaiRowTooLong) {
+          ++too_long;
+          if (m <= precond::kFsaiDeviceRowMax) ++mismatched;
+          continue;
+        }
+        if (size != m || !std::equal(set, set + size, G.col_idx.begin() + first)) {
+          ++mismatched;
+          continue;
+        }
+        REQUIRE(precond::fsai_small_row(A.row_ptr.data(), A.col_idx.data(), A.values.data(), set,
+                                        size, L.data(), g.data()));
+        for (int a = 0; a < size; ++a)
+          if (g[std::size_t(a)] != G.values[std::size_t(first + a)]) ++unequal;
+      }
+      CHECK(mismatched == 0);
+      CHECK(unequal == 0);
+      if (c.name.rfind("irregular", 0) == 0) CHECK(too_long > 0);  // the hub's rows
+      if (c.name.rfind("poisson", 0) == 0) CHECK(too_long == 0);  // rows of at most 7
+    }
+  }
+  // Row 37's diagonal negative: its block is refused, an earlier row's is not.
+  CsrMatrix<double> A = poisson2d(20);
+  for (index_t e = A.row_ptr[37]; e < A.row_ptr[38]; ++e)
+    if (A.col_idx[std::size_t(e)] == 37) A.values[std::size_t(e)] = -1;
+  index_t set[precond::kFsaiDeviceRowMax];
+  double L[precond::kFsaiDeviceRowMax * (precond::kFsaiDeviceRowMax + 1) / 2];
+  double g[precond::kFsaiDeviceRowMax];
+  for (index_t i : {36, 37}) {
+    const int m = precond::fsai_small_pattern(A.row_ptr.data(), A.col_idx.data(), i, 2, set);
+    CHECK(precond::fsai_small_row(A.row_ptr.data(), A.col_idx.data(), A.values.data(), set, m, L,
+                                  g) == (i != 37));
+  }
+}
+
+TEST_CASE("fsai set up for the CPU reports where it ran and its three phases") {
+  auto M = built("fsai:2", poisson2d(20), Device::omp, 2);
+  CHECK(fact(*M, "set-up on") == "the host");
+  const PrecondTable* phases = nullptr;
+  for (const PrecondTable& t : M->report().tables)
+    if (t.name == "fsai set-up") phases = &t;
+  REQUIRE(phases);
+  REQUIRE(phases->rows.size() == 3);
+  CHECK(phases->rows[0].first == "pattern");
+  CHECK(phases->rows[1].first == "rows");
+  CHECK(phases->rows[2].first == "transpose");
+  double inside = 0;
+  for (const auto& [label, values] : phases->rows) inside += values.at(0);
+  // Inside analyze + values (what the summary's phases already count).
+  CHECK(inside <= M->report().total_seconds());
 }
 
 TEST_CASE("cheb:8 set up for the CPU says its Lanczos ran on the host") {
