@@ -9,13 +9,14 @@
 # Also csr/cuda-stream4's cache-hint variants (-plain: no evict-first hint on the matrix; -keepx:
 # L2 evict-last on the x gathers) next to it, in the same spmvbench process.
 # Logs under $OUT (default ./hllsigma-out), summary last.
-# Usage: [SKIP_BUILD=1] [BUILD=build-gpu] scripts/hllsigma-check.sh [BUILD_DIR] [DATA_DIR]
-#   SKIP_BUILD=1: BUILD_DIR is built already. DATA_DIR (default .gpu-data) is not needed: the
-#   matrices are generated; it is accepted so that every helper script takes the same arguments.
+# Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [OUT=dir] scripts/hllsigma-check.sh [DATA_DIR]
+#   SKIP_BUILD=1: $BUILD (default build-gpu) is built already. DATA_DIR (default .gpu-data) is
+#   not needed: the matrices are generated; it is accepted so that every helper script takes the
+#   same arguments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-${BUILD:-build-gpu}}
-DATA=${2:-.gpu-data}
+BUILD=${BUILD:-build-gpu}
+DATA=${1:-.gpu-data}
 OUT=${OUT:-$PWD/hllsigma-out}
 mkdir -p "$OUT"
 start=$(date +%s)
