@@ -60,6 +60,12 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
                  "the longest row = no tail")
       ->check(CLI::Range(-1, std::numeric_limits<int>::max()))
       ->capture_default_str();
+  app.add_option("--hll-sigma", r.backend.hll_sigma,
+                 "HLL: store the rows sorted by length inside windows of this many rows "
+                 "(SELL-C-sigma, a multiple of --hack-size; x and the columns keep their "
+                 "order); 0 = rows in their own order, -1 = chosen from the row lengths")
+      ->check(CLI::Range(-1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
   app.add_option("--max-ell-fill", r.backend.max_ell_fill,
                  "Refuse ELL when its storage exceeds this multiple of CSR's")
       ->check(CLI::PositiveNumber)

@@ -44,7 +44,9 @@ struct Options {
   TimingOptions timing;
   double min_sample_us = 20;
   index_t hack_size = 32;
-  index_t hll_tail = -1;  // -1: as the backends decide (formats/stats.hpp, spmv/backend_factory.cpp)
+  index_t hll_tail =
+      -1;  // -1: as the backends decide (formats/stats.hpp, spmv/backend_factory.cpp)
+  index_t hll_sigma = -1;  // -1: as the backends decide; a kernel item's @sigma=N wins
   double max_ell_fill = 10;
   std::size_t cpu_copy_mib = 256, gpu_copy_mib = 1024;
   std::uint64_t seed = 42;
@@ -288,7 +290,8 @@ Json SpmvBench::run_ours(const LoadedMatrix& m, const System& system, const Devi
   bo.threads = device.threads;
   bo.kernel = choice.kernel;
   bo.hack_size = options_.hack_size;
-  bo.hll_tail = options_.hll_tail;
+  bo.hll_tail = choice.hll_tail >= 0 ? choice.hll_tail : options_.hll_tail;
+  bo.hll_sigma = choice.hll_sigma >= 0 ? choice.hll_sigma : options_.hll_sigma;
   bo.max_ell_fill = options_.max_ell_fill;
   std::unique_ptr<SpmvBackend<double>> backend;
   std::unique_ptr<VectorOps<double>> ops;
@@ -299,7 +302,7 @@ Json SpmvBench::run_ours(const LoadedMatrix& m, const System& system, const Devi
     row["backend"] = choice.label();
     return unmeasured(row, reference, "SKIP", e.what());
   }
-  row["backend"] = backend->name();
+  row["backend"] = backend->name() + choice.hll_settings();
   try {
     measure_ours(row, system, device, *backend, *ops, reference);
   } catch (const std::exception& e) {  // a failed CUDA call: reported, and the run goes on
@@ -478,7 +481,7 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for cpu rows and Eigen (0 = all)")
       ->capture_default_str();
-  app.add_option("--gpu-kernels", o.gpu_kernels, "format[:kernel] list, or 'all'")
+  app.add_option("--gpu-kernels", o.gpu_kernels, "format[:kernel][@sigma=N][@tail=K] list (HLL settings per item), or 'all'")
       ->capture_default_str();
   app.add_option("--cpu-formats", o.cpu_formats, "formats for serial and cpu rows")
       ->capture_default_str();
@@ -493,6 +496,10 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--hack-size", o.hack_size, "HLL hack size")->capture_default_str();
   app.add_option("--hll-tail", o.hll_tail,
                  "HLL: rows longer than this continue in a CSR tail (-1: the backends decide)")
+      ->capture_default_str();
+  app.add_option("--hll-sigma", o.hll_sigma,
+                 "HLL: rows sorted by length in windows of this many rows (0: not sorted, -1: "
+                 "the backends decide); a kernel item's @sigma=N overrides it")
       ->capture_default_str();
   app.add_option("--max-ell-fill", o.max_ell_fill, "skip ELL beyond this padding factor")
       ->capture_default_str();

@@ -97,15 +97,35 @@ EllMatrix<T> to_ell(const CsrMatrix<T>& A) {
   return E;
 }
 
+template <typename T>
+std::vector<index_t> sigma_order(const CsrMatrix<T>& A, index_t sigma) {
+  if (sigma < 0)
+    throw InputError("HLL sort window must be at least 0, got " + std::to_string(sigma));
+  std::vector<index_t> slot_row;
+  if (sigma <= 1 || A.rows <= 1) return slot_row;
+  slot_row.resize(A.rows);
+  std::iota(slot_row.begin(), slot_row.end(), 0);
+  const auto longer = [&](index_t a, index_t b) { return A.row_length(a) > A.row_length(b); };
+  for (index_t first = 0; first < A.rows; first += std::min(sigma, A.rows - first)) {
+    const auto window = slot_row.begin() + first;
+    std::stable_sort(window, window + std::min(sigma, A.rows - first), longer);
+  }
+  bool identity = true;
+  for (index_t s = 0; s < A.rows && identity; ++s) identity = slot_row[s] == s;
+  if (identity) slot_row.clear();  // already in order: the unsorted layout, bit for bit
+  return slot_row;
+}
+
 namespace {
 
-// The rows longer than tail_from, their entries past tail_from in CSR.
+// The rows longer than tail_from, their entries past tail_from in CSR, in slot order.
 template <typename T>
 void fill_hll_tail(const CsrMatrix<T>& A, HllMatrix<T>& H) {
   H.tail_ptr.assign(1, 0);
-  for (index_t r = 0; r < A.rows; ++r) {
+  for (index_t s = 0; s < A.rows; ++s) {
+    const index_t r = H.row_of_slot(s);
     if (A.row_length(r) <= H.tail_from) continue;
-    H.tail_rows.push_back(r);
+    H.tail_rows.push_back(s);
     H.tail_col_idx.insert(H.tail_col_idx.end(), A.col_idx.begin() + A.row_ptr[r] + H.tail_from,
                           A.col_idx.begin() + A.row_ptr[r + 1]);
     H.tail_values.insert(H.tail_values.end(), A.values.begin() + A.row_ptr[r] + H.tail_from,
@@ -114,10 +134,25 @@ void fill_hll_tail(const CsrMatrix<T>& A, HllMatrix<T>& H) {
   }
 }
 
+// slot_row and its inverse for the window sigma (empty where the order is the file's).
+template <typename T>
+void set_storage_order(const CsrMatrix<T>& A, index_t sigma, HllMatrix<T>& H) {
+  if (sigma < 0)
+    throw InputError("HLL sort window must be at least 0, got " + std::to_string(sigma));
+  if (sigma % H.hack_size != 0)
+    throw InputError("HLL sort window " + std::to_string(sigma) +
+                     " must be a multiple of the hack size " + std::to_string(H.hack_size));
+  H.sigma = sigma;
+  H.slot_row = sigma_order(A, sigma);
+  if (!H.sorted()) return;
+  H.row_slot.resize(A.rows);
+  for (index_t s = 0; s < A.rows; ++s) H.row_slot[H.slot_row[s]] = s;
+}
+
 }  // namespace
 
 template <typename T>
-HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from) {
+HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from, index_t sigma) {
   if (hack_size < 1)
     throw InputError("hack size must be at least 1, got " + std::to_string(hack_size));
   if (tail_from < 0)
@@ -128,22 +163,24 @@ HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from)
   H.nnz = A.nnz();
   H.hack_size = hack_size;
   H.tail_from = tail_from;
+  set_storage_order(A, sigma, H);
+  H.row_length.resize(A.rows);
+  for (index_t s = 0; s < A.rows; ++s) H.row_length[s] = A.row_length(H.row_of_slot(s));
   const index_t hacks = A.rows == 0 ? 0 : (A.rows - 1) / hack_size + 1;
   H.hack_width.resize(hacks);
   H.hack_offset.assign(std::size_t(hacks) + 1, 0);
   for (index_t h = 0; h < hacks; ++h) {
-    const index_t first = h * hack_size, last = std::min(A.rows, first + hack_size);
-    H.hack_width[h] = std::min(tail_from, longest_row(A.row_ptr, first, last));
+    const auto first = H.row_length.begin() + h * hack_size;
+    const auto last = H.row_length.begin() + std::min(A.rows, (h + 1) * hack_size);
+    H.hack_width[h] = std::min(tail_from, *std::max_element(first, last));
     H.hack_offset[h + 1] = H.hack_offset[h] + offset_t(H.hack_width[h]) * hack_size;
   }
-  H.row_length.resize(A.rows);
   H.col_idx.assign(H.hack_offset.back(), 0);
   H.values.assign(H.hack_offset.back(), T(0));
-  for (index_t r = 0; r < A.rows; ++r) {
-    const index_t h = r / hack_size, local = r % hack_size, length = A.row_length(r);
-    const index_t in_hack = std::min(length, tail_from);
+  for (index_t s = 0; s < A.rows; ++s) {
+    const index_t h = s / hack_size, local = s % hack_size, r = H.row_of_slot(s);
+    const index_t in_hack = std::min(H.row_length[s], tail_from);
     const index_t pad = in_hack > 0 ? A.col_idx[A.row_ptr[r] + in_hack - 1] : 0;
-    H.row_length[r] = length;
     for (index_t j = 0; j < H.hack_width[h]; ++j) {
       const offset_t slot = H.hack_offset[h] + offset_t(j) * hack_size + local;
       const bool real = j < in_hack;
@@ -174,14 +211,20 @@ void assign_values(EllMatrix<T>& A, const T* csr_values) {
 
 template <typename T>
 void assign_values(HllMatrix<T>& A, const T* csr_values) {
+  // csr_values come row by row; a sorted layout finds each row's slot (and its tail row, by a
+  // binary search among the tail's slots) through row_slot. No allocation.
   const T* v = csr_values;
-  T* tail = A.tail_values.data();
   for (index_t r = 0; r < A.rows; ++r) {
-    const index_t h = r / A.hack_size, local = r % A.hack_size;
-    const index_t in_hack = std::min(A.row_length[r], A.tail_from);
+    const index_t s = A.sorted() ? A.row_slot[r] : r;
+    const index_t h = s / A.hack_size, local = s % A.hack_size;
+    const index_t in_hack = std::min(A.row_length[s], A.tail_from);
     for (index_t j = 0; j < in_hack; ++j)
       A.values[A.hack_offset[h] + offset_t(j) * A.hack_size + local] = *v++;
-    for (index_t j = in_hack; j < A.row_length[r]; ++j) *tail++ = *v++;  // rows in order
+    if (A.row_length[s] <= in_hack) continue;
+    const auto t =
+        std::lower_bound(A.tail_rows.begin(), A.tail_rows.end(), s) - A.tail_rows.begin();
+    std::copy(v, v + (A.row_length[s] - in_hack), A.tail_values.begin() + A.tail_ptr[t]);
+    v += A.row_length[s] - in_hack;
   }
 }
 
@@ -255,7 +298,8 @@ std::vector<T> diagonal(const CsrMatrix<T>& A) {
                                           std::vector<index_t>, std::vector<T>);  \
   template CooMatrix<T> to_coo(const CsrMatrix<T>&);                              \
   template EllMatrix<T> to_ell(const CsrMatrix<T>&);                              \
-  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t, index_t);            \
+  template HllMatrix<T> to_hll(const CsrMatrix<T>&, index_t, index_t, index_t);   \
+  template std::vector<index_t> sigma_order(const CsrMatrix<T>&, index_t);        \
   template CsrMatrix<T> transpose(const CsrMatrix<T>&);                           \
   template std::vector<T> to_dense(const CsrMatrix<T>&);                          \
   template std::vector<T> diagonal(const CsrMatrix<T>&);                          \

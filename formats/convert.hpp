@@ -19,8 +19,17 @@ template <typename T>
 EllMatrix<T> to_ell(const CsrMatrix<T>& A);
 // tail_from: rows longer than it keep the rest of their entries in the HYB tail (formats/hll.hpp);
 // kNoHllTail: none. formats/stats.hpp's choose_hll_tail picks it from the row lengths.
+// sigma > 0: rows stored sorted by descending length inside windows of sigma rows (SELL-C-sigma,
+// formats/hll.hpp), a multiple of hack_size; 0: the rows' own order. The tail is cut on
+// the sorted hacks. formats/stats.hpp's choose_hll_sigma picks it from the row lengths.
 template <typename T>
-HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from = kNoHllTail);
+HllMatrix<T> to_hll(const CsrMatrix<T>& A, index_t hack_size, index_t tail_from = kNoHllTail,
+                    index_t sigma = 0);
+// The SELL-C-sigma storage order: slot -> row, rows sorted by descending length inside each
+// window of sigma rows, stable (equal lengths keep their order). Empty where that order is the
+// identity (sigma 0 or 1, or rows already sorted).
+template <typename T>
+std::vector<index_t> sigma_order(const CsrMatrix<T>& A, index_t sigma);
 
 // New values, same sparsity pattern, for a matrix converted from CSR: csr_values[k] is entry k of
 // the CSR matrix it was built from (padding keeps its zeros). No allocation: what set_values()

@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <sstream>
 #include <vector>
+
+#include "formats/convert.hpp"
 
 namespace cgs {
 
@@ -120,30 +124,21 @@ RowSpread row_spread(const CsrMatrix<T>& A) {
   return s;
 }
 
-template <typename T>
-HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size) {
+namespace {
+
+// The tail threshold for hacks of given widths: rows_of[L] rows of length L, hacks_of[W] hacks
+// whose longest row is W (both sized longest + 1), `slots` their slots without a tail. Rows
+// longer than max_width always go to the tail (a threshold of at most max_width is forced).
+HllTail best_tail(const std::vector<long long>& rows_of, const std::vector<long long>& hacks_of,
+                  long long slots, index_t hack_size, index_t max_width) {
   HllTail tail;
-  if (A.rows == 0 || hack_size < 1) return tail;
-  index_t longest = 0;
-  for (index_t r = 0; r < A.rows; ++r) longest = std::max(longest, A.row_length(r));
-  // rows_of[L]: rows of length L; hacks_of[W]: hacks whose longest row is W.
-  std::vector<long long> rows_of(std::size_t(longest) + 1, 0), hacks_of(rows_of);
-  long long slots = 0;
-  index_t width = 0;
-  for (index_t r = 0; r < A.rows; ++r) {
-    ++rows_of[A.row_length(r)];
-    width = std::max(width, A.row_length(r));
-    if ((r + 1) % hack_size == 0 || r + 1 == A.rows) {
-      ++hacks_of[width];
-      slots += (long long)width * hack_size;
-      width = 0;
-    }
-  }
   tail.slots_without = slots;
   // From K = longest down: at K - 1 every hack as wide as K loses hack_size slots and every row
   // as long as K moves one more entry to the tail.
+  const index_t longest = index_t(rows_of.size()) - 1;
+  const bool forced = longest > max_width;
   long long moved = 0, hacks_as_wide = 0, rows_as_long = 0;
-  double best_cost = double(slots);
+  double best_cost = forced ? std::numeric_limits<double>::infinity() : double(slots);
   for (index_t k = longest; k >= 1; --k) {
     hacks_as_wide += hacks_of[k];
     rows_as_long += rows_of[k];
@@ -151,14 +146,14 @@ HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size) {
     moved += rows_as_long;
     const double cost =
         double(slots) + kHllTailEntryCost * double(moved) + kHllTailRowCost * double(rows_as_long);
-    if (cost >= best_cost) continue;
+    if (k - 1 > max_width || cost >= best_cost) continue;
     best_cost = cost;
     tail.from = k - 1;
     tail.slots = slots;
     tail.nnz = moved;
     tail.rows = index_t(rows_as_long);
   }
-  if (best_cost > (1 - kHllTailMinSaving) * double(tail.slots_without)) {
+  if (!forced && best_cost > (1 - kHllTailMinSaving) * double(tail.slots_without)) {
     HllTail none;
     none.slots = none.slots_without = tail.slots_without;
     return none;
@@ -166,8 +161,96 @@ HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size) {
   return tail;
 }
 
-template HllTail choose_hll_tail(const CsrMatrix<float>&, index_t);
-template HllTail choose_hll_tail(const CsrMatrix<double>&, index_t);
+// best_tail for row lengths in storage order (hack h: lengths [h * hack_size, ...)).
+HllTail tail_for_lengths(const std::vector<index_t>& lengths, index_t hack_size,
+                         index_t max_width = kNoHllTail) {
+  const index_t longest = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  std::vector<long long> rows_of(std::size_t(longest) + 1, 0), hacks_of(rows_of);
+  long long slots = 0;
+  for (std::size_t first = 0; first < lengths.size(); first += hack_size) {
+    const std::size_t last = std::min(lengths.size(), first + std::size_t(hack_size));
+    index_t width = 0;
+    for (std::size_t r = first; r < last; ++r) {
+      ++rows_of[lengths[r]];
+      width = std::max(width, lengths[r]);
+    }
+    ++hacks_of[width];
+    slots += (long long)width * hack_size;
+  }
+  return best_tail(rows_of, hacks_of, slots, hack_size, max_width);
+}
+
+template <typename T>
+std::vector<index_t> row_lengths(const CsrMatrix<T>& A) {
+  std::vector<index_t> lengths(A.rows);
+  for (index_t r = 0; r < A.rows; ++r) lengths[r] = A.row_length(r);
+  return lengths;
+}
+
+}  // namespace
+
+template <typename T>
+HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size, index_t sigma) {
+  if (A.rows == 0 || hack_size < 1) return {};
+  std::vector<index_t> lengths = row_lengths(A);
+  const std::vector<index_t> slot_row = sigma_order(A, sigma);
+  for (std::size_t s = 0; s < slot_row.size(); ++s) lengths[s] = A.row_length(slot_row[s]);
+  return tail_for_lengths(lengths, hack_size, sigma > 0 ? kHllSortedMaxWidth : kNoHllTail);
+}
+
+std::vector<HllSigmaCandidate> hll_sigma_candidates(std::vector<index_t> lengths,
+                                                    index_t hack_size) {
+  std::vector<HllSigmaCandidate> candidates;
+  const index_t rows = index_t(lengths.size());
+  if (rows == 0 || hack_size < 1) return candidates;
+  candidates.push_back({0, tail_for_lengths(lengths, hack_size)});
+  // Windows sorted descending by a bottom-up merge sort: the windows of 2 sigma are two sorted
+  // windows of sigma merged, so every candidate together costs one sort of the lengths.
+  const auto longer = std::greater<index_t>();
+  for (index_t first = 0; first < rows; first += hack_size)
+    std::sort(lengths.begin() + first, lengths.begin() + std::min(rows, first + hack_size), longer);
+  for (long long sigma = 2 * (long long)hack_size;; sigma *= 2) {
+    const long long half = sigma / 2;
+    for (long long first = 0; first + half < rows; first += sigma)
+      std::inplace_merge(lengths.begin() + first, lengths.begin() + first + half,
+                         lengths.begin() + std::min<long long>(rows, first + sigma), longer);
+    if (sigma > std::numeric_limits<index_t>::max()) break;
+    candidates.push_back(
+        {index_t(sigma), tail_for_lengths(lengths, hack_size, kHllSortedMaxWidth)});
+    if (sigma >= rows) break;  // one window holds every row: larger ones change nothing
+  }
+  return candidates;
+}
+
+template <typename T>
+HllOrder choose_hll_sigma(const CsrMatrix<T>& A, index_t hack_size) {
+  HllOrder order;
+  if (A.rows == 0 || hack_size < 1) return order;
+  if (!row_spread(A).irregular()) {  // regular rows: their own order, today's layout
+    order.unsorted = order.tail = choose_hll_tail(A, hack_size);
+    return order;
+  }
+  const std::vector<HllSigmaCandidate> candidates = hll_sigma_candidates(row_lengths(A), hack_size);
+  order.unsorted = order.tail = candidates.front().tail;
+  double best = order.unsorted.cost();
+  for (const HllSigmaCandidate& c : candidates) best = std::min(best, c.tail.cost());
+  // The smallest window within kHllSigmaSlack of the best: a small window keeps the writes to y
+  // of a hack's rows close together.
+  for (const HllSigmaCandidate& c : candidates) {
+    if (c.sigma == 0 || c.tail.cost() > (1 + kHllSigmaSlack) * best) continue;
+    if (c.tail.cost() <= (1 - kHllSortMinSaving) * order.unsorted.cost()) {
+      order.sigma = c.sigma;
+      order.tail = c.tail;
+    }
+    break;
+  }
+  return order;
+}
+
+template HllTail choose_hll_tail(const CsrMatrix<float>&, index_t, index_t);
+template HllTail choose_hll_tail(const CsrMatrix<double>&, index_t, index_t);
+template HllOrder choose_hll_sigma(const CsrMatrix<float>&, index_t);
+template HllOrder choose_hll_sigma(const CsrMatrix<double>&, index_t);
 template RowSpread row_spread(const CsrMatrix<float>&);
 template RowSpread row_spread(const CsrMatrix<double>&);
 template MatrixStats compute_stats(const CsrMatrix<float>&, index_t);

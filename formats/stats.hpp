@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "formats/csr.hpp"
 #include "formats/hll.hpp"
@@ -61,9 +62,49 @@ struct HllTail {
   long long slots = 0;          // the hacks' slots with the tail
   long long slots_without = 0;  // and without
   bool any() const { return from != kNoHllTail; }
+  // The model's cost of the layout: slots, plus the tail's entries and rows at their weights.
+  double cost() const {
+    return any() ? double(slots) + kHllTailEntryCost * double(nnz) + kHllTailRowCost * double(rows)
+                 : double(slots);
+  }
+};
+// sigma > 0: on the rows sorted inside windows of sigma rows (convert.hpp's sigma_order), rows
+// over kHllSortedMaxWidth always in the tail (see choose_hll_sigma below).
+template <typename T>
+HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size, index_t sigma = 0);
+
+// SELL-C-sigma (formats/hll.hpp): whether to store the rows sorted by length inside windows of
+// sigma rows, from the row lengths alone. Only irregular rows (RowSpread::irregular(), the test
+// that sends CSR to a load-balanced kernel) are sorted: sorting scatters the writes to y inside
+// a window and costs the fused loops' row function a look-up, while the hacks of regular rows
+// (Poisson, water networks, bcsstk-like) pad little that a GPU thread would read (each stops at
+// its row's length), so they keep their order and today's layout bit for bit. On irregular rows
+// each window sigma = 2, 4, 8, ... hack sizes up to the first that holds every row is costed as
+// the layout it gives, its tail chosen on the sorted hacks (HllTail::cost) with rows over
+// kHllSortedMaxWidth always in the tail: sorting gathers the longest rows into the same hacks,
+// where no padding argues for a tail, but one thread would still walk each of them alone
+// (thousands of dependent loads) while the tail's warp pieces take 8 a lane. The smallest window
+// within kHllSigmaSlack of the cheapest is taken (a small window keeps y's writes close), and
+// only where it costs kHllSortMinSaving less than the rows' own order with its own tail.
+inline constexpr double kHllSigmaSlack = 0.05;
+inline constexpr double kHllSortMinSaving = 0.25;
+inline constexpr index_t kHllSortedMaxWidth = 64;
+struct HllSigmaCandidate {
+  index_t sigma = 0;  // 0: the rows' own order
+  HllTail tail;       // the tail chosen on that order
+};
+// Every candidate, the rows' own order (sigma 0) first, whatever the rows' spread; `lengths` in
+// row order.
+std::vector<HllSigmaCandidate> hll_sigma_candidates(std::vector<index_t> lengths,
+                                                    index_t hack_size);
+struct HllOrder {
+  index_t sigma = 0;  // 0: no sorting
+  HllTail tail;       // on the chosen order
+  HllTail unsorted;   // on the rows' own order
+  bool sorted() const { return sigma > 0; }
 };
 template <typename T>
-HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size);
+HllOrder choose_hll_sigma(const CsrMatrix<T>& A, index_t hack_size);
 
 // Refuses ELLPACK when padding would be wasteful or not fit: fill over `max_fill` times the
 // nonzeros, or more than `max_bytes` (default: half the machine's memory). Throws InputError

@@ -31,6 +31,7 @@ BackendOptions Plan::backend_options() const {
   o.kernel = kernel;
   o.hack_size = hack_size;
   o.hll_tail = hll_tail;
+  o.hll_sigma = hll_sigma;
   o.block_size = block_size;
   o.blocks = blocks;
   o.max_ell_fill = max_ell_fill;
@@ -153,14 +154,37 @@ std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
 
 namespace {
 
-// HLL's HYB tail (formats/hll.hpp): where the backends will cut the rows, and what it saves.
-void explain_hll_tail(const CsrMatrix<double>& A, Plan& plan) {
+// HLL's storage order (SELL-C-sigma) and HYB tail (formats/hll.hpp): what the backends will
+// build (spmv/backend_factory.cpp's make_hll), and what it saves.
+void explain_hll_layout(const CsrMatrix<double>& A, Plan& plan) {
+  index_t sigma = plan.hll_sigma;
+  HllTail tail;
+  if (sigma >= 0) {
+    plan.reasons.push_back(sigma > 0 ? "hll: rows sorted by length inside windows of " +
+                                           std::to_string(sigma) + " rows (--hll-sigma)"
+                                     : std::string("hll: rows in their own order (--hll-sigma 0)"));
+    if (plan.hll_tail < 0) tail = choose_hll_tail(A, plan.hack_size, sigma);
+  } else {
+    const HllOrder order = choose_hll_sigma(A, plan.hack_size);
+    sigma = order.sigma;
+    tail = order.tail;
+    if (order.sorted()) {
+      char why[400];
+      std::snprintf(why, sizeof why,
+                    "hll: rows sorted by length inside windows of %d rows (SELL-C-sigma; the "
+                    "storage order only, x and the columns keep theirs): %s hack slots and %s "
+                    "tail entries instead of %s and %s in the rows' own order (%s nonzeros)",
+                    int(order.sigma), count(order.tail.slots).c_str(),
+                    count(order.tail.nnz).c_str(), count(order.unsorted.slots).c_str(),
+                    count(order.unsorted.nnz).c_str(), count(A.nnz()).c_str());
+      plan.reasons.push_back(why);
+    }
+  }
   if (plan.hll_tail >= 0) {
     plan.reasons.push_back("hll: rows over " + std::to_string(plan.hll_tail) +
                            " entries continue in a CSR tail (--hll-tail)");
     return;
   }
-  const HllTail tail = choose_hll_tail(A, plan.hack_size);
   if (!tail.any()) return;
   char why[320];
   std::snprintf(why, sizeof why,
@@ -347,6 +371,7 @@ Plan plan_as_asked(const SolveRequest& r) {
   plan.kernel = r.backend.kernel;
   plan.hack_size = r.backend.hack_size;
   plan.hll_tail = r.backend.hll_tail;
+  plan.hll_sigma = r.backend.hll_sigma;
   plan.block_size = r.backend.block_size;
   plan.blocks = r.backend.blocks;
   plan.max_ell_fill = r.backend.max_ell_fill;
@@ -372,7 +397,7 @@ Plan make_plan(const SolveRequest& r, const CsrMatrix<double>& A) {
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
 
   const MatrixStats stats = compute_stats(A, plan.hack_size);
-  if (plan.format == Format::hll) explain_hll_tail(A, plan);
+  if (plan.format == Format::hll) explain_hll_layout(A, plan);
   if (plan.device == Device::gpu) {
     const RowSpread spread = row_spread(A);
     plan.kernel = choose_gpu_kernel(r, stats, spread, plan);

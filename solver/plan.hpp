@@ -58,7 +58,8 @@ struct Plan {
   Format format = Format::csr;
   std::string kernel;  // the GPU kernel (spmv/kernel_registry.hpp); empty on the CPU
   index_t hack_size = 32;
-  index_t hll_tail = -1;  // HLL's HYB tail threshold; -1: from the row lengths
+  index_t hll_tail = -1;   // HLL's HYB tail threshold; -1: from the row lengths
+  index_t hll_sigma = -1;  // HLL's sort window (SELL-C-sigma); 0: none; -1: from the row lengths
   int block_size = 0, blocks = 0;
   double max_ell_fill = 10;
   Precision precision = Precision::double_;

@@ -70,6 +70,8 @@ struct BackendOptions {
   Device device = Device::omp;
   index_t hack_size = 32;      // HLL
   index_t hll_tail = -1;       // HLL: rows past it in the HYB tail; -1: choose_hll_tail decides
+  index_t hll_sigma = -1;      // HLL: rows sorted in windows of it (SELL-C-sigma); 0: not
+                               // sorted; -1: choose_hll_sigma decides
   int threads = 0;             // OpenMP threads; 0 = all
   std::string kernel;          // GPU kernel variant; empty = the format's default
   int block_size = 0;          // GPU threads per block; 0 = kernel default
@@ -77,8 +79,9 @@ struct BackendOptions {
   double max_ell_fill = 10.0;  // ELL guard (see formats/stats.hpp)
 };
 
-// The HLL container a backend stores: options.hack_size, and the HYB tail at options.hll_tail
-// or, at -1, where choose_hll_tail (formats/stats.hpp) puts it.
+// The HLL container a backend stores: options.hack_size; rows sorted inside windows of
+// options.hll_sigma or, at -1, of what choose_hll_sigma (formats/stats.hpp) picks; and the HYB
+// tail at options.hll_tail or, at -1, where choose_hll_tail puts it on that order.
 template <typename T>
 HllMatrix<T> make_hll(const CsrMatrix<T>& A, const BackendOptions& options);
 

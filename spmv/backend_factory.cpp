@@ -40,11 +40,19 @@ std::size_t min_bytes_model(Format format, index_t rows, index_t cols, index_t n
 
 template <typename T>
 HllMatrix<T> make_hll(const CsrMatrix<T>& A, const BackendOptions& options) {
-  // --hll-tail K cuts where asked; otherwise the row lengths decide (choose_hll_tail), on every
-  // device: on a power-law matrix the tail is what keeps HLL near bandwidth (BENCHMARKS.md §12b).
-  const index_t tail_from =
-      options.hll_tail >= 0 ? options.hll_tail : choose_hll_tail(A, options.hack_size).from;
-  return to_hll(A, options.hack_size, tail_from);
+  // --hll-sigma and --hll-tail K cut where asked; otherwise the row lengths decide
+  // (choose_hll_sigma, then the tail on the order it gives), on every device: on a power-law
+  // matrix the tail is what keeps HLL near bandwidth (BENCHMARKS.md §12b), the sorted windows
+  // what keeps its hacks from padding short rows to long ones (§12e).
+  index_t sigma = options.hll_sigma;
+  index_t tail_from = options.hll_tail;
+  if (sigma < 0) {
+    const HllOrder order = choose_hll_sigma(A, options.hack_size);
+    sigma = order.sigma;
+    if (tail_from < 0) tail_from = order.tail.from;
+  }
+  if (tail_from < 0) tail_from = choose_hll_tail(A, options.hack_size, sigma).from;
+  return to_hll(A, options.hack_size, tail_from, sigma);
 }
 
 template <typename T>

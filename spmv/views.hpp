@@ -60,9 +60,12 @@ struct EllView {
   const T* __restrict__ values;
 };
 
-// Hacked ELLPACK: entry j of local row r of hack h at hack_offset[h] + j * hack_size + r, for
+// Hacked ELLPACK: entry j of local slot r of hack h at hack_offset[h] + j * hack_size + r, for
 // j < min(row_length[r], tail_from). A row longer than tail_from continues in the HYB tail
 // (formats/hll.hpp): tail row t (tail_rows ascending) holds entries tail_ptr[t]..tail_ptr[t+1].
+// Sorted (SELL-C-sigma, slot_row not null): slot s holds row slot_row[s], row i sits in slot
+// row_slot[i], and every per-row array (row_length, tail_rows) is by slot; the slots of window w
+// (sigma rows) are the rows of window w. Unsorted: slot = row, both pointers null.
 template <typename T>
 struct HllView {
   index_t rows;
@@ -78,6 +81,9 @@ struct HllView {
   const index_t* __restrict__ tail_ptr;
   const index_t* __restrict__ tail_col_idx;
   const T* __restrict__ tail_values;
+  index_t sigma;                         // sort window; meaningful where slot_row is set
+  const index_t* __restrict__ slot_row;  // slot -> row; null: unsorted
+  const index_t* __restrict__ row_slot;  // row -> slot; null: unsorted
 };
 
 // COO, sorted by row. row_start (rows + 1 entries, built once with the backend) gives each row's

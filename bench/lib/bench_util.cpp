@@ -260,16 +260,47 @@ std::vector<Device> parse_devices(const std::string& list) {
 }
 
 std::string KernelChoice::label() const {
-  return kernel.empty() ? to_string(format) : to_string(format) + "/" + kernel;
+  const std::string text = kernel.empty() ? to_string(format) : to_string(format) + "/" + kernel;
+  return text + hll_settings();
 }
+
+std::string KernelChoice::hll_settings() const {
+  return (hll_sigma >= 0 ? "@sigma=" + std::to_string(hll_sigma) : std::string()) +
+         (hll_tail >= 0 ? "@tail=" + std::to_string(hll_tail) : std::string());
+}
+
+namespace {
+
+// The "@sigma=N" and "@tail=K" settings at the end of a kernel list item (HLL's sort window and
+// HYB tail threshold), removed from it; -1 where absent.
+void take_hll_settings(std::string& item, KernelChoice& choice) {
+  const std::string whole = item;
+  const std::size_t first = item.find('@');
+  if (first == std::string::npos) return;
+  std::stringstream settings(item.substr(first + 1));
+  item.erase(first);
+  for (std::string setting; std::getline(settings, setting, '@');) {
+    const std::size_t equals = setting.find('=');
+    const std::string key = setting.substr(0, equals);
+    const std::string number = equals == std::string::npos ? "" : setting.substr(equals + 1);
+    if ((key != "sigma" && key != "tail") || number.empty() || number.size() > 9 ||
+        number.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("kernel list item '" + whole + "': expected @sigma=N or @tail=K with " +
+                       "non-negative integers, got '@" + setting + "'");
+    (key == "sigma" ? choice.hll_sigma : choice.hll_tail) = index_t(std::stol(number));
+  }
+}
+
+}  // namespace
 
 std::vector<KernelChoice> parse_kernel_list(const std::string& list) {
   std::vector<KernelChoice> choices;
   std::stringstream items(list);
   for (std::string item; std::getline(items, item, ',');) {
     if (item.empty()) continue;
-    const std::size_t colon = item.find(':');
     KernelChoice choice;
+    take_hll_settings(item, choice);
+    const std::size_t colon = item.find(':');
     try {
       choice.format = parse_format(item.substr(0, colon));
     } catch (const std::exception&) {

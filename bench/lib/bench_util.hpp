@@ -88,9 +88,14 @@ std::vector<Device> parse_devices(const std::string& list);
 struct KernelChoice {
   Format format = Format::csr;
   std::string kernel;         // empty = the format's default
-  std::string label() const;  // "csr/adaptive", "ell"
+  index_t hll_sigma = -1;     // HLL's sort window from "@sigma=N"; -1: the run's --hll-sigma
+  index_t hll_tail = -1;      // HLL's tail threshold from "@tail=K"; -1: the run's --hll-tail
+  std::string label() const;  // "csr/adaptive", "ell", "hll/thread@sigma=0"
+  std::string hll_settings() const;  // "@sigma=N@tail=K", the parts given; "" for none
 };
-// "csr:adaptive,csr:scalar,ell,coo:cusparse" (format[:kernel], comma separated).
+// "csr:adaptive,csr:scalar,ell,coo:cusparse,hll:thread@sigma=0@tail=64"
+// (format[:kernel][@sigma=N][@tail=K], comma separated; @sigma=N: HLL rows sorted in windows of
+// N, 0 unsorted, as --hll-sigma; @tail=K: as --hll-tail).
 std::vector<KernelChoice> parse_kernel_list(const std::string& list);
 std::string default_gpu_kernels();
 std::string all_gpu_kernels();

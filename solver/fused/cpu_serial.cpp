@@ -12,7 +12,6 @@
 namespace cgs::fused {
 namespace {
 
-
 // On one thread, pass A needs no second p buffer: p_k replaces p_{k-1} (and x catches up) row by
 // row just ahead of the product, up to the furthest column the rows of the next chunk read, so
 // the product gathers p_k alone instead of computing z_j + beta p_{k-1,j} at every entry (half
@@ -40,6 +39,7 @@ index_t furthest_column(const View& A, index_t first, index_t last) {
 
 template <typename T>
 index_t chunk_rows(const HllView<T>& A) {
+  if (A.slot_row) return A.sigma;  // sorted: whole windows (spmv/cpu/kernels.hpp)
   return std::max<index_t>(1, 128 / A.hack_size) * A.hack_size;  // whole hacks
 }
 template <typename View>

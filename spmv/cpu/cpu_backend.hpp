@@ -35,7 +35,10 @@ HllView<T> view_of(const HllMatrix<T>& A) {
           A.tail_rows.data(),
           A.tail_ptr.data(),
           A.tail_col_idx.data(),
-          A.tail_values.data()};
+          A.tail_values.data(),
+          A.sigma,
+          A.sorted() ? A.slot_row.data() : nullptr,
+          A.sorted() ? A.row_slot.data() : nullptr};
 }
 
 template <typename T, typename Stored>

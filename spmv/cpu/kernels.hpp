@@ -7,10 +7,11 @@
 // finish(first, count, sums) receives the products of rows [first, first + count), summed in
 // double (also for float data, as on the GPU: long rows keep their digits). A block holds at
 // most kRowBlock rows. Every row of the range is finished, empty rows with 0. HLL ranges must
-// start on a hack boundary (the OpenMP parts do).
+// start on a hack boundary (the OpenMP parts do), sorted HLL ranges on a window boundary.
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "spmv/views.hpp"
 
@@ -86,24 +87,59 @@ void add_tail(const HllView<T>& A, index_t first, index_t count, Value& value, d
   }
 }
 
+// Sums of the slots [h * hack_size + start, ... + count) of hack h, tail included.
+template <typename T, typename Value>
+void hack_sums(const HllView<T>& A, index_t h, index_t start, index_t count, Value& value,
+               double* sum) {
+  const index_t size = A.hack_size;
+  std::fill(sum, sum + count, 0.0);
+  const T* val = A.values + A.hack_offset[h] + start;
+  const index_t* col = A.col_idx + A.hack_offset[h] + start;
+  for (index_t j = 0; j < A.hack_width[h]; ++j, val += size, col += size)
+    for (index_t i = 0; i < count; ++i) sum[i] += double(val[i]) * value(col[i]);
+  add_tail(A, h * size + start, count, value, sum);
+}
+
+// Sorted HLL (SELL-C-sigma): a window's slots hold exactly its rows, so each window's sums are
+// put back in row order in a buffer (one per thread, kept between calls) and finished from there
+// kRowBlock rows at a time. A range starts on a window boundary or at the end.
+template <typename T, typename Value, typename Finish>
+void walk_sorted_windows(const HllView<T>& A, index_t first, index_t last, Value value,
+                         Finish finish) {
+  static thread_local std::vector<double> by_row;
+  const index_t size = A.hack_size, sigma = A.sigma;
+  double sum[kRowBlock];
+  for (index_t w = (first + sigma - 1) / sigma; w < (last + sigma - 1) / sigma; ++w) {
+    const index_t row0 = w * sigma, rows = std::min(sigma, A.rows - row0);
+    by_row.resize(std::size_t(rows));
+    for (index_t s0 = row0; s0 < row0 + rows; s0 += size) {
+      const index_t in_hack = std::min(size, row0 + rows - s0);
+      for (index_t start = 0; start < in_hack; start += kRowBlock) {
+        const index_t count = std::min(kRowBlock, in_hack - start);
+        hack_sums(A, s0 / size, start, count, value, sum);
+        for (index_t i = 0; i < count; ++i) by_row[A.slot_row[s0 + start + i] - row0] = sum[i];
+      }
+    }
+    for (index_t start = 0; start < rows; start += kRowBlock)
+      finish(row0 + start, std::min(kRowBlock, rows - start), by_row.data() + start);
+  }
+}
+
 // The hacks of rows [first, last): each a column-major block of hack_size rows and its own
 // width, taken kRowBlock rows at a time, then the block's tail rows; the padding rows of the
 // last hack are skipped. A range starts on a hack boundary or at the end (the OpenMP parts do;
-// an empty last part starts at rows, which rounds up to no hack at all).
+// an empty last part starts at rows, which rounds up to no hack at all); sorted, on a window
+// boundary (walk_sorted_windows).
 template <typename T, typename Value, typename Finish>
 void walk_rows(const HllView<T>& A, index_t first, index_t last, Value value, Finish finish) {
+  if (A.slot_row) return walk_sorted_windows(A, first, last, value, finish);
   const index_t size = A.hack_size;
   double sum[kRowBlock];
   for (index_t h = (first + size - 1) / size; h < (last + size - 1) / size; ++h) {
     const index_t row0 = h * size, rows = std::min(size, A.rows - row0);
     for (index_t start = 0; start < rows; start += kRowBlock) {
       const index_t count = std::min(kRowBlock, rows - start);
-      std::fill(sum, sum + count, 0.0);
-      const T* val = A.values + A.hack_offset[h] + start;
-      const index_t* col = A.col_idx + A.hack_offset[h] + start;
-      for (index_t j = 0; j < A.hack_width[h]; ++j, val += size, col += size)
-        for (index_t i = 0; i < count; ++i) sum[i] += double(val[i]) * value(col[i]);
-      add_tail(A, row0 + start, count, value, sum);
+      hack_sums(A, h, start, count, value, sum);
       finish(row0 + start, count, sum);
     }
   }

@@ -50,15 +50,20 @@ std::int64_t tail_before(const HllMatrix<T>& A, index_t row) {
 }
 
 // Hacks balanced by stored slots and tail entries, as row boundaries (the last one is the row
-// count).
+// count). Sorted (SELL-C-sigma), whole windows of sigma rows: a window's slots hold its rows,
+// so no two parts write the same y entry.
 template <typename T>
 std::vector<index_t> split_hacks_by_slots(const HllMatrix<T>& A, int parts) {
-  std::vector<index_t> bounds = balanced_split(A.hacks(), parts, [&](index_t h) {
-    return A.hack_offset[h] +
-           tail_before(A, index_t(std::min<std::int64_t>(A.rows, std::int64_t(h) * A.hack_size)));
+  const index_t group = A.sorted() ? A.sigma : A.hack_size;  // rows per unit of the split
+  const index_t units = A.rows == 0 ? 0 : (A.rows - 1) / group + 1;
+  const auto first_row = [&](index_t unit) {
+    return index_t(std::min<std::int64_t>(A.rows, std::int64_t(unit) * group));
+  };
+  std::vector<index_t> bounds = balanced_split(units, parts, [&](index_t unit) {
+    const index_t row = first_row(unit);
+    return A.hack_offset[(row + A.hack_size - 1) / A.hack_size] + tail_before(A, row);
   });
-  for (index_t& b : bounds)
-    b = index_t(std::min<std::int64_t>(A.rows, std::int64_t(b) * A.hack_size));
+  for (index_t& b : bounds) b = first_row(b);
   return bounds;
 }
 

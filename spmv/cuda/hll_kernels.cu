@@ -7,6 +7,9 @@
 // instead of one thread walking it. The piece kernel runs first and leaves one partial sum per
 // piece; the row kernel then adds a tail row's partials in piece order, so y is written once
 // and repeats exactly (no atomics).
+//
+// Sorted (SELL-C-sigma, formats/hll.hpp): a thread per slot, the hacks holding rows of similar
+// length, and the sum goes to y[slot_row[s]]; the writes stay inside a window of sigma rows.
 #include <algorithm>
 #include <vector>
 
@@ -47,16 +50,16 @@ __global__ void hll_tail_pieces_kernel(HllView<T> A, TailPieces P, const T* __re
 template <typename T>
 __global__ void hll_kernel(HllView<T> A, TailPieces P, const T* __restrict__ x, T* __restrict__ y) {
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < A.rows;
-       row += stride) {
-    const index_t length = A.row_length[row];
-    double sum = hack_product(A, row, length < A.tail_from ? length : A.tail_from,
+  for (long long slot = (long long)blockIdx.x * blockDim.x + threadIdx.x; slot < A.rows;
+       slot += stride) {
+    const index_t length = A.row_length[slot];
+    double sum = hack_product(A, slot, length < A.tail_from ? length : A.tail_from,
                               [x](index_t col) { return x[col]; });
     if (length > A.tail_from) {
-      const index_t t = tail_index(A, row);
+      const index_t t = tail_index(A, slot);
       for (index_t p = P.first[t]; p < P.first[t + 1]; ++p) sum += P.partial[p];
     }
-    y[row] = T(sum);
+    y[A.slot_row ? (long long)A.slot_row[slot] : slot] = T(sum);
   }
 }
 
@@ -88,6 +91,8 @@ class HllCudaBackend final : public CudaBackendBase<T> {
     row_length_ = DeviceArray<index_t>(host_.row_length, "HLL row lengths");
     col_idx_ = DeviceArray<index_t>(host_.col_idx, "HLL column indices");
     values_ = DeviceArray<T>(host_.values, "HLL values");
+    slot_row_ = DeviceArray<index_t>(host_.slot_row, "HLL storage order");
+    row_slot_ = DeviceArray<index_t>(host_.row_slot, "HLL slot of each row");
     upload_tail();
     host_.col_idx = {};  // set_values() needs the layout and the value slots only
     host_.tail_col_idx = {};
@@ -132,18 +137,29 @@ class HllCudaBackend final : public CudaBackendBase<T> {
   }
 
   HllView<T> view() const {
-    return {this->rows(),       hack_size_,         hack_offset_.data(),
-            hack_width_.data(), row_length_.data(), col_idx_.data(),
-            values_.data(),     host_.tail_from,    index_t(host_.tail_rows.size()),
-            tail_rows_.data(),  tail_ptr_.data(),   tail_col_idx_.data(),
-            tail_values_.data()};
+    return {this->rows(),
+            hack_size_,
+            hack_offset_.data(),
+            hack_width_.data(),
+            row_length_.data(),
+            col_idx_.data(),
+            values_.data(),
+            host_.tail_from,
+            index_t(host_.tail_rows.size()),
+            tail_rows_.data(),
+            tail_ptr_.data(),
+            tail_col_idx_.data(),
+            tail_values_.data(),
+            host_.sigma,
+            host_.sorted() ? slot_row_.data() : nullptr,
+            host_.sorted() ? row_slot_.data() : nullptr};
   }
 
   index_t hack_size_;
   LaunchShape shape_;
   HllMatrix<T> host_;  // layout and values on the host, for set_values()
   DeviceArray<offset_t> hack_offset_;
-  DeviceArray<index_t> hack_width_, row_length_, col_idx_;
+  DeviceArray<index_t> hack_width_, row_length_, col_idx_, slot_row_, row_slot_;
   DeviceArray<T> values_;
   DeviceArray<index_t> tail_rows_, tail_ptr_, tail_col_idx_, piece_start_, piece_first_;
   DeviceArray<T> tail_values_;

@@ -125,6 +125,25 @@ TEST_CASE("generated matrices stand wherever a matrix file does") {
   CHECK(contains(r.output, "gen:poisson9d:3"));
 }
 
+TEST_CASE(
+    "--format hll says where it sorts rows in windows (SELL-C-sigma); a bad window is input") {
+  // Power-law rows: sorted in windows chosen from the row lengths, named in the plan, validated.
+  Run r = cgsolve("--matrix gen:powerlaw:5000 --format hll --validate --tol 1e-10");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "rows sorted by length inside windows of"));
+  CHECK(contains(r.output, "validate   PASS"));
+  r = cgsolve("--matrix gen:powerlaw:5000 --format hll --hll-sigma 0 --validate --tol 1e-10");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "rows in their own order (--hll-sigma 0)"));
+  // Regular rows keep their order and say nothing of sorting.
+  r = cgsolve("--matrix gen:poisson2d:30 --format hll --tol 1e-10");
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.output, "windows of"));
+  r = cgsolve("--matrix gen:poisson2d:30 --format hll --hll-sigma 100");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "HLL sort window 100 must be a multiple of the hack size 32"));
+}
+
 TEST_CASE("--info prints statistics without solving") {
   const Run r = cgsolve("--matrix " + kData + "/matrices/494_bus.mtx --info");
   CHECK(r.exit_code == 0);

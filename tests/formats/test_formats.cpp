@@ -113,6 +113,134 @@ TEST_CASE("the HYB tail threshold comes from the row lengths: long rows in, regu
   CHECK_FALSE(choose_hll_tail(CsrMatrix<double>{1, 1, {0, 0}, {}, {}}, 32).any());
 }
 
+namespace {
+
+// y = H x through the container alone (hacks, tail, storage order): checks the layout itself,
+// independently of every kernel.
+std::vector<double> product_through_layout(const HllMatrix<double>& H,
+                                           const std::vector<double>& x) {
+  std::vector<double> y(std::size_t(H.rows), 0.0);
+  for (index_t s = 0; s < H.rows; ++s) {
+    const index_t h = s / H.hack_size, local = s % H.hack_size;
+    double sum = 0;
+    for (index_t j = 0; j < std::min(H.row_length[s], H.tail_from); ++j) {
+      const offset_t slot = H.hack_offset[h] + offset_t(j) * H.hack_size + local;
+      sum += H.values[slot] * x[H.col_idx[slot]];
+    }
+    const auto t = std::find(H.tail_rows.begin(), H.tail_rows.end(), s);
+    if (t != H.tail_rows.end())
+      for (index_t k = H.tail_ptr[t - H.tail_rows.begin()];
+           k < H.tail_ptr[t - H.tail_rows.begin() + 1]; ++k)
+        sum += H.tail_values[k] * x[H.tail_col_idx[k]];
+    y[H.row_of_slot(s)] += sum;
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("SELL-C-sigma: rows sorted by length inside each window, stable, storage order only") {
+  // small(): lengths 2, 0, 3, 1. One window of 4 rows, hacks of 2: rows 2, 0 | 3, 1.
+  const HllMatrix<double> H = to_hll(small(), 2, kNoHllTail, 4);
+  CHECK(H.sigma == 4);
+  CHECK(H.slot_row == std::vector<index_t>{2, 0, 3, 1});
+  CHECK(H.row_slot == std::vector<index_t>{1, 3, 0, 2});
+  CHECK(H.row_length == std::vector<index_t>{3, 2, 1, 0});  // by slot
+  CHECK(H.hack_width == std::vector<index_t>{3, 1});
+  CHECK(H.hack_offset == std::vector<offset_t>{0, 6, 8});
+  CHECK(H.values == std::vector<double>{3, 1, 4, 2, 5, 0, 6, 0});
+  CHECK(H.col_idx[5] == 2);  // row 0's padding: its last column
+  // Windows of 2 rows (0, 1 | 2, 3) are sorted already: the layout of the rows' own order.
+  const HllMatrix<double> same = to_hll(small(), 2, kNoHllTail, 2);
+  const HllMatrix<double> plain = to_hll(small(), 2);
+  CHECK_FALSE(same.sorted());
+  CHECK(same.values == plain.values);
+  CHECK(same.col_idx == plain.col_idx);
+  // Ties keep their order: lengths 1, 2, 1, 2 -> rows 1, 3, 0, 2.
+  const CsrMatrix<double> ties{4, 4, {0, 1, 3, 4, 6}, {0, 0, 1, 2, 2, 3}, {1, 2, 3, 4, 5, 6}};
+  CHECK(sigma_order(ties, 4) == std::vector<index_t>{1, 3, 0, 2});
+  CHECK(sigma_order(ties, 64) == std::vector<index_t>{1, 3, 0, 2});  // a window past n
+  // The HYB tail on the sorted hacks, in slot order; new values in CSR order land in place.
+  HllMatrix<double> T = to_hll(small(), 2, 1, 4);
+  CHECK(T.tail_rows == std::vector<index_t>{0, 1});  // slots of rows 2 and 0
+  CHECK(T.tail_ptr == std::vector<index_t>{0, 2, 3});
+  CHECK(T.tail_values == std::vector<double>{4, 5, 2});
+  CHECK(T.values == std::vector<double>{3, 1, 6, 0});
+  const std::vector<double> doubled = {2, 4, 6, 8, 10, 12};
+  assign_values(T, doubled.data());
+  CHECK(T.values == std::vector<double>{6, 2, 12, 0});
+  CHECK(T.tail_values == std::vector<double>{8, 10, 4});
+  CHECK_THROWS_AS(to_hll(small(), 2, kNoHllTail, 3), InputError);  // not whole hacks
+  CHECK_THROWS_AS(to_hll(small(), 2, kNoHllTail, -2), InputError);
+}
+
+TEST_CASE("SELL-C-sigma layouts multiply as the dense matrix: windows, tails, odd sizes") {
+  std::vector<NamedMatrix> matrices = {
+      {"n = 1", random_matrix(1, 1, 4)},
+      {"n = 1 empty", CsrMatrix<double>{1, 1, {0, 0}, {}, {}}},
+      {"n = 45 with empty rows", random_matrix(45, 20, 2, 3)},
+      {"n = 203, one row of 150", random_matrix(203, 8, 3, 0, 150)},
+      {"gen:powerlaw:700", generate_matrix("gen:powerlaw:700")}};
+  for (const NamedMatrix& m : matrices) {
+    const std::vector<double> x = random_vector(std::size_t(m.A.cols), 5);
+    const std::vector<double> expected = dense_product(m.A, x);
+    for (index_t hack_size : {1, 4, 32})
+      for (index_t windows : {0, 1, 2, 3, 50})  // sigma = windows x hack size; 50 x 32 > n
+        for (index_t tail : {kNoHllTail, 0, 2, 7}) {
+          CAPTURE(m.name);
+          CAPTURE(hack_size);
+          CAPTURE(windows);
+          CAPTURE(tail);
+          const HllMatrix<double> H = to_hll(m.A, hack_size, tail, windows * hack_size);
+          CHECK(relative_error(product_through_layout(H, x), expected) <= 1e-13);
+          if (!H.sorted()) continue;
+          for (index_t s = 0; s < H.rows; ++s) {  // a window's slots hold its own rows
+            CHECK(H.slot_row[s] / H.sigma == s / H.sigma);
+            CHECK(H.row_slot[H.slot_row[s]] == s);
+          }
+        }
+  }
+}
+
+TEST_CASE("the sort window comes from the row lengths: power-law rows sorted, regular rows not") {
+  const CsrMatrix<double> P = generate_matrix("gen:powerlaw:20000");
+  const HllOrder power = choose_hll_sigma(P, 32);
+  REQUIRE(power.sorted());
+  CHECK(power.sigma % 32 == 0);
+  CHECK(power.tail.from <= kHllSortedMaxWidth);  // no thread walks a row of thousands
+  CHECK(power.tail.cost() <= (1 - kHllSortMinSaving) * power.unsorted.cost());
+  CHECK(power.tail.slots * 10 < power.unsorted.slots * 7);  // the hacks pad materially less
+  std::vector<index_t> lengths(P.rows);
+  for (index_t r = 0; r < P.rows; ++r) lengths[r] = P.row_length(r);
+  const std::vector<HllSigmaCandidate> all = hll_sigma_candidates(lengths, 32);
+  double best = all.front().tail.cost();
+  for (const HllSigmaCandidate& c : all) best = std::min(best, c.tail.cost());
+  for (const HllSigmaCandidate& c : all) {
+    CAPTURE(c.sigma);
+    if (c.sigma > 0 && c.sigma < power.sigma) CHECK(c.tail.cost() > (1 + kHllSigmaSlack) * best);
+    // The model's counts are the layout's.
+    const HllMatrix<double> H = to_hll(P, 32, c.tail.from, c.sigma);
+    CHECK(H.hack_offset.back() == c.tail.slots);
+    CHECK(H.tail_nnz() == c.tail.nnz);
+    CHECK(index_t(H.tail_rows.size()) == c.tail.rows);
+    CHECK(to_hll(P, 32, kNoHllTail, c.sigma).hack_offset.back() == c.tail.slots_without);
+  }
+  CHECK(power.tail.from == choose_hll_tail(P, 32, power.sigma).from);
+  // Regular rows keep their order: Poisson, water networks (generated and from data/), bcsstk13.
+  for (const std::string spec : {"gen:poisson2d:40", "gen:waternet:5000",
+                                 CGSOLVE_SOURCE_DIR "/data/systems/Exnet_EXN_step3.mtx.gz",
+                                 CGSOLVE_SOURCE_DIR "/data/systems/Net3_step1.mtx.gz",
+                                 CGSOLVE_SOURCE_DIR "/data/matrices/bcsstk13.mtx"}) {
+    CAPTURE(spec);
+    const CsrMatrix<double> A = load_matrix(spec);
+    const HllOrder order = choose_hll_sigma(A, 32);
+    CHECK_FALSE(order.sorted());
+    CHECK(order.tail.from == choose_hll_tail(A, 32).from);
+  }
+  CHECK_FALSE(choose_hll_sigma(CsrMatrix<double>{}, 32).sorted());
+  CHECK_FALSE(choose_hll_sigma(CsrMatrix<double>{1, 1, {0, 0}, {}, {}}, 32).sorted());
+}
+
 TEST_CASE("rows sorted by descending length, ties in original order") {
   const RowPermutation P = sort_rows_by_length(small());
   CHECK(P.new_to_old == std::vector<index_t>{2, 0, 3, 1});

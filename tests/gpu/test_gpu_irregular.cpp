@@ -126,8 +126,40 @@ TEST_CASE("GPU HLL with a HYB tail: every loop converges to the CPU's answer") {
         gpu.device = Device::gpu;
         gpu.format = Format::hll;
         gpu.hll_tail = tail;
+        gpu.hll_sigma = 0;  // the rows' own order (sorted windows: the test below)
         const Run run = run_loop_with<double>(A, b, "jacobi", gpu, loop, cg);
         check_same_answer(A, b, run, reference, cg);
+      }
+    }
+  }
+}
+
+// SELL-C-sigma: the SpMV kernel writes through the storage order, the fused loops' row function
+// finds each row's slot (row_slot). Windows chosen from the row lengths (the power-law matrix
+// sorts), of 64 rows, and past n; the tail chosen or everything in it. Light runs (memcheck in
+// scripts/hllsigma-check.sh) leave out the 20,000-row matrix.
+TEST_CASE("GPU HLL sorted in windows (SELL-C-sigma): every loop converges to the CPU's answer") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  for (const NamedMatrix& m : irregular_systems()) {
+    const CsrMatrix<double>& A = m.A;
+    if (testing::light_level() > 0 && A.rows > 5000) continue;
+    const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 7);
+    CgOptions cg;
+    cg.tol = 1e-10;
+    const Run reference = cpu_reference(A, b, cg);
+    for (index_t sigma : {-1, 64, 1 << 22}) {
+      for (index_t tail : {-1, 0}) {
+        for (GpuLoopAsk loop : {GpuLoopAsk::automatic, GpuLoopAsk::generic, GpuLoopAsk::graph,
+                                GpuLoopAsk::persistent}) {
+          INFO(m.name << ", sigma " << sigma << ", tail past " << tail << ", loop " << int(loop));
+          BackendOptions gpu;
+          gpu.device = Device::gpu;
+          gpu.format = Format::hll;
+          gpu.hll_tail = tail;
+          gpu.hll_sigma = sigma;
+          const Run run = run_loop_with<double>(A, b, "jacobi", gpu, loop, cg);
+          check_same_answer(A, b, run, reference, cg);
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 // computed in double on the same (cast) matrix.
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "formats/row_order.hpp"
 #include "gpu_test_util.hpp"
@@ -18,7 +19,8 @@ struct KernelCase {
   index_t hack_size = 32;
   int block_size = 0;
   int blocks = 0;
-  index_t hll_tail = -1;  // HLL's HYB tail: -1 from the row lengths
+  index_t hll_tail = -1;   // HLL's HYB tail: -1 from the row lengths
+  index_t hll_sigma = -1;  // HLL's sort window (SELL-C-sigma): -1 from the row lengths, 0 none
 
   std::string label() const {
     std::string text = to_string(format) + "/" + (kernel.empty() ? "default" : kernel);
@@ -26,15 +28,16 @@ struct KernelCase {
     if (block_size) text += " block " + std::to_string(block_size);
     if (blocks) text += " blocks " + std::to_string(blocks);
     if (hll_tail >= 0) text += " tail past " + std::to_string(hll_tail);
+    if (hll_sigma >= 0) text += " sigma " + std::to_string(hll_sigma);
     return text;
   }
 };
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k :
-       {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive", "vector2", "vector4",
-        "vector8", "vector16", "vector32", "cusparse", "balanced"}) {
+  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "stream4-plain",
+                        "stream4-keepx", "vector", "adaptive", "vector2", "vector4", "vector8",
+                        "vector16", "vector32", "cusparse", "balanced"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
@@ -51,6 +54,16 @@ std::vector<KernelCase> kernel_cases() {
   cases.push_back({Format::hll, "thread", 32, 0, 0, 0});
   cases.push_back({Format::hll, "thread", 7, 0, 0, 1});
   cases.push_back({Format::hll, "thread", 32, 32, 3, 3});
+  // SELL-C-sigma: rows sorted in windows (of one hack; of 2; of 3 hacks of 7, which divides
+  // no test size; past n), the product written through the storage order; with the tail
+  // chosen, everything in the tail, and a grid of 3 blocks striding over the slots; and the
+  // rows' own order asked for.
+  cases.push_back({Format::hll, "thread", 32, 0, 0, -1, 32});
+  cases.push_back({Format::hll, "thread", 32, 0, 0, -1, 64});
+  cases.push_back({Format::hll, "thread", 32, 0, 0, 0, 64});
+  cases.push_back({Format::hll, "thread", 7, 0, 0, 1, 21});
+  cases.push_back({Format::hll, "thread", 32, 32, 3, 3, 4096});
+  cases.push_back({Format::hll, "thread", 32, 0, 0, -1, 0});
   cases.push_back({Format::hll, "cusparse"});
   cases.push_back({Format::hll, "cusparse", 8});
   for (const char* k : {"", "segscan", "segscan-shfl", "segscan-shared", "cusparse"}) {
@@ -73,8 +86,10 @@ bool ell_fits(const CsrMatrix<double>& A) {
   return double(width) * A.rows <= 5e7;
 }
 
+// only: check the kernels of this format alone (all where absent).
 template <typename T>
-void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
+void check_all_kernels(const NamedMatrix& matrix, bool sorted,
+                       std::optional<Format> only = std::nullopt) {
   const CsrMatrix<double>& original = matrix.A;
   const CsrMatrix<double> A64 =
       sorted ? permute_symmetric(original, sort_rows_by_length(original)) : original;
@@ -91,6 +106,7 @@ void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
   const std::vector<T> poison(std::size_t(A.rows), std::numeric_limits<T>::quiet_NaN());
 
   for (const KernelCase& c : kernel_cases()) {
+    if (only && c.format != *only) continue;
     if (c.format == Format::ell && !ell_fits(original)) continue;
     INFO(matrix.name << std::string(sorted ? ", sorted" : ", unsorted") << ", "
                      << std::string(sizeof(T) == 8 ? "double" : "float") << ", " << c.label());
@@ -102,6 +118,7 @@ void check_all_kernels(const NamedMatrix& matrix, bool sorted) {
     options.block_size = c.block_size;
     options.blocks = c.blocks;
     options.hll_tail = c.hll_tail;
+    options.hll_sigma = c.hll_sigma;
     std::unique_ptr<SpmvBackend<T>> backend = make_cuda_backend(A, options);
     CHECK(backend->rows() == A.rows);
     CHECK(backend->cols() == A.cols);
@@ -132,6 +149,16 @@ TEST_CASE("GPU SpMV: every kernel matches the host reference, sorted and unsorte
       check_all_kernels<double>(matrix, sorted);
       check_all_kernels<float>(matrix, sorted);
     }
+  }
+}
+
+// The HLL kernels alone (SELL-C-sigma windows, HYB tails, cuSPARSE's sliced ELL): what
+// compute-sanitizer checks in scripts/hllsigma-check.sh, in less time than every kernel.
+TEST_CASE("GPU SpMV: the HLL kernels (sorted windows, HYB tails) match the host reference") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  for (const NamedMatrix& matrix : spmv_test_matrices()) {
+    check_all_kernels<double>(matrix, false, Format::hll);
+    check_all_kernels<float>(matrix, false, Format::hll);
   }
 }
 

@@ -41,9 +41,10 @@ struct Run {
 template <typename T>
 Run run_loop(const LoopCase& loop, const CsrMatrix<double>& A, Format format, bool jacobi,
              const std::vector<double>& b, const std::vector<double>& x0, CgOptions cg,
-             index_t hll_tail = -1) {
+             index_t hll_tail = -1, index_t hll_sigma = -1) {
   BackendOptions bo;
   bo.hll_tail = hll_tail;
+  bo.hll_sigma = hll_sigma;
   bo.format = format;
   bo.device = loop.device;
   bo.threads = loop.threads;
@@ -184,6 +185,36 @@ TEST_CASE("fused CPU loops: HLL with a HYB tail walks each row's tail, as the ge
         CHECK(relative_difference(fused.x, sys.x_star) <= 1e-8);
       }
     }
+}
+
+// Sorted HLL (SELL-C-sigma, hacks of 4): the walkers finish whole windows in row order, the
+// serial loop's chunks and the team's parts are whole windows. Windows of 8 and 12 rows (n = 33
+// and 81 not multiples), one past n, and the choice from the row lengths (the hub row sorts).
+TEST_CASE("fused CPU loops: HLL sorted in windows converges as the generic loop") {
+  std::vector<System> all = systems();
+  all.push_back({"hub and chain 301", hub_and_chain(301), random_vector(301, 48)});
+  for (const System& sys : all)
+    for (index_t sigma : {-1, 8, 12, 4096})
+      for (index_t tail : {-1, 0, 2}) {
+        CAPTURE(sys.name);
+        CAPTURE(sigma);
+        CAPTURE(tail);
+        const std::vector<double> b = multiply(sys.A, sys.x_star);
+        const std::vector<double> x0(b.size(), 0.0);
+        CgOptions cg;
+        cg.tol = 1e-11;
+        const bool jacobi = sys.jacobi_possible;
+        const Run generic = run_loop<double>(kGeneric, sys.A, Format::csr, jacobi, b, x0, cg);
+        REQUIRE(generic.cg.status == CgStatus::converged);
+        for (const LoopCase& loop : kFusedLoops) {
+          CAPTURE(std::string(loop.name));
+          const Run fused =
+              run_loop<double>(loop, sys.A, Format::hll, jacobi, b, x0, cg, tail, sigma);
+          REQUIRE(fused.cg.status == CgStatus::converged);
+          CHECK(std::abs(fused.cg.converged_at - generic.cg.converged_at) <= 1);
+          CHECK(relative_difference(fused.x, sys.x_star) <= 1e-8);
+        }
+      }
 }
 
 TEST_CASE("fused CPU loops: the residual history follows the generic loop's, step by step") {

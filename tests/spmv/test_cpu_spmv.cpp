@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "formats/generators.hpp"
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
 #include "spmv/backend.hpp"
@@ -115,6 +116,73 @@ TEST_CASE("HLL with a HYB tail agrees with the dense product, set_values include
         }
       }
     }
+  }
+}
+
+// SELL-C-sigma (formats/hll.hpp): rows sorted by length inside windows of sigma rows, the
+// product written through the storage order. Windows of one hack, of two, one not dividing n,
+// one past n, and the chosen one; with the tail chosen, everything in the tail, and a short
+// threshold; serial and OpenMP (its parts on window boundaries), set_values included.
+TEST_CASE("sorted HLL (SELL-C-sigma) agrees with the dense product, set_values included") {
+  for (const auto& [name, A] : spmv_test_matrices()) {
+    const std::vector<double> x = random_vector(A.cols, 44);
+    const std::vector<double> expected = reference_product(A, x);
+    for (index_t hack_size : {32, 5})
+      for (index_t windows : {-1, 1, 2, 7, 4000})  // -1: chosen from the row lengths
+        for (index_t tail : {-1, 0, 3})
+          for (Device device : {Device::serial, Device::omp}) {
+            CAPTURE(name);
+            CAPTURE(hack_size);
+            CAPTURE(windows);
+            CAPTURE(tail);
+            CAPTURE(to_string(device));
+            BackendOptions options;
+            options.format = Format::hll;
+            options.device = device;
+            options.threads = 3;
+            options.hack_size = hack_size;
+            options.hll_sigma = windows < 0 ? -1 : windows * hack_size;
+            options.hll_tail = tail;
+            CHECK(relative_error(apply_backend<double>(A, x, options), expected) <= 1e-12);
+            CHECK(relative_error(apply_backend<float>(A, x, options), expected) <= 1e-5);
+            auto backend = make_backend(A, options);
+            std::vector<double> twice(A.values.size());
+            for (std::size_t k = 0; k < twice.size(); ++k) twice[k] = 2 * A.values[k];
+            backend->set_values(twice.data());
+            std::vector<double> y(A.rows, -7.0), expected2(expected);
+            for (double& e : expected2) e *= 2;
+            backend->apply(x.data(), y.data());
+            CHECK(relative_error(y, expected2) <= 1e-12);
+          }
+  }
+}
+
+// The OpenMP parts of a sorted HLL start on window boundaries (a part inside a window would
+// write rows of another part's slots), and the chosen layout of regular rows is today's.
+TEST_CASE("sorted HLL: OpenMP parts on window boundaries; regular rows keep the unsorted layout") {
+  const CsrMatrix<double> P = generate_matrix("gen:powerlaw:20000");
+  BackendOptions options;
+  options.format = Format::hll;
+  options.device = Device::omp;
+  options.threads = 7;
+  const HllMatrix<double> H = make_hll(P, options);
+  REQUIRE(H.sorted());
+  auto backend = make_backend(P, options);
+  const std::optional<Rows<double>> rows = backend->row_view();
+  REQUIRE(rows);
+  REQUIRE(rows->parts.size() == 8);
+  for (index_t b : rows->parts) CHECK((b % H.sigma == 0 || b == P.rows));
+  const std::vector<double> x = random_vector(P.cols, 45);
+  std::vector<double> y(P.rows, -7.0);
+  backend->apply(x.data(), y.data());
+  CHECK(relative_error(y, reference_product(P, x)) <= 1e-12);
+  for (const CsrMatrix<double>& A : {poisson2d(50), generate_matrix("gen:waternet:3000")}) {
+    const HllMatrix<double> chosen = make_hll(A, options);
+    const HllMatrix<double> today = to_hll(A, 32, choose_hll_tail(A, 32).from);
+    CHECK_FALSE(chosen.sorted());
+    CHECK(chosen.values == today.values);
+    CHECK(chosen.col_idx == today.col_idx);
+    CHECK(chosen.tail_from == today.tail_from);
   }
 }
 
