@@ -16,6 +16,7 @@
 
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
+#include "solver/precond/fsai_row.hpp"
 #include "solver/precond/sparse_parts.hpp"
 #include "solver/precond/spectrum_gpu.hpp"  // worth_device_setup
 
@@ -97,41 +98,15 @@ CsrMatrix<double> fsai_pattern(const CsrMatrix<double>& A, int k) { return power
 
 // Row i of G on its pattern p (sorted, ending with the diagonal): B = A[p,p] gathered by merging
 // each pattern row of A with the pattern (both sorted), so that rows need no shared scratch and
-// run in parallel; B = L L^T in place (the lower triangle, row-major in `block`), and then
-// g = y / sqrt(y_m) for B y = e_m is L^-T e_m (y = L^-T L^-1 e_m = L^-T e_m / L_mm, y_m =
-// 1 / L_mm^2): one back substitution. A hand-written factor on a reused buffer: Eigen's LLT on
-// dynamic matrices spent most of fsai's values phase allocating. The device's fsai_rows_kernel
-// (solver/cuda/fsai_gpu.cu) does the same arithmetic in the same order.
+// run in parallel; B = L L^T in place, and then g = y / sqrt(y_m) for B y = e_m is L^-T e_m
+// (y = L^-T L^-1 e_m = L^-T e_m / L_mm, y_m = 1 / L_mm^2): one back substitution. The device's
+// kernels run the same function (fsai_small_row, fsai_row.hpp), on B's lower triangle packed in
+// `block` (reused: Eigen's LLT on dynamic matrices spent most of fsai's values phase allocating).
 bool fsai_row(const CsrMatrix<double>& A, const index_t* pattern, index_t m, double* g,
               std::vector<double>& block) {
-  block.assign(std::size_t(m) * std::size_t(m), 0.0);
-  auto at = [&](index_t r, index_t c) -> double& { return block[std::size_t(r) * m + c]; };
-  for (index_t a = 0; a < m; ++a) {
-    const index_t row = pattern[a];
-    index_t b = 0;
-    for (index_t e = A.row_ptr[row]; e < A.row_ptr[row + 1] && b <= a; ++e) {
-      while (b <= a && pattern[b] < A.col_idx[e]) ++b;
-      if (b <= a && pattern[b] == A.col_idx[e]) at(a, b) = A.values[e];
-    }
-  }
-  for (index_t c = 0; c < m; ++c) {  // Cholesky, column by column (lower triangle only)
-    double pivot = at(c, c);
-    for (index_t q = 0; q < c; ++q) pivot -= at(c, q) * at(c, q);
-    if (!(pivot > 0) || !std::isfinite(pivot)) return false;
-    const double d = std::sqrt(pivot);
-    at(c, c) = d;
-    for (index_t r = c + 1; r < m; ++r) {
-      double v = at(r, c);
-      for (index_t q = 0; q < c; ++q) v -= at(r, q) * at(c, q);
-      at(r, c) = v / d;
-    }
-  }
-  for (index_t r = m - 1; r >= 0; --r) {  // L^T g = e_m, from the last row up
-    double v = r == m - 1 ? 1.0 : 0.0;
-    for (index_t q = r + 1; q < m; ++q) v -= at(q, r) * g[q];
-    g[r] = v / at(r, r);
-  }
-  return true;
+  block.resize(std::size_t(m) * std::size_t(m + 1) / 2);
+  return fsai_small_row(A.row_ptr.data(), A.col_idx.data(), A.values.data(), pattern, int(m),
+                        block.data(), g);
 }
 
 std::vector<std::vector<index_t>> fsai_row_patterns(const CsrMatrix<double>& A,
