@@ -422,12 +422,16 @@ class Amg final : public Preconditioner<T> {
 
  protected:
   void analyze_pattern(const CsrMatrix<double>& A) override {
+    lend_finest(A);
     h_ = amg::build_hierarchy(A, options_.hierarchy);
     fresh_ = true;  // its numbers are A's: compute_values need not make them again
   }
 
   void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
-    if (!fresh_) amg::refresh_hierarchy(h_, A, options_.hierarchy);
+    if (!fresh_) {
+      lend_finest(A);
+      amg::refresh_hierarchy(h_, A, options_.hierarchy);
+    }
     fresh_ = false;
     std::vector<std::pair<std::string, double>> phases = h_.phase_seconds;
     const auto start = Clock::now();
@@ -442,6 +446,20 @@ class Amg final : public Preconditioner<T> {
   }
 
  private:
+  // The GPU set-up's finest operator: the SpMV backend's device CSR where the solver lent it
+  // (lend_matrix; in double, so its values are A's), read in place: no upload of A's 0.54 GB at
+  // each set-up of poisson2d:3000 (BENCHMARKS 20g). The solver writes A's new values there
+  // before set_values, so the lent arrays hold this set-up's A.
+  void lend_finest(const CsrMatrix<double>& A) {
+    options_.hierarchy.finest_on_device = {};
+    if constexpr (std::is_same_v<T, double>) {
+      const CsrView<T>* lent = this->lent_matrix();
+      if (!options_.hierarchy.gpu || !lent) return;
+      if (lent->rows != A.rows) throw std::logic_error("amg: the lent matrix has another size");
+      options_.hierarchy.finest_on_device = {lent->row_ptr, lent->col_idx, lent->values, A.nnz()};
+    }
+  }
+
   // M's arrays in the spec: borrowed where `arrays` has them in place (in_place(); values only in
   // double: a float program needs its own converted copy), copied otherwise.
   MatrixHandles matrix(SpecWriter<T>& w, const CsrMatrix<double>& M,
@@ -560,6 +578,8 @@ class Amg final : public Preconditioner<T> {
     const std::string whose = this->device() == Device::gpu
                                   ? "the GPU set-up's A, P and R"
                                   : "the hierarchy's P, R and coarse operators";
+    if (options_.hierarchy.finest_on_device.values)
+      this->report_.set_fact("finest operator", "the SpMV backend's device copy, read in place");
     this->report_.set_fact("program arrays",
                            borrowed_bytes_ > 0
                                ? whose + ", read in place (" +

@@ -593,6 +593,16 @@ std::vector<double> inverse_sqrt(const std::vector<double>& d) {
   return s;
 }
 
+// Level l's GPU set-up object; the finest level's reads A where the device already holds it,
+// when the caller lent that copy (HierarchyOptions::finest_on_device).
+std::shared_ptr<GpuLevelValues> gpu_level(std::size_t l, const CsrMatrix<double>& Al,
+                                          const HierarchyOptions& options) {
+  std::shared_ptr<GpuLevelValues> gpu = make_gpu_level_values();
+  gpu->keep_host_copies(options.host_copies);
+  if (l == 0 && options.finest_on_device.values) gpu->lend_operator(Al, options.finest_on_device);
+  return gpu;
+}
+
 // rho(D_F^-1 A_F) on the host from the hashed start (the device's start, amg_start.hpp).
 double host_filtered_radius(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                             int steps, const EntryFilter& filter) {
@@ -613,7 +623,7 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   if (!h.has_next(l)) return;
   std::vector<double> diagonal;
   timed(h, level, "prolongator", [&] { diagonal = filtered_diagonal(Al, level.strong); });
-  if (options.gpu && !level.gpu) level.gpu = make_gpu_level_values();
+  if (options.gpu && !level.gpu) level.gpu = gpu_level(l, Al, options);
   timed(h, level, "spectra", [&] {
     // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
     // poisson2d:1000), on A's entries through the strength filter (no copy of A as A_F); with
@@ -665,10 +675,7 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
   const bool on_device = options.gpu && options.device_aggregation;
-  if (on_device) {
-    level.gpu = make_gpu_level_values();
-    level.gpu->keep_host_copies(options.host_copies);
-  }
+  if (on_device) level.gpu = gpu_level(l, Al, options);
   for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
     std::vector<char> strong;
     Aggregates aggregates;
@@ -703,10 +710,7 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     return false;
   }
   if (options.gpu) {  // the patterns on the device, where their values will be made
-    if (!level.gpu) {
-      level.gpu = make_gpu_level_values();
-      level.gpu->keep_host_copies(options.host_copies);
-    }
+    if (!level.gpu) level.gpu = gpu_level(l, Al, options);
     const GpuPatternSeconds s = level.gpu->make_patterns(Al, level);
     add_seconds(h, level, "prolongator", s.prolongator);
     add_seconds(h, level, "restriction", s.restriction);
