@@ -482,7 +482,8 @@ struct DeviceCsr {
   // its values), and the descriptor (cuSPARSE only reads an SpGEMM's inputs).
   void lend(const CsrMatrix<double>& M, const CsrArrays& arrays) {
     if (!arrays.row_ptr || !arrays.col_idx || !arrays.values || arrays.nnz != M.nnz())
-      throw DeviceError("amg GPU set-up: a lent operator without all its arrays, or of another size");
+      throw DeviceError(
+          "amg GPU set-up: a lent operator without all its arrays, or of another size");
     rows = M.rows;
     cols = M.cols;
     nnz = M.nnz();
@@ -641,8 +642,8 @@ class CudaLevelValues final : public GpuLevelValues {
     double beta_prev = 0;
     for (int j = 0; j < steps; ++j) {  // spectrum_bounds's loop
       filtered_product_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-          n, a_.ptr(), a_.col(), a_.val(), strong_.data(),
-          diagonal_.data(), L.scale.data(), L.v.data(), L.w.data());
+          n, a_.ptr(), a_.col(), a_.val(), strong_.data(), diagonal_.data(), L.scale.data(),
+          L.v.data(), L.w.data());
       CGS_CHECK_LAUNCH();
       const double a = L.dot(n, L.w, L.v);
       orthogonalize_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a, beta_prev, L.v.data(),
@@ -666,11 +667,10 @@ class CudaLevelValues final : public GpuLevelValues {
     const index_t n = A.rows;
     const int grid = blocks_for(n);
     DeviceArray<double> d(std::size_t(n), "amg diagonal");
-    diagonal_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.ptr(), a_.col(),
-                                                         a_.val(), d.data());
+    diagonal_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.ptr(), a_.col(), a_.val(), d.data());
     strong_ = DeviceArray<char>(std::size_t(a_.nnz), "amg strong couplings");
-    strength_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-        n, a_.ptr(), a_.col(), a_.val(), d.data(), theta, strong_.data());
+    strength_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.ptr(), a_.col(), a_.val(), d.data(),
+                                                         theta, strong_.data());
     CGS_CHECK_LAUNCH();
     download_to(strong, strong_);
   }
@@ -746,8 +746,8 @@ class CudaLevelValues final : public GpuLevelValues {
     p_.values = DeviceArray<double>(std::size_t(p_.nnz), "amg prolongator");
     position_ = DeviceArray<index_t>(std::size_t(a_.nnz), "amg prolongator positions");
     prolongator_fill_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
-        n, a_.ptr(), a_.col(), strong_.data(), of_.data(), p_.row_ptr.data(),
-        p_.col_idx.data(), position_.data());
+        n, a_.ptr(), a_.col(), strong_.data(), of_.data(), p_.row_ptr.data(), p_.col_idx.data(),
+        position_.data());
     CGS_CHECK_LAUNCH();
     p_.describe();
     {
@@ -778,9 +778,8 @@ class CudaLevelValues final : public GpuLevelValues {
     operator_current_ = false;                             // the next set-up's are new
     if (!planned_ && !patterns_on_device_) upload_patterns(level);
     smooth_prolongator_kernel<<<blocks_for(A.rows), kBlock, 0, cuda::stream()>>>(
-        A.rows, a_.ptr(), a_.col(), a_.val(), position_.data(),
-        of_.data(), weight_.data(), diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(),
-        p_.values.data());
+        A.rows, a_.ptr(), a_.col(), a_.val(), position_.data(), of_.data(), weight_.data(),
+        diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(), p_.values.data());
     CGS_CHECK_LAUNCH();
     if (host_copies_) {
       CsrMatrix<double>& P = level.prolongator.P;

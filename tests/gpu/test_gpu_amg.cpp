@@ -433,7 +433,8 @@ TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as
   }
 }
 
-TEST_CASE("GPU AMG: a solver's set_values (the lent backend refreshed first) solves as a fresh one") {
+TEST_CASE(
+    "GPU AMG: a solver's set_values (the lent backend refreshed first) solves as a fresh one") {
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = generate_matrix("gen:poisson2d:160");
   const CsrMatrix<double> B = new_values(A);
