@@ -61,33 +61,39 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
   }
   if (steps <= 0) return {gershgorin / 2, gershgorin, gershgorin, gershgorin};  // no estimate
   const std::size_t size = static_cast<std::size_t>(n);
-  std::vector<double> v = start ? *start : lanczos_start(n), v_old(size, 0.0), w(size);
+  // v_old, v: the last two Lanczos vectors; w / divisor: the next one (w the start vector and
+  // divisor 1 at first, then w before its division by its norm); y: the product. A step is two
+  // passes: the division happens inside the next product (each term's w_j / divisor, the same
+  // double as a stored v_j: the same bits as a pass of its own), so the host's loop waits at 2
+  // barriers a step, not 3 (on a loaded 2-core machine each can wait a scheduler slice for the
+  // second thread).
+  std::vector<double> w = start ? *start : lanczos_start(n), v(size), v_old(size, 0.0), y(size);
   std::vector<double> alpha(static_cast<std::size_t>(steps));
   std::vector<double> beta(static_cast<std::size_t>(std::max(steps - 1, 0)));
   int done = 0;
-  double beta_prev = 0;
+  double beta_prev = 0, divisor = 1;
   for (int j = 0; j < steps; ++j) {
-    // w = S v and a = w.v in one pass (the sum in ordered_sum's fixed order).
+    // v = w / divisor, y = S v and a = y.v in one pass (the sum in ordered_sum's fixed order).
     const double a = ordered_sum(n, [&](index_t i) {
-      double y = 0;
+      v[i] = w[i] / divisor;
+      double s = 0;
       for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-        y += S[std::size_t(k)] * v[A.col_idx[k]];
-      w[i] = y;
-      return y * v[i];
+        s += S[std::size_t(k)] * (w[A.col_idx[k]] / divisor);
+      y[i] = s;
+      return s * v[i];
     });
     double b = ordered_sum(n, [&](index_t i) {
-      w[i] -= a * v[i] + beta_prev * v_old[i];
-      return w[i] * w[i];
+      y[i] -= a * v[i] + beta_prev * v_old[i];
+      return y[i] * y[i];
     });
     alpha[std::size_t(j)] = a;
     done = j + 1;
     b = std::sqrt(b);
     if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
     beta[std::size_t(j)] = b;
-    v_old.swap(v);
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-    for (index_t i = 0; i < n; ++i) v[i] = w[i] / b;
-    beta_prev = b;
+    v_old.swap(v);  // v is rewritten as w / b by the next product
+    w.swap(y);
+    beta_prev = divisor = b;
   }
   alpha.resize(std::size_t(done));
   beta.resize(std::size_t(done - 1));
