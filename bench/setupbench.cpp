@@ -3,9 +3,12 @@
 // and of any time-stepping user (issue 22's target for AMG: reuse <= 40% of a fresh set-up).
 // The new values are A's times 1.5 (the same strong couplings, so an AMG hierarchy keeps its
 // aggregates). Medians of --runs, on the host (the CPU devices) or, with --device gpu, for a
-// solve on the GPU (AMG's numeric phases there, the program placed in device memory).
+// solve on the GPU (AMG's numeric phases there, the program placed in device memory). On the
+// GPU, as the solver does: a CSR SpMV backend on the device, its matrix lent to the set-up
+// (Preconditioner::lend_matrix; --no-lend: not), and at set_values the backend's values
+// written first (its own time, "backend", not in "reuse"), then the preconditioner's.
 //
-//   setupbench [--runs 5] [--threads 0] [--device omp|gpu] [--phases] [--galerkin]
+//   setupbench [--runs 5] [--threads 0] [--device omp|gpu] [--no-lend] [--phases] [--galerkin]
 //              --precond amg MATRIX...
 #include <omp.h>
 
@@ -14,10 +17,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <variant>
 
 #include "formats/generators.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/preconditioner.hpp"
+#include "spmv/backend.hpp"
 
 namespace {
 
@@ -68,6 +76,14 @@ void compare_galerkin(const cgs::CsrMatrix<double>& A, int runs) {
       Ac.rows, Ac.cols, Ac.nnz(), median(own), median(numeric), median(eigen));
 }
 
+// The backend's device CSR, as the solver lends it (solver.cpp, lend_device_matrix).
+const cgs::CsrView<double>* device_csr(const cgs::SpmvBackend<double>& backend,
+                                       std::optional<cgs::Rows<double>>& rows) {
+  rows = backend.row_view();
+  if (!rows || !rows->on_device) return nullptr;
+  return std::get_if<cgs::CsrView<double>>(&rows->view);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,7 +97,8 @@ int main(int argc, char** argv) {
   std::string device_name = "omp";
   app.add_option("--device", device_name, "omp (the host's cores) or gpu")
       ->check(CLI::IsMember({"omp", "gpu"}));
-  bool phases = false, galerkin = false;
+  bool phases = false, galerkin = false, no_lend = false;
+  app.add_flag("--no-lend", no_lend, "GPU: the set-up uploads A itself (no backend lent)");
   app.add_flag("--galerkin", galerkin, "also time AMG's first R A P against Eigen's products");
   app.add_flag("--phases", phases, "print the set-up's phase table (the last run's)");
   app.add_option("matrices", matrices, "Matrix Market files or gen:... specs")->required();
@@ -89,25 +106,45 @@ int main(int argc, char** argv) {
   if (threads > 0) omp_set_num_threads(threads);
   const int team = threads > 0 ? threads : omp_get_max_threads();
   const cgs::Device device = device_name == "gpu" ? cgs::Device::gpu : cgs::Device::omp;
-  std::printf("%-28s %-14s %10s %10s %10s %7s\n", "matrix", "precond", "rows", "fresh s", "reuse s",
-              "ratio");
+  const bool lend = device == cgs::Device::gpu && !no_lend;
+  std::printf("%-28s %-14s %10s %10s %10s %7s %10s\n", "matrix", "precond", "rows", "fresh s",
+              "reuse s", "ratio", lend ? "backend s" : "");
   for (const std::string& path : matrices) {
     const cgs::CsrMatrix<double> A = cgs::load_matrix(path);
     cgs::CsrMatrix<double> B = A;
     for (double& v : B.values) v *= 1.5;
-    std::vector<double> fresh, reuse;
+    std::unique_ptr<cgs::SpmvBackend<double>> backend;
+    if (lend) {
+      cgs::BackendOptions options;
+      options.device = cgs::Device::gpu;
+      options.format = cgs::Format::csr;
+      backend = cgs::make_backend(A, options);
+    }
+    std::vector<double> fresh, reuse, backend_values;
     std::vector<cgs::PrecondTable> fresh_tables, reuse_tables;  // the last run's details
+    std::optional<cgs::Rows<double>> rows;
     for (int r = 0; r < runs; ++r) {
       auto M = cgs::make_preconditioner<double>(cgs::parse_precond(precond), device,
                                                 device == cgs::Device::gpu ? 1 : team);
+      if (backend) {  // A's values in the backend again (the last run left B's there)
+        backend->set_values(A.values.data());
+        const cgs::CsrView<double>* csr = device_csr(*backend, rows);
+        if (!csr) throw std::runtime_error("setupbench: the CSR backend lends no device rows");
+        M->lend_matrix(*csr);
+      }
       fresh.push_back(seconds_of([&] { M->analyze(A); }));
       fresh_tables = M->report().tables;
+      // The order the solver keeps: the backend's (lent) values first, then the set-up's.
+      if (backend)
+        backend_values.push_back(seconds_of([&] { backend->set_values(B.values.data()); }));
       reuse.push_back(seconds_of([&] { M->set_values(B); }));
       reuse_tables = M->report().tables;
     }
     const double f = median(fresh), s = median(reuse);
-    std::printf("%-28s %-14s %10d %10.4f %10.4f %7.2f\n", path.c_str(), precond.c_str(), A.rows, f,
-                s, s / f);
+    std::printf("%-28s %-14s %10d %10.4f %10.4f %7.2f", path.c_str(), precond.c_str(), A.rows, f, s,
+                s / f);
+    if (backend) std::printf(" %10.4f", median(backend_values));
+    std::printf("\n");
     if (galerkin) compare_galerkin(A, runs);
     if (phases)  // the set-up's own phase table, fresh and reused, where it has one
       for (std::size_t t = 0; t < fresh_tables.size() && t < reuse_tables.size(); ++t) {

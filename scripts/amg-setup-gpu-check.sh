@@ -6,6 +6,10 @@
 # amg:aggregation=blocks (the greedy by row blocks on all host cores, BENCHMARKS 20f),
 # amg:aggregation=device and jacobi on poisson2d:3000 and poisson3d:200 with the set-up's phase
 # table, and setupbench fresh against set_values. One H100 (16 cores), < 6 min.
+# BENCHMARKS 20g: setupbench lends a CSR backend's device matrix to the set-up as the solver does
+# (the finest level reads A there: no upload at set_values), medians of 5, side by side with
+# --no-lend (the set-up's own upload, as before) in the same call, on poisson2d:3000 and
+# poisson3d:200; the new lent-matrix tests under memcheck.
 # Run from the repository root: bash scripts/amg-setup-gpu-check.sh [data dir, default .gpu-data]
 # (BUILD: build dir, default build-gpu; SKIP_BUILD=1: already built there); logs under $OUT
 # (amg-setup-logs.tgz), a summary last. The data dir is not read (gen: matrices and data/).
@@ -26,7 +30,7 @@ say "build $((SECONDS-t0)) s (data dir $DATA not needed)"
 T=$B/tests/test_gpu
 timeout 180 $T -tc='GPU AMG*' > $L/amg-tests.log 2>&1; say "test_gpu 'GPU AMG*': exit $? $(grep -E 'test cases' $L/amg-tests.log)"
 grep -B4 -A12 "ERROR" $L/amg-tests.log | head -40 | tee -a $S
-timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $T -tc="GPU AMG: P's and R's*,GPU AMG: strength*,GPU AMG: the program*,GPU AMG: set_values*,GPU AMG: the device's Lanczos*" > $L/memcheck.log 2>&1
+timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $T -tc="GPU AMG: P's and R's*,GPU AMG: strength*,GPU AMG: the program*,GPU AMG: set_values*,GPU AMG: the device's Lanczos*,GPU AMG: on the backend's lent*,GPU AMG: a solver's set_values*" > $L/memcheck.log 2>&1
 say "memcheck (device patterns, strength + MIS(2), program on borrowed arrays, set_values, hashed Lanczos start): exit $? $(grep -E 'ERROR SUMMARY' $L/memcheck.log | tail -1)"
 run() {
   local f=$L/$(echo $1-$2 | tr ':/=,' '____').txt
@@ -43,10 +47,16 @@ for f in $L/gen_poisson2d_3000-amg.txt $L/gen_poisson2d_3000-amg_aggregation_blo
   say "--- $(basename $f .txt): levels, phases"
   grep -E "^precond|^  level|^  [0-9] |^  phase|^  [a-z].*  [0-9.e+-]+$" $f | head -26 | tee -a $S > /dev/null
 done
-say "--- setupbench gpu poisson2d:3000 (fresh analyze vs set_values, medians of 3):"
-timeout 100 $B/bench/setupbench --device gpu --runs 3 --phases gen:poisson2d:3000 > $L/setupbench-gpu.log 2>&1; say "exit $?"; cat $L/setupbench-gpu.log >> $S
+say "--- setupbench gpu poisson2d:3000 (fresh analyze vs set_values, medians of 5; lent backend matrix, then --no-lend):"
+timeout 120 $B/bench/setupbench --device gpu --runs 5 --phases gen:poisson2d:3000 > $L/setupbench-gpu.log 2>&1; say "exit $?"; cat $L/setupbench-gpu.log >> $S
+timeout 120 $B/bench/setupbench --device gpu --runs 5 --no-lend --phases gen:poisson2d:3000 > $L/setupbench-gpu-nolend.log 2>&1; say "setupbench gpu poisson2d:3000 --no-lend: exit $?"; cat $L/setupbench-gpu-nolend.log >> $S
 timeout 60 $B/bench/setupbench --device gpu --runs 3 --precond amg:aggregation=blocks --phases gen:poisson2d:3000 > $L/setupbench-gpu-blocks.log 2>&1; say "setupbench gpu poisson2d:3000 amg:aggregation=blocks: exit $?"; cat $L/setupbench-gpu-blocks.log >> $S
 timeout 60 $B/bench/setupbench --device gpu --runs 3 --precond amg:aggregation=device --phases gen:poisson2d:3000 > $L/setupbench-gpu-device.log 2>&1; say "setupbench gpu poisson2d:3000 amg:aggregation=device: exit $?"; cat $L/setupbench-gpu-device.log >> $S
-[ $((SECONDS-t0)) -lt 300 ] && { timeout 50 $B/bench/setupbench --device gpu --runs 1 --phases gen:poisson3d:200 > $L/setupbench-gpu3d.log 2>&1; say "setupbench gpu poisson3d:200, 1 run: exit $?"; cat $L/setupbench-gpu3d.log >> $S; }
+if [ $((SECONDS-t0)) -lt 230 ]; then
+  timeout 60 $B/bench/setupbench --device gpu --runs 5 --phases gen:poisson3d:200 > $L/setupbench-gpu3d.log 2>&1; say "setupbench gpu poisson3d:200, medians of 5 (lent): exit $?"; cat $L/setupbench-gpu3d.log >> $S
+  timeout 60 $B/bench/setupbench --device gpu --runs 5 --no-lend gen:poisson3d:200 > $L/setupbench-gpu3d-nolend.log 2>&1; say "setupbench gpu poisson3d:200 --no-lend: exit $?"; cat $L/setupbench-gpu3d-nolend.log >> $S
+else
+  say "setupbench poisson3d:200 skipped (time)"
+fi
 say "total $((SECONDS-t0)) s"
 echo "===== SUMMARY ====="; cat $S

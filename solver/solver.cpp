@@ -178,7 +178,7 @@ class SolverImpl final : public Solver {
 
     start = Clock::now();
     M_ = make_preconditioner<T>(plan_.precond, plan_.device, plan_.threads);
-    lend_device_matrix();
+    lend_backend_matrix();
     M_->analyze(system);
     setup_.precond_seconds = since(start);
 
@@ -237,13 +237,13 @@ class SolverImpl final : public Solver {
  private:
   const CsrMatrix<double>& solve_order() const { return order_.P.empty() ? *A_ : order_.permuted; }
 
-  // The backend's device CSR, lent to the preconditioner's set-up (Preconditioner::lend_matrix):
-  // the backend is built from the matrix the preconditioner analyses and lives as long as it,
-  // and set_values refreshes the backend before the preconditioner.
-  void lend_device_matrix() {
-    if (plan_.device != Device::gpu) return;
+  // The backend's CSR (in device memory on the GPU, host memory on the CPU devices), lent to the
+  // preconditioner's set-up (Preconditioner::lend_matrix): the backend is built from the matrix
+  // the preconditioner analyses and lives as long as it, and set_values refreshes the backend
+  // before the preconditioner.
+  void lend_backend_matrix() {
     const std::optional<Rows<T>> rows = backend_->row_view();
-    if (!rows || !rows->on_device) return;
+    if (!rows || rows->on_device != (plan_.device == Device::gpu)) return;
     if (const auto* csr = std::get_if<CsrView<T>>(&rows->view)) M_->lend_matrix(*csr);
   }
 

@@ -446,16 +446,22 @@ index_t exclusive_numbers(const DeviceArray<index_t>& flag, DeviceArray<index_t>
   return last_number + last_flag;
 }
 
-// A CSR matrix in device memory with its cuSPARSE descriptor.
+// A CSR matrix in device memory with its cuSPARSE descriptor: its own arrays, or arrays lent by
+// another owner (lend: read in place, never written or freed here).
 struct DeviceCsr {
   index_t rows = 0, cols = 0;
   std::int64_t nnz = 0;
   DeviceArray<index_t> row_ptr, col_idx;
   DeviceArray<double> values;
+  CsrArrays lent;  // all null unless lend()
   cusparseSpMatDescr_t descr = nullptr;
 
   DeviceCsr() = default;
-  CsrArrays arrays() const { return {row_ptr.data(), col_idx.data(), values.data(), nnz}; }
+  const index_t* ptr() const { return lent.row_ptr ? lent.row_ptr : row_ptr.data(); }
+  const index_t* col() const { return lent.col_idx ? lent.col_idx : col_idx.data(); }
+  const double* val() const { return lent.values ? lent.values : values.data(); }
+  bool is_lent() const { return lent.values != nullptr; }
+  CsrArrays arrays() const { return {ptr(), col(), val(), nnz}; }
   DeviceCsr(const DeviceCsr&) = delete;
   DeviceCsr& operator=(const DeviceCsr&) = delete;
   ~DeviceCsr() {
@@ -472,13 +478,27 @@ struct DeviceCsr {
     values = DeviceArray<double>(M.values, what);
     describe();
   }
-  // The descriptor of the arrays already here (made on the device).
+  // M's shape on arrays another owner keeps on the device with M's pattern (and, at each set-up,
+  // its values), and the descriptor (cuSPARSE only reads an SpGEMM's inputs).
+  void lend(const CsrMatrix<double>& M, const CsrArrays& arrays) {
+    if (!arrays.row_ptr || !arrays.col_idx || !arrays.values || arrays.nnz != M.nnz())
+      throw DeviceError(
+          "amg GPU set-up: a lent operator without all its arrays, or of another size");
+    rows = M.rows;
+    cols = M.cols;
+    nnz = M.nnz();
+    lent = arrays;
+    describe();
+  }
+  // The descriptor of the arrays already here (made on the device, or lent).
   void describe() {
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().create_csr(
-        &descr, rows, cols, nnz, row_ptr.data(), col_idx.data(), values.data(), CUSPARSE_INDEX_32I,
-        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+        &descr, rows, cols, nnz, const_cast<index_t*>(ptr()), const_cast<index_t*>(col()),
+        const_cast<double*>(val()), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+        CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
   }
   void upload_values(const std::vector<double>& v) {
+    if (is_lent()) throw std::logic_error("amg GPU set-up: values uploaded over a lent operator");
     if (std::int64_t(v.size()) != nnz)
       throw DeviceError("amg GPU set-up: new values for a pattern of another size");
     cuda::copy_to_device(values.data(), v.data(), values.bytes());
@@ -622,8 +642,8 @@ class CudaLevelValues final : public GpuLevelValues {
     double beta_prev = 0;
     for (int j = 0; j < steps; ++j) {  // spectrum_bounds's loop
       filtered_product_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-          n, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), strong_.data(),
-          diagonal_.data(), L.scale.data(), L.v.data(), L.w.data());
+          n, a_.ptr(), a_.col(), a_.val(), strong_.data(), diagonal_.data(), L.scale.data(),
+          L.v.data(), L.w.data());
       CGS_CHECK_LAUNCH();
       const double a = L.dot(n, L.w, L.v);
       orthogonalize_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a, beta_prev, L.v.data(),
@@ -647,11 +667,10 @@ class CudaLevelValues final : public GpuLevelValues {
     const index_t n = A.rows;
     const int grid = blocks_for(n);
     DeviceArray<double> d(std::size_t(n), "amg diagonal");
-    diagonal_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.row_ptr.data(), a_.col_idx.data(),
-                                                         a_.values.data(), d.data());
+    diagonal_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.ptr(), a_.col(), a_.val(), d.data());
     strong_ = DeviceArray<char>(std::size_t(a_.nnz), "amg strong couplings");
-    strength_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-        n, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), d.data(), theta, strong_.data());
+    strength_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a_.ptr(), a_.col(), a_.val(), d.data(),
+                                                         theta, strong_.data());
     CGS_CHECK_LAUNCH();
     download_to(strong, strong_);
   }
@@ -659,8 +678,8 @@ class CudaLevelValues final : public GpuLevelValues {
   Aggregates mis2_aggregate(const CsrMatrix<double>& A) override {
     const index_t n = A.rows;
     const int grid = blocks_for(n);
-    const index_t* ptr = a_.row_ptr.data();
-    const index_t* col = a_.col_idx.data();
+    const index_t* ptr = a_.ptr();
+    const index_t* col = a_.col();
     DeviceArray<std::uint64_t> state(std::size_t(n), "amg MIS(2) states");
     {
       DeviceArray<std::uint64_t> keys(std::size_t(n), "amg MIS(2) keys");
@@ -689,7 +708,7 @@ class CudaLevelValues final : public GpuLevelValues {
                                                            number.data(), first.data());
     of_ = DeviceArray<index_t>(std::size_t(n), "amg aggregates");
     join_strongest_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-        n, ptr, col, a_.values.data(), strong_.data(), first.data(), of_.data(), flag.data());
+        n, ptr, col, a_.val(), strong_.data(), first.data(), of_.data(), flag.data());
     CGS_CHECK_LAUNCH();
     const index_t leftovers = exclusive_numbers(flag, number);
     number_leftovers_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, g.count, flag.data(),
@@ -702,6 +721,11 @@ class CudaLevelValues final : public GpuLevelValues {
 
   void keep_host_copies(bool keep) override { host_copies_ = keep; }
 
+  void lend_operator(const CsrMatrix<double>& A, const CsrArrays& on_device) override {
+    if (a_.descr != nullptr) throw std::logic_error("amg GPU set-up: A lent after its upload");
+    a_.lend(A, on_device);
+  }
+
   GpuPatternSeconds make_patterns(const CsrMatrix<double>& A, Level& level) override {
     GpuPatternSeconds seconds;
     auto start = Clock::now();
@@ -712,7 +736,7 @@ class CudaLevelValues final : public GpuLevelValues {
     {
       DeviceArray<index_t> counts(std::size_t(n), "amg prolongator row counts");
       prolongator_count_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
-          n, a_.row_ptr.data(), a_.col_idx.data(), strong_.data(), of_.data(), counts.data());
+          n, a_.ptr(), a_.col(), strong_.data(), of_.data(), counts.data());
       CGS_CHECK_LAUNCH();
       p_.row_ptr = DeviceArray<index_t>(std::size_t(n) + 1, "amg prolongator");
       counts_to_row_pointers(counts, p_.row_ptr);
@@ -722,8 +746,8 @@ class CudaLevelValues final : public GpuLevelValues {
     p_.values = DeviceArray<double>(std::size_t(p_.nnz), "amg prolongator");
     position_ = DeviceArray<index_t>(std::size_t(a_.nnz), "amg prolongator positions");
     prolongator_fill_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
-        n, a_.row_ptr.data(), a_.col_idx.data(), strong_.data(), of_.data(), p_.row_ptr.data(),
-        p_.col_idx.data(), position_.data());
+        n, a_.ptr(), a_.col(), strong_.data(), of_.data(), p_.row_ptr.data(), p_.col_idx.data(),
+        position_.data());
     CGS_CHECK_LAUNCH();
     p_.describe();
     {
@@ -754,9 +778,8 @@ class CudaLevelValues final : public GpuLevelValues {
     operator_current_ = false;                             // the next set-up's are new
     if (!planned_ && !patterns_on_device_) upload_patterns(level);
     smooth_prolongator_kernel<<<blocks_for(A.rows), kBlock, 0, cuda::stream()>>>(
-        A.rows, a_.row_ptr.data(), a_.col_idx.data(), a_.values.data(), position_.data(),
-        of_.data(), weight_.data(), diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(),
-        p_.values.data());
+        A.rows, a_.ptr(), a_.col(), a_.val(), position_.data(), of_.data(), weight_.data(),
+        diagonal_.data(), omega, p_.row_ptr.data(), p_.col_idx.data(), p_.values.data());
     CGS_CHECK_LAUNCH();
     if (host_copies_) {
       CsrMatrix<double>& P = level.prolongator.P;
@@ -802,8 +825,8 @@ class CudaLevelValues final : public GpuLevelValues {
   void upload_operator(const CsrMatrix<double>& A, const std::vector<double>& diagonal) {
     if (a_.descr == nullptr)
       a_.upload(A, "amg level operator");
-    else if (!operator_current_ && !values_with_pattern_)
-      a_.upload_values(A.values);
+    else if (!operator_current_ && !values_with_pattern_ && !a_.is_lent())
+      a_.upload_values(A.values);  // a lent A already holds this set-up's values (its owner's)
     values_with_pattern_ = false;  // make_patterns's upload served this set-up; later ones not
     if (diagonal_.size() != std::size_t(A.rows))
       diagonal_ = DeviceArray<double>(std::size_t(A.rows), "amg filtered diagonal");

@@ -246,7 +246,7 @@ class VCycleWriter {
       return;
     }
     const LevelHandles& C = levels_[l + 1];
-    const int x = w_.work(L.n), residual = w_.work(L.n);
+    const int x = w_.work(L.n), residual = scratch(L).residual;
     smooth_from_zero(L, b, x);
     w_.op(product(L.A, x, residual, -1, b, 1));  // r_l = b_l - A_l x_l
     const int coarse_b = w_.work(C.n), coarse_x = w_.work(C.n);
@@ -300,7 +300,7 @@ class VCycleWriter {
 
   void smooth_from_zero(const LevelHandles& L, int b, int out) {
     if (o_.smoother == Smoother::jacobi) {
-      const int tmp = o_.sweeps > 1 ? w_.work(L.n) : kNoSlot;
+      const int tmp = scratch(L).direction[0];
       OpSpec first;  // x = omega D^-1 b
       first.kind = OpKind::product;
       first.items = L.n;
@@ -317,8 +317,7 @@ class VCycleWriter {
 
   void smooth_from(const LevelHandles& L, int b, int x, int out) {
     if (o_.smoother == Smoother::jacobi) {
-      const int tmp = o_.sweeps > 1 ? w_.work(L.n) : kNoSlot;
-      jacobi_steps(L, b, x, 0, out, tmp);
+      jacobi_steps(L, b, x, 0, out, scratch(L).direction[0]);
       return;
     }
     chebyshev_from(L, b, x, out);
@@ -353,8 +352,8 @@ class VCycleWriter {
       w_.op(op);
       return;
     }
-    const int residual = w_.work(L.n);
-    const int direction[2] = {w_.work(L.n), k > 1 ? w_.work(L.n) : kNoSlot};
+    const int residual = scratch(L).residual;
+    const int* direction = scratch(L).direction;
     OpSpec op;
     if (x == kNoSlot) {  // d_0 = D^-1 b / theta; the residual is b itself
       op.kind = OpKind::product;
@@ -383,6 +382,12 @@ class VCycleWriter {
       w_.op(s);
       rho_prev = rho;
     }
+    // The last step's residual and direction are read by no later operation: it writes w (out)
+    // alone, two of its three vectors not written (level 0 of poisson2d:1000: 32 MB of writes
+    // fewer in each V-cycle of ~530 MB).
+    OpSpec& last = w_.ops().back();
+    last.t = kNoSlot;
+    last.y = kNoSlot;
   }
 
   // res = v - A x; dir = alpha x + beta D^-1 res; w = u + dir (slots: res -> t, set by caller).
@@ -402,9 +407,29 @@ class VCycleWriter {
     return op;
   }
 
+  // A level's scratch vectors, made at its first use and shared by its pre-smoothing, its
+  // residual b - A x (read by R before the coarse levels run) and its post-smoothing: none is
+  // live across another. (Each had its own: 8 vectors of level 0's rows where 4 do, memory a
+  // placed program zero-fills and a V-cycle streams through.) direction[0] is also Jacobi's
+  // second vector; direction[1] is Chebyshev's, from degree 2.
+  struct Scratch {
+    int residual = kNoSlot;
+    int direction[2] = {kNoSlot, kNoSlot};
+  };
+  const Scratch& scratch(const LevelHandles& L) {
+    Scratch& s = scratch_[std::size_t(&L - levels_.data())];
+    if (s.residual == kNoSlot) {
+      s.residual = w_.work(L.n);
+      s.direction[0] = w_.work(L.n);
+      if (o_.sweeps > 1) s.direction[1] = w_.work(L.n);
+    }
+    return s;
+  }
+
   SpecWriter<T>& w_;
   const std::vector<LevelHandles>& levels_;
   const AmgOptions& o_;
+  std::vector<Scratch> scratch_ = std::vector<Scratch>(levels_.size());
 };
 
 template <typename T>
@@ -422,12 +447,16 @@ class Amg final : public Preconditioner<T> {
 
  protected:
   void analyze_pattern(const CsrMatrix<double>& A) override {
+    lend_finest(A);
     h_ = amg::build_hierarchy(A, options_.hierarchy);
     fresh_ = true;  // its numbers are A's: compute_values need not make them again
   }
 
   void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
-    if (!fresh_) amg::refresh_hierarchy(h_, A, options_.hierarchy);
+    if (!fresh_) {
+      lend_finest(A);
+      amg::refresh_hierarchy(h_, A, options_.hierarchy);
+    }
     fresh_ = false;
     std::vector<std::pair<std::string, double>> phases = h_.phase_seconds;
     const auto start = Clock::now();
@@ -442,10 +471,23 @@ class Amg final : public Preconditioner<T> {
   }
 
  private:
+  // The GPU set-up's finest operator: the SpMV backend's device CSR where the solver lent it
+  // (lend_matrix; in double, so its values are A's), read in place: no upload of A's 0.54 GB at
+  // each set-up of poisson2d:3000 (BENCHMARKS 20g). The solver writes A's new values there
+  // before set_values, so the lent arrays hold this set-up's A.
+  void lend_finest(const CsrMatrix<double>& A) {
+    options_.hierarchy.finest_on_device = {};
+    if constexpr (std::is_same_v<T, double>) {
+      const CsrView<T>* lent = this->lent_matrix();
+      if (!options_.hierarchy.gpu || !lent) return;
+      if (lent->rows != A.rows) throw std::logic_error("amg: the lent matrix has another size");
+      options_.hierarchy.finest_on_device = {lent->row_ptr, lent->col_idx, lent->values, A.nnz()};
+    }
+  }
+
   // M's arrays in the spec: borrowed where `arrays` has them in place (in_place(); values only in
   // double: a float program needs its own converted copy), copied otherwise.
-  MatrixHandles matrix(SpecWriter<T>& w, const CsrMatrix<double>& M,
-                       const CsrArrays& arrays = {}) {
+  MatrixHandles matrix(SpecWriter<T>& w, const CsrMatrix<double>& M, const CsrArrays& arrays = {}) {
     MatrixHandles h;
     h.rows = M.rows;
     h.row_ptr = arrays.row_ptr ? w.borrowed_indices(arrays.row_ptr) : w.indices(M.row_ptr);
@@ -462,14 +504,16 @@ class Amg final : public Preconditioner<T> {
 
   // The level's A, P and R where the program can read them in place (empty: copied into the
   // spec): on the device where the GPU set-up made them; for a host program, the hierarchy's
-  // own host arrays (its values rewritten in place at set_values), except level 0's A, which is
-  // the caller's matrix and may be another object at the next set_values. (The copies cost
+  // own host arrays (its values rewritten in place at set_values), and level 0's A where the
+  // solver lent its SpMV backend's CSR (lent_host_matrix; values only in double), not the
+  // caller's matrix, which may be another object at the next set_values. (The copies cost
   // 0.12-0.15 s of poisson2d:1000's 1.65 s to solution on the 2-core VM, and a second hierarchy's
-  // memory.)
+  // memory; level 0's A was copied twice, into the spec and with it into the program: 115 MB of
+  // page faults at 1M rows.)
   struct InPlace {
     CsrArrays A, P, R;
   };
-  InPlace in_place(std::size_t l) const {
+  InPlace in_place(std::size_t l, const CsrMatrix<double>& A) const {
     if (this->device() == Device::gpu) {
       const amg::GpuLevelValues* gpu = h_.levels[l].gpu.get();
       if (!gpu) return {};
@@ -478,11 +522,22 @@ class Amg final : public Preconditioner<T> {
     const amg::Level& level = h_.levels[l];
     InPlace host;
     if (l > 0) host.A = view(level.A);
+    if (l == 0) host.A = lent_finest_on_host(A);
     if (h_.has_next(l)) {
       host.P = view(level.prolongator.P);
       host.R = view(level.restriction.At);
     }
     return host;
+  }
+  CsrArrays lent_finest_on_host(const CsrMatrix<double>& A) const {
+    const CsrView<T>* lent = this->lent_host_matrix();
+    if (!lent) return {};
+    if (lent->rows != A.rows) throw std::logic_error("amg: the lent matrix has another size");
+    const std::int64_t nnz = A.nnz();
+    if constexpr (std::is_same_v<T, double>)
+      return {lent->row_ptr, lent->col_idx, lent->values, nnz};
+    else
+      return {lent->row_ptr, lent->col_idx, nullptr, nnz};  // a float program converts A's values
   }
   static CsrArrays view(const CsrMatrix<double>& M) {
     return {M.row_ptr.data(), M.col_idx.data(), M.values.data(), std::int64_t(M.nnz())};
@@ -505,7 +560,7 @@ class Amg final : public Preconditioner<T> {
         L.inverse = w.typed_values(std::move(inverse));
         continue;
       }
-      const InPlace arrays = in_place(l);
+      const InPlace arrays = in_place(l, A);
       L.A = matrix(w, Al, arrays.A);
       L.scale = w.values(smoother_scale(Al, L.spectrum));
       if (last) continue;
@@ -560,6 +615,13 @@ class Amg final : public Preconditioner<T> {
     const std::string whose = this->device() == Device::gpu
                                   ? "the GPU set-up's A, P and R"
                                   : "the hierarchy's P, R and coarse operators";
+    if (options_.hierarchy.finest_on_device.values)
+      this->report_.set_fact("finest operator", "the SpMV backend's device copy, read in place");
+    else if (this->lent_host_matrix())
+      this->report_.set_fact("finest operator",
+                             std::is_same_v<T, double>
+                                 ? "the SpMV backend's CSR, read in place"
+                                 : "the SpMV backend's CSR indices, read in place (values copied)");
     this->report_.set_fact("program arrays",
                            borrowed_bytes_ > 0
                                ? whose + ", read in place (" +

@@ -56,6 +56,12 @@ class GpuLevelValues {
   // arrays), for a double program that reads them there (0.6 GB of patterns at 9M rows, and
   // 0.5 GB of values at every set_values, not copied).
   virtual void keep_host_copies(bool keep) = 0;
+  // A's arrays (pattern and values) where another owner already keeps them on the device: the
+  // SpMV backend's copy that the solver lends to the preconditioner (Preconditioner::lend_matrix,
+  // HierarchyOptions::finest_on_device), read in place from then on instead of an upload of
+  // A's own (0.54 GB at every set-up of poisson2d:3000's finest level, BENCHMARKS 20f). The
+  // owner writes each set-up's values there before the set-up runs. Before any other call.
+  virtual void lend_operator(const CsrMatrix<double>& A, const CsrArrays& on_device) = 0;
   // Strength of connection (strong_connections(A, theta)) and then MIS(2) aggregation on it
   // (mis2_aggregate(A, strong): the same hashed priorities and rounds, roots numbered in row
   // order by scans), on the device, equal to the host's, downloaded for the host's readers.

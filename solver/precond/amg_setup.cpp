@@ -433,27 +433,28 @@ CsrMatrix<double> product_by_row_blocks(index_t rows, index_t cols, bool paralle
     first_row[std::size_t(t)] = begin;
     std::vector<index_t>& c = columns[std::size_t(t)];
     std::vector<double>& v = values[std::size_t(t)];
-    std::vector<std::int64_t> position(std::size_t(cols), -1);  // column -> its entry in c, v
-    std::vector<std::pair<index_t, double>> sorted;
+    // Each column's sum in a dense accumulator indexed by the column (not through a position
+    // into v: a second dependent load per term, half of R A P's time at poisson2d:1000's first
+    // level), and the row that last reached it. The same terms in the same order: the same bits.
+    std::vector<double> sum(std::size_t(cols), 0.0);
+    std::vector<index_t> reached_by(std::size_t(cols), -1);
+    double* const acc = sum.data();
+    index_t* const last = reached_by.data();
     for (index_t I = begin; I < end; ++I) {
-      const std::int64_t start = std::int64_t(c.size());
+      const std::size_t start = c.size();
       row(I, [&](index_t J, double x) {
-        if (position[J] < start) {  // first in this row: 0 + x
-          position[J] = std::int64_t(c.size());
+        if (last[J] != I) {  // first in this row: 0 + x
+          last[J] = I;
           c.push_back(J);
-          v.push_back(0.0);
         }
-        v[std::size_t(position[J])] += x;
+        acc[J] += x;
       });
-      C.row_ptr[I + 1] = index_t(std::int64_t(c.size()) - start);
-      if (!sorted_rows) continue;
-      sorted.clear();
-      for (std::size_t k = std::size_t(start); k < c.size(); ++k) sorted.emplace_back(c[k], v[k]);
-      std::sort(sorted.begin(), sorted.end());
-      for (std::size_t k = 0; k < sorted.size(); ++k) {
-        c[std::size_t(start) + k] = sorted[k].first;
-        v[std::size_t(start) + k] = sorted[k].second;
+      if (sorted_rows) std::sort(c.begin() + std::ptrdiff_t(start), c.end());
+      for (std::size_t k = start; k < c.size(); ++k) {
+        v.push_back(acc[c[k]]);
+        acc[c[k]] = 0;
       }
+      C.row_ptr[I + 1] = index_t(c.size() - start);
     }
   }
   for (index_t I = 0; I < rows; ++I) C.row_ptr[I + 1] += C.row_ptr[I];
@@ -516,14 +517,17 @@ void values_on_pattern(CsrMatrix<double>& Ac, bool parallel, RowTerms row) {
   const index_t nc = Ac.rows;
 #pragma omp parallel if (parallel)
   {
-    std::vector<index_t> position(std::size_t(nc), -1);  // column -> entry (Ac is square)
+    // Summed by column in a dense accumulator, then read out in the row's order (as
+    // product_by_row_blocks: one dependent load per term fewer, the same sums bit for bit).
+    std::vector<double> sum(std::size_t(nc), 0.0);  // Ac is square
+    double* const acc = sum.data();
 #pragma omp for schedule(dynamic, 256)
     for (index_t I = 0; I < nc; ++I) {
+      row(I, [&](index_t col, double v) { acc[col] += v; });
       for (index_t c = Ac.row_ptr[I]; c < Ac.row_ptr[I + 1]; ++c) {
-        position[Ac.col_idx[c]] = c;
-        Ac.values[c] = 0;
+        Ac.values[c] = acc[Ac.col_idx[c]];
+        acc[Ac.col_idx[c]] = 0;
       }
-      row(I, [&](index_t col, double v) { Ac.values[position[col]] += v; });
     }
   }
 }
@@ -593,6 +597,16 @@ std::vector<double> inverse_sqrt(const std::vector<double>& d) {
   return s;
 }
 
+// Level l's GPU set-up object; the finest level's reads A where the device already holds it,
+// when the caller lent that copy (HierarchyOptions::finest_on_device).
+std::shared_ptr<GpuLevelValues> gpu_level(std::size_t l, const CsrMatrix<double>& Al,
+                                          const HierarchyOptions& options) {
+  std::shared_ptr<GpuLevelValues> gpu = make_gpu_level_values();
+  gpu->keep_host_copies(options.host_copies);
+  if (l == 0 && options.finest_on_device.values) gpu->lend_operator(Al, options.finest_on_device);
+  return gpu;
+}
+
 // rho(D_F^-1 A_F) on the host from the hashed start (the device's start, amg_start.hpp).
 double host_filtered_radius(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                             int steps, const EntryFilter& filter) {
@@ -613,7 +627,7 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   if (!h.has_next(l)) return;
   std::vector<double> diagonal;
   timed(h, level, "prolongator", [&] { diagonal = filtered_diagonal(Al, level.strong); });
-  if (options.gpu && !level.gpu) level.gpu = make_gpu_level_values();
+  if (options.gpu && !level.gpu) level.gpu = gpu_level(l, Al, options);
   timed(h, level, "spectra", [&] {
     // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
     // poisson2d:1000), on A's entries through the strength filter (no copy of A as A_F); with
@@ -665,10 +679,7 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
   const bool on_device = options.gpu && options.device_aggregation;
-  if (on_device) {
-    level.gpu = make_gpu_level_values();
-    level.gpu->keep_host_copies(options.host_copies);
-  }
+  if (on_device) level.gpu = gpu_level(l, Al, options);
   for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
     std::vector<char> strong;
     Aggregates aggregates;
@@ -703,10 +714,7 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     return false;
   }
   if (options.gpu) {  // the patterns on the device, where their values will be made
-    if (!level.gpu) {
-      level.gpu = make_gpu_level_values();
-      level.gpu->keep_host_copies(options.host_copies);
-    }
+    if (!level.gpu) level.gpu = gpu_level(l, Al, options);
     const GpuPatternSeconds s = level.gpu->make_patterns(Al, level);
     add_seconds(h, level, "prolongator", s.prolongator);
     add_seconds(h, level, "restriction", s.restriction);

@@ -141,6 +141,10 @@ struct HierarchyOptions {
   // With gpu: P and R also on the host (the tests, a float program read them); false leaves
   // them on the device only (GpuLevelValues::keep_host_copies).
   bool host_copies = true;
+  // With gpu: the finest operator's arrays where the device already holds them (the SpMV
+  // backend's copy lent to the preconditioner, in double; GpuLevelValues::lend_operator), its
+  // values refreshed by their owner before each set-up. All null: level 0 uploads its own.
+  CsrArrays finest_on_device;
 };
 
 struct Level {

@@ -96,7 +96,8 @@ class Preconditioner {
   // device Lanczos, Chebyshev's program) reads it in place instead of uploading a second copy
   // (0.6 s of cheb:8's set-up on a 9M-row grid, issue 21). The lender (the solver) keeps it
   // alive as long as this preconditioner and writes new values into it before each
-  // set_values. Ignored unless the device is the GPU.
+  // set_values. On the CPU devices the lender's CSR in host memory (AMG's host program reads
+  // the finest level's A there instead of two copies: lent_host_matrix).
   void lend_matrix(const CsrView<T>& A) { lent_ = A; }
 
  protected:
@@ -115,6 +116,10 @@ class Preconditioner {
   // The lent device matrix (lend_matrix), or null: nothing lent, or not a GPU set-up.
   const CsrView<T>* lent_matrix() const {
     return device_ == Device::gpu && lent_ ? &*lent_ : nullptr;
+  }
+  // The lent host matrix, or null: nothing lent, or a GPU set-up.
+  const CsrView<T>* lent_host_matrix() const {
+    return device_ != Device::gpu && lent_ ? &*lent_ : nullptr;
   }
 
  private:

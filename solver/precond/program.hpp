@@ -35,7 +35,8 @@ enum class OpKind : std::int32_t {
   //   res_i = v_i - (S x)_i         (v: the residual before, x: the last direction)
   //   dir_i = alpha x_i + beta d_i res_i
   //   w_i   = (z before)_i + dir_i  (the z before is u; u = w in place after the first step)
-  // written to slots: res -> t, dir -> y, z -> w.
+  // written to slots: res -> t, dir -> y, z -> w (t and y may be kNoSlot: a last step whose
+  // residual and direction no later operation reads writes w alone).
   chebyshev_step,
 };
 
@@ -119,8 +120,8 @@ template <typename T>
 CGS_HD void chebyshev_row(const Op<T>& op, const OpVectors<T>& v, index_t row) {
   const double res = double(v.v[row]) - (op.row_ptr ? sparse_row(op, row, v.x) : 0.0);
   const double dir = op.alpha * double(v.x[row]) + op.beta * double(op.d[row]) * res;
-  v.t[row] = T(res);
-  v.y[row] = T(dir);
+  if (v.t) v.t[row] = T(res);
+  if (v.y) v.y[row] = T(dir);
   v.w[row] = T(double(v.u[row]) + dir);
 }
 

@@ -2,8 +2,9 @@
 // for a preconditioner whose solve runs there (issue 21 item 3: cheb:8's 40 Lanczos steps on a
 // 9M-row grid took 1.3 s on 16 host cores, 40 SpMVs of 0.37 ms on an H100). The same start
 // vector, steps, stopping rule and reading of the tridiagonal as the host's; only the order of
-// the sums differs (a fixed block tree instead of 256 chunks), so the interval equals the host's
-// to rounding, the same bits at every call. Built without CUDA, it throws DeviceError.
+// the sums differs (a fixed block tree instead of 256 chunks), and the products' rounding (the
+// host scales A's entries once, spectrum.cpp), so the interval equals the host's to rounding,
+// the same bits at every call. Built without CUDA, it throws DeviceError.
 #pragma once
 
 #include <vector>

@@ -6,7 +6,9 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
@@ -17,6 +19,7 @@
 #include "solver/precond/amg_start.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/spectrum.hpp"
+#include "spmv/backend.hpp"
 
 namespace cgs {
 namespace {
@@ -381,6 +384,82 @@ TEST_CASE("GPU AMG: the program reads the hierarchy's device arrays and applies 
       CHECK(relative_difference(z_cpu, r) > 0.1);                            // not the identity
     }
   }
+}
+
+// The backend's device CSR as the solver lends it (solver.cpp, lend_device_matrix).
+CsrView<double> device_csr(const SpmvBackend<double>& backend) {
+  const std::optional<Rows<double>> rows = backend.row_view();
+  REQUIRE(rows);
+  REQUIRE(rows->on_device);
+  const auto* csr = std::get_if<CsrView<double>>(&rows->view);
+  REQUIRE(csr);
+  return *csr;
+}
+
+TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as a fresh set-up") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  for (const System& s : systems()) {
+    CAPTURE(s.name);
+    const CsrMatrix<double>& A = s.A;
+    const CsrMatrix<double> B = new_values(A);  // not a scaling of A: a stale A would show
+    BackendOptions options;
+    options.device = Device::gpu;
+    options.format = Format::csr;
+    auto backend = make_backend(A, options);
+    const std::vector<double> r = random_vector<double>(std::size_t(A.rows), 31);
+    auto lent = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::gpu, 1);
+    lent->lend_matrix(device_csr(*backend));
+    lent->analyze(A);
+    CHECK(fact(lent->report(), "finest operator") ==
+          "the SpMV backend's device copy, read in place");
+    auto copied = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::gpu, 1);
+    copied->analyze(A);
+    CHECK(fact(copied->report(), "finest operator").empty());
+    // The same kernels on the same numbers, wherever A's arrays live.
+    const std::vector<double> z_a = apply_once(*lent, r);
+    CHECK(relative_difference(z_a, apply_once(*copied, r)) <= 1e-12);
+    // New values, in the solver's order: the lender's copy first, then the set-up.
+    backend->set_values(B.values.data());
+    lent->set_values(B);
+    auto fresh = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::gpu, 1);
+    fresh->analyze(B);
+    const std::vector<double> z_b = apply_once(*lent, r);
+    CHECK(relative_difference(z_b, apply_once(*fresh, r)) <= 1e-10);
+    CHECK(relative_difference(z_b, z_a) > 1e-3);  // B's hierarchy, not A's
+    // And the host's set-up of B (an independent Lanczos, R A P and program).
+    auto cpu = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::omp, 2);
+    cpu->analyze(B);
+    CHECK(relative_difference(z_b, apply_once(*cpu, r)) <= 1e-9);
+  }
+}
+
+TEST_CASE(
+    "GPU AMG: a solver's set_values (the lent backend refreshed first) solves as a fresh one") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = generate_matrix("gen:poisson2d:160");
+  const CsrMatrix<double> B = new_values(A);
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 37);
+  SolveRequest request;
+  request.backend.device = Device::gpu;
+  request.backend.format = Format::csr;
+  request.precond = parse_precond("amg");
+  request.cg.tol = 1e-10;
+  auto reused = make_solver(make_plan(request, A));
+  reused->analyze(A);
+  std::vector<double> x_a;
+  reused->solve(b, x_a);
+  reused->set_values(B);
+  std::vector<double> x_reused, x_fresh;
+  const SolveReport again = reused->solve(b, x_reused);
+  CHECK(fact(again.precond, "finest operator") == "the SpMV backend's device copy, read in place");
+  auto fresh = make_solver(make_plan(request, B));
+  fresh->analyze(B);
+  const SolveReport first = fresh->solve(b, x_fresh);
+  REQUIRE(again.cg.status == CgStatus::converged);
+  CHECK(again.cg.iterations == first.cg.iterations);
+  CHECK(true_relative_residual(B, b, x_reused) <= 10 * request.cg.tol);
+  CHECK(relative_difference(x_reused, x_fresh) <= 1e-8);
+  CHECK(relative_difference(x_reused, x_a) > 1e-3);  // B's solution, not A's
 }
 
 TEST_CASE("GPU AMG: the GPU V-cycle solves in the CPU's iterations on multi-level hierarchies") {

@@ -8,6 +8,8 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <optional>
+#include <variant>
 
 #include "formats/generators.hpp"
 #include "solver/precond/amg_setup.hpp"
@@ -15,6 +17,7 @@
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond_test_util.hpp"
 #include "solver/solver.hpp"
+#include "spmv/backend.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -25,6 +28,17 @@ namespace {
 
 double relative(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return (a - b).norm() / b.norm();
+}
+
+// max |a_i - b_i| / max |b_i|.
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double d = 0, m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    m = std::max(m, std::abs(b[i]));
+  }
+  return d / m;
 }
 
 // The 1-D Laplacian tridiag(-1, 2, -1) of n rows.
@@ -62,10 +76,13 @@ CsrMatrix<double> jumps_and_isolated(index_t m) {
   return csr_from_triplets(n, n, r, c, v);
 }
 
-std::string fact(const Preconditioner<double>& M, const std::string& key) {
-  for (const auto& [k, v] : M.report().facts)
+std::string fact_of(const PrecondReport& report, const std::string& key) {
+  for (const auto& [k, v] : report.facts)
     if (k == key) return v;
   return "";
+}
+std::string fact(const Preconditioner<double>& M, const std::string& key) {
+  return fact_of(M.report(), key);
 }
 
 // A_F: the strong couplings, the weak ones lumped onto the diagonal (kept where not positive).
@@ -421,6 +438,77 @@ TEST_CASE("amg: set_values gives the preconditioner a fresh set-up of the new va
     const Eigen::MatrixXd after = inverse_of(*M, B.rows);
     CHECK(relative(after, inverse_of(*built(change.precond, B), B.rows)) < 1e-14);
     CHECK(relative(after, before) > 1e-3);  // and it did change
+  }
+}
+
+TEST_CASE("amg: the host program reads A where the CPU backend keeps it; set_values as fresh") {
+  const CsrMatrix<double> A = jumps_and_isolated(40);  // weak couplings: A_F differs from A
+  CsrMatrix<double> B = A;  // the same strong couplings (x2.5), the diagonal changed unevenly
+  for (index_t i = 0; i < B.rows; ++i)
+    for (index_t k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k)
+      B.values[k] *= B.col_idx[k] == i ? 2.5 + 0.001 * (i % 5) : 2.5;
+  BackendOptions options;
+  options.format = Format::csr;
+  options.device = Device::omp;
+  options.threads = 2;
+  auto backend = make_backend(A, options);
+  const std::optional<Rows<double>> rows = backend->row_view();
+  REQUIRE(rows);
+  REQUIRE_FALSE(rows->on_device);
+  const auto* csr = std::get_if<CsrView<double>>(&rows->view);
+  REQUIRE(csr);
+  auto lent = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::omp, 2);
+  lent->lend_matrix(*csr);
+  lent->analyze(A);
+  CHECK(fact(*lent, "finest operator") == "the SpMV backend's CSR, read in place");
+  auto copied = built("amg:coarse=40", A, Device::omp, 2);
+  CHECK(fact(*copied, "finest operator").empty());
+  REQUIRE(std::stoi(fact(*lent, "levels")) >= 3);
+  // The same arithmetic on the same numbers, wherever level 0's A lies: the same bits.
+  const Eigen::MatrixXd before = inverse_of(*lent, A.rows);
+  CHECK(relative(before, inverse_of(*copied, A.rows)) == 0);
+  // New values in the solver's order: the lender's CSR first, then the set-up.
+  backend->set_values(B.values.data());
+  lent->set_values(B);
+  const Eigen::MatrixXd after = inverse_of(*lent, B.rows);
+  CHECK(relative(after, inverse_of(*built("amg:coarse=40", B, Device::omp, 2), B.rows)) == 0);
+  CHECK(relative(after, before) > 1e-3);  // B's hierarchy and B's level 0, not A's
+}
+
+TEST_CASE("amg: a CPU solver's set_values (its backend lent, refreshed first) solves as fresh") {
+  const CsrMatrix<double> A = poisson2d(96);
+  CsrMatrix<double> B = A;
+  for (index_t i = 0; i < B.rows; ++i)
+    for (index_t k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k)
+      B.values[k] *= B.col_idx[k] == i ? 1.6 : 1.5;
+  const std::vector<double> b = random_vector(A.rows, 59);
+  for (Precision precision : {Precision::double_, Precision::single}) {
+    CAPTURE(int(precision));
+    SolveRequest o;
+    o.backend.format = Format::csr;
+    o.backend.device = Device::omp;
+    o.backend.threads = 2;
+    o.precision = precision;
+    o.cg.tol = precision == Precision::single ? 1e-5 : 1e-10;
+    o.precond = parse_precond("amg");
+    auto reused = make_solver(make_plan(o, A));
+    reused->analyze(A);
+    std::vector<double> x_a, x_reused, x_fresh;
+    reused->solve(b, x_a, false, nullptr);
+    reused->set_values(B);
+    const SolveReport again = reused->solve(b, x_reused, true, nullptr);
+    CHECK(fact_of(again.precond, "finest operator").find("SpMV backend's CSR") !=
+          std::string::npos);
+    auto fresh = make_solver(make_plan(o, B));
+    fresh->analyze(B);
+    const SolveReport first = fresh->solve(b, x_fresh, true, nullptr);
+    REQUIRE(again.cg.ok());
+    CHECK(std::abs(again.cg.converged_at - first.cg.converged_at) <= 1);
+    CHECK(again.true_relative_residual <= 10 * o.cg.tol);
+    // The same M bit for bit (the test above); the loops' sums may split otherwise (the team
+    // loop times its thread count on the system): equal to the tolerance's rounding.
+    CHECK(max_difference(x_reused, x_fresh) <= (precision == Precision::single ? 1e-4 : 1e-9));
+    CHECK(max_difference(x_reused, x_a) > 1e-3);  // B's solution, not A's
   }
 }
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 22's CPU target measured on a shared machine (BENCHMARKS 20g): cgsolve runs of several
+# (binary, preconditioner) pairs interleaved round by round, so that a load that comes and goes
+# falls on each pair alike; per pair the median of RUNS by time to solution (format +
+# preconditioner set-up + solve; generation and reading excluded), with its iterations and the
+# AMG set-up's phase times of that run.
+# Usage: scripts/amg-cpu-interleaved.sh "binary:precond" ...   e.g.
+#   RUNS=5 scripts/amg-cpu-interleaved.sh build-cpu/app/cgsolve:amg build-cpu/app/cgsolve:jacobi
+#   Env: RUNS=5, MATRIX=gen:poisson2d:1000, THREADS=2, TOL=1e-8
+set -uo pipefail
+RUNS=${RUNS:-5}
+MATRIX=${MATRIX:-gen:poisson2d:1000}
+THREADS=${THREADS:-2}
+TOL=${TOL:-1e-8}
+[ $# -gt 0 ] || { echo "usage: $0 binary:precond ..." >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for ((i = 0; i < RUNS; i++)); do
+  n=0
+  for pair in "$@"; do
+    bin=${pair%%:*} precond=${pair#*:}
+    if ! "$bin" --matrix "$MATRIX" --precond "$precond" --tol "$TOL" --threads "$THREADS" --quiet \
+      --report "$tmp/r.json" > "$tmp/out.txt" 2>&1; then
+      echo "run failed: $bin --precond $precond" >&2
+      tail -3 "$tmp/out.txt" >&2
+      exit 1
+    fi
+    tr -d '\n' < "$tmp/r.json" >> "$tmp/runs$n.txt"
+    echo >> "$tmp/runs$n.txt"
+    n=$((n + 1))
+  done
+done
+echo "$MATRIX, $THREADS threads, tol $TOL, medians of $RUNS interleaved runs (by time to solution)"
+n=0
+for pair in "$@"; do
+  python3 - "$tmp/runs$n.txt" "$pair" <<'PY'
+import json, sys
+path, pair = sys.argv[1:]
+runs = [json.loads(l) for l in open(path) if l.strip()]
+def setup(j):
+    t = j["times"]
+    return sum(t.get(k) or 0 for k in ("inspect_s", "reorder_s", "build_format_s", "preconditioner_s", "upload_s"))
+def tts(j):
+    return setup(j) + j["times"]["solve_s"]
+ordered = sorted(runs, key=tts)
+j = ordered[len(runs) // 2]
+print(f"{pair:48} its {j['result']['converged_at']:5d}  set-up {setup(j):7.3f}  solve {j['times']['solve_s']:7.3f}"
+      f"  tts {tts(j):7.3f}  (runs {tts(ordered[0]):.3f}-{tts(ordered[-1]):.3f})")
+pre = j["preconditioner"]
+rows = pre.get("tables", {}).get("phases", []) if isinstance(pre.get("tables"), dict) else []
+cut = dict(pre.get("phases_s", {}))
+if rows:
+    print("    " + ", ".join(f"{r['phase']} {r['seconds']:.3f}" for r in rows) +
+          ", " + ", ".join(f"{k} {v:.3f}" for k, v in cut.items() if k != "analyze"))
+PY
+  n=$((n + 1))
+done
