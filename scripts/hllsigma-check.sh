@@ -6,8 +6,6 @@
 # one spmvbench process: cuSPARSE CSR (the reference), csr/cuda-stream4 and hll/cuda unsorted,
 # sorted as chosen and at other windows and tails; cgsolve --format hll with and without
 # sorting (generic loop and the fused graph loop, whose row function looks up each row's slot).
-# Also csr/cuda-stream4's cache-hint variants (-plain: no evict-first hint on the matrix; -keepx:
-# L2 evict-last on the x gathers) next to it, in the same spmvbench process.
 # Logs under $OUT (default ./hllsigma-out), summary last.
 # Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [OUT=dir] scripts/hllsigma-check.sh [DATA_DIR]
 #   SKIP_BUILD=1: $BUILD (default build-gpu) is built already. DATA_DIR (default .gpu-data) is
@@ -66,7 +64,7 @@ note "hll_layout rc $? (layouts per sigma: hll_layout.txt)"
 
 # 4. spmvbench, one process: cuSPARSE CSR is the reference of every row. @sigma=N / @tail=K:
 #    HLL's window and tail for that row (none: chosen from the row lengths, 4096 and 64 here).
-KERNELS="csr:cusparse,csr:stream4,csr:stream4-plain,csr:stream4-keepx"
+KERNELS="csr:cusparse,csr:stream4"
 KERNELS+=",hll:thread@sigma=0,hll:thread,hll:thread@sigma=1024"
 KERNELS+=",hll:thread@sigma=65536,hll:thread@tail=32,hll:thread@tail=128,hll:thread@sigma=2000000@tail=64"
 timeout 170 "$BUILD/bench/spmvbench" gen:powerlaw:2000000 --devices gpu --sorted no --runs 30 \

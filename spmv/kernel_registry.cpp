@@ -20,11 +20,6 @@ const std::vector<GpuKernel>& gpu_kernels() {
        "row blocks of equal nonzeros, long rows in pieces (whole-product kernel)", true},
       {Format::csr, "stream4", false, false, "stream with 4 loads per thread", true},
       {Format::csr, "stream8", false, false, "stream with 8 loads per thread", true},
-      // Cache-hint variants of stream4, for spmvbench (csr_stream.cu; issue 28).
-      {Format::csr, "stream4-plain", false, false,
-       "stream4 without the evict-first hint on the matrix arrays", true},
-      {Format::csr, "stream4-keepx", false, false,
-       "stream4 with an L2 evict-last policy on the x gathers", true},
       {Format::csr, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)", true},
       // Not timed by --format auto until it has run on a GPU (it was written when no device time
       // was left, 2026-11-25): --kernel balanced asks for it.

@@ -13,10 +13,7 @@
 //     block of a row to finish (a counter per long row) adds the row's partials in piece order,
 //     so even a row of 10^5 entries costs no more than any other block and y repeats exactly.
 // The matrix arrays are read once, so they are loaded with the streaming cache hint (evict
-// first): the x gathers, which are reused, keep L2 to themselves. Two variants, for spmvbench to
-// time side by side (issue 28: x is 16 MB on gen:powerlaw:2000000, an H100's L2 50 MB):
-// "stream4-plain" loads the matrix without the hint (what the hint buys), "stream4-keepx" adds
-// an L2 evict-last policy to the x gathers (createpolicy + ld.L2::cache_hint, sm_80 and later).
+// first): the x gathers, which are reused, keep L2 to themselves.
 // Every row is summed in a fixed order, so results repeat exactly. Not a row function, so the
 // CG loop with it is the generic one (solver/generic_cg.hpp).
 #include <cmath>
@@ -38,53 +35,6 @@ constexpr int kBlock = 256;
 // So: 4 when row lengths vary wildly (coefficient of variation above kIrregularCv), else 8.
 constexpr int kRegularLoads = 8, kIrregularLoads = 4;
 constexpr double kIrregularCv = 1.0;
-
-// Cache hints of the loads (see the top of the file); kStreaming is the default kernel.
-enum CacheHints : int { kStreaming = 0, kPlainLoads = 1, kKeepX = 2 };
-
-// An L2 policy that keeps lines (evict last), for ld.global.L2::cache_hint.
-__device__ __forceinline__ unsigned long long l2_evict_last_policy() {
-  unsigned long long policy;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ double load_kept(const double* p, unsigned long long policy) {
-  double v;
-  asm("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(p), "l"(policy));
-  return v;
-}
-__device__ __forceinline__ float load_kept(const float* p, unsigned long long policy) {
-  float v;
-  asm("ld.global.nc.L2::cache_hint.f32 %0, [%1], %2;" : "=f"(v) : "l"(p), "l"(policy));
-  return v;
-}
-
-// Entry k of a matrix array, read once: evict first, unless the variant says plain.
-template <int Hints, typename V>
-__device__ __forceinline__ V matrix_load(const V* __restrict__ p) {
-  if constexpr (Hints == kPlainLoads)
-    return *p;
-  else
-    return __ldcs(p);
-}
-
-// A gather of x (policy: l2_evict_last_policy() for kKeepX, unused otherwise).
-template <int Hints, typename T>
-__device__ __forceinline__ T x_load(const T* __restrict__ x, index_t col,
-                                    unsigned long long policy) {
-  if constexpr (Hints == kKeepX)
-    return load_kept(x + col, policy);
-  else
-    return x[col];
-}
-
-template <int Hints>
-__device__ __forceinline__ unsigned long long x_policy() {
-  if constexpr (Hints == kKeepX)
-    return l2_evict_last_policy();
-  else
-    return 0;
-}
 
 // Row blocks: block b covers rows [starts[b], starts[b + 1]); at most `chunk` nonzeros and
 // `chunk` rows each, except a single row longer than `chunk`, which is a block of its own (left
@@ -139,16 +89,14 @@ struct PieceView {
 
 // The products of the block's nonzeros [begin, end) into shared memory; unrolled so that each
 // thread has all its loads in flight at once.
-template <int Loads, int Hints, typename T>
+template <int Loads, typename T>
 __device__ __forceinline__ void load_products(const CsrView<T>& A, const T* __restrict__ x,
                                               index_t begin, index_t end, double* products) {
-  const unsigned long long policy = x_policy<Hints>();
 #pragma unroll
   for (int i = 0; i < Loads; ++i) {
     const index_t k = begin + i * kBlock + int(threadIdx.x);
     if (k < end)
-      products[k - begin] = double(matrix_load<Hints>(&A.values[k])) *
-                            double(x_load<Hints>(x, matrix_load<Hints>(&A.col_idx[k]), policy));
+      products[k - begin] = double(__ldcs(&A.values[k])) * double(x[__ldcs(&A.col_idx[k])]);
   }
 }
 
@@ -181,7 +129,7 @@ __device__ void reduce_rows(const CsrView<T>& A, index_t first, index_t last, in
 }
 
 // One piece of a long row: its partial sum; the row's last piece to finish adds them all up.
-template <int Loads, int Hints, typename T>
+template <int Loads, typename T>
 __device__ void long_row_piece(const CsrView<T>& A, const PieceView& pieces, index_t piece,
                                const T* __restrict__ x, T* __restrict__ y) {
   using BlockReduce = cub::BlockReduce<double, kBlock>;
@@ -189,14 +137,11 @@ __device__ void long_row_piece(const CsrView<T>& A, const PieceView& pieces, ind
   __shared__ bool last;
   const index_t row = pieces.row[piece], begin = pieces.begin[piece];
   const index_t end = min(begin + Loads * kBlock, A.row_ptr[row + 1]);
-  const unsigned long long policy = x_policy<Hints>();
   double sum = 0;
 #pragma unroll
   for (int i = 0; i < Loads; ++i) {
     const index_t k = begin + i * kBlock + int(threadIdx.x);
-    if (k < end)
-      sum += double(matrix_load<Hints>(&A.values[k])) *
-             double(x_load<Hints>(x, matrix_load<Hints>(&A.col_idx[k]), policy));
+    if (k < end) sum += double(__ldcs(&A.values[k])) * double(x[__ldcs(&A.col_idx[k])]);
   }
   const double total = BlockReduce(temp).Sum(sum);
   const index_t long_row = pieces.long_row[piece];
@@ -218,12 +163,12 @@ __device__ void long_row_piece(const CsrView<T>& A, const PieceView& pieces, ind
 }
 
 // Blocks [0, pieces.count) take the long rows' pieces, the rest the row blocks.
-template <int Loads, int Hints, typename T>
+template <int Loads, typename T>
 __global__ void __launch_bounds__(kBlock)
     csr_stream_kernel(CsrView<T> A, const index_t* __restrict__ starts, PieceView pieces,
                       const T* __restrict__ x, T* __restrict__ y) {
   if (index_t(blockIdx.x) < pieces.count) {
-    long_row_piece<Loads, Hints>(A, pieces, index_t(blockIdx.x), x, y);
+    long_row_piece<Loads>(A, pieces, index_t(blockIdx.x), x, y);
     return;
   }
   const index_t block = index_t(blockIdx.x) - pieces.count;
@@ -231,7 +176,7 @@ __global__ void __launch_bounds__(kBlock)
   const index_t begin = A.row_ptr[first], end = A.row_ptr[last];
   if (end - begin > Loads * kBlock) return;  // a long row: done by its pieces
   __shared__ double products[Loads * kBlock];
-  load_products<Loads, Hints>(A, x, begin, end, products);
+  load_products<Loads>(A, x, begin, end, products);
   __syncthreads();
   reduce_rows(A, first, last, begin, products, y);
 }
@@ -239,16 +184,10 @@ __global__ void __launch_bounds__(kBlock)
 template <typename T>
 class CsrStreamBackend final : public CudaBackendBase<T> {
  public:
-  // loads: 4 or 8 per thread (chunk = kBlock * loads); hints: kStreaming, or a variant (with 4
-  // loads only).
-  CsrStreamBackend(const CsrMatrix<T>& A, int loads, int hints)
-      : CudaBackendBase<T>(Format::csr, A,
-                           "csr/cuda-stream" + std::to_string(loads) +
-                               (hints == kPlainLoads ? "-plain"
-                                : hints == kKeepX    ? "-keepx"
-                                                     : "")),
+  // loads: 4 or 8 per thread (chunk = kBlock * loads).
+  CsrStreamBackend(const CsrMatrix<T>& A, int loads)
+      : CudaBackendBase<T>(Format::csr, A, "csr/cuda-stream" + std::to_string(loads)),
         loads_(loads),
-        hints_(hints),
         row_ptr_(A.row_ptr, "CSR row pointers"),
         col_idx_(A.col_idx, "CSR column indices"),
         values_(A.values, "CSR values"),
@@ -273,17 +212,11 @@ class CsrStreamBackend final : public CudaBackendBase<T> {
         index_t(piece_row_.size()), piece_row_.data(), piece_begin_.data(), piece_long_row_.data(),
         first_piece_.data(),        partials_.data(),  finished_.data()};
     const auto blocks = unsigned(pieces.count + starts_.size() - 1);
-    if (hints_ == kPlainLoads) {
-      csr_stream_kernel<kIrregularLoads, kPlainLoads, T>
-          <<<blocks, kBlock, 0, stream()>>>(view, starts_.data(), pieces, x, y);
-    } else if (hints_ == kKeepX) {
-      csr_stream_kernel<kIrregularLoads, kKeepX, T>
-          <<<blocks, kBlock, 0, stream()>>>(view, starts_.data(), pieces, x, y);
-    } else if (loads_ == kIrregularLoads) {
-      csr_stream_kernel<kIrregularLoads, kStreaming, T>
+    if (loads_ == kIrregularLoads) {
+      csr_stream_kernel<kIrregularLoads, T>
           <<<blocks, kBlock, 0, stream()>>>(view, starts_.data(), pieces, x, y);
     } else {
-      csr_stream_kernel<kRegularLoads, kStreaming, T>
+      csr_stream_kernel<kRegularLoads, T>
           <<<blocks, kBlock, 0, stream()>>>(view, starts_.data(), pieces, x, y);
     }
     CGS_CHECK_LAUNCH();
@@ -298,7 +231,7 @@ class CsrStreamBackend final : public CudaBackendBase<T> {
   }
 
  private:
-  int loads_, hints_;
+  int loads_;
   DeviceArray<index_t> row_ptr_, col_idx_;
   DeviceArray<T> values_;
   DeviceArray<index_t> starts_;
@@ -327,14 +260,9 @@ std::unique_ptr<SpmvBackend<T>> make_csr_stream_backend(const CsrMatrix<T>& A,
                      " threads, a block per row block): leave --block-size and --blocks unset");
   }
   int loads = row_length_cv(A) > kIrregularCv ? kIrregularLoads : kRegularLoads;
-  int hints = kStreaming;
   if (options.kernel == "stream4") loads = kIrregularLoads;
   if (options.kernel == "stream8") loads = kRegularLoads;
-  if (options.kernel == "stream4-plain" || options.kernel == "stream4-keepx") {
-    loads = kIrregularLoads;
-    hints = options.kernel == "stream4-plain" ? kPlainLoads : kKeepX;
-  }
-  return std::make_unique<CsrStreamBackend<T>>(A, loads, hints);
+  return std::make_unique<CsrStreamBackend<T>>(A, loads);
 }
 
 template std::unique_ptr<SpmvBackend<float>> make_csr_stream_backend(const CsrMatrix<float>&,

@@ -396,7 +396,10 @@ CsrView<double> device_csr(const SpmvBackend<double>& backend) {
   return *csr;
 }
 
-TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as a fresh set-up") {
+// Skipped: AMG does not take the lent device matrix yet (solver/precond/amg.cpp, kLendFinestOnGpu):
+// this test's first H100 run found set_values there 1e-4-2.6e-2 from a fresh set-up.
+TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as a fresh set-up" *
+          doctest::skip(true)) {
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const System& s : systems()) {
     CAPTURE(s.name);
@@ -433,8 +436,7 @@ TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as
   }
 }
 
-TEST_CASE(
-    "GPU AMG: a solver's set_values (the lent backend refreshed first) solves as a fresh one") {
+TEST_CASE("GPU AMG: a solver's set_values solves as a fresh one") {
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = generate_matrix("gen:poisson2d:160");
   const CsrMatrix<double> B = new_values(A);
@@ -451,7 +453,6 @@ TEST_CASE(
   reused->set_values(B);
   std::vector<double> x_reused, x_fresh;
   const SolveReport again = reused->solve(b, x_reused);
-  CHECK(fact(again.precond, "finest operator") == "the SpMV backend's device copy, read in place");
   auto fresh = make_solver(make_plan(request, B));
   fresh->analyze(B);
   const SolveReport first = fresh->solve(b, x_fresh);

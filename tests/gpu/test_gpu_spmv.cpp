@@ -35,9 +35,9 @@ struct KernelCase {
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "stream4-plain",
-                        "stream4-keepx", "vector", "adaptive", "vector2", "vector4", "vector8",
-                        "vector16", "vector32", "cusparse", "balanced"}) {
+  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive",
+                        "vector2", "vector4", "vector8", "vector16", "vector32", "cusparse",
+                        "balanced"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
