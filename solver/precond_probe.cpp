@@ -1,7 +1,7 @@
 // --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
 // few dozen CG iterations on the solve's right-hand side (or a fixed random one; the first
-// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time
-// to solution is estimated from the residual's rate over the last third of the probe, the time per
+// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time to
+// solution is estimated from the residual's rate over the last third of the probe, the time per
 // iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
 // one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
 // the winner is not repeated.
@@ -9,20 +9,19 @@
 // The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): the strongest
 // candidate goes first, and when its probe already converged nothing else is tried (nothing can
 // beat a solved system), nor when its rate says it will finish in under kProbeOthersAbove (the
-// others' set-ups and probes would cost more than they could save); the others are tried only while
-// the probing spent on candidates that lose stays within that budget of the best estimate so far, a
-// candidate whose set-up alone costs more than the best estimate is not run, and one that is run
-// gets only the iterations that could still beat it. When no candidate's residual falls steadily
-// enough to extrapolate, auto does not refuse: it solves with the candidate whose probe reached the
-// lowest residual.
+// others' set-ups and probes would cost more than they could save); the others are tried only while the probing spent on candidates that
+// lose stays within that budget of the best estimate so far, a candidate whose set-up alone costs
+// more than the best estimate is not run, and one that is run gets only the iterations that could
+// still beat it. When no candidate's residual falls steadily enough to extrapolate, auto does not
+// refuse: it solves with the candidate whose probe reached the lowest residual.
 #include "solver/precond_probe.hpp"
 
-#include <algorithm>
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <limits>
+#include <iterator>
 #include <random>
 
 #include "solver/inspector.hpp"
@@ -71,12 +70,12 @@ struct Probe {
   PlannedSolver planned;
   double setup_seconds = 0, per_iteration = 0, predicted_iterations = 0, estimate = 0;
   bool converged = false;
-  double reached = 1;      // the lowest ||r|| / ||b|| of the probe
-  std::vector<double> x;   // where its last run ended (from x = 0)
-  long iterations = 0;     // of that run
-  double run_seconds = 0;  // that run's CG time
-  std::string failure;     // set-up refused (e.g. bjacobi's memory) or a breakdown
-  std::string pruned;      // why it was stopped early: it could not beat the best so far
+  double reached = 1;   // the lowest ||r|| / ||b|| of the probe
+  std::vector<double> x;     // where its last run ended (from x = 0)
+  long iterations = 0;       // of that run
+  double run_seconds = 0;    // that run's CG time
+  std::string failure;  // set-up refused (e.g. bjacobi's memory) or a breakdown
+  std::string pruned;   // why it was stopped early: it could not beat the best so far
 };
 
 std::string format_ms(double s) {
@@ -104,21 +103,17 @@ double predicted_iterations(const std::vector<double>& history, double target) {
 }
 
 // One probe run of at most `iterations` from x = 0; false on a breakdown.
-// `resume`: from where the last run ended (a restarted CG: its iterations and time add up),
-// else from x = 0.
-bool run_probe(Probe& p, const std::vector<double>& b, int iterations, bool resume = false) {
+bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
   CgOptions stop = p.planned.solver->plan().cg;
   stop.max_iters = iterations;
   stop.record_history = true;
   stop.progress = nullptr;
-  std::vector<double> x = resume ? p.x : std::vector<double>(b.size(), 0.0);
-  const long before = resume ? p.iterations : 0;
-  const double before_seconds = resume ? p.run_seconds : 0;
+  std::vector<double> x(b.size(), 0.0);
   const SolveReport report = p.planned.solver->solve(b, x, false, &stop);
   const CgResult& cg = report.cg;
   p.x = std::move(x);
-  p.iterations = before + cg.iterations;
-  p.run_seconds = before_seconds + report.times.solve_seconds;
+  p.iterations = cg.iterations;
+  p.run_seconds = report.times.solve_seconds;
   if (cg.status == CgStatus::breakdown) {
     p.failure = "broke down in the probe";
     return false;
@@ -130,8 +125,7 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations, bool resu
   if (!cg.residual_history.empty() && b_norm > 0)
     p.reached = *std::min_element(cg.residual_history.begin(), cg.residual_history.end()) / b_norm;
   p.predicted_iterations =
-      double(before) +
-      (p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target));
+      p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target);
   p.estimate = p.setup_seconds + p.predicted_iterations * p.per_iteration;
   return true;
 }
@@ -158,29 +152,23 @@ Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char*
       p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
       return p;
     }
-    if (first_on_own_rhs) {
-      // Nothing to beat yet and its iterations are the solve's start: no short timing run from
-      // x = 0 first (on the GPU that run and the restart after it cost ic0 in one block 1.4-1.6x
-      // its own solve, H100, BENCHMARKS section 10i). kProbeIterations, then on from there for
-      // the rest of the probe's time.
-      if (!run_probe(p, b, kProbeIterations) || p.converged) return p;
-      const double more =
-          request.auto_first_probe_seconds / std::max(p.per_iteration, 1e-9) - kProbeIterations;
-      if (more >= 1) run_probe(p, b, int(std::min(more, 1e9)), true);
-      return p;
-    }
     if (!run_probe(p, b, kFirstRun) || p.converged) return p;
     // Iterations that could still finish under the best estimate: fewer than the probe would
     // run means this candidate cannot win (its probe would cost more than the winner's solve).
-    const double affordable =
-        std::min(best - p.setup_seconds, budget - p.run_seconds) / std::max(p.per_iteration, 1e-9);
+    const double affordable = std::min(best - p.setup_seconds, budget - p.run_seconds) /
+                              std::max(p.per_iteration, 1e-9);
     if (affordable <= double(kFirstRun)) {
       p.pruned = format_ms(p.per_iteration) + " an iteration: " +
                  (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
-                                                                  : "the probe's budget is spent");
+                                                                   : "the probe's budget is spent");
       return p;
     }
-    run_probe(p, b, int(std::min(affordable, double(kProbeIterations))));
+    // The first candidate (nothing to beat yet) on the solve's own b: by time, see above.
+    const double wanted =
+        first_on_own_rhs ? std::max<double>(kProbeIterations, request.auto_first_probe_seconds /
+                                                                  std::max(p.per_iteration, 1e-9))
+                         : double(kProbeIterations);
+    run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
   } catch (const InputError& e) {
     p.failure = e.what();
   }
@@ -199,7 +187,7 @@ bool usable(const Probe& p) {
 }  // namespace
 
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
-                                    const std::vector<double>* rhs) {
+                                   const std::vector<double>* rhs) {
   const auto start = Clock::now();
   // The solve's own right-hand side where it is known: its residual history is the one the solve
   // will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
@@ -227,8 +215,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     const double budget =
         best ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful) : inf;
     if (best && best->converged && own) {
-      not_tried +=
-          std::string("; ") + name + " (not tried: " + best->name + "'s probe solved the system)";
+      not_tried += std::string("; ") + name + " (not tried: " + best->name +
+                   "'s probe solved the system)";
       continue;
     }
     if (best && &*best == &probes.front() && remaining(*best) < kProbeOthersAbove) {
@@ -238,7 +226,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     }
     if (budget <= 0) {
       not_tried += std::string("; ") + name + " (not tried: the probe's budget, " +
-                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) + ", is spent)";
+                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
+                   ", is spent)";
       continue;
     }
     probes.push_back(
