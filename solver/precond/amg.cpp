@@ -473,11 +473,12 @@ class Amg final : public Preconditioner<T> {
  private:
   // The GPU set-up's finest operator could be the SpMV backend's device CSR where the solver
   // lent it (lend_matrix; in double, so its values are A's), read in place: no upload of A's
-  // 0.54 GB at each set-up of poisson2d:3000 (BENCHMARKS 20g). Not taken yet: at its first GPU
-  // run (H100, 2026-11-26) set_values on the lent A gave a V-cycle 1e-4 (poisson2d:40) to 2.6e-2
-  // (Exnet) away from a fresh set-up of the same values, where the copied A agrees to 1e-10
-  // (tests/gpu/test_gpu_amg.cpp, "on the backend's lent device matrix", skipped until then):
-  // some part of the refresh still reads A's old numbers. The level uploads its own copy.
+  // 0.54 GB at each set-up of poisson2d:3000 (BENCHMARKS 20g). Not taken until its test runs on
+  // a GPU: at its first run (H100, 2026-11-26) set_values on the lent A was 1e-4 (poisson2d:40)
+  // to 2.6e-2 (Exnet) away from a fresh set-up of the new values, which the CPU's own set_values
+  // is too for those values (it keeps A's strength and aggregates): the test compared the wrong
+  // things, and now compares with the copied A's set_values (tests/gpu/test_gpu_amg.cpp, "on the
+  // backend's lent device matrix", skipped until then). The level uploads its own copy.
   static constexpr bool kLendFinestOnGpu = false;
   void lend_finest(const CsrMatrix<double>& A) {
     options_.hierarchy.finest_on_device = {};

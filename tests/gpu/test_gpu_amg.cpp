@@ -396,9 +396,13 @@ CsrView<double> device_csr(const SpmvBackend<double>& backend) {
   return *csr;
 }
 
-// Skipped: AMG does not take the lent device matrix yet (solver/precond/amg.cpp, kLendFinestOnGpu):
-// this test's first H100 run found set_values there 1e-4-2.6e-2 from a fresh set-up.
-TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as a fresh set-up" *
+// Skipped until it runs on a GPU: AMG does not take the lent device matrix yet (amg.cpp,
+// kLendFinestOnGpu). Its first version compared set_values(B) with a fresh set-up of B and failed
+// on an H100 by 1e-4-2.6e-2; but set_values keeps A's strength and aggregates (only the numbers
+// are redone), and for these B the CPU's own set_values differs from its fresh set-up of B as much
+// (1.0e-4, 9.1e-4, 1.3e-2; 7e-5-2e-4 even with theta=0). So the comparison is now with the copied
+// A's set_values(B), which takes the same decisions: a stale A would show there.
+TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as the copied A's" *
           doctest::skip(true)) {
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const System& s : systems()) {
@@ -424,14 +428,14 @@ TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as
     // New values, in the solver's order: the lender's copy first, then the set-up.
     backend->set_values(B.values.data());
     lent->set_values(B);
-    auto fresh = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::gpu, 1);
-    fresh->analyze(B);
+    copied->set_values(B);
     const std::vector<double> z_b = apply_once(*lent, r);
-    CHECK(relative_difference(z_b, apply_once(*fresh, r)) <= 1e-10);
-    CHECK(relative_difference(z_b, z_a) > 1e-3);  // B's hierarchy, not A's
-    // And the host's set-up of B (an independent Lanczos, R A P and program).
+    CHECK(relative_difference(z_b, apply_once(*copied, r)) <= 1e-12);
+    CHECK(relative_difference(z_b, z_a) > 1e-3);  // B's numbers, not A's
+    // And the host's set_values of B on A's hierarchy (an independent Lanczos, R A P, program).
     auto cpu = make_preconditioner<double>(parse_precond("amg:coarse=40"), Device::omp, 2);
-    cpu->analyze(B);
+    cpu->analyze(A);
+    cpu->set_values(B);
     CHECK(relative_difference(z_b, apply_once(*cpu, r)) <= 1e-9);
   }
 }
