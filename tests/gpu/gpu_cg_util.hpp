@@ -3,7 +3,9 @@
 // solve from x0 = 0; x comes back in double.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "gpu_test_util.hpp"
@@ -49,6 +51,29 @@ template <typename T>
 Run run_loop(const CsrMatrix<double>& A, const std::vector<double>& b, bool jacobi,
              const BackendOptions& backend, GpuLoopAsk loop, const CgOptions& cg) {
   return run_loop_with<T>(A, b, jacobi ? "jacobi" : "none", backend, loop, cg);
+}
+
+// A preconditioner's report fact by key ("" where it has none).
+inline std::string fact(const PrecondReport& report, const std::string& key) {
+  for (const auto& [k, v] : report.facts)
+    if (k == key) return v;
+  return "";
+}
+template <typename T>
+std::string fact(const Preconditioner<T>& M, const std::string& key) {
+  return fact(M.report(), key);
+}
+
+// The SpMV backend's device CSR as the solver lends it to a preconditioner (solver.cpp,
+// lend_device_matrix).
+template <typename T>
+CsrView<T> device_csr(const SpmvBackend<T>& backend) {
+  const std::optional<Rows<T>> rows = backend.row_view();
+  REQUIRE(rows);
+  REQUIRE(rows->on_device);
+  const auto* csr = std::get_if<CsrView<T>>(&rows->view);
+  REQUIRE(csr);
+  return *csr;
 }
 
 inline double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,

@@ -347,12 +347,6 @@ std::vector<double> apply_once(Preconditioner<T>& m, const std::vector<double>& 
   return std::vector<double>(z.begin(), z.end());
 }
 
-std::string fact(const PrecondReport& report, const std::string& key) {
-  for (const auto& [k, v] : report.facts)
-    if (k == key) return v;
-  return "";
-}
-
 TEST_CASE("GPU AMG: the program reads the hierarchy's device arrays and applies as the CPU's") {
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = generate_matrix("gen:poisson2d:64");
@@ -384,16 +378,6 @@ TEST_CASE("GPU AMG: the program reads the hierarchy's device arrays and applies 
       CHECK(relative_difference(z_cpu, r) > 0.1);                            // not the identity
     }
   }
-}
-
-// The backend's device CSR as the solver lends it (solver.cpp, lend_device_matrix).
-CsrView<double> device_csr(const SpmvBackend<double>& backend) {
-  const std::optional<Rows<double>> rows = backend.row_view();
-  REQUIRE(rows);
-  REQUIRE(rows->on_device);
-  const auto* csr = std::get_if<CsrView<double>>(&rows->view);
-  REQUIRE(csr);
-  return *csr;
 }
 
 // Skipped until it runs on a GPU: AMG does not take the lent device matrix yet (amg.cpp,

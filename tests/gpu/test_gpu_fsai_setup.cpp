@@ -177,23 +177,6 @@ TEST_CASE("GPU fsai set-up: a block that is not SPD gives the host's error and f
   }
 }
 
-template <typename T>
-std::string fact_of(const Preconditioner<T>& M, const std::string& key) {
-  for (const auto& [k, v] : M.report().facts)
-    if (k == key) return v;
-  return "";
-}
-
-template <typename T>
-CsrView<T> device_csr(const SpmvBackend<T>& backend) {
-  const std::optional<Rows<T>> rows = backend.row_view();
-  REQUIRE(rows);
-  REQUIRE(rows->on_device);
-  const auto* csr = std::get_if<CsrView<T>>(&rows->view);
-  REQUIRE(csr);
-  return *csr;
-}
-
 // fsai:2 for the GPU on a grid above worth_device_setup, with or without the backend's matrix
 // lent: the device set-up chosen, each apply the host program's, before and after set_values.
 template <typename T>
@@ -211,9 +194,9 @@ void check_fsai_preconditioner(bool lend, double tolerance) {
   auto gpu = make_preconditioner<T>(parse_precond("fsai:2"), Device::gpu, 1);
   if (lend) gpu->lend_matrix(device_csr(*backend));
   gpu->analyze(A);
-  CHECK(fact_of(*gpu, "set-up on") == "the device");
-  CHECK(fact_of(*host, "set-up on") == "the host");
-  CHECK(fact_of(*gpu, "pattern") == fact_of(*host, "pattern"));
+  CHECK(fact(*gpu, "set-up on") == "the device");
+  CHECK(fact(*host, "set-up on") == "the host");
+  CHECK(fact(*gpu, "pattern") == fact(*host, "pattern"));
   CHECK(gpu->program_size() == host->program_size());
   bool has_phases = false;
   for (const PrecondTable& t : gpu->report().tables)

@@ -39,12 +39,6 @@ std::vector<double> inverse_sqrt_diagonal(const CsrMatrix<double>& A) {
   return s;
 }
 
-std::string fact(const Preconditioner<double>& M, const std::string& key) {
-  for (const auto& [k, v] : M.report().facts)
-    if (k == key) return v;
-  return "";
-}
-
 const CsrMatrix<double>& large_grid() {  // 250,000 rows: above worth_device_setup
   static const CsrMatrix<double> A = testing::poisson2d(500);
   return A;
@@ -117,24 +111,6 @@ TEST_CASE("GPU set-up: cheb, fsai, ic0 set up for the GPU apply as the host's se
   }
 }
 
-// The backend's device CSR as the solver lends it.
-template <typename T>
-CsrView<T> device_csr(const SpmvBackend<T>& backend) {
-  const std::optional<Rows<T>> rows = backend.row_view();
-  REQUIRE(rows);
-  REQUIRE(rows->on_device);
-  const auto* csr = std::get_if<CsrView<T>>(&rows->view);
-  REQUIRE(csr);
-  return *csr;
-}
-
-template <typename T>
-std::string fact_of(const Preconditioner<T>& M, const std::string& key) {
-  for (const auto& [k, v] : M.report().facts)
-    if (k == key) return v;
-  return "";
-}
-
 template <typename T>
 void check_cheb_on_lent_matrix(double tolerance) {
   const CsrMatrix<double>& A = large_grid();
@@ -151,11 +127,11 @@ void check_cheb_on_lent_matrix(double tolerance) {
   auto lent = make_preconditioner<T>(parse_precond("cheb:8"), Device::gpu, 1);
   lent->lend_matrix(device_csr(*backend));
   lent->analyze(A);
-  CHECK(fact_of(*lent, "matrix") == "the SpMV backend's device copy, read in place");
-  CHECK(fact_of(*copied, "matrix").empty());
-  CHECK(fact_of(*lent, "Lanczos on") == "the device");
+  CHECK(fact(*lent, "matrix") == "the SpMV backend's device copy, read in place");
+  CHECK(fact(*copied, "matrix").empty());
+  CHECK(fact(*lent, "Lanczos on") == "the device");
   // The same kernels on the same numbers, wherever A's arrays live: the same bits.
-  CHECK(fact_of(*lent, "interval") == fact_of(*copied, "interval"));
+  CHECK(fact(*lent, "interval") == fact(*copied, "interval"));
   CHECK(lent->program_size() == host->program_size());
   auto compare = [&] {
     std::vector<T> z_host(r.size());
