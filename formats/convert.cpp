@@ -137,9 +137,7 @@ void fill_hll_tail(const CsrMatrix<T>& A, HllMatrix<T>& H) {
 // slot_row and its inverse for the window sigma (empty where the order is the file's).
 template <typename T>
 void set_storage_order(const CsrMatrix<T>& A, index_t sigma, HllMatrix<T>& H) {
-  if (sigma < 0)
-    throw InputError("HLL sort window must be at least 0, got " + std::to_string(sigma));
-  if (sigma % H.hack_size != 0)
+  if (sigma > 0 && sigma % H.hack_size != 0)  // a negative sigma: sigma_order says so
     throw InputError("HLL sort window " + std::to_string(sigma) +
                      " must be a multiple of the hack size " + std::to_string(H.hack_size));
   H.sigma = sigma;

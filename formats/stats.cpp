@@ -192,9 +192,10 @@ std::vector<index_t> row_lengths(const CsrMatrix<T>& A) {
 template <typename T>
 HllTail choose_hll_tail(const CsrMatrix<T>& A, index_t hack_size, index_t sigma) {
   if (A.rows == 0 || hack_size < 1) return {};
-  std::vector<index_t> lengths = row_lengths(A);
-  const std::vector<index_t> slot_row = sigma_order(A, sigma);
-  for (std::size_t s = 0; s < slot_row.size(); ++s) lengths[s] = A.row_length(slot_row[s]);
+  const std::vector<index_t> slot_row = sigma_order(A, sigma);  // empty: the rows' own order
+  std::vector<index_t> lengths(std::size_t(A.rows));
+  for (index_t s = 0; s < A.rows; ++s)
+    lengths[s] = A.row_length(slot_row.empty() ? s : slot_row[s]);
   return tail_for_lengths(lengths, hack_size, sigma > 0 ? kHllSortedMaxWidth : kNoHllTail);
 }
 
