@@ -129,6 +129,24 @@ RowPermutation reverse_cuthill_mckee(const CsrMatrix<T>& A) {
 }
 
 template <typename T>
+bool is_wavefront_order(const CsrMatrix<T>& A) {
+  const index_t n = A.rows;
+  std::vector<index_t> level(std::size_t(n), 0);
+  for (index_t i = 0; i < n; ++i) {
+    index_t low = n, high = -1;  // the levels of row i's earlier neighbours
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      const index_t j = A.col_idx[k];
+      if (j >= i) continue;
+      low = std::min(low, level[std::size_t(j)]);
+      high = std::max(high, level[std::size_t(j)]);
+    }
+    if (high < 0 ? i > 0 : low != high) return false;
+    level[std::size_t(i)] = high + 1;
+  }
+  return true;
+}
+
+template <typename T>
 CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P) {
   if (A.rows != A.cols)
     throw InputError("a symmetric row permutation needs a square matrix, got " +
@@ -178,6 +196,8 @@ template RowPermutation sort_rows_by_length(const CsrMatrix<float>&);
 template RowPermutation sort_rows_by_length(const CsrMatrix<double>&);
 template RowPermutation reverse_cuthill_mckee(const CsrMatrix<float>&);
 template RowPermutation reverse_cuthill_mckee(const CsrMatrix<double>&);
+template bool is_wavefront_order(const CsrMatrix<float>&);
+template bool is_wavefront_order(const CsrMatrix<double>&);
 template CsrMatrix<float> permute_symmetric(const CsrMatrix<float>&, const RowPermutation&);
 template CsrMatrix<double> permute_symmetric(const CsrMatrix<double>&, const RowPermutation&);
 

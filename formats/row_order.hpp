@@ -37,6 +37,17 @@ RowPermutation sort_rows_by_length(const CsrMatrix<T>& A);
 template <typename T>
 RowPermutation reverse_cuthill_mckee(const CsrMatrix<T>& A);
 
+// Whether A's own row order already numbers its graph as a wavefront from row 0: row 0 is the
+// only row without a neighbour before it, and every row's earlier neighbours all lie on one level
+// of the forward triangular solve (so every entry joins two consecutive levels, and a row's level
+// is its breadth-first distance from row 0). A 5-point or 7-point grid in its natural order is
+// one. Cuthill-McKee from a corner numbers the same wavefronts, so IC(0) meets the same
+// dependencies in either order (each row's earlier neighbours the same, or from the opposite
+// corner their mirror image): the same number of levels and the same iterations (measured), and
+// reverse Cuthill-McKee has nothing to gain. One pass, stopping at the first row that breaks it.
+template <typename T>
+bool is_wavefront_order(const CsrMatrix<T>& A);
+
 // P A P^T: row and column k of the result are row and column new_to_old[k] of A.
 template <typename T>
 CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P);

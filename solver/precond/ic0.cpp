@@ -22,80 +22,110 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <sstream>
+#include <thread>
+#include <type_traits>
 
 #include "formats/row_order.hpp"
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/sparse_parts.hpp"
-#include "solver/precond/spectrum.hpp"  // worth_threads
+#include "solver/precond/spectrum.hpp"      // worth_threads
+#include "solver/precond/spectrum_gpu.hpp"  // worth_device_setup
 
 namespace cgs::precond {
 namespace {
 
-// Row i of L (the pattern of the lower triangle, values tril(A) on entry) from the rows before
-// it: L(i,j) = (A(i,j) - sum_{m<j} L(i,m) L(j,m)) / L(j,j) over the common columns m, then the
-// pivot from the diagonal shifted by alpha diag(A). False when the pivot is not positive and
-// finite.
-bool factorize_row(CsrMatrix<double>& L, std::vector<double>& diag, index_t i, double alpha) {
-  const index_t first = L.row_ptr[i], last = L.row_ptr[i + 1] - 1;  // last: the diagonal
-  for (index_t k = first; k < last; ++k) {
-    const index_t j = L.col_idx[k];
-    double sum = L.values[k];
-    index_t a = first, b = L.row_ptr[j];
-    const index_t b_end = L.row_ptr[j + 1] - 1;
+// The off-diagonal part of L in CSR (the pattern of A below the diagonal) and its diagonal.
+struct LowerFactor {
+  const index_t* row_ptr;
+  const index_t* col_idx;
+  double* values;  // A's entries on entry, L's on return
+  double* pivot;   // A's diagonal on entry, L's on return (row by row)
+};
+
+// Row i of L from the rows before it: L(i,j) = (A(i,j) - sum_{m<j} L(i,m) L(j,m)) / L(j,j) over
+// the common columns m, then L(i,i) = sqrt(A(i,i) (1 + alpha) - sum_j L(i,j)^2). False when that
+// is not positive and finite. Reads only rows j < i that have an entry in row i.
+inline bool factorize_row(const LowerFactor& f, index_t i, double alpha) {
+  const index_t first = f.row_ptr[i], end = f.row_ptr[i + 1];
+  double pivot = f.pivot[i] * (1.0 + alpha);
+  for (index_t k = first; k < end; ++k) {
+    const index_t j = f.col_idx[k];
+    double sum = f.values[k];
+    index_t a = first, b = f.row_ptr[j];
+    const index_t b_end = f.row_ptr[j + 1];
     while (a < k && b < b_end) {
-      if (L.col_idx[a] < L.col_idx[b]) {
+      const index_t ca = f.col_idx[a], cb = f.col_idx[b];
+      if (ca < cb) {
         ++a;
-      } else if (L.col_idx[a] > L.col_idx[b]) {
+      } else if (ca > cb) {
         ++b;
       } else {
-        sum -= L.values[a++] * L.values[b++];
+        sum -= f.values[a++] * f.values[b++];
       }
     }
-    L.values[k] = sum / diag[j];
+    const double l = sum / f.pivot[j];
+    f.values[k] = l;
+    pivot -= l * l;
   }
-  double pivot = L.values[last] * (1.0 + alpha);
-  for (index_t k = first; k < last; ++k) pivot -= L.values[k] * L.values[k];
   if (!(pivot > 0) || !std::isfinite(pivot)) return false;
-  diag[i] = std::sqrt(pivot);
-  L.values[last] = diag[i];
+  f.pivot[i] = std::sqrt(pivot);
   return true;
 }
 
-// L factorised in place with the diagonal shifted by alpha diag(A). The rows of one level of the
-// forward solve (`levels`, in L's numbering) read only rows of earlier levels, so on a large
-// matrix each level's rows run on every host core, level after level: the same arithmetic per
-// row as the sweep in row order, so the same bits (serial, this took seconds of ic0's set-up on
-// a 9M-row grid, issue 21). False when a pivot is not positive and finite.
-bool factorize(CsrMatrix<double>& L, double alpha,
-               const std::vector<std::vector<index_t>>& levels) {
-  const index_t n = L.rows;
-  std::vector<double> diag(std::size_t(n), 0.0);
-  // Threads pay only where levels are wide and the team is large: a level's barrier costs more
-  // than a few hundred rows' work, and on a loaded machine far more (2-core shared VM,
-  // poisson2d:1000, 2,000 levels of 500 rows on 2 threads: 0.7 s serial, 1.8-16 s on the team).
-  const bool wide = !levels.empty() && n / index_t(levels.size()) >= 1024;
-  if (!worth_threads(n) || !wide || omp_get_max_threads() < 4) {
-    for (index_t i = 0; i < n; ++i)
-      if (!factorize_row(L, diag, i, alpha)) return false;
-    return true;
-  }
-  // After a failure the levels still go round (empty): a thread that left the loop early would
-  // leave the others waiting at the next level's barrier.
+bool factorize_in_order(const LowerFactor& f, index_t n, double alpha) {
+  for (index_t i = 0; i < n; ++i)
+    if (!factorize_row(f, i, alpha)) return false;
+  return true;
+}
+
+// The rows on a thread team, in the forward solve's level order: chunks of kChunk consecutive
+// positions dealt round robin, each row waiting for a flag on every row it reads (all in earlier
+// levels, so earlier positions: the least unfinished position can always go on, no deadlock).
+// No barrier per level: §10d's team took a barrier per level and lost to one thread on a loaded
+// machine. Each row's arithmetic is the serial sweep's, so the same bits.
+bool factorize_on_team(const LowerFactor& f, const LevelSchedule& levels, double alpha) {
+  constexpr index_t kChunk = 64;
+  const index_t n = index_t(levels.rows.size());
+  std::unique_ptr<std::atomic<unsigned char>[]> done(new std::atomic<unsigned char>[std::size_t(n)]);
   std::atomic<bool> failed{false};
 #pragma omp parallel
-  for (const std::vector<index_t>& rows : levels) {
-    const std::int64_t count = std::int64_t(rows.size());
+  {
 #pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < count; ++r)
-      if (!failed.load(std::memory_order_relaxed) &&
-          !factorize_row(L, diag, rows[std::size_t(r)], alpha))
-        failed.store(true, std::memory_order_relaxed);
+    for (index_t i = 0; i < n; ++i) done[std::size_t(i)].store(0, std::memory_order_relaxed);
+    const index_t team = omp_get_num_threads(), me = omp_get_thread_num();
+    for (index_t from = me * kChunk; from < n; from += team * kChunk) {
+      for (index_t at = from; at < std::min(n, from + kChunk); ++at) {
+        const index_t i = levels.rows[std::size_t(at)];
+        for (index_t k = f.row_ptr[i]; k < f.row_ptr[i + 1]; ++k)
+          for (int spins = 0; !done[std::size_t(f.col_idx[k])].load(std::memory_order_acquire) &&
+                              !failed.load(std::memory_order_relaxed);)
+            if (++spins % 64 == 0) std::this_thread::yield();  // a shared machine's cores
+        if (!failed.load(std::memory_order_relaxed) && !factorize_row(f, i, alpha))
+          failed.store(true, std::memory_order_relaxed);
+        done[std::size_t(i)].store(1, std::memory_order_release);
+      }
+    }
   }
   return !failed.load();
+}
+
+// L factorised in place with the diagonal shifted by alpha diag(A): one thread in row order, or
+// the team where the levels are wide and the team large (a 9M-row grid: 6,000 levels of up to
+// 3,000 rows; EPANET's systems: levels of a few rows, and small anyway). False when a pivot is
+// not positive and finite.
+bool factorize(const LowerFactor& f, const LevelSchedule& levels, double alpha) {
+  const index_t n = index_t(levels.rows.size());
+  const bool wide = levels.levels() > 0 && n / levels.levels() >= 1024;
+  if (!worth_threads(n) || !wide || omp_get_max_threads() < 4)
+    return factorize_in_order(f, n, alpha);
+  return factorize_on_team(f, levels, alpha);
 }
 
 enum class Ic0Order { levels, colour, parts };
@@ -165,6 +195,73 @@ RowPermutation inverse(const RowPermutation& P) {
   return Q;
 }
 
+// Seconds since the last lap (or since it was made).
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// The entries of a CSR matrix numbered 0, 1, ... as values: permuted, they say where each entry
+// came from (exact in double below 2^53).
+CsrMatrix<double> numbered_entries(const CsrMatrix<double>& A) {
+  CsrMatrix<double> N;
+  N.rows = A.rows;
+  N.cols = A.cols;
+  N.row_ptr = A.row_ptr;
+  N.col_idx = A.col_idx;
+  N.values.resize(A.values.size());
+  for (std::size_t k = 0; k < N.values.size(); ++k) N.values[k] = double(k);
+  return N;
+}
+
+// A triangle in the solve's numbering (colour and parts orders): its pattern, and for each entry
+// the entry of the elimination-order triangle it holds.
+struct Renumbered {
+  CsrMatrix<double> matrix;        // values: gathered at each compute_values
+  std::vector<index_t> entry_of;   // matrix entry k is the elimination-order entry entry_of[k]
+};
+
+Renumbered renumbered(const CsrMatrix<double>& triangle, const RowPermutation& back) {
+  Renumbered r;
+  r.matrix = permute_symmetric(numbered_entries(triangle), back);
+  r.entry_of.resize(r.matrix.values.size());
+  for (std::size_t k = 0; k < r.entry_of.size(); ++k)
+    r.entry_of[k] = index_t(r.matrix.values[k]);
+  return r;
+}
+
+// out[k] = in[map[k]] on every core when large.
+void gather(const std::vector<double>& in, const std::vector<index_t>& map,
+            std::vector<double>& out) {
+  const std::int64_t n = std::int64_t(map.size());
+#pragma omp parallel for schedule(static) if (n > 1000000)
+  for (std::int64_t k = 0; k < n; ++k) out[std::size_t(k)] = in[std::size_t(map[std::size_t(k)])];
+}
+
+// The values of the arrays a program reads, in T, where they stay between set_values (the
+// program borrows them on the host): v itself when T is double, else a cast kept in `storage`
+// (sized once, so its address does not move).
+template <typename T>
+const T* in_precision(const std::vector<double>& v, std::vector<T>& storage) {
+  if constexpr (std::is_same_v<T, double>) {
+    return v.data();
+  } else {
+    storage.resize(v.size());
+    const std::int64_t n = std::int64_t(v.size());
+#pragma omp parallel for schedule(static) if (n > 1000000)
+    for (std::int64_t k = 0; k < n; ++k) storage[std::size_t(k)] = T(v[std::size_t(k)]);
+    return storage.data();
+  }
+}
+
 template <typename T>
 class Ic0 final : public Preconditioner<T> {
  public:
@@ -179,13 +276,76 @@ class Ic0 final : public Preconditioner<T> {
   }
 
  protected:
+  // The symbolic part, once per pattern: the elimination order, the levels of both solves, L's
+  // pattern and its transpose's (with where each entry goes), and the program's rows.
   void analyze_pattern(const CsrMatrix<double>& A) override {
+    phases_ = {};
+    Stopwatch watch;
+    check_diagonal(A);
+    choose_elimination_order(A);
+    CsrMatrix<double> permuted;
+    const CsrMatrix<double>& E = in_elimination_order(A, permuted);
+    phases_.order = watch.lap();
+    forward_ = forward_levels(E);
+    backward_ = backward_levels(E);
+    phases_.levels = watch.lap();
+    lower_ = strictly_triangle(E, true);
+    pivot_.assign(std::size_t(A.rows), 0.0);
+    std::optional<Transposed> mirrored = transpose_by_symmetry(E, lower_);
+    upper_ = mirrored ? std::move(*mirrored) : transpose_with_map(lower_);
+    solve_lower_ = {};
+    solve_upper_ = {};
+    if (!elimination_.empty()) {
+      const RowPermutation back = inverse(elimination_);
+      solve_lower_ = renumbered(lower_, back);
+      solve_upper_ = renumbered(upper_.At, back);
+    }
+    make_program_rows(A.rows);
+    phases_.pattern = watch.lap();
+    this->report_.set_fact("levels", std::to_string(forward_.levels()) + " + " +
+                                         std::to_string(backward_.levels()));
+  }
+
+  void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
+    Stopwatch watch;
+    CsrMatrix<double> permuted;
+    const CsrMatrix<double>& E = in_elimination_order(A, permuted);
+    const LowerFactor f{lower_.row_ptr.data(), lower_.col_idx.data(), lower_.values.data(),
+                        pivot_.data()};
+    double alpha = 0;
+    for (load_lower(E); !factorize(f, forward_, alpha); load_lower(E)) {
+      alpha = alpha == 0 ? 1e-3 : alpha * 10;
+      if (alpha > 1e3)
+        throw InputError("ic0: no diagonal shift up to 1e3 diag(A) gives positive pivots");
+    }
+    std::ostringstream shift;
+    if (alpha == 0)
+      shift << "none";
+    else
+      shift << "A + " << alpha << " diag(A) (a pivot was not positive without it)";
+    this->report_.set_fact("diagonal shift", shift.str());
+    phases_.factorisation = watch.lap();
+    move_to_upper();
+    write_program_values();
+    if (spec.ops.empty())
+      write_program(spec, A.rows);
+    else
+      refresh_program(spec);
+    phases_.program = watch.lap();
+    report_phases();
+  }
+
+ private:
+  void check_diagonal(const CsrMatrix<double>& A) const {
     index_t missing = A.rows;  // the first row without a diagonal entry
 #pragma omp parallel for schedule(static) reduction(min : missing) if (worth_threads(A.rows))
     for (index_t i = 0; i < A.rows; ++i)
       if (!has_diagonal(A, i)) missing = std::min(missing, i);
     if (missing < A.rows)
       throw InputError("ic0: row " + std::to_string(missing + 1) + " has no diagonal entry");
+  }
+
+  void choose_elimination_order(const CsrMatrix<double>& A) {
     elimination_ = {};
     if (order_ == Ic0Order::colour) {
       index_t colours = 0;
@@ -199,106 +359,185 @@ class Ic0 final : public Preconditioner<T> {
                                           " of " + std::to_string(part_rows_) + " rows, " +
                                           std::to_string(separators) + " separator rows last");
     }
-    CsrMatrix<double> permuted;
-    const SplitTriangle lower = split_diagonal(triangle(in_elimination_order(A, permuted), true));
-    forward_levels_ = level_sets(lower.off, true);
-    backward_levels_ = level_sets(transpose_with_map(lower.off).At, false);
-    this->report_.set_fact("levels", std::to_string(forward_levels_.size()) + " + " +
-                                         std::to_string(backward_levels_.size()));
   }
 
-  void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
-    CsrMatrix<double> permuted;
-    CsrMatrix<double> L = triangle(in_elimination_order(A, permuted), true);
-    const CsrMatrix<double> tril = L;
-    double alpha = 0;
-    while (!factorize(L, alpha, forward_levels_)) {
-      alpha = alpha == 0 ? 1e-3 : alpha * 10;
-      if (alpha > 1e3)
-        throw InputError("ic0: no diagonal shift up to 1e3 diag(A) gives positive pivots");
-      L = tril;
+  // The rows of the program's operations, in the solve's numbering: the levels of each solve
+  // one after the other in one array (for `levels`, the schedules themselves, not copied), or
+  // (one thread: nothing splits an operation's rows) each solve as one sweep in the elimination
+  // order.
+  void make_program_rows(index_t n) {
+    forward_rows_.clear();
+    backward_rows_.clear();
+    if (sequential()) {
+      forward_rows_.resize(std::size_t(n));
+      backward_rows_.resize(std::size_t(n));
+      for (index_t i = 0; i < n; ++i) {
+        forward_rows_[std::size_t(i)] = i;
+        backward_rows_[std::size_t(n - 1 - i)] = i;
+      }
+    } else if (!elimination_.empty()) {
+      forward_rows_ = forward_.rows;
+      backward_rows_ = backward_.rows;
     }
-    std::ostringstream shift;
-    if (alpha == 0)
-      shift << "none";
-    else
-      shift << "A + " << alpha << " diag(A) (a pivot was not positive without it)";
-    this->report_.set_fact("diagonal shift", shift.str());
-    SplitTriangle parts = split_diagonal(L);
-    Transposed upper = transpose_with_map(parts.off);
-    if (!elimination_.empty()) {  // back to the solve's numbering
-      const RowPermutation back = inverse(elimination_);
-      parts.off = permute_symmetric(parts.off, back);
-      upper.At = permute_symmetric(upper.At, back);
-      parts.diagonal = elimination_.to_original(parts.diagonal);
+    if (elimination_.empty()) return;
+    for (std::vector<index_t>* rows : {&forward_rows_, &backward_rows_})
+      for (index_t& r : *rows) r = elimination_.new_to_old[std::size_t(r)];
+  }
+  const std::vector<index_t>& program_rows(bool forward) const {
+    const bool schedules = !sequential() && elimination_.empty();
+    if (forward) return schedules ? forward_.rows : forward_rows_;
+    return schedules ? backward_.rows : backward_rows_;
+  }
+
+  // A's entries below the diagonal into L's values, A's diagonal into the pivots (row i of L is
+  // row i of A's lower triangle: the same columns in the same order).
+  void load_lower(const CsrMatrix<double>& E) {
+    const std::int64_t n = E.rows;
+#pragma omp parallel for schedule(static) if (worth_threads(E.rows))
+    for (std::int64_t i = 0; i < n; ++i) {
+      index_t at = lower_.row_ptr[std::size_t(i)];
+      for (index_t k = E.row_ptr[std::size_t(i)]; k < E.row_ptr[std::size_t(i) + 1]; ++k) {
+        if (E.col_idx[k] < i)
+          lower_.values[std::size_t(at++)] = E.values[k];
+        else if (E.col_idx[k] == i)
+          pivot_[std::size_t(i)] = E.values[k];
+      }
     }
-    std::vector<T> inverse_diagonal(parts.diagonal.size());
-    for (std::size_t i = 0; i < inverse_diagonal.size(); ++i)
-      inverse_diagonal[i] = T(1.0 / parts.diagonal[i]);
-    if (!spec.ops.empty()) {  // same pattern: new values at the same handles
-      spec.value_arrays[lower_values_] = cast_to<T>(parts.off.values);
-      spec.value_arrays[upper_values_] = cast_to<T>(upper.At.values);
-      spec.value_arrays[inverse_diagonal_] = std::move(inverse_diagonal);
+  }
+
+  // L^T's values: each entry of L where the transpose put it.
+  void move_to_upper() {
+    const std::int64_t entries = std::int64_t(lower_.values.size());
+#pragma omp parallel for schedule(static) if (entries > 1000000)
+    for (std::int64_t k = 0; k < entries; ++k)
+      upper_.At.values[std::size_t(upper_.position[std::size_t(k)])] =
+          lower_.values[std::size_t(k)];
+  }
+
+  // The value arrays the program reads, in the solve's numbering and in T, in place.
+  void write_program_values() {
+    const std::int64_t n = std::int64_t(pivot_.size());
+    inverse_diagonal_.resize(std::size_t(n));
+    const index_t* solve_row = elimination_.empty() ? nullptr : elimination_.new_to_old.data();
+#pragma omp parallel for schedule(static) if (n > 1000000)
+    for (std::int64_t k = 0; k < n; ++k)
+      inverse_diagonal_[std::size_t(solve_row ? solve_row[k] : k)] =
+          T(1.0 / pivot_[std::size_t(k)]);
+    if (elimination_.empty()) {
+      lower_in_t_ = in_precision(lower_.values, lower_cast_);
+      upper_in_t_ = in_precision(upper_.At.values, upper_cast_);
       return;
     }
-    lower_values_ = spec.add_values(cast_to<T>(parts.off.values));
-    upper_values_ = spec.add_values(cast_to<T>(upper.At.values));
-    inverse_diagonal_ = spec.add_values(std::move(inverse_diagonal));
-    const int lower_ptr = spec.add_indices(parts.off.row_ptr);
-    const int lower_cols = spec.add_indices(parts.off.col_idx);
-    const int upper_ptr = spec.add_indices(upper.At.row_ptr);
-    const int upper_cols = spec.add_indices(upper.At.col_idx);
-    const int between = spec.add_work(std::size_t(A.rows));  // L^-1 r
-    auto level_op = [&](const std::vector<index_t>& rows, bool forward) {
+    gather(lower_.values, solve_lower_.entry_of, solve_lower_.matrix.values);
+    gather(upper_.At.values, solve_upper_.entry_of, solve_upper_.matrix.values);
+    lower_in_t_ = in_precision(solve_lower_.matrix.values, lower_cast_);
+    upper_in_t_ = in_precision(solve_upper_.matrix.values, upper_cast_);
+  }
+
+  const CsrMatrix<double>& program_lower() const {
+    return elimination_.empty() ? lower_ : solve_lower_.matrix;
+  }
+  const CsrMatrix<double>& program_upper() const {
+    return elimination_.empty() ? upper_.At : solve_upper_.matrix;
+  }
+
+  // Where the program reads its arrays. On the host it borrows this object's (refreshed in place
+  // at set_values: nothing copied, §10g's 0.49 s "upload" of a 9M-row grid was the host
+  // program's copy of them). On the GPU from 200,000 rows they go up once, each array to its own
+  // buffer, and the program borrows those (nothing packed and copied twice); smaller systems
+  // keep the packed copy, which the cluster loop's one block can hold in shared memory.
+  enum class Placement { borrow_host, borrow_device, copy };
+  Placement placement(index_t n) const {
+    if (this->device() != Device::gpu) return Placement::borrow_host;
+    return worth_device_setup(n) ? Placement::borrow_device : Placement::copy;
+  }
+
+  void write_program(ProgramSpec<T>& spec, index_t n) {
+    const CsrMatrix<double>& L = program_lower();
+    const CsrMatrix<double>& U = program_upper();
+    placement_ = placement(n);
+    device_ = {};
+    auto indices = [&](const std::vector<index_t>& a) {
+      if (placement_ == Placement::borrow_host) return spec.borrow_indices(a.data());
+      if (placement_ == Placement::copy) return spec.add_indices(a);
+      device_.indices.emplace_back(Device::gpu, a, "ic0's index arrays");
+      return spec.borrow_indices(device_.indices.back().data());
+    };
+    auto values = [&](const T* v, std::size_t size) {
+      if (placement_ == Placement::borrow_host) return spec.borrow_values(v);
+      if (placement_ == Placement::copy) return spec.add_values(std::vector<T>(v, v + size));
+      device_.values.emplace_back(Device::gpu, size, "ic0's values");
+      device_.values.back().upload(v, size);
+      return spec.borrow_values(device_.values.back().data());
+    };
+    device_.indices.reserve(6);
+    device_.values.reserve(3);
+    lower_values_ = values(lower_in_t_, L.values.size());
+    upper_values_ = values(upper_in_t_, U.values.size());
+    inverse_diagonal_handle_ = values(inverse_diagonal_.data(), inverse_diagonal_.size());
+    const int lower_ptr = indices(L.row_ptr), lower_cols = indices(L.col_idx);
+    const int upper_ptr = indices(U.row_ptr), upper_cols = indices(U.col_idx);
+    const int forward_rows = indices(program_rows(true));
+    const int backward_rows = indices(program_rows(false));
+    const int between = spec.add_work(std::size_t(n));  // L^-1 r
+    auto level_op = [&](index_t from, index_t items, bool forward) {
       OpSpec op;
       op.kind = OpKind::triangular_level;
-      op.items = index_t(rows.size());
-      op.rows = spec.add_indices(in_solve_numbering(rows));
+      op.items = items;
+      op.rows = forward ? forward_rows : backward_rows;
+      op.rows_from = from;
       op.row_ptr = forward ? lower_ptr : upper_ptr;
       op.col_idx = forward ? lower_cols : upper_cols;
       op.values = forward ? lower_values_ : upper_values_;
-      op.d = inverse_diagonal_;
+      op.d = inverse_diagonal_handle_;
       op.u = forward ? kSlotR : between;
       op.y = forward ? between : kSlotZ;
       op.dot = forward ? 0 : 1;
       spec.ops.push_back(op);
     };
-    if (sequential()) {  // one thread: each solve in one sweep, rows in order (no levels)
-      std::vector<index_t> ascending(std::size_t(A.rows)), descending;
-      for (index_t i = 0; i < A.rows; ++i) ascending[i] = i;
-      descending.assign(ascending.rbegin(), ascending.rend());
-      level_op(ascending, true);
-      level_op(descending, false);
+    if (sequential()) {  // one thread: each solve in one sweep (no levels)
+      level_op(0, n, true);
+      level_op(0, n, false);
       return;
     }
-    for (const auto& rows : forward_levels_) level_op(rows, true);
-    for (const auto& rows : backward_levels_) level_op(rows, false);
+    for (index_t l = 0; l < forward_.levels(); ++l) level_op(forward_.start[l], forward_.size(l), true);
+    for (index_t l = 0; l < backward_.levels(); ++l)
+      level_op(backward_.start[l], backward_.size(l), false);
   }
 
- private:
+  // New values at the same handles: nothing to do where the program borrows this object's
+  // arrays; the device's buffers written again; the copies replaced.
+  void refresh_program(ProgramSpec<T>& spec) {
+    const std::size_t lower = program_lower().values.size(), upper = program_upper().values.size();
+    if (placement_ == Placement::borrow_host) return;
+    if (placement_ == Placement::borrow_device) {
+      device_.values[0].upload(lower_in_t_, lower);
+      device_.values[1].upload(upper_in_t_, upper);
+      device_.values[2].upload(inverse_diagonal_);
+      return;
+    }
+    spec.value_arrays[lower_values_].assign(lower_in_t_, lower_in_t_ + lower);
+    spec.value_arrays[upper_values_].assign(upper_in_t_, upper_in_t_ + upper);
+    spec.value_arrays[inverse_diagonal_handle_] = inverse_diagonal_;
+  }
+
   // A sweep in row order is a valid triangular solve only when nothing splits its rows among
   // threads: on the serial device, or an OpenMP team of one. (The operation contract, items
   // independent of each other, is then stronger than needed; the level sets cost a barrier
   // each and scattered rows.) The GPU always splits an operation's rows among its threads,
   // whatever the plan's thread count says (1 there): a sweep on the GPU was a race, and IC(0)
   // did not converge in any GPU loop (issue 21).
+  bool sequential() const {
+    if (this->device() == Device::gpu) return false;
+    return this->device() == Device::serial || this->threads() == 1;
+  }
+
   // A in the elimination order: A itself for `levels` (no copy), else P A P^T kept in `storage`.
   const CsrMatrix<double>& in_elimination_order(const CsrMatrix<double>& A,
                                                 CsrMatrix<double>& storage) const {
     if (elimination_.empty()) return A;
     storage = permute_symmetric(A, elimination_);
     return storage;
-  }
-  // Rows numbered in the elimination order, renumbered as the solve numbers them.
-  std::vector<index_t> in_solve_numbering(std::vector<index_t> rows) const {
-    if (!elimination_.empty())
-      for (index_t& r : rows) r = elimination_.new_to_old[r];
-    return rows;
-  }
-
-  bool sequential() const {
-    if (this->device() == Device::gpu) return false;
-    return this->device() == Device::serial || this->threads() == 1;
   }
 
   static bool has_diagonal(const CsrMatrix<double>& A, index_t i) {
@@ -307,11 +546,45 @@ class Ic0 final : public Preconditioner<T> {
     return false;
   }
 
+  // The phases inside analyze and values (the last set_values's factorisation and program).
+  void report_phases() {
+    PrecondTable table;
+    table.name = "ic0 set-up";
+    table.columns = {"phase", "seconds"};
+    table.rows = {{"order", {phases_.order}},
+                  {"levels", {phases_.levels}},
+                  {"pattern", {phases_.pattern}},
+                  {"factorisation", {phases_.factorisation}},
+                  {"program", {phases_.program}}};
+    this->report_.set_table(std::move(table));
+  }
+
+  struct PhaseSeconds {
+    double order = 0, levels = 0, pattern = 0, factorisation = 0, program = 0;
+  } phases_;
   Ic0Order order_;
   index_t part_rows_;
   RowPermutation elimination_;  // empty: the solve's own row order
-  std::vector<std::vector<index_t>> forward_levels_, backward_levels_;
-  int lower_values_ = kNoArray, upper_values_ = kNoArray, inverse_diagonal_ = kNoArray;
+  // In the elimination order: the levels of both solves, L below its diagonal (the factor's
+  // values), L's diagonal, and L^T with where each entry of L goes.
+  LevelSchedule forward_, backward_;
+  CsrMatrix<double> lower_;
+  std::vector<double> pivot_;
+  Transposed upper_;
+  // The colour and parts orders' triangles in the solve's numbering (empty for `levels`).
+  Renumbered solve_lower_, solve_upper_;
+  // What the program reads, in the solve's numbering: the operations' rows, 1 / L's diagonal,
+  // and L's and L^T's values in T (casts kept here when T is float).
+  std::vector<index_t> forward_rows_, backward_rows_;
+  std::vector<T> inverse_diagonal_, lower_cast_, upper_cast_;
+  const T* lower_in_t_ = nullptr;
+  const T* upper_in_t_ = nullptr;
+  Placement placement_ = Placement::borrow_host;
+  struct DeviceArrays {  // the program's arrays on the GPU (Placement::borrow_device)
+    std::vector<DeviceBuffer<index_t>> indices;
+    std::vector<DeviceBuffer<T>> values;
+  } device_;
+  int lower_values_ = kNoArray, upper_values_ = kNoArray, inverse_diagonal_handle_ = kNoArray;
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ struct OpSpec {
   OpKind kind = OpKind::product;
   index_t items = 0;
   int rows = kNoArray, row_ptr = kNoArray, col_idx = kNoArray;  // index arrays
+  index_t rows_from = 0;  // the operation's rows start this far into `rows` (levels in one array)
   int values = kNoArray, d = kNoArray, blocks = kNoArray;       // value arrays
   index_t block = 0;
   int x = kNoSlot, u = kNoSlot, v = kNoSlot, y = kNoSlot, w = kNoSlot, t = kNoSlot;
@@ -102,7 +103,7 @@ std::vector<Op<T>> resolve_ops(const std::vector<OpSpec>& specs, IndexPtr index_
     Op<T> op{};
     op.kind = s.kind;
     op.items = s.items;
-    op.rows = s.rows == kNoArray ? nullptr : index_ptr(s.rows);
+    op.rows = s.rows == kNoArray ? nullptr : index_ptr(s.rows) + s.rows_from;
     op.row_ptr = s.row_ptr == kNoArray ? nullptr : index_ptr(s.row_ptr);
     op.col_idx = s.col_idx == kNoArray ? nullptr : index_ptr(s.col_idx);
     op.values = s.values == kNoArray ? nullptr : value_ptr(s.values);

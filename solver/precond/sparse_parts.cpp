@@ -54,6 +54,35 @@ CsrMatrix<double> triangle(const CsrMatrix<double>& A, bool lower) {
       [](index_t, index_t) {});
 }
 
+CsrMatrix<double> strictly_triangle(const CsrMatrix<double>& A, bool lower) {
+  return filter_rows(
+      A, [lower](index_t i, index_t j) { return lower ? j < i : j > i; },
+      [](index_t, index_t) {});
+}
+
+std::optional<Transposed> transpose_by_symmetry(const CsrMatrix<double>& A,
+                                                const CsrMatrix<double>& L) {
+  Transposed t;
+  t.At = strictly_triangle(A, false);
+  if (t.At.nnz() != L.nnz()) return std::nullopt;
+  t.position.resize(L.values.size());
+  const std::int64_t n = L.rows;
+  bool mirrored = true;
+#pragma omp parallel for schedule(static) reduction(&& : mirrored) if (n > 100000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (index_t k = L.row_ptr[std::size_t(i)]; k < L.row_ptr[std::size_t(i) + 1]; ++k) {
+      const index_t j = L.col_idx[std::size_t(k)];  // L(i, j) is At(j, i)
+      const auto first = t.At.col_idx.begin() + t.At.row_ptr[std::size_t(j)];
+      const auto last = t.At.col_idx.begin() + t.At.row_ptr[std::size_t(j) + 1];
+      const auto at = std::lower_bound(first, last, index_t(i));
+      mirrored = mirrored && at != last && *at == index_t(i);
+      t.position[std::size_t(k)] = index_t(at - t.At.col_idx.begin());
+    }
+  }
+  if (!mirrored) return std::nullopt;
+  return t;
+}
+
 SplitTriangle split_diagonal(const CsrMatrix<double>& L) {
   SplitTriangle s;
   s.diagonal.assign(std::size_t(L.rows), 0.0);
@@ -63,27 +92,58 @@ SplitTriangle split_diagonal(const CsrMatrix<double>& L) {
   return s;
 }
 
-std::vector<std::vector<index_t>> level_sets(const CsrMatrix<double>& S, bool lower) {
-  const index_t n = S.rows;
+namespace {
+
+// Rows grouped by their level (a counting sort), each level's rows in the order `step` visits them
+// (step 0, 1, ..., n - 1 gives row_at(step)).
+template <typename RowAt>
+LevelSchedule group_by_level(const std::vector<index_t>& level, index_t levels, RowAt row_at) {
+  LevelSchedule s;
+  s.start.assign(std::size_t(levels) + 1, 0);
+  for (index_t l : level) ++s.start[std::size_t(l) + 1];
+  for (index_t l = 0; l < levels; ++l) s.start[std::size_t(l) + 1] += s.start[std::size_t(l)];
+  std::vector<index_t> next(s.start.begin(), s.start.end() - 1);
+  s.rows.resize(level.size());
+  for (index_t step = 0; step < index_t(level.size()); ++step) {
+    const index_t i = row_at(step);
+    s.rows[std::size_t(next[std::size_t(level[std::size_t(i)])]++)] = i;
+  }
+  return s;
+}
+
+}  // namespace
+
+LevelSchedule forward_levels(const CsrMatrix<double>& A) {
+  const index_t n = A.rows;
   std::vector<index_t> level(std::size_t(n), 0);
-  index_t levels = 0;
-  for (index_t step = 0; step < n; ++step) {
-    const index_t i = lower ? step : n - 1 - step;
+  index_t levels = n > 0 ? 1 : 0;
+  for (index_t i = 0; i < n; ++i) {
     index_t l = 0;
-    for (index_t k = S.row_ptr[i]; k < S.row_ptr[i + 1]; ++k)
-      l = std::max(l, level[S.col_idx[k]] + 1);
-    level[i] = l;
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (A.col_idx[k] < i) l = std::max(l, level[std::size_t(A.col_idx[k])] + 1);
+    level[std::size_t(i)] = l;
     levels = std::max(levels, l + 1);
   }
-  std::vector<index_t> sizes(static_cast<std::size_t>(levels), 0);
-  for (index_t l : level) ++sizes[std::size_t(l)];
-  std::vector<std::vector<index_t>> sets(static_cast<std::size_t>(levels));
-  for (index_t l = 0; l < levels; ++l) sets[std::size_t(l)].reserve(sizes[std::size_t(l)]);
-  for (index_t step = 0; step < n; ++step) {
-    const index_t i = lower ? step : n - 1 - step;
-    sets[level[i]].push_back(i);
+  return group_by_level(level, levels, [](index_t step) { return step; });
+}
+
+// Row i's level is final once every row after it has been visited, so the rows are visited from
+// the last, each raising the levels of the rows it reads (its columns below the diagonal): no
+// transpose needed.
+LevelSchedule backward_levels(const CsrMatrix<double>& A) {
+  const index_t n = A.rows;
+  std::vector<index_t> level(std::size_t(n), 0);
+  index_t levels = n > 0 ? 1 : 0;
+  for (index_t i = n - 1; i >= 0; --i) {
+    const index_t above = level[std::size_t(i)] + 1;
+    levels = std::max(levels, above);
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      if (A.col_idx[k] >= i) continue;
+      index_t& l = level[std::size_t(A.col_idx[k])];
+      l = std::max(l, above);
+    }
   }
-  return sets;
+  return group_by_level(level, levels, [n](index_t step) { return n - 1 - step; });
 }
 
 // Parallel over blocks of A's rows, the same result as one pass in row order: each thread

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -22,10 +23,23 @@ struct SplitTriangle {
 };
 SplitTriangle split_diagonal(const CsrMatrix<double>& L);
 
-// Rows grouped by level for a triangular solve with S (the off-diagonal part of a triangle):
-// a row's level is one past the highest level of the rows it reads, so the rows of one level
-// are independent of each other. Lower: rows read lower-numbered rows; upper: higher ones.
-std::vector<std::vector<index_t>> level_sets(const CsrMatrix<double>& S, bool lower);
+// Rows grouped by level for a triangular solve: a row's level is one past the highest level of
+// the rows it reads, so the rows of one level are independent of each other. One flat array and
+// its offsets (a vector per level was 12,000 allocations and a second copy on a 9M-row grid).
+struct LevelSchedule {
+  std::vector<index_t> rows;   // level by level
+  std::vector<index_t> start;  // level l is rows[start[l]] .. rows[start[l + 1] - 1]
+  index_t levels() const { return start.empty() ? 0 : index_t(start.size()) - 1; }
+  index_t size(index_t l) const { return start[std::size_t(l) + 1] - start[std::size_t(l)]; }
+  const index_t* level(index_t l) const { return rows.data() + start[std::size_t(l)]; }
+};
+
+// The levels of the two solves with L = tril(A), read from A's entries below the diagonal only
+// (the entries above it are ignored): forward, L y = r, a row reads its columns j < i, rows of
+// a level ascending; backward, L^T z = y, row j reads the rows i > j with an entry (i, j), rows of
+// a level descending. Each is one pass over the rows (a level number per row) and a counting sort.
+LevelSchedule forward_levels(const CsrMatrix<double>& A);
+LevelSchedule backward_levels(const CsrMatrix<double>& A);
 
 // The transpose of A, and for every entry k of A its position in the transpose.
 struct Transposed {
@@ -33,6 +47,17 @@ struct Transposed {
   std::vector<index_t> position;  // A.values[k] is At.values[position[k]]
 };
 Transposed transpose_with_map(const CsrMatrix<double>& A);
+
+// The entries of A strictly below (lower = true) or above its diagonal, in A's row order.
+CsrMatrix<double> strictly_triangle(const CsrMatrix<double>& A, bool lower);
+
+// The transpose of L = strictly_triangle(A, true) read off A's strictly upper part, with the
+// position of each entry of L in it, when A's pattern is symmetric; nullopt when it is not (an
+// entry of L without its mirror, or the counts differ). Rows filtered and positions found (a
+// binary search in the mirror's row) on every core, with no per-thread column counts:
+// transpose_with_map keeps team x columns of them (576 MB for a 9M-row grid on 16 threads).
+std::optional<Transposed> transpose_by_symmetry(const CsrMatrix<double>& A,
+                                                const CsrMatrix<double>& L);
 
 // Values of one matrix cast to T.
 // On every host core when large (a 9M-row grid's program arrays are 45M entries).
