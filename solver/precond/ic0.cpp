@@ -24,11 +24,13 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
 #include "formats/row_order.hpp"
@@ -40,6 +42,11 @@
 
 namespace cgs::precond {
 namespace {
+
+// Threads from which ic0 factorises on a team (fewer: one thread in row order; on a 2-core
+// shared machine the team's waits cost more than it gains). CGSOLVE_IC0_TEAM overrides it, to
+// measure the pipeline on a small machine.
+const int kTeamForPipeline = std::getenv("CGSOLVE_IC0_TEAM") ? std::atoi(std::getenv("CGSOLVE_IC0_TEAM")) : 4;
 
 // The off-diagonal part of L in CSR (the pattern of A below the diagonal) and its diagonal.
 struct LowerFactor {
@@ -85,14 +92,15 @@ bool factorize_in_order(const LowerFactor& f, index_t n, double alpha) {
   return true;
 }
 
-// The rows on a thread team, in the forward solve's level order: chunks of kChunk consecutive
-// positions dealt round robin, each row waiting for a flag on every row it reads (all in earlier
-// levels, so earlier positions: the least unfinished position can always go on, no deadlock).
-// No barrier per level: §10d's team took a barrier per level and lost to one thread on a loaded
-// machine. Each row's arithmetic is the serial sweep's, so the same bits.
-bool factorize_on_team(const LowerFactor& f, const LevelSchedule& levels, double alpha) {
-  constexpr index_t kChunk = 64;
-  const index_t n = index_t(levels.rows.size());
+// The rows on a thread team in row order, as a pipeline: chunks of `chunk` consecutive rows dealt
+// round robin, each row waiting for a flag on every row it reads. With chunk at least the
+// matrix's lower bandwidth a row reads only its own chunk and the one before, so each thread
+// streams its rows a little behind the thread before it (a grid line behind the line below, on a
+// grid in natural order). Rows read earlier rows only, so the least unfinished row can always go
+// on: no deadlock. No barrier per level (§10d's team took one per level and its scattered level
+// order: 1.2-1.5 s against 0.24-0.34 s serial at 9M rows on 2 threads of this VM). Each row's
+// arithmetic is the serial sweep's, so the same bits.
+bool factorize_on_team(const LowerFactor& f, index_t n, index_t chunk, double alpha) {
   std::unique_ptr<std::atomic<unsigned char>[]> done(new std::atomic<unsigned char>[std::size_t(n)]);
   std::atomic<bool> failed{false};
 #pragma omp parallel
@@ -100,9 +108,9 @@ bool factorize_on_team(const LowerFactor& f, const LevelSchedule& levels, double
 #pragma omp for schedule(static)
     for (index_t i = 0; i < n; ++i) done[std::size_t(i)].store(0, std::memory_order_relaxed);
     const index_t team = omp_get_num_threads(), me = omp_get_thread_num();
-    for (index_t from = me * kChunk; from < n; from += team * kChunk) {
-      for (index_t at = from; at < std::min(n, from + kChunk); ++at) {
-        const index_t i = levels.rows[std::size_t(at)];
+    for (std::int64_t from = std::int64_t(me) * chunk; from < n; from += std::int64_t(team) * chunk) {
+      const index_t end = index_t(std::min<std::int64_t>(n, from + chunk));
+      for (index_t i = index_t(from); i < end; ++i) {
         for (index_t k = f.row_ptr[i]; k < f.row_ptr[i + 1]; ++k)
           for (int spins = 0; !done[std::size_t(f.col_idx[k])].load(std::memory_order_acquire) &&
                               !failed.load(std::memory_order_relaxed);)
@@ -116,16 +124,29 @@ bool factorize_on_team(const LowerFactor& f, const LevelSchedule& levels, double
   return !failed.load();
 }
 
+// The largest distance i - j of an entry of L (its lower bandwidth).
+index_t lower_bandwidth(const LowerFactor& f, index_t n) {
+  index_t widest = 0;
+#pragma omp parallel for schedule(static) reduction(max : widest) if (worth_threads(n))
+  for (index_t i = 0; i < n; ++i)
+    if (f.row_ptr[i + 1] > f.row_ptr[i]) widest = std::max(widest, i - f.col_idx[f.row_ptr[i]]);
+  return widest;
+}
+
 // L factorised in place with the diagonal shifted by alpha diag(A): one thread in row order, or
-// the team where the levels are wide and the team large (a 9M-row grid: 6,000 levels of up to
-// 3,000 rows; EPANET's systems: levels of a few rows, and small anyway). False when a pivot is
-// not positive and finite.
-bool factorize(const LowerFactor& f, const LevelSchedule& levels, double alpha) {
-  const index_t n = index_t(levels.rows.size());
-  const bool wide = levels.levels() > 0 && n / levels.levels() >= 1024;
-  if (!worth_threads(n) || !wide || omp_get_max_threads() < 4)
-    return factorize_in_order(f, n, alpha);
-  return factorize_on_team(f, levels, alpha);
+// the pipeline where a large matrix's band leaves every thread of a large team many chunks (a
+// 9M-row grid: bandwidth 3,000; EPANET's systems are small, and rows in RCM order). False when
+// a pivot is not positive and finite.
+// `how` says which ran.
+bool factorize(const LowerFactor& f, index_t n, double alpha, std::string& how) {
+  constexpr index_t kChunksPerThread = 8;
+  const int team = omp_get_max_threads();
+  how = "one thread, in row order";
+  if (!worth_threads(n) || team < kTeamForPipeline) return factorize_in_order(f, n, alpha);
+  const index_t chunk = std::max<index_t>(64, lower_bandwidth(f, n) + 1);
+  if (std::int64_t(chunk) * team * kChunksPerThread > n) return factorize_in_order(f, n, alpha);
+  how = std::to_string(team) + " threads, chunks of " + std::to_string(chunk) + " rows in turn";
+  return factorize_on_team(f, n, chunk, alpha);
 }
 
 enum class Ic0Order { levels, colour, parts };
@@ -286,8 +307,7 @@ class Ic0 final : public Preconditioner<T> {
     CsrMatrix<double> permuted;
     const CsrMatrix<double>& E = in_elimination_order(A, permuted);
     phases_.order = watch.lap();
-    forward_ = forward_levels(E);
-    backward_ = backward_levels(E);
+    std::tie(forward_, backward_) = solve_levels(E);
     phases_.levels = watch.lap();
     lower_ = strictly_triangle(E, true);
     pivot_.assign(std::size_t(A.rows), 0.0);
@@ -313,7 +333,8 @@ class Ic0 final : public Preconditioner<T> {
     const LowerFactor f{lower_.row_ptr.data(), lower_.col_idx.data(), lower_.values.data(),
                         pivot_.data()};
     double alpha = 0;
-    for (load_lower(E); !factorize(f, forward_, alpha); load_lower(E)) {
+    std::string how;
+    for (load_lower(E); !factorize(f, A.rows, alpha, how); load_lower(E)) {
       alpha = alpha == 0 ? 1e-3 : alpha * 10;
       if (alpha > 1e3)
         throw InputError("ic0: no diagonal shift up to 1e3 diag(A) gives positive pivots");
@@ -324,6 +345,7 @@ class Ic0 final : public Preconditioner<T> {
     else
       shift << "A + " << alpha << " diag(A) (a pivot was not positive without it)";
     this->report_.set_fact("diagonal shift", shift.str());
+    this->report_.set_fact("factorisation", how);
     phases_.factorisation = watch.lap();
     move_to_upper();
     write_program_values();
@@ -457,6 +479,9 @@ class Ic0 final : public Preconditioner<T> {
     const CsrMatrix<double>& U = program_upper();
     placement_ = placement(n);
     device_ = {};
+    const char* where[] = {"read in place (host)", "its own device buffers, read in place",
+                           "packed copy"};
+    this->report_.set_fact("program arrays", where[int(placement_)]);
     auto indices = [&](const std::vector<index_t>& a) {
       if (placement_ == Placement::borrow_host) return spec.borrow_indices(a.data());
       if (placement_ == Placement::copy) return spec.add_indices(a);

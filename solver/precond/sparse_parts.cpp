@@ -95,28 +95,55 @@ SplitTriangle split_diagonal(const CsrMatrix<double>& L) {
 namespace {
 
 // Rows grouped by their level (a counting sort), each level's rows in the order `step` visits them
-// (step 0, 1, ..., n - 1 gives row_at(step)).
+// (step 0, 1, ..., n - 1 gives row_at(step)). On every core when large: each thread counts its
+// block of steps per level, the counts become each thread's first slot in every level (blocks in
+// step order, so each level keeps the serial order), and each thread places its own rows. Serial
+// where the per-thread counts (levels x threads) would outgrow the rows (a chain of one-row levels).
 template <typename RowAt>
 LevelSchedule group_by_level(const std::vector<index_t>& level, index_t levels, RowAt row_at) {
+  const std::int64_t n = std::int64_t(level.size());
   LevelSchedule s;
   s.start.assign(std::size_t(levels) + 1, 0);
-  for (index_t l : level) ++s.start[std::size_t(l) + 1];
-  for (index_t l = 0; l < levels; ++l) s.start[std::size_t(l) + 1] += s.start[std::size_t(l)];
-  std::vector<index_t> next(s.start.begin(), s.start.end() - 1);
   s.rows.resize(level.size());
-  for (index_t step = 0; step < index_t(level.size()); ++step) {
-    const index_t i = row_at(step);
-    s.rows[std::size_t(next[std::size_t(level[std::size_t(i)])]++)] = i;
+  const bool on_team = n > 100000 && std::int64_t(levels) * omp_get_max_threads() <= n;
+  std::vector<index_t> next;  // [thread][level]: counts, then that thread's next slot in the level
+#pragma omp parallel if (on_team)
+  {
+    const int team = omp_get_num_threads(), me = omp_get_thread_num();
+#pragma omp single
+    next.assign(std::size_t(levels) * std::size_t(team), 0);
+    index_t* mine = next.data() + std::size_t(levels) * std::size_t(me);
+    const std::int64_t begin = n * me / team, end = n * (me + 1) / team;
+    for (std::int64_t step = begin; step < end; ++step)
+      ++mine[level[std::size_t(row_at(index_t(step)))]];
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (index_t l = 0; l < levels; ++l) {
+      index_t total = 0;
+      for (int u = 0; u < team; ++u) {
+        index_t& slot = next[std::size_t(u) * std::size_t(levels) + std::size_t(l)];
+        const index_t count = slot;
+        slot = total;
+        total += count;
+      }
+      s.start[std::size_t(l) + 1] = total;
+    }
+#pragma omp single
+    for (index_t l = 0; l < levels; ++l) s.start[std::size_t(l) + 1] += s.start[std::size_t(l)];
+    for (std::int64_t step = begin; step < end; ++step) {
+      const index_t i = row_at(index_t(step));
+      const index_t l = level[std::size_t(i)];
+      s.rows[std::size_t(s.start[std::size_t(l)] + mine[l]++)] = i;
+    }
   }
   return s;
 }
 
-}  // namespace
-
-LevelSchedule forward_levels(const CsrMatrix<double>& A) {
+// A row's level in the forward solve (it reads its columns j < i); the count of levels in `levels`.
+std::vector<index_t> forward_level_numbers(const CsrMatrix<double>& A, index_t& levels) {
   const index_t n = A.rows;
   std::vector<index_t> level(std::size_t(n), 0);
-  index_t levels = n > 0 ? 1 : 0;
+  levels = n > 0 ? 1 : 0;
   for (index_t i = 0; i < n; ++i) {
     index_t l = 0;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
@@ -124,16 +151,16 @@ LevelSchedule forward_levels(const CsrMatrix<double>& A) {
     level[std::size_t(i)] = l;
     levels = std::max(levels, l + 1);
   }
-  return group_by_level(level, levels, [](index_t step) { return step; });
+  return level;
 }
 
-// Row i's level is final once every row after it has been visited, so the rows are visited from
-// the last, each raising the levels of the rows it reads (its columns below the diagonal): no
-// transpose needed.
-LevelSchedule backward_levels(const CsrMatrix<double>& A) {
+// A row's level in the backward solve. Row i's level is final once every row after it has been
+// visited, so the rows are visited from the last, each raising the levels of the rows it reads
+// (its columns below the diagonal): no transpose needed.
+std::vector<index_t> backward_level_numbers(const CsrMatrix<double>& A, index_t& levels) {
   const index_t n = A.rows;
   std::vector<index_t> level(std::size_t(n), 0);
-  index_t levels = n > 0 ? 1 : 0;
+  levels = n > 0 ? 1 : 0;
   for (index_t i = n - 1; i >= 0; --i) {
     const index_t above = level[std::size_t(i)] + 1;
     levels = std::max(levels, above);
@@ -143,7 +170,44 @@ LevelSchedule backward_levels(const CsrMatrix<double>& A) {
       l = std::max(l, above);
     }
   }
+  return level;
+}
+
+LevelSchedule forward_schedule(const std::vector<index_t>& level, index_t levels) {
+  return group_by_level(level, levels, [](index_t step) { return step; });
+}
+LevelSchedule backward_schedule(const std::vector<index_t>& level, index_t levels) {
+  const index_t n = index_t(level.size());
   return group_by_level(level, levels, [n](index_t step) { return n - 1 - step; });
+}
+
+}  // namespace
+
+LevelSchedule forward_levels(const CsrMatrix<double>& A) {
+  index_t levels = 0;
+  const std::vector<index_t> level = forward_level_numbers(A, levels);
+  return forward_schedule(level, levels);
+}
+
+LevelSchedule backward_levels(const CsrMatrix<double>& A) {
+  index_t levels = 0;
+  const std::vector<index_t> level = backward_level_numbers(A, levels);
+  return backward_schedule(level, levels);
+}
+
+// The two passes are serial each (a row's level needs its predecessors'), but independent of
+// each other: side by side on two threads, then each grouped on the whole team.
+std::pair<LevelSchedule, LevelSchedule> solve_levels(const CsrMatrix<double>& A) {
+  std::vector<index_t> forward, backward;
+  index_t forward_count = 0, backward_count = 0;
+#pragma omp parallel sections num_threads(2) if (A.rows > 100000)
+  {
+#pragma omp section
+    forward = forward_level_numbers(A, forward_count);
+#pragma omp section
+    backward = backward_level_numbers(A, backward_count);
+  }
+  return {forward_schedule(forward, forward_count), backward_schedule(backward, backward_count)};
 }
 
 // Parallel over blocks of A's rows, the same result as one pass in row order: each thread

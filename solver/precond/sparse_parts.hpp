@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "formats/csr.hpp"
@@ -40,6 +41,8 @@ struct LevelSchedule {
 // a level descending. Each is one pass over the rows (a level number per row) and a counting sort.
 LevelSchedule forward_levels(const CsrMatrix<double>& A);
 LevelSchedule backward_levels(const CsrMatrix<double>& A);
+// Both (forward, backward), the two passes side by side.
+std::pair<LevelSchedule, LevelSchedule> solve_levels(const CsrMatrix<double>& A);
 
 // The transpose of A, and for every entry k of A its position in the transpose.
 struct Transposed {

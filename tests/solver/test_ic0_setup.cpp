@@ -3,6 +3,7 @@
 // symmetric pattern, and the planner's choice to skip reverse Cuthill-McKee where A's rows are
 // already numbered as wavefronts (a grid in natural order) but not on a water network.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -151,6 +152,25 @@ bool says(const Plan& plan, const std::string& text) {
   return false;
 }
 
+std::string fact(const Preconditioner<double>& M, const std::string& key) {
+  for (const auto& [k, v] : M.report().facts)
+    if (k == key) return v;
+  return "";
+}
+
+// OpenMP teams of `threads` for the set-ups while it lives (ic0 factorises on a team from 4).
+struct Teams {
+  int before = omp_get_max_threads();
+  explicit Teams(int threads) { omp_set_num_threads(threads); }
+  ~Teams() { omp_set_num_threads(before); }
+};
+
+std::vector<double> applied(Preconditioner<double>& M, const std::vector<double>& r) {
+  std::vector<double> z(r.size());
+  M.apply(r.data(), z.data());
+  return z;
+}
+
 CsrMatrix<double> exnet() {
   return read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
                             "/data/systems/Exnet_EXN_step3.mtx.gz");
@@ -263,4 +283,39 @@ TEST_CASE("ic0 on a grid: the file's order takes the iterations RCM's does") {
   CHECK(c.plan.rcm);
   CHECK(a.cg.ok());
   CHECK(a.cg.iterations == c.cg.iterations);
+}
+
+TEST_CASE("ic0's factorisation on a team of 4, row chunks in turn, is the serial factor's bits") {
+  // A 400 x 400 grid: lower bandwidth 400, so chunks of 401 rows, 8+ a thread: the pipeline.
+  CsrMatrix<double> A = poisson2d(400);
+  std::vector<double> r(std::size_t(A.rows));
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = std::cos(0.3 * double(i)) + 0.2;
+  std::unique_ptr<Preconditioner<double>> team, serial;
+  {
+    const Teams teams(4);
+    team = built("ic0", A, Device::omp, 2);
+  }
+  {
+    const Teams teams(1);
+    serial = built("ic0", A, Device::omp, 2);  // the same level program, factorised in row order
+  }
+  CHECK(fact(*team, "factorisation") == "4 threads, chunks of 401 rows in turn");
+  CHECK(fact(*serial, "factorisation") == "one thread, in row order");
+  CHECK(applied(*team, r) == applied(*serial, r));
+  // Not an M-matrix: a pivot fails (off-diagonal -2 against a diagonal of 4), on the team as in
+  // row order, and both take the same shift.
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (A.col_idx[k] != i) A.values[k] = -2.0;
+  {
+    const Teams teams(4);
+    team = built("ic0", A, Device::omp, 2);
+  }
+  {
+    const Teams teams(1);
+    serial = built("ic0", A, Device::omp, 2);
+  }
+  CHECK(fact(*team, "diagonal shift") != "none");
+  CHECK(fact(*team, "diagonal shift") == fact(*serial, "diagonal shift"));
+  CHECK(applied(*team, r) == applied(*serial, r));
 }

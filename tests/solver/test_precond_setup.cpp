@@ -102,8 +102,10 @@ std::string fact(const Preconditioner<double>& M, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("ic0 on 210,003 rows: the factorisation level by level on a team is exact, as serial") {
-  // 3 levels of 70,001 rows each: wide enough for the team (the serial sweep's bits too).
+TEST_CASE("ic0 on 210,003 rows: set up with a team of 4 it is exact, as serial") {
+  // 3 levels of 70,001 rows each; a band of 70,001 rows leaves the team's pipeline (chunks of a
+  // band, 8 a thread) nothing to share, so row order on one thread: the serial sweep's bits. The
+  // pipeline itself: test_ic0_setup.cpp.
   const CsrMatrix<double> A = block_tridiagonal(70001);
   const std::vector<double> r = test_vector(A.rows);
   auto team = built_with(4, "ic0", A, Device::omp);
