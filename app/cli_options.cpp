@@ -17,7 +17,8 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
   app.add_flag("--rcm", cli.rcm,
                "Renumber rows and columns by reverse Cuthill-McKee first (rows that share "
                "entries get nearby numbers: fewer cache lines per product, less traffic between "
-               "threads); x comes back in the original order. The default for the ic0 and "
+               "threads); x comes back in the original order. The default for the ic0 (unless "
+               "the rows already form wavefronts from row 0, as a grid in natural order) and "
                "bjacobi preconditioners");
   app.add_flag("--no-rcm", cli.no_rcm, "Keep the file's row order even for ic0 and bjacobi");
   app.add_option("--device", cli.device,

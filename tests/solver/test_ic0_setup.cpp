@@ -238,7 +238,7 @@ TEST_CASE("transpose_by_symmetry reads L^T off A's upper part, as transpose_with
   CHECK_FALSE(precond::transpose_by_symmetry(skew, precond::strictly_triangle(skew, true)));
 }
 
-TEST_CASE("is_wavefront_order: a grid in natural order is one; shuffled or split it is not") {
+TEST_CASE("is_wavefront_order: a grid in natural order is one, not once shuffled or split") {
   CHECK(is_wavefront_order(poisson2d(30)));
   CHECK(is_wavefront_order(generate_matrix("gen:poisson3d:9")));
   CHECK(is_wavefront_order(diagonal_only(1)));
