@@ -101,6 +101,21 @@ for p in ic0 fsai:2 cheb:8 jacobi; do
   row "$p"
 done
 
+# The factorisation's team (a pipeline of row chunks from 4 threads) against one thread:
+# CGSOLVE_IC0_TEAM sets the threads from which the team runs.
+fact_phase() {  # json -> "factorisation s (how)"
+  python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["preconditioner"]; t={r["phase"]: r["seconds"] for r in p["tables"]["ic0 set-up"]}; print("%.3f s (%s)" % (t["factorisation"], p["facts"].get("factorisation", "?")))' "$1" 2>/dev/null || echo failed
+}
+if [[ $((SECONDS - t0)) -lt 270 ]]; then
+  say ""
+  for team in 4 100000; do
+    f=$L/factor-team-$team
+    CGSOLVE_IC0_TEAM=$team timeout 60 "$C" --matrix "$M" --device gpu --precond ic0 --max-iters 1 \
+      --tol 1e-30 --report "$f.json" > "$f.txt" 2>&1
+    say "ic0 factorisation, team from $team threads: $(fact_phase "$f.json")"
+  done
+fi
+
 # ic0 on the EPANET systems: RCM kept (their rows are not wavefronts), iterations GPU / CPU.
 its() {  # file -> "iterations status rcm"
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["result"]; print(r["iterations"], r["status"], "rcm" if j["plan"]["rcm"] else "file order")' "$1" 2>/dev/null || echo "failed"

@@ -93,7 +93,7 @@ bool factorize_in_order(const LowerFactor& f, index_t n, double alpha) {
 }
 
 // The rows on a thread team in row order, as a pipeline: chunks of `chunk` consecutive rows dealt
-// round robin, each row waiting for a flag on every row it reads. With chunk at least the
+// round robin, each row waiting until the rows it reads are done. With chunk at least the
 // matrix's lower bandwidth a row reads only its own chunk and the one before, so each thread
 // streams its rows a little behind the thread before it (a grid line behind the line below, on a
 // grid in natural order). Rows read earlier rows only, so the least unfinished row can always go
@@ -101,23 +101,40 @@ bool factorize_in_order(const LowerFactor& f, index_t n, double alpha) {
 // order: 1.2-1.5 s against 0.24-0.34 s serial at 9M rows on 2 threads of this VM). Each row's
 // arithmetic is the serial sweep's, so the same bits.
 bool factorize_on_team(const LowerFactor& f, index_t n, index_t chunk, double alpha) {
-  std::unique_ptr<std::atomic<unsigned char>[]> done(new std::atomic<unsigned char>[std::size_t(n)]);
+  // Per chunk, how many of its rows are done, published every kPublish rows (and at its end), each
+  // on its own cache line: a follower reads its leader's count, not a flag per row it reads, and
+  // runs a few dozen rows behind instead of one (a flag per row: no gain on 2 threads, the two
+  // cores trading the same lines every row).
+  constexpr index_t kPublish = 64;
+  struct alignas(64) Progress {
+    std::atomic<index_t> done{0};
+  };
+  const index_t chunks = (n + chunk - 1) / chunk;
+  std::unique_ptr<Progress[]> progress(new Progress[std::size_t(chunks)]);
   std::atomic<bool> failed{false};
 #pragma omp parallel
   {
-#pragma omp for schedule(static)
-    for (index_t i = 0; i < n; ++i) done[std::size_t(i)].store(0, std::memory_order_relaxed);
     const index_t team = omp_get_num_threads(), me = omp_get_thread_num();
-    for (std::int64_t from = std::int64_t(me) * chunk; from < n; from += std::int64_t(team) * chunk) {
-      const index_t end = index_t(std::min<std::int64_t>(n, from + chunk));
-      for (index_t i = index_t(from); i < end; ++i) {
-        for (index_t k = f.row_ptr[i]; k < f.row_ptr[i + 1]; ++k)
-          for (int spins = 0; !done[std::size_t(f.col_idx[k])].load(std::memory_order_acquire) &&
-                              !failed.load(std::memory_order_relaxed);)
-            if (++spins % 64 == 0) std::this_thread::yield();  // a shared machine's cores
+    index_t known_chunk = -1, known_done = 0;  // the last count read, and whose
+    auto wait_for = [&](index_t j, index_t mine) {
+      const index_t c = j / chunk, offset = j - c * chunk;
+      if (c == mine) return;  // this thread's own chunk: its earlier rows are done
+      if (c == known_chunk && offset < known_done) return;
+      known_chunk = c;
+      for (int spins = 0;; ++spins) {
+        known_done = progress[std::size_t(c)].done.load(std::memory_order_acquire);
+        if (offset < known_done || failed.load(std::memory_order_relaxed)) return;
+        if (spins % 64 == 63) std::this_thread::yield();  // a shared machine's cores
+      }
+    };
+    for (index_t c = me; c < chunks; c += team) {
+      const index_t first = c * chunk, end = std::min(n, first + chunk);
+      for (index_t i = first; i < end; ++i) {
+        for (index_t k = f.row_ptr[i]; k < f.row_ptr[i + 1]; ++k) wait_for(f.col_idx[k], c);
         if (!failed.load(std::memory_order_relaxed) && !factorize_row(f, i, alpha))
           failed.store(true, std::memory_order_relaxed);
-        done[std::size_t(i)].store(1, std::memory_order_release);
+        if ((i - first + 1) % kPublish == 0 || i + 1 == end)
+          progress[std::size_t(c)].done.store(i - first + 1, std::memory_order_release);
       }
     }
   }
@@ -311,14 +328,20 @@ class Ic0 final : public Preconditioner<T> {
     phases_.levels = watch.lap();
     lower_ = strictly_triangle(E, true);
     pivot_.assign(std::size_t(A.rows), 0.0);
-    std::optional<Transposed> mirrored = transpose_by_symmetry(E, lower_);
-    upper_ = mirrored ? std::move(*mirrored) : transpose_with_map(lower_);
+    upper_position_.clear();
+    if (std::optional<CsrMatrix<double>> mirrored = mirrored_upper(E, lower_)) {
+      upper_ = std::move(*mirrored);
+    } else {  // a pattern that is not symmetric: L^T by a transpose, with where each entry goes
+      Transposed t = transpose_with_map(lower_);
+      upper_ = std::move(t.At);
+      upper_position_ = std::move(t.position);
+    }
     solve_lower_ = {};
     solve_upper_ = {};
     if (!elimination_.empty()) {
       const RowPermutation back = inverse(elimination_);
       solve_lower_ = renumbered(lower_, back);
-      solve_upper_ = renumbered(upper_.At, back);
+      solve_upper_ = renumbered(upper_, back);
     }
     make_program_rows(A.rows);
     phases_.pattern = watch.lap();
@@ -427,13 +450,16 @@ class Ic0 final : public Preconditioner<T> {
     }
   }
 
-  // L^T's values: each entry of L where the transpose put it.
+  // L^T's values: each found in its mirror's row of L, or moved where the transpose put it.
   void move_to_upper() {
+    if (upper_position_.empty()) {
+      gather_mirrored_values(lower_, upper_);
+      return;
+    }
     const std::int64_t entries = std::int64_t(lower_.values.size());
 #pragma omp parallel for schedule(static) if (entries > 1000000)
     for (std::int64_t k = 0; k < entries; ++k)
-      upper_.At.values[std::size_t(upper_.position[std::size_t(k)])] =
-          lower_.values[std::size_t(k)];
+      upper_.values[std::size_t(upper_position_[std::size_t(k)])] = lower_.values[std::size_t(k)];
   }
 
   // The value arrays the program reads, in the solve's numbering and in T, in place.
@@ -447,11 +473,11 @@ class Ic0 final : public Preconditioner<T> {
           T(1.0 / pivot_[std::size_t(k)]);
     if (elimination_.empty()) {
       lower_in_t_ = in_precision(lower_.values, lower_cast_);
-      upper_in_t_ = in_precision(upper_.At.values, upper_cast_);
+      upper_in_t_ = in_precision(upper_.values, upper_cast_);
       return;
     }
     gather(lower_.values, solve_lower_.entry_of, solve_lower_.matrix.values);
-    gather(upper_.At.values, solve_upper_.entry_of, solve_upper_.matrix.values);
+    gather(upper_.values, solve_upper_.entry_of, solve_upper_.matrix.values);
     lower_in_t_ = in_precision(solve_lower_.matrix.values, lower_cast_);
     upper_in_t_ = in_precision(solve_upper_.matrix.values, upper_cast_);
   }
@@ -460,7 +486,7 @@ class Ic0 final : public Preconditioner<T> {
     return elimination_.empty() ? lower_ : solve_lower_.matrix;
   }
   const CsrMatrix<double>& program_upper() const {
-    return elimination_.empty() ? upper_.At : solve_upper_.matrix;
+    return elimination_.empty() ? upper_ : solve_upper_.matrix;
   }
 
   // Where the program reads its arrays. On the host it borrows this object's (refreshed in place
@@ -591,11 +617,13 @@ class Ic0 final : public Preconditioner<T> {
   index_t part_rows_;
   RowPermutation elimination_;  // empty: the solve's own row order
   // In the elimination order: the levels of both solves, L below its diagonal (the factor's
-  // values), L's diagonal, and L^T with where each entry of L goes.
+  // values), L's diagonal, and L^T.
   LevelSchedule forward_, backward_;
   CsrMatrix<double> lower_;
   std::vector<double> pivot_;
-  Transposed upper_;
+  CsrMatrix<double> upper_;
+  std::vector<index_t> upper_position_;  // L's entry k is upper_'s entry upper_position_[k]; empty
+                                         // where A's pattern is symmetric (found by a search)
   // The colour and parts orders' triangles in the solve's numbering (empty for `levels`).
   Renumbered solve_lower_, solve_upper_;
   // What the program reads, in the solve's numbering: the operations' rows, 1 / L's diagonal,

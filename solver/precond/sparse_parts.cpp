@@ -60,27 +60,39 @@ CsrMatrix<double> strictly_triangle(const CsrMatrix<double>& A, bool lower) {
       [](index_t, index_t) {});
 }
 
-std::optional<Transposed> transpose_by_symmetry(const CsrMatrix<double>& A,
+namespace {
+
+// Where L(i, j) sits in L's arrays, or -1 when row i has no column j (columns ascending).
+index_t find_in_row(const CsrMatrix<double>& L, index_t i, index_t j) {
+  const auto first = L.col_idx.begin() + L.row_ptr[std::size_t(i)];
+  const auto last = L.col_idx.begin() + L.row_ptr[std::size_t(i) + 1];
+  const auto at = std::lower_bound(first, last, j);
+  return at != last && *at == j ? index_t(at - L.col_idx.begin()) : -1;
+}
+
+}  // namespace
+
+std::optional<CsrMatrix<double>> mirrored_upper(const CsrMatrix<double>& A,
                                                 const CsrMatrix<double>& L) {
-  Transposed t;
-  t.At = strictly_triangle(A, false);
-  if (t.At.nnz() != L.nnz()) return std::nullopt;
-  t.position.resize(L.values.size());
-  const std::int64_t n = L.rows;
+  CsrMatrix<double> U = strictly_triangle(A, false);
+  if (U.nnz() != L.nnz()) return std::nullopt;
+  const std::int64_t n = U.rows;
   bool mirrored = true;
 #pragma omp parallel for schedule(static) reduction(&& : mirrored) if (n > 100000)
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (index_t k = L.row_ptr[std::size_t(i)]; k < L.row_ptr[std::size_t(i) + 1]; ++k) {
-      const index_t j = L.col_idx[std::size_t(k)];  // L(i, j) is At(j, i)
-      const auto first = t.At.col_idx.begin() + t.At.row_ptr[std::size_t(j)];
-      const auto last = t.At.col_idx.begin() + t.At.row_ptr[std::size_t(j) + 1];
-      const auto at = std::lower_bound(first, last, index_t(i));
-      mirrored = mirrored && at != last && *at == index_t(i);
-      t.position[std::size_t(k)] = index_t(at - t.At.col_idx.begin());
-    }
-  }
+  for (std::int64_t j = 0; j < n; ++j)
+    for (index_t s = U.row_ptr[std::size_t(j)]; s < U.row_ptr[std::size_t(j) + 1]; ++s)
+      mirrored = mirrored && find_in_row(L, U.col_idx[std::size_t(s)], index_t(j)) >= 0;
   if (!mirrored) return std::nullopt;
-  return t;
+  return U;
+}
+
+void gather_mirrored_values(const CsrMatrix<double>& L, CsrMatrix<double>& U) {
+  const std::int64_t n = U.rows;
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::int64_t j = 0; j < n; ++j)
+    for (index_t s = U.row_ptr[std::size_t(j)]; s < U.row_ptr[std::size_t(j) + 1]; ++s)
+      U.values[std::size_t(s)] =
+          L.values[std::size_t(find_in_row(L, U.col_idx[std::size_t(s)], index_t(j)))];
 }
 
 SplitTriangle split_diagonal(const CsrMatrix<double>& L) {

@@ -54,13 +54,15 @@ Transposed transpose_with_map(const CsrMatrix<double>& A);
 // The entries of A strictly below (lower = true) or above its diagonal, in A's row order.
 CsrMatrix<double> strictly_triangle(const CsrMatrix<double>& A, bool lower);
 
-// The transpose of L = strictly_triangle(A, true) read off A's strictly upper part, with the
-// position of each entry of L in it, when A's pattern is symmetric; nullopt when it is not (an
-// entry of L without its mirror, or the counts differ). Rows filtered and positions found (a
-// binary search in the mirror's row) on every core, with no per-thread column counts:
-// transpose_with_map keeps team x columns of them (576 MB for a 9M-row grid on 16 threads).
-std::optional<Transposed> transpose_by_symmetry(const CsrMatrix<double>& A,
+// The pattern of L^T for L = strictly_triangle(A, true), read off A's strictly upper part, when
+// A's pattern is symmetric (each entry of L^T has its mirror in L, as many entries); nullopt
+// when it is not. No map from L's entries to L^T's: gather_mirrored_values finds each by a
+// binary search in its mirror's row, on every core (transpose_with_map keeps team x columns of
+// counts, 576 MB for a 9M-row grid on 16 threads, and its map is 72 MB more).
+std::optional<CsrMatrix<double>> mirrored_upper(const CsrMatrix<double>& A,
                                                 const CsrMatrix<double>& L);
+// U's values from L's: U(j, i) = L(i, j), for U = *mirrored_upper(A, L).
+void gather_mirrored_values(const CsrMatrix<double>& L, CsrMatrix<double>& U);
 
 // Values of one matrix cast to T.
 // On every host core when large (a 9M-row grid's program arrays are 45M entries).
