@@ -24,8 +24,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -46,7 +46,8 @@ namespace {
 // Threads from which ic0 factorises on a team (fewer: one thread in row order; on a 2-core
 // shared machine the team's waits cost more than it gains). CGSOLVE_IC0_TEAM overrides it, to
 // measure the pipeline on a small machine.
-const int kTeamForPipeline = std::getenv("CGSOLVE_IC0_TEAM") ? std::atoi(std::getenv("CGSOLVE_IC0_TEAM")) : 4;
+const int kTeamForPipeline =
+    std::getenv("CGSOLVE_IC0_TEAM") ? std::atoi(std::getenv("CGSOLVE_IC0_TEAM")) : 4;
 
 // The off-diagonal part of L in CSR (the pattern of A below the diagonal) and its diagonal.
 struct LowerFactor {
@@ -263,16 +264,15 @@ CsrMatrix<double> numbered_entries(const CsrMatrix<double>& A) {
 // A triangle in the solve's numbering (colour and parts orders): its pattern, and for each entry
 // the entry of the elimination-order triangle it holds.
 struct Renumbered {
-  CsrMatrix<double> matrix;        // values: gathered at each compute_values
-  std::vector<index_t> entry_of;   // matrix entry k is the elimination-order entry entry_of[k]
+  CsrMatrix<double> matrix;       // values: gathered at each compute_values
+  std::vector<index_t> entry_of;  // matrix entry k is the elimination-order entry entry_of[k]
 };
 
 Renumbered renumbered(const CsrMatrix<double>& triangle, const RowPermutation& back) {
   Renumbered r;
   r.matrix = permute_symmetric(numbered_entries(triangle), back);
   r.entry_of.resize(r.matrix.values.size());
-  for (std::size_t k = 0; k < r.entry_of.size(); ++k)
-    r.entry_of[k] = index_t(r.matrix.values[k]);
+  for (std::size_t k = 0; k < r.entry_of.size(); ++k) r.entry_of[k] = index_t(r.matrix.values[k]);
   return r;
 }
 
@@ -345,8 +345,8 @@ class Ic0 final : public Preconditioner<T> {
     }
     make_program_rows(A.rows);
     phases_.pattern = watch.lap();
-    this->report_.set_fact("levels", std::to_string(forward_.levels()) + " + " +
-                                         std::to_string(backward_.levels()));
+    this->report_.set_fact(
+        "levels", std::to_string(forward_.levels()) + " + " + std::to_string(backward_.levels()));
   }
 
   void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
@@ -551,7 +551,8 @@ class Ic0 final : public Preconditioner<T> {
       level_op(0, n, false);
       return;
     }
-    for (index_t l = 0; l < forward_.levels(); ++l) level_op(forward_.start[l], forward_.size(l), true);
+    for (index_t l = 0; l < forward_.levels(); ++l)
+      level_op(forward_.start[l], forward_.size(l), true);
     for (index_t l = 0; l < backward_.levels(); ++l)
       level_op(backward_.start[l], backward_.size(l), false);
   }

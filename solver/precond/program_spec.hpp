@@ -38,8 +38,8 @@ struct OpSpec {
   OpKind kind = OpKind::product;
   index_t items = 0;
   int rows = kNoArray, row_ptr = kNoArray, col_idx = kNoArray;  // index arrays
-  index_t rows_from = 0;  // the operation's rows start this far into `rows` (levels in one array)
   int values = kNoArray, d = kNoArray, blocks = kNoArray;       // value arrays
+  index_t rows_from = 0;  // the operation's rows start this far into `rows` (levels in one array)
   index_t block = 0;
   int x = kNoSlot, u = kNoSlot, v = kNoSlot, y = kNoSlot, w = kNoSlot, t = kNoSlot;
   double alpha = 1, beta = 0, gamma = 0;

@@ -56,8 +56,7 @@ CsrMatrix<double> triangle(const CsrMatrix<double>& A, bool lower) {
 
 CsrMatrix<double> strictly_triangle(const CsrMatrix<double>& A, bool lower) {
   return filter_rows(
-      A, [lower](index_t i, index_t j) { return lower ? j < i : j > i; },
-      [](index_t, index_t) {});
+      A, [lower](index_t i, index_t j) { return lower ? j < i : j > i; }, [](index_t, index_t) {});
 }
 
 namespace {
@@ -110,7 +109,8 @@ namespace {
 // (step 0, 1, ..., n - 1 gives row_at(step)). On every core when large: each thread counts its
 // block of steps per level, the counts become each thread's first slot in every level (blocks in
 // step order, so each level keeps the serial order), and each thread places its own rows. Serial
-// where the per-thread counts (levels x threads) would outgrow the rows (a chain of one-row levels).
+// where the per-thread counts (levels x threads) would outgrow the rows (a chain of one-row
+// levels).
 template <typename RowAt>
 LevelSchedule group_by_level(const std::vector<index_t>& level, index_t levels, RowAt row_at) {
   const std::int64_t n = std::int64_t(level.size());

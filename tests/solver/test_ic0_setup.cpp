@@ -15,10 +15,10 @@
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/row_order.hpp"
+#include "precond_test_util.hpp"
 #include "solver/plan.hpp"
 #include "solver/precond/sparse_parts.hpp"
 #include "solver/solver.hpp"
-#include "precond_test_util.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
