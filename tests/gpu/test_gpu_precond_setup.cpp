@@ -1,8 +1,8 @@
 // The preconditioners' set-up where the solve runs on the GPU (issue 21 item 3), against the
 // host's set-up of the same matrix:
 //   - cheb: the Lanczos estimate on the device (solver/precond/spectrum_gpu.hpp) equals the
-//     host's (spectrum_bounds) to 1e-9 (40 steps amplify rounding), on a grid large enough for the set-up to choose the
-//     device and on small irregular matrices called directly;
+//     host's (spectrum_bounds) to 1e-9 (40 steps amplify rounding), on a grid large enough for the
+//     set-up to choose the device and on small irregular matrices called directly;
 //   - cheb:8, fsai:2, ic0, ic0:colour set up for the GPU on 250,000 rows (the device Lanczos,
 //     the all-core FSAI rows and IC(0) factorisation, the program packed in one allocation): one
 //     apply z = M^-1 r on the device equal to the host program's to 1e-12;
