@@ -88,7 +88,7 @@ TEST_CASE("Cluster CG with the other programs in one block: the CPU's iterations
   CGS_REQUIRE_GPU_OR_SKIP();
   // x to 1e-6 as in test_gpu_precond.cpp: the polynomial's and block-Jacobi's longer solves
   // (hundreds to thousands of iterations on Exnet) carry the sums' different orders further.
-  for (const char* precond : {"fsai:2", "bjacobi:7", "cheb:4", "ic0:colour"})
+  for (const char* precond : {"fsai:2", "bjacobi:7", "cheb:4", "ic0:colour", "chol"})
     same_as_cpu(precond, std::string(precond).rfind("cheb", 0) == 0 ? 0.03 : 0.02, 1e-6);
 }
 
