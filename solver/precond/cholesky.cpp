@@ -31,7 +31,23 @@ class CountedLlt
     : public Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Eigen::AMDOrdering<index_t>> {
  public:
   double factor_entries() const { return double(m_nonZerosPerCol.sum()) + double(rows()); }
+  // Column j's update touches its entries' squares: sum of c_j^2 (as validate.cpp's count).
+  double flops() const {
+    double f = 0;
+    for (Eigen::Index j = 0; j < m_nonZerosPerCol.size(); ++j)
+      f += double(m_nonZerosPerCol[j]) * double(m_nonZerosPerCol[j]);
+    return f;
+  }
 };
+
+// A factor is refused when it would hold more than maxfill x tril(A)'s entries and more than
+// kSmallFactor entries (a small factor is cheap whatever its ratio: a hub row joined to every 7th
+// of 1,013 rows fills 23x into 121k entries), or cost more than kMaxFlops: Eigen's simplicial
+// factorisation (no supernodes) runs at ~0.3-1 Gflop/s on one core of the 2-core VM (55 s on
+// gen:poisson2d:1000, 43M entries, 14x, where Jacobi-CG solves it in ~10 s; 14 s on
+// gen:poisson3d:30, 4.9 Gflop).
+constexpr double kSmallFactor = 1e6;
+constexpr double kMaxFlops = 4e9;
 
 // A's CSR arrays read as a column-major matrix: A^T, which is A (symmetric); Eigen's lower
 // triangle of it is then tril(A). No copy.
@@ -63,13 +79,17 @@ class Cholesky final : public Preconditioner<T> {
     llt_->analyzePattern(as_column_major(A));
     if (llt_->info() != Eigen::Success) throw InputError("chol: Eigen's analysis of A failed");
     const double lower = double(A.nnz() + A.rows) / 2;  // tril(A)'s entries (A symmetric)
-    const double entries = llt_->factor_entries();
+    const double entries = llt_->factor_entries(), flops = llt_->flops();
     std::ostringstream fill;
-    fill << std::size_t(entries) << " entries, " << entries / lower << "x tril(A)'s";
-    if (entries > max_fill_ * lower || entries >= double(std::numeric_limits<index_t>::max()))
-      throw InputError("chol: the Cholesky factor would hold " + fill.str() + " (limit " +
-                       std::to_string(int(max_fill_)) +
-                       "x, chol:maxfill=N raises it): use ic0, fsai or amg on this matrix");
+    fill << std::size_t(entries) << " entries, " << entries / lower << "x tril(A)'s, "
+         << flops / 1e9 << " Gflop";
+    const bool too_big = entries > max_fill_ * lower && entries > kSmallFactor;
+    if (too_big || flops > kMaxFlops || entries >= double(std::numeric_limits<index_t>::max()))
+      throw InputError("chol: the Cholesky factor would hold " + fill.str() +
+                       " (limits: " + std::to_string(int(max_fill_)) + "x tril(A) above " +
+                       std::to_string(int(kSmallFactor)) + " entries, chol:maxfill=N raises it; " +
+                       std::to_string(int(kMaxFlops / 1e9)) +
+                       " Gflop): use amg, ic0 or fsai on this matrix");
     this->report_.set_fact("order", "approximate minimum degree (Eigen)");
     this->report_.set_fact("factor", fill.str());
     // Eigen's P: L L^T = P A P^T with P.indices()[old] = new.

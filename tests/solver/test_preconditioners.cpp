@@ -8,6 +8,7 @@
 #include <cmath>
 #include <regex>
 
+#include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond_test_util.hpp"
@@ -134,10 +135,13 @@ TEST_CASE("chol: M^-1 is A^-1 in any row order; CG stops at once; too much fill 
   auto M = built("chol", exnet);
   CHECK(fact(*M, "order") == "approximate minimum degree (Eigen)");
   CHECK(fact(*M, "factor").find("x tril(A)'s") != std::string::npos);
-  // A 2-D grid fills in: refused above maxfill, with the count and the way out in the message.
-  const CsrMatrix<double> grid = poisson2d(40);
-  CHECK_THROWS_WITH_AS(built("chol:maxfill=1", grid), doctest::Contains("maxfill"), InputError);
-  CHECK_NOTHROW(built("chol:maxfill=50", grid));
+  // A 3-D grid fills in: 5.6M entries, 53x tril(A)'s, 4.9 Gflop at 30^3. Refused (from the
+  // analysis alone) above maxfill, and above the flop limit whatever maxfill says; a small
+  // factor is allowed whatever its ratio (the 40x40 grid's is 8x).
+  const CsrMatrix<double> cube = generate_matrix("gen:poisson3d:30");
+  CHECK_THROWS_WITH_AS(built("chol", cube), doctest::Contains("maxfill"), InputError);
+  CHECK_THROWS_WITH_AS(built("chol:maxfill=1000", cube), doctest::Contains("Gflop"), InputError);
+  CHECK_NOTHROW(built("chol:maxfill=1", poisson2d(40)));
   // Not positive definite: a clear error, not a wrong preconditioner.
   CsrMatrix<double> indefinite = tridiagonal(5);
   indefinite.values[0] = -1;
