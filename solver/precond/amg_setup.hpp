@@ -131,6 +131,10 @@ struct HierarchyOptions {
   double max_coarsening = 60;
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
+  // P's damping from Gershgorin's bound of D_F^-1/2 A_F D_F^-1/2 instead of Lanczos
+  // (`amg:spectrum=gershgorin`, amgcl's default, power_iters = 0): one pass over A, no
+  // iterations, no device round trips; a bound never below rho, so omega never too large.
+  bool gershgorin_damping = false;
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
   bool blocked = false;    // the greedy by blocks on all host cores (blocked_greedy_aggregate)
   // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the
