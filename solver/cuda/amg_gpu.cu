@@ -709,10 +709,14 @@ class CudaLevelValues final : public GpuLevelValues {
   }
 
   const double* smoother_scale(double factor) override {
+    if (d_.size() == 0) throw std::logic_error("amg GPU set-up: a smoother scale before its D");
     const index_t n = index_t(d_.size());
     scaled_inverse_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, d_.data(), factor,
                                                                         scale_.data());
     CGS_CHECK_LAUNCH();
+    // The program (another stream, perhaps) reads it next, with the levels' arrays the set-up
+    // wrote in place before it: all of them done here.
+    CGS_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
     return scale_.data();
   }
 
@@ -888,15 +892,22 @@ class CudaLevelValues final : public GpuLevelValues {
 
   // Gershgorin's bound of D^-1/2 M D^-1/2 (M = A, or A_F where strong is given, D = d): the
   // partial maxima of a fixed grid, the largest taken on the host.
+  // Its scratch is kept with the object (cudaFree waits for the whole device: not once per call
+  // at every set_values).
   double gershgorin(index_t n, const char* strong, const DeviceArray<double>& d) {
-    DeviceArray<double> scale(std::size_t(n), "amg Gershgorin scale");
-    DeviceArray<double> partial(std::size_t(kReduceBlocks), "amg Gershgorin partial maxima");
-    inverse_sqrt_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, d.data(), scale.data());
+    if (gershgorin_scale_.size() != std::size_t(n))
+      gershgorin_scale_ = DeviceArray<double>(std::size_t(n), "amg Gershgorin scale");
+    if (gershgorin_partial_.size() != std::size_t(kReduceBlocks))
+      gershgorin_partial_ =
+          DeviceArray<double>(std::size_t(kReduceBlocks), "amg Gershgorin partial maxima");
+    inverse_sqrt_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, d.data(),
+                                                                      gershgorin_scale_.data());
     partial_gershgorin_kernel<<<kReduceBlocks, kBlock, 0, cuda::stream()>>>(
-        n, a_.ptr(), a_.col(), a_.val(), strong, d.data(), scale.data(), partial.data());
+        n, a_.ptr(), a_.col(), a_.val(), strong, d.data(), gershgorin_scale_.data(),
+        gershgorin_partial_.data());
     CGS_CHECK_LAUNCH();
     std::vector<double> largest(std::size_t(kReduceBlocks), 0.0);
-    cuda::copy_to_host(largest.data(), partial.data(), partial.bytes());
+    cuda::copy_to_host(largest.data(), gershgorin_partial_.data(), gershgorin_partial_.bytes());
     return *std::max_element(largest.begin(), largest.end());
   }
 
@@ -1131,6 +1142,7 @@ class CudaLevelValues final : public GpuLevelValues {
   DeviceArray<index_t> next_columns_;
   DeviceArray<double> next_values_;
   DeviceArray<double> d_, scale_;  // A's diagonal and the smoothers' scale (operator_gershgorin)
+  DeviceArray<double> gershgorin_scale_, gershgorin_partial_;  // gershgorin()'s scratch
   bool values_current_ = false;    // A's values of this set-up on the device (refresh_values)
   double strong_theta_ = -1;       // the threshold strong_ was made with by strength()
 };

@@ -58,7 +58,7 @@ constexpr double kChebyshevRatio = 4;
   throw InputError("amg: " + why + " in '" + spec.text() +
                    "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
                    "theta_decay=0..1, coarse=1..4000, aggregation=greedy|host|blocks|mis2|device, "
-                   "spectrum=lanczos|gershgorin, comma-separated)");
+                   "spectrum=lanczos|gershgorin, coarse_lanczos=0..50, comma-separated)");
 }
 
 int integer_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
@@ -107,6 +107,8 @@ AmgOptions parse_options(const PrecondSpec& spec) {
     else if (key == "aggregation")
       bad_option(spec, "aggregation must be greedy (or host), blocks, mis2 or device (got '" +
                            value + "')");
+    else if (key == "coarse_lanczos")
+      o.hierarchy.coarse_lanczos_steps = integer_option(spec, key, value, 0, 50);
     else if (key == "spectrum" && (value == "lanczos" || value == "gershgorin"))
       o.hierarchy.gershgorin_damping = value == "gershgorin";
     else if (key == "spectrum")

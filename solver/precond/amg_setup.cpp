@@ -637,7 +637,7 @@ void device_level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A
   timed(h, level, "spectra",
         [&] { level.spectrum = gershgorin_interval(gpu.operator_gershgorin(Al)); });
   timed(h, level, "spectra", [&] {
-    const int steps = options.gershgorin_damping ? 0 : options.lanczos_steps;
+    const int steps = options.lanczos_steps_at(l);
     level.omega = 4 / (3 * gpu.device_filtered_radius(Al, steps));
   });
   const bool next_on_host = options.host_copies || !h.has_next(l + 1);
@@ -669,7 +669,7 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     // A_F). With gershgorin_damping (or no steps) Gershgorin's bound of the same matrix
     // instead: no iterations, but 3-4 more CG iterations on Poisson (BENCHMARKS 20h).
     const EntryFilter filter{&level.strong, &diagonal};
-    const int steps = options.gershgorin_damping ? 0 : options.lanczos_steps;
+    const int steps = options.lanczos_steps_at(l);
     level.omega = 4 / (3 * host_filtered_radius(Al, diagonal, steps, filter));
   });
   timed(h, level, "prolongator", [&] {

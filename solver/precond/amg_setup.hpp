@@ -135,6 +135,12 @@ struct HierarchyOptions {
   // (`amg:spectrum=gershgorin`, amgcl's default, power_iters = 0): one pass over A, no
   // iterations, no device round trips; a bound never below rho, so omega never too large.
   bool gershgorin_damping = false;
+  // Lanczos steps below the finest level (`amg:coarse_lanczos=N`); -1: lanczos_steps.
+  int coarse_lanczos_steps = -1;
+  int lanczos_steps_at(std::size_t level) const {
+    if (gershgorin_damping) return 0;
+    return level > 0 && coarse_lanczos_steps >= 0 ? coarse_lanczos_steps : lanczos_steps;
+  }
   bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
   bool blocked = false;    // the greedy by blocks on all host cores (blocked_greedy_aggregate)
   // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the

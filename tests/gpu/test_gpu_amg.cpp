@@ -168,7 +168,7 @@ std::vector<V> downloaded(const V* device, std::int64_t n) {
 
 // The next operator as the device keeps it (device_next), downloaded.
 CsrMatrix<double> device_next(const amg::GpuLevelValues& gpu, index_t rows, index_t cols) {
-  const CsrArrays a = gpu.device_next();
+  const precond::CsrArrays a = gpu.device_next();
   REQUIRE(a.values != nullptr);
   CsrMatrix<double> M;
   M.rows = rows;

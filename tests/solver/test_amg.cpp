@@ -831,13 +831,14 @@ TEST_CASE("amg options: key=value pairs, or a clear error") {
        {"amg", "amg:levels=6,smoother=jacobi,sweeps=2,theta=0.08,coarse=300", "amg:smoother=cheb",
         "amg:aggregation=mis2", "amg:aggregation=host", "amg:aggregation=device", "amg:theta=0",
         "amg:theta_decay=0.5", "amg:theta_decay=1", "amg:spectrum=lanczos",
-        "amg:spectrum=gershgorin"})
+        "amg:spectrum=gershgorin", "amg:coarse_lanczos=0", "amg:coarse_lanczos=5"})
     CHECK_NOTHROW(make_preconditioner<double>(parse_precond(good), Device::serial, 1));
   for (const char* bad :
        {"amg:levels=0", "amg:levels=21", "amg:foo=1", "amg:smoother=gs", "amg:theta=-1",
         "amg:theta=nan", "amg:theta=0.1x", "amg:sweeps=x", "amg:sweeps=", "amg:levels",
         "amg:levels=3,", "amg:coarse=0", "amg:aggregation=random", "amg:,", "amg:theta_decay=2",
-        "amg:theta_decay=-0.5", "amg:spectrum=power", "amg:spectrum="}) {
+        "amg:theta_decay=-0.5", "amg:spectrum=power", "amg:spectrum=", "amg:coarse_lanczos=-1",
+        "amg:coarse_lanczos=51"}) {
     CAPTURE(std::string(bad));
     CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
   }
