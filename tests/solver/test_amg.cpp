@@ -427,6 +427,32 @@ TEST_CASE("amg: spectrum=gershgorin damps P by a bound never below the dense rho
   }
 }
 
+TEST_CASE("amg: coarse_lanczos sets the Lanczos steps below the finest level only") {
+  const CsrMatrix<double> A = poisson2d(40);
+  amg::HierarchyOptions full, cut, none;
+  full.coarse = cut.coarse = none.coarse = 10;
+  cut.coarse_lanczos_steps = 3;
+  none.coarse_lanczos_steps = 0;  // Gershgorin's bound below the finest level
+  const amg::Hierarchy hf = amg::build_hierarchy(A, full), hc = amg::build_hierarchy(A, cut),
+                       hn = amg::build_hierarchy(A, none);
+  REQUIRE(hf.levels.size() >= 3);
+  REQUIRE(hn.levels.size() >= 3);
+  // The finest level's damping is the 10 steps' in all three, bit for bit.
+  CHECK(hc.levels[0].omega == hf.levels[0].omega);
+  CHECK(hn.levels[0].omega == hf.levels[0].omega);
+  // Level 1 (the same operator in all three): 3 steps' Ritz value below 10 steps', both below
+  // the dense radius, and Gershgorin's bound above it.
+  const Eigen::MatrixXd D = dense(hf.op(A, 1));
+  REQUIRE(dense(hc.op(A, 1)) == D);
+  const double truth = filtered_radius(D, hf.levels[1].theta);
+  const double rho10 = 4 / (3 * hf.levels[1].omega), rho3 = 4 / (3 * hc.levels[1].omega),
+               bound = 4 / (3 * hn.levels[1].omega);
+  CHECK(rho3 < rho10);
+  CHECK(rho10 <= truth * (1 + 1e-12));
+  CHECK(bound >= truth * (1 - 1e-12));
+  CHECK(bound > rho10);
+}
+
 TEST_CASE("amg: M^-1 with spectrum=gershgorin is symmetric positive definite; CG converges") {
   const CsrMatrix<double> matrices[] = {poisson2d(10), random_spd(70, 4, 43), laplacian1d(45),
                                         jumps_and_isolated(7)};
