@@ -1143,8 +1143,8 @@ class CudaLevelValues final : public GpuLevelValues {
   DeviceArray<double> next_values_;
   DeviceArray<double> d_, scale_;  // A's diagonal and the smoothers' scale (operator_gershgorin)
   DeviceArray<double> gershgorin_scale_, gershgorin_partial_;  // gershgorin()'s scratch
-  bool values_current_ = false;    // A's values of this set-up on the device (refresh_values)
-  double strong_theta_ = -1;       // the threshold strong_ was made with by strength()
+  bool values_current_ = false;  // A's values of this set-up on the device (refresh_values)
+  double strong_theta_ = -1;     // the threshold strong_ was made with by strength()
 };
 
 }  // namespace

@@ -33,7 +33,6 @@ struct GpuPhaseSeconds {
   double prolongator = 0, restriction = 0, galerkin = 0;
 };
 
-
 // Seconds of making one level's patterns on the device, the host copies' downloads included.
 struct GpuPatternSeconds {
   double prolongator = 0, restriction = 0;

@@ -606,7 +606,7 @@ std::shared_ptr<GpuLevelValues> gpu_level(const Hierarchy& h, std::size_t l,
                                           const HierarchyOptions& options) {
   std::shared_ptr<GpuLevelValues> gpu = make_gpu_level_values();
   gpu->keep_host_copies(options.host_copies);
-  const CsrArrays on_device = l == 0                 ? options.finest_on_device
+  const CsrArrays on_device = l == 0                ? options.finest_on_device
                               : h.levels[l - 1].gpu ? h.levels[l - 1].gpu->device_next()
                                                     : CsrArrays{};
   if (on_device.values) gpu->lend_operator(Al, on_device);

@@ -141,8 +141,8 @@ struct HierarchyOptions {
     if (gershgorin_damping) return 0;
     return level > 0 && coarse_lanczos_steps >= 0 ? coarse_lanczos_steps : lanczos_steps;
   }
-  bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
-  bool blocked = false;    // the greedy by blocks on all host cores (blocked_greedy_aggregate)
+  bool mis2 = false;     // aggregation by MIS(2) instead of the greedy passes
+  bool blocked = false;  // the greedy by blocks on all host cores (blocked_greedy_aggregate)
   // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the
   // same algorithm and result). MIS(2) costs iterations on 2-D grids (poisson2d:1000 8 -> 26,
   // one thread, BENCHMARKS 20e), so it is asked for, not the default.

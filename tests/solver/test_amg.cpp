@@ -414,7 +414,8 @@ TEST_CASE("amg: spectrum=gershgorin damps P by a bound never below the dense rho
       // Gershgorin's bound of D_F^-1/2 A_F D_F^-1/2 from the dense A_F, written here.
       const Eigen::MatrixXd F = dense_filtered(D, level.theta);
       const Eigen::VectorXd s = F.diagonal().cwiseSqrt().cwiseInverse();
-      const double rows = (s.asDiagonal() * F * s.asDiagonal()).cwiseAbs().rowwise().sum().maxCoeff();
+      const double rows =
+          (s.asDiagonal() * F * s.asDiagonal()).cwiseAbs().rowwise().sum().maxCoeff();
       CHECK(bound >= truth * (1 - 1e-12));  // omega lambda_max(D_F^-1 A_F) <= 4/3
       CHECK(bound == doctest::Approx(rows).epsilon(1e-12));
       // P = (I - omega D_F^-1 A_F) T from the definitions with that omega.
@@ -457,9 +458,9 @@ TEST_CASE("amg: M^-1 with spectrum=gershgorin is symmetric positive definite; CG
   const CsrMatrix<double> matrices[] = {poisson2d(10), random_spd(70, 4, 43), laplacian1d(45),
                                         jumps_and_isolated(7)};
   for (const CsrMatrix<double>& A : matrices)
-    for (const char* name : {"amg:coarse=8,spectrum=gershgorin",
-                             "amg:coarse=8,spectrum=gershgorin,smoother=jacobi",
-                             "amg:coarse=8,spectrum=gershgorin,aggregation=mis2"}) {
+    for (const char* name :
+         {"amg:coarse=8,spectrum=gershgorin", "amg:coarse=8,spectrum=gershgorin,smoother=jacobi",
+          "amg:coarse=8,spectrum=gershgorin,aggregation=mis2"}) {
       CAPTURE(std::string(name));
       CAPTURE(A.rows);
       auto M = built(name, A, Device::omp, 2);
