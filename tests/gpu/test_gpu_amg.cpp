@@ -230,7 +230,8 @@ TEST_CASE("GPU AMG: the set-up's device path (Gershgorin, D_F, scales, R A P kep
       const std::vector<double> start = amg::hashed_lanczos_start(A.rows);
       const double rho =
           precond::spectrum_bounds(A, inverse_sqrt_of(d_f), 10, filter, &start).ritz_max;
-      CHECK(device->device_filtered_radius(A, 10) == doctest::Approx(rho).epsilon(1e-10));
+      // (the host's Lanczos runs on a pre-scaled copy: its products round otherwise, 2e-10)
+      CHECK(device->device_filtered_radius(A, 10) == doctest::Approx(rho).epsilon(1e-9));
       CHECK(rho < g_f);  // the two differ: the steps were not skipped
       // P, R and R A P on that D_F (the last device_filtered_radius's) with the host's omega.
       const double omega = 4 / (3 * rho);
@@ -278,7 +279,7 @@ TEST_CASE("GPU AMG: a hierarchy without host copies: coarse levels read in place
         CHECK(matrix_difference(gpu.op(B, l), host.op(B, l)) <= 1e-10);
         continue;
       }
-      CHECK(g.omega == doctest::Approx(host.levels[l].omega).epsilon(1e-10));
+      CHECK(g.omega == doctest::Approx(host.levels[l].omega).epsilon(1e-9));
       // Each next operator where the device keeps it, which the level below reads in place.
       const CsrMatrix<double>& next = host.op(B, l + 1);
       CHECK(matrix_difference(device_next(*g.gpu, next.rows, next.cols), next) <= 1e-10);
