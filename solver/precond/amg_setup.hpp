@@ -133,7 +133,8 @@ struct HierarchyOptions {
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
   // P's damping from Gershgorin's bound of D_F^-1/2 A_F D_F^-1/2 instead of Lanczos
   // (`amg:spectrum=gershgorin`, amgcl's default, power_iters = 0): one pass over A, no
-  // iterations, no device round trips; a bound never below rho, so omega never too large.
+  // iterations; a bound never below rho, so omega never too large. Not the default: +3-4 CG
+  // iterations on Poisson grids (BENCHMARKS 20h).
   bool gershgorin_damping = false;
   // Lanczos steps below the finest level (`amg:coarse_lanczos=N`); -1: lanczos_steps.
   int coarse_lanczos_steps = -1;
