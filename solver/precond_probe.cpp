@@ -71,14 +71,20 @@ constexpr double kUntrustedJacobi = 40;
 // bookkeeping, H100/H200 BENCHMARKS 10h-10i; CPU serial: ic0 0.1-0.8 ms, 10i).
 constexpr double kKeepJacobiBelowGpu = 2e-3, kKeepJacobiBelowCpu = 0.2e-3;  // seconds
 // fsai:2's set-up is dominated by a dense Cholesky of each row's block of A on tril(A^2)'s
-// pattern, m^3/6 flops for a row of m entries; seconds per such flop on one host core (bcsstk13:
-// 8.0e8 flops, 0.51-0.7 s of set-up, BENCHMARKS 10i).
-constexpr double kFsaiSecondsPerFlop = 0.8e-9;
+// pattern, m^3/6 flops for a row of m entries; seconds per such flop on a host (bcsstk13: 8.1e8
+// flops, its values phase 0.51 s on the H100 host, BENCHMARKS 10i, 1.26-1.34 s on this 2-core
+// VM, serial and loaded, 2026-11-26). Only used against bounds many times apart.
+constexpr double kFsaiSecondsPerFlop = 1e-9;
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
 // The first, short run of a probe: its time per iteration bounds the rest.
 constexpr int kFirstRun = 20;
+// ... except for the first strong candidate on the solve's own b, whose iterations are taken to
+// cost this many of Jacobi's (ic0's two triangular solves on the CPU, fsai:2's two products on
+// the GPU, beside the product with A): its probe is then one run from x = 0, as long as
+// auto_first_probe_seconds allow by that cost, and it is the solve's start where it wins.
+constexpr double kStrongOverJacobi = 2;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // A later candidate replaces the best so far only when its estimated remaining cost is this many
@@ -202,7 +208,7 @@ Probe probe_jacobi(const SolveRequest& request, const CsrMatrix<double>& A,
 // `first_on_own_rhs`: the first strong candidate on the solve's b: it runs by time.
 Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
                    const std::vector<double>& b, double best, double budget, bool own,
-                   bool first_on_own_rhs) {
+                   bool first_on_own_rhs, double jacobi_per_iteration) {
   Probe p;
   p.name = name;
   p.resumable = own;
@@ -214,6 +220,20 @@ Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, cons
   }
   if (p.setup_seconds >= budget) {
     p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
+    return p;
+  }
+  if (first_on_own_rhs && jacobi_per_iteration > 0) {
+    // One run from x = 0, its length from Jacobi's time per iteration: no timing run thrown
+    // away and no restart (each cost iterations, BENCHMARKS 10i).
+    const double per = kStrongOverJacobi * jacobi_per_iteration;
+    const double affordable = (best - p.setup_seconds) / per;
+    if (affordable <= double(kFirstRun)) {
+      p.pruned = "cannot beat the best at about " + format_ms(per) + " an iteration";
+      return p;
+    }
+    const double wanted =
+        std::max<double>(kProbeIterations, request.auto_first_probe_seconds / per);
+    run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
     return p;
   }
   if (!run_probe(p, b, kFirstRun) || p.converged) return p;
@@ -238,9 +258,10 @@ Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, cons
 
 Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
             const std::vector<double>& b, double best, double budget, bool own,
-            bool first_on_own_rhs) {
+            bool first_on_own_rhs, double jacobi_per_iteration) {
   try {
-    return probe_strong(request, A, name, b, best, budget, own, first_on_own_rhs);
+    return probe_strong(request, A, name, b, best, budget, own, first_on_own_rhs,
+                        jacobi_per_iteration);
   } catch (const InputError& e) {  // set-up refused (bjacobi's memory, ic0's pivots, ...)
     Probe p;
     p.name = name;
@@ -413,7 +434,10 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
         continue;
       }
     }
-    probes.push_back(probe(request, A, name, b, bound(best), budget, own, own && first));
+    const double jacobi_per_iteration =
+        probes.front().failure.empty() ? probes.front().per_iteration : 0.0;
+    probes.push_back(
+        probe(request, A, name, b, bound(best), budget, own, own && first, jacobi_per_iteration));
     // The first usable candidate in order holds until another's remaining cost is clearly
     // lower (pointers into `probes` move as it grows: found again each time); an untrusted
     // forecast (Jacobi's, optimistic) holds only until another's is lower at all.
