@@ -1,16 +1,18 @@
 // --precond auto (solver/precond_probe.hpp). First a short Jacobi probe (kJacobiProbeGpu/Cpu
 // iterations on the solve's right-hand side, or a fixed random one): Jacobi has no set-up of its
-// own, and on small well-conditioned matrices its whole solve costs less than any other candidate's
-// set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set up a stronger
-// candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x, when it solved
-// the system or its forecast remaining time is below kKeepJacobiBelow (or its own set-up, which
-// every other candidate pays as well); otherwise it is the best so far, and a stronger candidate
-// must beat its remaining time, not its whole one (its set-up and probe are spent).
-// Then the strongest candidate for the device runs on the solve's own b for up to
-// auto_first_probe_seconds, as the solve's start; the time to solution is estimated from the
-// residual's rate over the last third of a probe, the time per iteration and the set-up, and the
-// lowest remaining cost wins. The winner's solver, as probed, is the one that solves, and it starts
-// from its probe's x (PlannedSolver::warm_start), so the probe of the winner is not repeated.
+// own, and on small well-conditioned matrices its whole solve costs less than any other
+// candidate's set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set
+// up a stronger candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x,
+// when it solved the system or its trusted forecast (kJacobiHorizon) leaves less than
+// kKeepJacobiBelow (or its own set-up, which every other candidate pays as well). Otherwise a
+// trusted Jacobi is the best so far, which a stronger candidate must beat on remaining time (its
+// set-up and probe are spent); an untrusted one stops nothing and wins only where no other
+// candidate has a forecast. Then the strongest candidate for the device runs once from x = 0 on
+// the solve's own b for up to auto_first_probe_seconds, as the solve's start; the time to
+// solution is estimated from the residual's rate over the last third of a probe, the time per
+// iteration and the set-up, and the lowest remaining cost wins. The winner's solver, as probed, is
+// the one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe
+// of the winner is not repeated.
 //
 // The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): when a probe
 // already converged nothing else is tried (nothing can beat a solved system), nor when the first
@@ -85,8 +87,10 @@ constexpr int kFirstRun = 20;
 // ... except for the first strong candidate on the solve's own b, whose iterations are taken to
 // cost this many of Jacobi's (ic0's two triangular solves on the CPU, fsai:2's two products on
 // the GPU, beside the product with A): its probe is then one run from x = 0, as long as
-// auto_first_probe_seconds allow by that cost, and it is the solve's start where it wins.
-constexpr double kStrongOverJacobi = 2;
+// auto_first_probe_seconds allow by that cost, and it is the solve's start where it wins. (2 cut
+// ic0's run on bcsstk13 at 515 of the 654 iterations it needs, at 1.4x Jacobi's time an
+// iteration, this VM serial: the rest was a restarted solve.)
+constexpr double kStrongOverJacobi = 1.5;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // A later candidate replaces the best so far only when its estimated remaining cost is this many
