@@ -1,4 +1,4 @@
-// --precond auto (solver/precond_probe.hpp). First a short Jacobi probe (kJacobiProbeGpu/Cpu
+// --precond auto (solver/precond_probe.hpp). First a short Jacobi probe (kJacobiProbeIterations
 // iterations on the solve's right-hand side, or a fixed random one): Jacobi has no set-up of its
 // own, and on small well-conditioned matrices its whole solve costs less than any other
 // candidate's set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set
@@ -51,14 +51,15 @@ const char* const kCpuCandidates[] = {"jacobi", "ic0", "fsai:2", "cheb:8", "bjac
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
 const char* const kGpuCandidates[] = {"jacobi", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
 // Jacobi's probe: long enough to read a rate past CG's first fast drop on a well-conditioned
-// matrix (and to solve the smallest outright), short enough that on the systems where it loses
-// (EPANET's: 1,851-121,203 Jacobi iterations) it costs a few percent of the solve: a GPU
-// iteration of a small system is ~8 us, a serial CPU one 10-20 us against ic0's 1-4 ms solves.
+// matrix (and to solve the smallest outright: gr_900_900_crg takes 46, and 30 forecast 55, past
+// what can be trusted), short enough that on the systems where it loses (EPANET's: 1,851-121,203
+// Jacobi iterations) it costs a few percent of the solve: a GPU iteration of a small system is
+// ~8 us, a serial CPU one 5-15 us against ic0's 1-4 ms solves.
 // The solve goes on from its x when it is kept: measured on this VM (serial, tol 1e-10), the
 // iterations after 30 from the probe's x were 399 / 1,396 / 35 / 89 / 2,114 against 407 / 1,426 /
 // 46 / 93 / 2,121 from zero on 494_bus / bcsstk13 / gr_900_900_crg / nos6 / Exnet step 3 (a
 // restart keeps a little; an unbroken run would save the probe's own iterations).
-constexpr int kJacobiProbeGpu = 50, kJacobiProbeCpu = 30;
+constexpr int kJacobiProbeIterations = 50;
 // A Jacobi forecast further than this many times its probe's length is not trusted: the residual's
 // rate over a few dozen iterations is CG's fast start, not its end (30 iterations forecast 57 on
 // Exnet step 3, which takes 2,121, 167 on bcsstk13, which takes 1,426, and 164 on BWSN_Network_2
@@ -408,7 +409,7 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   auto skip = [&](const char* name, const std::string& why) {
     not_tried += std::string("; ") + name + " (not tried: " + why + ")";
   };
-  const int jacobi_iterations = gpu ? kJacobiProbeGpu : kJacobiProbeCpu;
+  const int jacobi_iterations = kJacobiProbeIterations;
   for (const char* name : candidates) {
     if (std::string(name) == "jacobi") {
       probes.push_back(probe_jacobi(request, A, b, own, jacobi_iterations));

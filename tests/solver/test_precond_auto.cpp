@@ -56,7 +56,7 @@ DenseCount dense_tril_a2(const CsrMatrix<double>& A) {
 
 TEST_CASE("--precond auto keeps Jacobi where it solves the system in its probe, and says why") {
   // Strongly diagonally dominant (random_spd with a shifted diagonal, kappa ~ 1.5): Jacobi-CG
-  // reaches 1e-10 in well under its 30-iteration probe, before any other candidate's set-up.
+  // reaches 1e-10 in well under its 50-iteration probe, before any other candidate's set-up.
   CsrMatrix<double> A = random_spd(3000, 3, 21);
   for (index_t i = 0; i < A.rows; ++i)
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
@@ -74,9 +74,9 @@ TEST_CASE("--precond auto keeps Jacobi where it solves the system in its probe, 
     CHECK(why.find("tried: jacobi (set-up ") != std::string::npos);
     CHECK(why.find(": solved)") != std::string::npos);
     CHECK(why.find("ic0 (not tried: jacobi's probe solved the system)") != std::string::npos);
-    CHECK(why.find("probing 1 of 5 candidates (jacobi for 30 iterations") != std::string::npos);
+    CHECK(why.find("probing 1 of 5 candidates (jacobi for 50 iterations") != std::string::npos);
     CHECK(r.probe_iterations > 0);
-    CHECK(r.probe_iterations < 30);
+    CHECK(r.probe_iterations < 50);
     CHECK(r.cg.converged_at <= 1);  // the solve starts from the probe's converged x
     CHECK(r.true_relative_residual <= 1e-9);
     double err = 0, ref = 0;
@@ -87,9 +87,9 @@ TEST_CASE("--precond auto keeps Jacobi where it solves the system in its probe, 
 }
 
 TEST_CASE("--precond auto does not choose Jacobi on an ill-conditioned EPANET system") {
-  // Exnet step 3: Jacobi takes ~2,100 iterations to 1e-10, ic0 53. Its 30-iteration probe falls
-  // fast at first (1.9e10 -> 1e3 in 5 iterations) and forecast 57: past its horizon, so not
-  // trusted, and the stronger candidates run.
+  // Exnet step 3: Jacobi takes ~2,100 iterations to 1e-10, ic0 53. Its residual falls fast at
+  // first (1.9e10 -> 1e3 in 5 iterations), then stalls: 30 iterations forecast 57 (past the
+  // trusted horizon), 50 see no steady fall; either way the stronger candidates run.
   const CsrMatrix<double> A = read_matrix_market(data("systems/Exnet_EXN_step3.mtx.gz"));
   const std::vector<double> b = read_vector_market(data("systems/Exnet_EXN_step3_b.mtx.gz"));
   SolveRequest o = serial_auto(1e-10);

@@ -339,7 +339,7 @@ TEST_CASE("--precond auto runs its first candidate by time, not 150 iterations, 
 }
 
 TEST_CASE("--precond auto stops probing once its first candidate's probe solved the system") {
-  // Jacobi's 30-iteration probe does not solve Poisson 40x40 (~100 iterations to 1e-10), ic0
+  // Jacobi's 50-iteration probe does not solve Poisson 40x40 (~100 iterations to 1e-10), ic0
   // does in a few dozen iterations, inside its probe: nothing else can beat a solved system, so
   // nothing else is set up, and the solve starts converged.
   const CsrMatrix<double> A = poisson2d(40);
