@@ -380,14 +380,13 @@ TEST_CASE("GPU AMG: the program reads the hierarchy's device arrays and applies 
   }
 }
 
-// Skipped until it runs on a GPU: AMG does not take the lent device matrix yet (amg.cpp,
-// kLendFinestOnGpu). Its first version compared set_values(B) with a fresh set-up of B and failed
+// AMG's finest level reads the backend's lent device matrix (amg.cpp, kLendFinestOnGpu). This
+// test's first version compared set_values(B) with a fresh set-up of B and failed
 // on an H100 by 1e-4-2.6e-2; but set_values keeps A's strength and aggregates (only the numbers
 // are redone), and for these B the CPU's own set_values differs from its fresh set-up of B as much
 // (1.0e-4, 9.1e-4, 1.3e-2; 7e-5-2e-4 even with theta=0). So the comparison is now with the copied
 // A's set_values(B), which takes the same decisions: a stale A would show there.
-TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as the copied A's" *
-          doctest::skip(true)) {
+TEST_CASE("GPU AMG: on the backend's lent device matrix, fresh and set_values as the copied A's") {
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const System& s : systems()) {
     CAPTURE(s.name);

@@ -92,6 +92,11 @@ TEST_CASE("Cluster CG with the other programs in one block: the CPU's iterations
     same_as_cpu(precond, std::string(precond).rfind("cheb", 0) == 0 ? 0.03 : 0.02, 1e-6);
 }
 
+TEST_CASE("Cluster CG with chol in one block: the CPU's iterations and answers") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  same_as_cpu("chol", 0.02, 1e-6);  // 1-2 iterations: within 2 of the CPU's
+}
+
 // A chain: tridiagonal, SPD; its IC(0) has one row a level (the longest sweep of dependent rows).
 CsrMatrix<double> chain(index_t n) {
   std::vector<index_t> rows, cols;
@@ -173,6 +178,11 @@ TEST_CASE("Cluster CG with ic0: auto takes one block where it fits, else persist
                                                       : "not cluster for ic0's levels"));
     CHECK(has_reason(plan, "shared memory in one block"));
   }
+  // chol's solves are level-scheduled too: one block where they fit, else persistent with why.
+  CHECK(plan_for(exnet, "chol", GpuLoopAsk::automatic).loop == Loop::cluster);
+  const Plan big_chol = plan_for(big, "chol", GpuLoopAsk::automatic);
+  CHECK(big_chol.loop == Loop::persistent);
+  CHECK(has_reason(big_chol, "not cluster for chol's levels"));
   // The other programs run there when asked, not by default; amg's levels never.
   CHECK(plan_for(exnet, "fsai:2", GpuLoopAsk::automatic).loop != Loop::cluster);
   CHECK(plan_for(exnet, "amg", GpuLoopAsk::cluster).loop != Loop::cluster);
