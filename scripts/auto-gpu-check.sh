@@ -6,7 +6,7 @@
 # JSON report (file read excluded, as scripts/precond-gpu-study.sh), the median of RUNS runs; a
 # candidate that does not converge is not a "best fixed" one. Also runs the GPU tests of auto.
 # Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [OUT=dir] [RUNS=3] [DEVICE=gpu] [TOL=1e-10]
-#        [CANDS="jacobi ic0 fsai:2 cheb:8 bjacobi:64"] [ONLY=regex] scripts/auto-gpu-check.sh [DATA]
+#        [CANDS="jacobi chol ic0 fsai:2 cheb:8 bjacobi:64"] [ONLY=regex] scripts/auto-gpu-check.sh [DATA]
 #   DATA: the EPANET systems (NAME_stepK.mtx[.gz] with NAME_stepK_b.mtx[.gz]), default .gpu-data;
 #   DEVICE=serial runs the same table on one CPU core (no tests then).
 # Logs under $OUT/auto-logs; the table is printed last. < 4 min on one H100.
@@ -18,7 +18,7 @@ OUT=${OUT:-/tmp/auto-out}
 RUNS=${RUNS:-3}
 DEVICE=${DEVICE:-gpu}
 TOL=${TOL:-1e-10}
-CANDS=${CANDS:-"jacobi ic0 fsai:2 cheb:8 bjacobi:64"}
+CANDS=${CANDS:-"jacobi chol ic0 fsai:2 cheb:8 bjacobi:64"}
 DATA=${1:-.gpu-data}
 L=$OUT/auto-logs
 mkdir -p "$L"

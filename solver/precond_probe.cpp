@@ -35,6 +35,7 @@
 #include <random>
 
 #include "solver/inspector.hpp"
+#include "solver/precond/cholesky.hpp"
 
 namespace cgs {
 namespace {
@@ -46,10 +47,20 @@ using Clock = std::chrono::steady_clock;
 // the GPU fsai:2, whose two products a GPU runs at full width (best or within 1.6x of the best on
 // EPANET's five systems, H100 2026-11-25), where ic0's level-scheduled solves pay a grid sync per
 // level (its 150-iteration probe alone cost 240 ms on BWSN_Network_2).
-const char* const kCpuCandidates[] = {"jacobi", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
+// chol (the complete factor) comes first after Jacobi wherever its factor is small (a network's
+// near-tree graph: 1.2-1.5x tril(A)'s entries): it solves in 1-2 iterations, faster than every
+// other candidate on EPANET's five systems on both devices (BENCHMARKS 10m), so its probe is the
+// solve and nothing else is tried. Where it would fill in (meshes) its count, made first, skips it.
+const char* const kCpuCandidates[] = {"jacobi", "chol", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
-const char* const kGpuCandidates[] = {"jacobi", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
+const char* const kGpuCandidates[] = {"jacobi", "chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
+// chol is counted (its ordering and symbolic analysis) only up to this many rows: beyond, the
+// count alone costs more than a probe (AMD over ~1M rows takes about a second), and such systems
+// are meshes where the factor fills in (gen:poisson2d:1000: 14x tril(A), 55 s to factor).
+constexpr index_t kCholeskyCountedRows = 200000;
+// Seconds per flop of the factorization (Eigen's simplicial LL^T: ~1 Gflop/s on a host core).
+constexpr double kCholeskySecondsPerFlop = 1e-9;
 // Jacobi's probe: long enough to read a rate past CG's first fast drop on a well-conditioned
 // matrix (and to solve the smallest outright: gr_900_900_crg takes 46, and 30 forecast 55, past
 // what can be trusted), short enough that on the systems where it loses (EPANET's: 1,851-121,203
@@ -382,6 +393,45 @@ std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds) {
   return text + format_ms(cost.seconds) + " of set-up";
 }
 
+// chol's factor counted once for the whole choice (nothing where A has too many rows to count).
+struct CholeskyCount {
+  bool counted = false;
+  precond::CholeskyEstimate estimate;
+};
+CholeskyCount count_cholesky(const CsrMatrix<double>& A) {
+  CholeskyCount c;
+  if (A.rows > kCholeskyCountedRows) return c;
+  c.counted = true;
+  c.estimate = precond::estimate_cholesky(A);
+  return c;
+}
+
+// A factor this close to tril(A)'s size (a network's near-tree graph: 1.2-1.5x on EPANET's
+// systems) costs about what ic0 does to set up and apply, and solves in 1-2 iterations, so chol
+// is probed before Jacobi: Jacobi's probe, a second device plan, cost 2-4 ms more than chol's
+// whole solve there (GPU auto 1.5-2.8x chol, H100, BENCHMARKS 10m).
+constexpr double kSparseFactor = 2.0;
+bool sparse_factor(const CholeskyCount& c) {
+  return c.counted && c.estimate.refusal.empty() &&
+         c.estimate.factor_entries <= kSparseFactor * c.estimate.tril_entries;
+}
+
+// Why chol is not worth setting up here (empty: it is): too many rows to count, a factor chol
+// would refuse, or a factorization estimated above `seconds`.
+std::string cholesky_not_worth(const CholeskyCount& c, double seconds) {
+  if (!c.counted)
+    return "more than " + std::to_string(kCholeskyCountedRows) +
+           " rows: counting its factor alone costs more than a probe";
+  const precond::CholeskyEstimate& e = c.estimate;
+  if (!e.refusal.empty()) return e.refusal;
+  const double setup = e.flops * kCholeskySecondsPerFlop;
+  if (setup < seconds) return "";
+  char text[160];
+  std::snprintf(text, sizeof text, "its factor's %.2g flops (%.1fx tril(A)'s entries), about ",
+                e.flops, e.factor_entries / std::max(e.tril_entries, 1.0));
+  return text + format_ms(setup) + " of set-up";
+}
+
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
                                     const std::vector<double>* rhs) {
   const auto start = Clock::now();
@@ -402,7 +452,12 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
+  const CholeskyCount cholesky = count_cholesky(A);
+  std::vector<const char*> candidates(std::begin(gpu ? kGpuCandidates : kCpuCandidates),
+                                      std::end(gpu ? kGpuCandidates : kCpuCandidates));
+  if (sparse_factor(cholesky))  // chol before Jacobi (see kSparseFactor)
+    std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
+  probes.reserve(candidates.size());  // `best` points into it
   const double inf = std::numeric_limits<double>::infinity();
   const double keep_jacobi_below = gpu ? kKeepJacobiBelowGpu : kKeepJacobiBelowCpu;
   std::size_t first_strong = 0;  // index in `probes` of the first candidate probed by time
@@ -412,8 +467,15 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   const int jacobi_iterations = kJacobiProbeIterations;
   for (const char* name : candidates) {
     if (std::string(name) == "jacobi") {
+      if (best && best->converged && own) {
+        skip(name, best->name + "'s probe solved the system");
+        continue;
+      }
       probes.push_back(probe_jacobi(request, A, b, own, jacobi_iterations));
-      if (usable(probes.back())) best = &probes.back();
+      if (!best && usable(probes.back()))
+        best = &probes.back();
+      else if (best)  // after chol's probe (a sparse factor goes first)
+        best = pick_best(probes);
       first_strong = probes.size();
       continue;
     }
@@ -456,8 +518,20 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
         continue;
       }
     }
+    if (std::string(name) == "chol") {
+      const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
+      const std::string not_worth = cholesky_not_worth(cholesky, limit);
+      if (!not_worth.empty()) {
+        skip(name, not_worth + (best && limit < inf
+                                    ? ", against " + best->name + "'s remaining " + format_ms(limit)
+                                    : ""));
+        continue;
+      }
+    }
+    const Probe* jacobi =
+        probes.empty() || probes.front().name != "jacobi" ? nullptr : &probes.front();
     const double jacobi_per_iteration =
-        probes.front().failure.empty() ? probes.front().per_iteration : 0.0;
+        jacobi && jacobi->failure.empty() ? jacobi->per_iteration : 0.0;
     probes.push_back(
         probe(request, A, name, b, bound(best), budget, own, own && first, jacobi_per_iteration));
     best = pick_best(probes);

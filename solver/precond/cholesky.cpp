@@ -9,6 +9,8 @@
 // lever (issue 21: BWSN_Network_2 step 10 in <= 30 ms). The price is fill: small on a network's
 // near-tree graph, large on 2-D/3-D meshes, so the factor is counted before it is built and
 // refused above `maxfill` times tril(A)'s entries (argument, default 20).
+#include "solver/precond/cholesky.hpp"
+
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
@@ -66,6 +68,34 @@ CsrMatrix<double> transpose_of_factor(const ColumnMajor& L) {
   return U;
 }
 
+std::string describe(const CholeskyEstimate& e) {
+  std::ostringstream text;
+  text << std::size_t(e.factor_entries) << " entries, " << e.factor_entries / e.tril_entries
+       << "x tril(A)'s, " << e.flops / 1e9 << " Gflop";
+  return text.str();
+}
+
+// Eigen's order and symbolic analysis of A into `llt`, and the factor's size and cost; a refusal
+// where the factor is too big (see kSmallFactor).
+CholeskyEstimate analyze(CountedLlt& llt, const CsrMatrix<double>& A, double max_fill) {
+  llt.analyzePattern(as_column_major(A));
+  if (llt.info() != Eigen::Success) throw InputError("chol: Eigen's analysis of A failed");
+  CholeskyEstimate e;
+  e.tril_entries = double(A.nnz() + A.rows) / 2;
+  e.factor_entries = llt.factor_entries();
+  e.flops = llt.flops();
+  const bool too_big =
+      e.factor_entries > max_fill * e.tril_entries && e.factor_entries > kSmallFactor;
+  if (too_big || e.flops > kMaxFlops ||
+      e.factor_entries >= double(std::numeric_limits<index_t>::max()))
+    e.refusal = "the Cholesky factor would hold " + describe(e) +
+                " (limits: " + std::to_string(int(max_fill)) + "x tril(A) above " +
+                std::to_string(int(kSmallFactor)) + " entries, chol:maxfill=N raises it; " +
+                std::to_string(int(kMaxFlops / 1e9)) +
+                " Gflop): use amg, ic0 or fsai on this matrix";
+  return e;
+}
+
 template <typename T>
 class Cholesky final : public Preconditioner<T> {
  public:
@@ -76,22 +106,10 @@ class Cholesky final : public Preconditioner<T> {
  protected:
   void analyze_pattern(const CsrMatrix<double>& A) override {
     llt_ = std::make_unique<CountedLlt>();
-    llt_->analyzePattern(as_column_major(A));
-    if (llt_->info() != Eigen::Success) throw InputError("chol: Eigen's analysis of A failed");
-    const double lower = double(A.nnz() + A.rows) / 2;  // tril(A)'s entries (A symmetric)
-    const double entries = llt_->factor_entries(), flops = llt_->flops();
-    std::ostringstream fill;
-    fill << std::size_t(entries) << " entries, " << entries / lower << "x tril(A)'s, "
-         << flops / 1e9 << " Gflop";
-    const bool too_big = entries > max_fill_ * lower && entries > kSmallFactor;
-    if (too_big || flops > kMaxFlops || entries >= double(std::numeric_limits<index_t>::max()))
-      throw InputError("chol: the Cholesky factor would hold " + fill.str() +
-                       " (limits: " + std::to_string(int(max_fill_)) + "x tril(A) above " +
-                       std::to_string(int(kSmallFactor)) + " entries, chol:maxfill=N raises it; " +
-                       std::to_string(int(kMaxFlops / 1e9)) +
-                       " Gflop): use amg, ic0 or fsai on this matrix");
+    const CholeskyEstimate size = analyze(*llt_, A, max_fill_);
+    if (!size.refusal.empty()) throw InputError("chol: " + size.refusal);
     this->report_.set_fact("order", "approximate minimum degree (Eigen)");
-    this->report_.set_fact("factor", fill.str());
+    this->report_.set_fact("factor", describe(size));
     // Eigen's P: L L^T = P A P^T with P.indices()[old] = new.
     const auto& P = llt_->permutationP().indices();
     elimination_.new_to_old.assign(std::size_t(A.rows), 0);
@@ -208,6 +226,11 @@ double max_fill_argument(const PrecondSpec& spec) {
 }
 
 }  // namespace
+
+CholeskyEstimate estimate_cholesky(const CsrMatrix<double>& A, double max_fill) {
+  CountedLlt llt;
+  return analyze(llt, A, max_fill);
+}
 
 template <typename T>
 std::unique_ptr<Preconditioner<T>> make_cholesky(const PrecondSpec& spec, Device device,

@@ -26,13 +26,16 @@ std::vector<double> ones_times(const CsrMatrix<double>& A) {
 
 TEST_CASE("GPU --precond auto keeps Jacobi where its probe solves the system") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  // LFAT5 (14 rows, Jacobi's 7 iterations) and a strongly diagonally dominant random matrix.
-  CsrMatrix<double> dominant = testing::random_spd(5000, 3, 21);
-  for (index_t i = 0; i < dominant.rows; ++i)
-    for (index_t k = dominant.row_ptr[i]; k < dominant.row_ptr[i + 1]; ++k)
-      if (dominant.col_idx[k] == i) dominant.values[k] += 20;
-  const std::string lfat5 = std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/LFAT5.mtx";
-  for (const CsrMatrix<double>& A : {read_matrix_market(lfat5), dominant}) {
+  // Strongly diagonally dominant random matrices (5,000 and 1,013 rows): their factors fill in,
+  // so Jacobi goes first, and solves inside its probe. (LFAT5's factor is sparse: chol first.)
+  auto dominant = [](index_t n) {
+    CsrMatrix<double> A = testing::random_spd(n, 3, 21);
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (A.col_idx[k] == i) A.values[k] += 20;
+    return A;
+  };
+  for (const CsrMatrix<double>& A : {dominant(5000), dominant(1013)}) {
     const std::vector<double> b = ones_times(A);
     std::vector<double> x;
     const SolveReport r = solve_system(A, b, x, gpu_auto(1e-10));
@@ -56,7 +59,9 @@ TEST_CASE("GPU --precond auto does not set up fsai:2 on bcsstk13, whose A^2 is d
   INFO(why);
   REQUIRE(r.cg.ok());
   CHECK(r.plan.precond.text() != "fsai:2");
-  CHECK(why.find("fsai:2 (not tried: tril(A^2) has") != std::string::npos);
+  // Not set up: chol (6x tril(A)'s entries, 0.05 Gflop) solves it first, or the count of
+  // tril(A^2) rules fsai:2 out.
+  CHECK(why.find("fsai:2 (not tried: ") != std::string::npos);
   CHECK(r.true_relative_residual <= 1e-8);
 }
 
