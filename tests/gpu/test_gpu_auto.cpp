@@ -6,19 +6,13 @@
 
 #include "formats/matrix_market.hpp"
 #include "gpu_test_util.hpp"
+#include "solver/precond_test_util.hpp"
 #include "solver/solver.hpp"
 
 namespace cgs {
 namespace {
 
-SolveRequest gpu_auto(double tol) {
-  SolveRequest r;
-  r.backend.device = Device::gpu;
-  r.backend.format = Format::csr;
-  r.cg.tol = tol;
-  r.precond = parse_precond("auto");
-  return r;
-}
+SolveRequest gpu_auto(double tol) { return testing::auto_request(Device::gpu, tol); }
 
 std::vector<double> ones_times(const CsrMatrix<double>& A) {
   return multiply(A, std::vector<double>(std::size_t(A.rows), 1.0));

@@ -18,14 +18,7 @@ using namespace cgs::testing;
 
 namespace {
 
-SolveRequest serial_auto(double tol) {
-  SolveRequest o;
-  o.backend.format = Format::csr;
-  o.backend.device = Device::serial;
-  o.cg.tol = tol;
-  o.precond = parse_precond("auto");
-  return o;
-}
+SolveRequest serial_auto(double tol) { return auto_request(Device::serial, tol); }
 
 std::string data(const std::string& file) {
   return std::string(CGSOLVE_SOURCE_DIR) + "/data/" + file;

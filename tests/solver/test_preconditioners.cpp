@@ -327,15 +327,7 @@ TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, i
   }
 }
 
-// `--precond auto` on one core, CSR: the probe's choices then depend on this machine alone.
-SolveRequest serial_auto_request(double tol) {
-  SolveRequest o;
-  o.backend.format = Format::csr;
-  o.backend.device = Device::serial;
-  o.cg.tol = tol;
-  o.precond = parse_precond("auto");
-  return o;
-}
+SolveRequest serial_auto_request(double tol) { return auto_request(Device::serial, tol); }
 
 TEST_CASE("--precond auto says what it chose, what it tried and why, and solves") {
   const CsrMatrix<double> A = poisson2d(40);
