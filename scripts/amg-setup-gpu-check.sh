@@ -10,6 +10,12 @@
 # (the finest level reads A there: no upload at set_values), medians of 5, side by side with
 # --no-lend (the set-up's own upload, as before) in the same call, on poisson2d:3000 and
 # poisson3d:200; the new lent-matrix tests under memcheck.
+# BENCHMARKS 20h (branch amgspeed): the set-up's device path (Gershgorin bounds, D_F, the
+# smoothers' scale by kernels; strength by a kernel for the greedy too; each R A P kept on the
+# device for the next level, downloaded at set_values only for the coarsest), the new GPU tests
+# and memcheck on them; cgsolve and setupbench for amg (Lanczos damping) and
+# amg:spectrum=gershgorin side by side in one call, with their phase tables. The blocks and
+# device aggregations run only with ALL=1 (BENCHMARKS 20f measured them). < 5 min on one H100.
 # Run from the repository root: bash scripts/amg-setup-gpu-check.sh [data dir, default .gpu-data]
 # (BUILD: build dir, default build-gpu; SKIP_BUILD=1: already built there); logs under $OUT
 # (amg-setup-logs.tgz), a summary last. The data dir is not read (gen: matrices and data/).
@@ -30,8 +36,8 @@ say "build $((SECONDS-t0)) s (data dir $DATA not needed)"
 T=$B/tests/test_gpu
 timeout 180 $T -tc='GPU AMG*' > $L/amg-tests.log 2>&1; say "test_gpu 'GPU AMG*': exit $? $(grep -E 'test cases' $L/amg-tests.log)"
 grep -B4 -A12 "ERROR" $L/amg-tests.log | head -40 | tee -a $S
-timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $T -tc="GPU AMG: P's and R's*,GPU AMG: strength*,GPU AMG: the program*,GPU AMG: set_values*,GPU AMG: the device's Lanczos*,GPU AMG: on the backend's lent*,GPU AMG: a solver's set_values*" > $L/memcheck.log 2>&1
-say "memcheck (device patterns, strength + MIS(2), program on borrowed arrays, set_values, hashed Lanczos start): exit $? $(grep -E 'ERROR SUMMARY' $L/memcheck.log | tail -1)"
+timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $T -tc="GPU AMG: P's and R's*,GPU AMG: strength*,GPU AMG: the program*,GPU AMG: set_values*,GPU AMG: the device's Lanczos*,GPU AMG: on the backend's lent*,GPU AMG: a solver's set_values*,GPU AMG: the set-up's device path*,GPU AMG: a hierarchy without host copies*" > $L/memcheck.log 2>&1
+say "memcheck (device patterns, strength + MIS(2), program on borrowed arrays, set_values, hashed Lanczos start, the device path of 20h): exit $? $(grep -E 'ERROR SUMMARY' $L/memcheck.log | tail -1)"
 run() {
   local f=$L/$(echo $1-$2 | tr ':/=,' '____').txt
   timeout 60 $B/app/cgsolve --matrix $1 --device gpu --precond $2 --tol 1e-8 --report $L/r.json > $f 2>&1
@@ -40,21 +46,28 @@ import json;j=json.load(open('$L/r.json'));t=j['times'];r=j['result']
 setup=sum(t.get(k,0) or 0 for k in ('reorder_s','build_format_s','upload_s','preconditioner_s','inspect_s','thread_start_s'))
 print('%-20s %-24s its %5d  setup %.3f s (precond %.3f)  solve %.3f s  tts %.3f s' % ('$1','$2',r['iterations'],setup,t.get('preconditioner_s',0) or 0,t['solve_s'],setup+t['solve_s']))" 2>/dev/null | tee -a $S || { say "$1 $2 failed"; tail -3 $f | tee -a $S; }
 }
+VARIANTS="amg amg:spectrum=gershgorin"
+[ -n "${ALL:-}" ] && VARIANTS="$VARIANTS amg:aggregation=blocks amg:aggregation=device"
 for m in gen:poisson2d:3000 gen:poisson3d:200; do
-  run $m jacobi; run $m amg; run $m amg:aggregation=blocks; run $m amg:aggregation=device
+  run $m jacobi
+  for p in $VARIANTS; do run $m $p; done
 done
-for f in $L/gen_poisson2d_3000-amg.txt $L/gen_poisson2d_3000-amg_aggregation_blocks.txt $L/gen_poisson2d_3000-amg_aggregation_device.txt $L/gen_poisson3d_200-amg.txt $L/gen_poisson3d_200-amg_aggregation_blocks.txt $L/gen_poisson3d_200-amg_aggregation_device.txt; do
-  say "--- $(basename $f .txt): levels, phases"
-  grep -E "^precond|^  level|^  [0-9] |^  phase|^  [a-z].*  [0-9.e+-]+$" $f | head -26 | tee -a $S > /dev/null
+for m in gen_poisson2d_3000 gen_poisson3d_200; do
+  for p in $VARIANTS; do
+    f=$L/$m-$(echo $p | tr ':/=,' '____').txt
+    say "--- $(basename $f .txt): levels, phases"
+    grep -E "^precond|^  level|^  [0-9] |^  phase|^  [a-z].*  [0-9.e+-]+$" $f | head -26 | tee -a $S > /dev/null
+  done
 done
-say "--- setupbench gpu poisson2d:3000 (fresh analyze vs set_values, medians of 5; lent backend matrix, then --no-lend):"
-timeout 120 $B/bench/setupbench --device gpu --runs 5 --phases gen:poisson2d:3000 > $L/setupbench-gpu.log 2>&1; say "exit $?"; cat $L/setupbench-gpu.log >> $S
-timeout 120 $B/bench/setupbench --device gpu --runs 5 --no-lend --phases gen:poisson2d:3000 > $L/setupbench-gpu-nolend.log 2>&1; say "setupbench gpu poisson2d:3000 --no-lend: exit $?"; cat $L/setupbench-gpu-nolend.log >> $S
-timeout 60 $B/bench/setupbench --device gpu --runs 3 --precond amg:aggregation=blocks --phases gen:poisson2d:3000 > $L/setupbench-gpu-blocks.log 2>&1; say "setupbench gpu poisson2d:3000 amg:aggregation=blocks: exit $?"; cat $L/setupbench-gpu-blocks.log >> $S
-timeout 60 $B/bench/setupbench --device gpu --runs 3 --precond amg:aggregation=device --phases gen:poisson2d:3000 > $L/setupbench-gpu-device.log 2>&1; say "setupbench gpu poisson2d:3000 amg:aggregation=device: exit $?"; cat $L/setupbench-gpu-device.log >> $S
-if [ $((SECONDS-t0)) -lt 230 ]; then
-  timeout 60 $B/bench/setupbench --device gpu --runs 5 --phases gen:poisson3d:200 > $L/setupbench-gpu3d.log 2>&1; say "setupbench gpu poisson3d:200, medians of 5 (lent): exit $?"; cat $L/setupbench-gpu3d.log >> $S
-  timeout 60 $B/bench/setupbench --device gpu --runs 5 --no-lend gen:poisson3d:200 > $L/setupbench-gpu3d-nolend.log 2>&1; say "setupbench gpu poisson3d:200 --no-lend: exit $?"; cat $L/setupbench-gpu3d-nolend.log >> $S
+# setupbench: fresh analyze against set_values (the ratio's target <= 0.40), medians.
+bench() {  # matrix precond runs
+  local f=$L/setupbench-$(echo $1-$2 | tr ':/=,' '____').log
+  timeout 120 $B/bench/setupbench --device gpu --runs $3 --precond $2 --phases $1 > $f 2>&1
+  say "--- setupbench gpu $1 $2 (medians of $3): exit $?"; cat $f >> $S
+}
+for p in $VARIANTS; do bench gen:poisson2d:3000 $p 5; done
+if [ $((SECONDS-t0)) -lt 220 ]; then
+  for p in amg amg:spectrum=gershgorin; do bench gen:poisson3d:200 $p 3; done
 else
   say "setupbench poisson3d:200 skipped (time)"
 fi

@@ -200,9 +200,9 @@ void explain_hll_layout(const CsrMatrix<double>& A, Plan& plan) {
 
 // The cluster loop (solver/cuda/cluster_cg.hpp) where it can run: CSR rows, the system in one
 // cluster's shared memory; a pointwise preconditioner in up to 16 blocks, a program in one block
-// (its vectors and work vectors in shared memory; the planner counts one work vector for ic0 and
-// fsai, three for the others: cheb's; the loop checks the program itself when it is built).
-// Otherwise false and why not in `why`.
+// (its vectors and work vectors in shared memory; the planner counts one work vector for ic0,
+// chol and fsai, three for the others: cheb's; the loop checks the program itself when it is
+// built). Otherwise false and why not in `why`.
 bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string& why) {
   if (plan.format != Format::csr) {
     why = "it holds CSR rows only, not " + to_string(plan.format);
@@ -214,7 +214,8 @@ bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string
     return false;
   }
   ClusterProgramShape program;
-  const bool one_work = plan.precond.name == "ic0" || plan.precond.name == "fsai";
+  const bool one_work =
+      plan.precond.name == "ic0" || plan.precond.name == "chol" || plan.precond.name == "fsai";
   program.work.assign(one_work ? 1 : 3, std::size_t(A.rows));
   const ClusterProgramShape* shape = pointwise ? nullptr : &program;
   const ClusterFit fit = plan.precision == Precision::single
@@ -225,12 +226,13 @@ bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string
 }
 
 // Whether `auto` takes the cluster loop: always for a pointwise preconditioner; for a program
-// only ic0's level-scheduled solves, whose level barriers cost a grid sync each in the
-// persistent loop and a block barrier here (issue 21: 122-602 levels an apply on EPANET's
-// systems). The other programs have a few operations an apply; they run here when asked.
+// only the level-scheduled triangular solves of ic0 and chol, whose level barriers cost a grid
+// sync each in the persistent loop and a block barrier (or none: sweeps) here (issue 21: 122-602
+// levels an apply on EPANET's systems). The other programs have a few operations an apply; they
+// run here when asked.
 bool auto_takes_cluster(const Plan& plan) {
   const std::string& name = plan.precond.name;
-  return name == "none" || name == "jacobi" || name == "ic0";
+  return name == "none" || name == "jacobi" || name == "ic0" || name == "chol";
 }
 
 // Cluster, persistent or graph on the GPU, or generic for a kernel without a row function.
@@ -260,8 +262,9 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
     }
     if (r.gpu_loop == GpuLoopAsk::cluster)
       plan.reasons.push_back("loop: not cluster, as asked (" + why + ")");
-    else if (plan.precond.name == "ic0")
-      plan.reasons.push_back("loop: not cluster for ic0's levels (" + why + ")");
+    else if (plan.precond.name == "ic0" || plan.precond.name == "chol")
+      plan.reasons.push_back("loop: not cluster for " + plan.precond.name + "'s levels (" + why +
+                             ")");
   }
   const int lanes = plan.format == Format::csr ? csr_lanes(plan.kernel, stats.mean_row_length) : 1;
   const PersistentLimits limits = plan.precision == Precision::single

@@ -1,50 +1,108 @@
-// --precond auto (solver/precond_probe.hpp): each candidate set up on the matrix and run for a
-// few dozen CG iterations on the solve's right-hand side (or a fixed random one; the first
-// candidate on the solve's own b runs for up to auto_first_probe_seconds, as its start); the time to
-// solution is estimated from the residual's rate over the last third of the probe, the time per
-// iteration and the set-up, and the fastest estimate wins. The winner's solver, as probed, is the
-// one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe of
-// the winner is not repeated.
+// --precond auto (solver/precond_probe.hpp). First a short Jacobi probe (kJacobiProbeIterations
+// iterations on the solve's right-hand side, or a fixed random one): Jacobi has no set-up of its
+// own, and on small well-conditioned matrices its whole solve costs less than any other
+// candidate's set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set
+// up a stronger candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x,
+// when it solved the system or its trusted forecast (kJacobiHorizon) leaves less than
+// kKeepJacobiBelow (or its own set-up, which every other candidate pays as well). Otherwise a
+// trusted Jacobi is the best so far, which a stronger candidate must beat on remaining time (its
+// set-up and probe are spent); an untrusted one stops nothing and wins only where no other
+// candidate has a forecast. Then the strongest candidate for the device runs once from x = 0 on
+// the solve's own b for up to auto_first_probe_seconds, as the solve's start; the time to
+// solution is estimated from the residual's rate over the last third of a probe, the time per
+// iteration and the set-up, and the lowest remaining cost wins. The winner's solver, as probed, is
+// the one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe
+// of the winner is not repeated.
 //
-// The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): the strongest
-// candidate goes first, and when its probe already converged nothing else is tried (nothing can
-// beat a solved system), nor when its rate says it will finish in under kProbeOthersAbove (the
-// others' set-ups and probes would cost more than they could save); the others are tried only while the probing spent on candidates that
-// lose stays within that budget of the best estimate so far, a candidate whose set-up alone costs
-// more than the best estimate is not run, and one that is run gets only the iterations that could
-// still beat it. When no candidate's residual falls steadily enough to extrapolate, auto does not
-// refuse: it solves with the candidate whose probe reached the lowest residual.
+// The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): when a probe
+// already converged nothing else is tried (nothing can beat a solved system), nor when the first
+// strong candidate's rate says it will finish in under kProbeOthersAbove (the others' set-ups and
+// probes would cost more than they could save); the others are tried only while the probing spent
+// on candidates that lose stays within that budget of the best estimate so far, a candidate whose
+// set-up alone costs more than the best's remaining time is stopped, fsai:2 is not set up at all
+// when its pattern's estimated factorization (estimate_fsai_setup) costs more than that, and one
+// that is run gets only the iterations that could still beat it. When no candidate's residual
+// falls steadily enough to extrapolate, auto does not refuse: it solves with the candidate whose
+// probe reached the lowest residual.
 #include "solver/precond_probe.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <random>
 
 #include "solver/inspector.hpp"
+#include "solver/precond/cholesky.hpp"
 
 namespace cgs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The candidate that is usually best on the device first, so that the bound on the others is
-// tight early: on the CPU ic0 (issue 13's table), on the GPU fsai:2, whose two products a GPU
-// runs at full width (best or within 1.6x of the best on EPANET's five systems, H100
-// 2026-11-25), where ic0's level-scheduled solves pay a grid sync per level (its 150-iteration
-// probe alone cost 240 ms on BWSN_Network_2).
-const char* const kCpuCandidates[] = {"ic0", "jacobi", "fsai:2", "cheb:8", "bjacobi:64"};
+// Jacobi first (its short probe, see the top), then the candidate that is usually best on the
+// device, so that the bound on the others is tight early: on the CPU ic0 (issue 13's table), on
+// the GPU fsai:2, whose two products a GPU runs at full width (best or within 1.6x of the best on
+// EPANET's five systems, H100 2026-11-25), where ic0's level-scheduled solves pay a grid sync per
+// level (its 150-iteration probe alone cost 240 ms on BWSN_Network_2).
+// chol (the complete factor) comes first after Jacobi wherever its factor is small (a network's
+// near-tree graph: 1.2-1.5x tril(A)'s entries): it solves in 1-2 iterations, faster than every
+// other candidate on EPANET's five systems on both devices (BENCHMARKS 10m), so its probe is the
+// solve and nothing else is tried. Where it would fill in (meshes) its count, made first, skips it.
+const char* const kCpuCandidates[] = {"jacobi", "chol", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
 // set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
-const char* const kGpuCandidates[] = {"fsai:2", "jacobi", "cheb:8", "ic0", "bjacobi:64"};
+const char* const kGpuCandidates[] = {"jacobi", "chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
+// chol is counted (its ordering and symbolic analysis) only up to this many rows: beyond, the
+// count alone costs more than a probe (AMD over ~1M rows takes about a second), and such systems
+// are meshes where the factor fills in (gen:poisson2d:1000: 14x tril(A), 55 s to factor).
+constexpr index_t kCholeskyCountedRows = 200000;
+// Seconds per flop of the factorization (Eigen's simplicial LL^T: ~1 Gflop/s on a host core).
+constexpr double kCholeskySecondsPerFlop = 1e-9;
+// Jacobi's probe: long enough to read a rate past CG's first fast drop on a well-conditioned
+// matrix (and to solve the smallest outright: gr_900_900_crg takes 46, and 30 forecast 55, past
+// what can be trusted), short enough that on the systems where it loses (EPANET's: 1,851-121,203
+// Jacobi iterations) it costs a few percent of the solve: a GPU iteration of a small system is
+// ~8 us, a serial CPU one 5-15 us against ic0's 1-4 ms solves.
+// The solve goes on from its x when it is kept: measured on this VM (serial, tol 1e-10), the
+// iterations after 30 from the probe's x were 399 / 1,396 / 35 / 89 / 2,114 against 407 / 1,426 /
+// 46 / 93 / 2,121 from zero on 494_bus / bcsstk13 / gr_900_900_crg / nos6 / Exnet step 3 (a
+// restart keeps a little; an unbroken run would save the probe's own iterations).
+constexpr int kJacobiProbeIterations = 50;
+// A Jacobi forecast further than this many times its probe's length is not trusted: the residual's
+// rate over a few dozen iterations is CG's fast start, not its end (30 iterations forecast 57 on
+// Exnet step 3, which takes 2,121, 167 on bcsstk13, which takes 1,426, and 164 on BWSN_Network_2
+// step 10, which takes 118,393). An untrusted Jacobi is not kept, stops no other candidate, and
+// is chosen only where no other candidate has a forecast at all.
+constexpr double kJacobiHorizon = 1.5;
+// ... but fsai:2's set-up estimate is held against it at this many times its forecast (bcsstk13's
+// was 8.5x short): bcsstk13's fsai:2 (8e8 flops, 0.5-1.5 s of set-up) is not built where Jacobi's
+// probe forecast 4 ms (GPU) to 75 ms (this loaded 2-core VM, serial) more.
+constexpr double kUntrustedJacobi = 10;
+// Jacobi is kept when its trusted forecast remaining time is below this (or below its own set-up,
+// which any other candidate pays too): a stronger candidate's set-up alone costs about this much
+// on small systems (GPU: 1.3-2.5 ms before the first iteration, plus ~1.3 ms of auto's own
+// bookkeeping, H100/H200 BENCHMARKS 10h-10i; CPU serial: ic0 0.1-0.8 ms, 10i).
+constexpr double kKeepJacobiBelowGpu = 2e-3, kKeepJacobiBelowCpu = 0.2e-3;  // seconds
+// fsai:2's set-up is dominated by a dense Cholesky of each row's block of A on tril(A^2)'s
+// pattern, m^3/6 flops for a row of m entries; seconds per such flop on a host (bcsstk13: 8.1e8
+// flops, its values phase 0.51 s on the H100 host, BENCHMARKS 10i, 1.26-1.34 s on this 2-core
+// VM, serial and loaded, 2026-11-26). Only used against bounds many times apart.
+constexpr double kFsaiSecondsPerFlop = 1e-9;
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
 constexpr int kProbeIterations = 150;
 // The first, short run of a probe: its time per iteration bounds the rest.
 constexpr int kFirstRun = 20;
+// ... except for the first strong candidate on the solve's own b, whose iterations are taken to
+// cost this many of Jacobi's (ic0's two triangular solves on the CPU, fsai:2's two products on
+// the GPU, beside the product with A): its probe is then one run from x = 0, as long as
+// auto_first_probe_seconds allow by that cost, and it is the solve's start where it wins. (2 cut
+// ic0's run on bcsstk13 at 515 of the 654 iterations it needs, at 1.4x Jacobi's time an
+// iteration, this VM serial: the rest was a restarted solve.)
+constexpr double kStrongOverJacobi = 1.5;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // A later candidate replaces the best so far only when its estimated remaining cost is this many
@@ -70,12 +128,16 @@ struct Probe {
   PlannedSolver planned;
   double setup_seconds = 0, per_iteration = 0, predicted_iterations = 0, estimate = 0;
   bool converged = false;
-  double reached = 1;   // the lowest ||r|| / ||b|| of the probe
-  std::vector<double> x;     // where its last run ended (from x = 0)
-  long iterations = 0;       // of that run
-  double run_seconds = 0;    // that run's CG time
-  std::string failure;  // set-up refused (e.g. bjacobi's memory) or a breakdown
-  std::string pruned;   // why it was stopped early: it could not beat the best so far
+  double reached = 1;         // the lowest ||r|| / ||b|| of the probe
+  std::vector<double> x;      // where its last run ended (from x = 0)
+  long iterations = 0;        // of that run
+  double run_seconds = 0;     // that run's CG time
+  double probe_seconds = 0;   // all of its runs' CG time (what the probe cost besides the set-up)
+  long probe_iterations = 0;  // all of its runs' iterations
+  bool resumable = false;     // its x is the solve's start (probed on the solve's own b)
+  bool trusted = true;        // its forecast may stop others (Jacobi's: see kJacobiHorizon)
+  std::string failure;        // set-up refused (e.g. bjacobi's memory) or a breakdown
+  std::string pruned;         // why it was stopped early: it could not beat the best so far
 };
 
 std::string format_ms(double s) {
@@ -114,6 +176,8 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
   p.x = std::move(x);
   p.iterations = cg.iterations;
   p.run_seconds = report.times.solve_seconds;
+  p.probe_seconds += report.times.solve_seconds;
+  p.probe_iterations += cg.iterations;
   if (cg.status == CgStatus::breakdown) {
     p.failure = "broke down in the probe";
     return false;
@@ -130,64 +194,246 @@ bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
   return true;
 }
 
-// `best`: the lowest estimate so far (infinite before the first); a candidate that cannot beat
-// it is stopped as soon as that is known.
-// `budget`: seconds this probe may spend besides its set-up (infinite for the first candidate).
-// `first_on_own_rhs`: the first candidate, probed on the solve's b: it runs by time.
-Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
-            const std::vector<double>& b, double best, double budget, bool first_on_own_rhs) {
-  Probe p;
-  p.name = name;
+// Set up candidate p.name on A, timed.
+void set_up(Probe& p, const SolveRequest& request, const CsrMatrix<double>& A) {
   SolveRequest r = request;
-  r.precond = parse_precond(name);
+  r.precond = parse_precond(p.name);
+  const auto start = Clock::now();
+  p.planned = plan_and_analyze(r, A);
+  p.setup_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Jacobi's short probe (see the top): `iterations` from x = 0.
+Probe probe_jacobi(const SolveRequest& request, const CsrMatrix<double>& A,
+                   const std::vector<double>& b, bool own, int iterations) {
+  Probe p;
+  p.name = "jacobi";
+  p.resumable = own;
   try {
-    const auto start = Clock::now();
-    p.planned = plan_and_analyze(r, A);
-    p.setup_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (p.setup_seconds >= best) {
-      p.pruned = "set-up " + format_ms(p.setup_seconds) + " alone is above the best";
-      return p;
-    }
-    if (p.setup_seconds >= budget) {
-      p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
-      return p;
-    }
-    if (!run_probe(p, b, kFirstRun) || p.converged) return p;
-    // Iterations that could still finish under the best estimate: fewer than the probe would
-    // run means this candidate cannot win (its probe would cost more than the winner's solve).
-    const double affordable = std::min(best - p.setup_seconds, budget - p.run_seconds) /
-                              std::max(p.per_iteration, 1e-9);
-    if (affordable <= double(kFirstRun)) {
-      p.pruned = format_ms(p.per_iteration) + " an iteration: " +
-                 (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
-                                                                   : "the probe's budget is spent");
-      return p;
-    }
-    // The first candidate (nothing to beat yet) on the solve's own b: by time, see above.
-    const double wanted =
-        first_on_own_rhs ? std::max<double>(kProbeIterations, request.auto_first_probe_seconds /
-                                                                  std::max(p.per_iteration, 1e-9))
-                         : double(kProbeIterations);
-    run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
-  } catch (const InputError& e) {
+    set_up(p, request, A);
+    run_probe(p, b, iterations);
+    p.trusted = p.converged || p.predicted_iterations <= kJacobiHorizon * double(iterations);
+  } catch (const InputError& e) {  // a set-up that refuses the matrix (a zero diagonal)
     p.failure = e.what();
   }
   return p;
 }
 
-// What finishing this candidate from its probe's x would still cost.
+// `best`: the best candidate's remaining cost so far (infinite before the first); a candidate
+// that cannot beat it is stopped as soon as that is known.
+// `budget`: seconds this probe may spend besides its set-up (infinite for the first strong one).
+// `own`: b is the solve's own (the probe's x is then the solve's start where it wins);
+// `first_on_own_rhs`: the first strong candidate on the solve's b: it runs by time.
+Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
+                   const std::vector<double>& b, double best, double budget, bool own,
+                   bool first_on_own_rhs, double jacobi_per_iteration) {
+  Probe p;
+  p.name = name;
+  p.resumable = own;
+  set_up(p, request, A);
+  if (p.setup_seconds >= best) {
+    p.pruned = "set-up " + format_ms(p.setup_seconds) + " alone is above the best's remaining " +
+               format_ms(best);
+    return p;
+  }
+  if (p.setup_seconds >= budget) {
+    p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
+    return p;
+  }
+  if (first_on_own_rhs && jacobi_per_iteration > 0) {
+    // One run from x = 0, its length from Jacobi's time per iteration: no timing run thrown
+    // away and no restart (each cost iterations, BENCHMARKS 10i).
+    const double per = kStrongOverJacobi * jacobi_per_iteration;
+    const double affordable = (best - p.setup_seconds) / per;
+    if (affordable <= double(kFirstRun)) {
+      p.pruned = "cannot beat the best at about " + format_ms(per) + " an iteration";
+      return p;
+    }
+    const double wanted =
+        std::max<double>(kProbeIterations, request.auto_first_probe_seconds / per);
+    run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
+    return p;
+  }
+  if (!run_probe(p, b, kFirstRun) || p.converged) return p;
+  // Iterations that could still finish under the best's remaining cost: fewer than the probe
+  // would run means this candidate cannot win (its probe would cost more than the winner's solve).
+  const double affordable =
+      std::min(best - p.setup_seconds, budget - p.run_seconds) / std::max(p.per_iteration, 1e-9);
+  if (affordable <= double(kFirstRun)) {
+    p.pruned = format_ms(p.per_iteration) + " an iteration: " +
+               (best - p.setup_seconds < budget - p.run_seconds ? "cannot beat the best"
+                                                                : "the probe's budget is spent");
+    return p;
+  }
+  // The first strong candidate (its iterations the solve's start) on the solve's own b: by time.
+  const double wanted =
+      first_on_own_rhs ? std::max<double>(kProbeIterations, request.auto_first_probe_seconds /
+                                                                std::max(p.per_iteration, 1e-9))
+                       : double(kProbeIterations);
+  run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
+  return p;
+}
+
+Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
+            const std::vector<double>& b, double best, double budget, bool own,
+            bool first_on_own_rhs, double jacobi_per_iteration) {
+  try {
+    return probe_strong(request, A, name, b, best, budget, own, first_on_own_rhs,
+                        jacobi_per_iteration);
+  } catch (const InputError& e) {  // set-up refused (bjacobi's memory, ic0's pivots, ...)
+    Probe p;
+    p.name = name;
+    p.failure = e.what();
+    return p;
+  }
+}
+
+// What finishing this candidate would still cost: from its probe's x where the solve goes on
+// from there, else (probed on another b) the whole solve.
 double remaining(const Probe& p) {
-  return std::max(0.0, p.predicted_iterations - double(p.iterations)) * p.per_iteration;
+  const double done = p.resumable ? double(p.iterations) : 0.0;
+  return std::max(0.0, p.predicted_iterations - done) * p.per_iteration;
 }
 
 bool usable(const Probe& p) {
   return p.failure.empty() && p.pruned.empty() && std::isfinite(p.estimate);
 }
 
+// The remaining cost another candidate must beat to be worth running on (its set-up, then its
+// iterations): none (infinite) where the best's forecast is not trusted.
+double bound(const Probe* best) {
+  return best && best->trusted ? remaining(*best) : std::numeric_limits<double>::infinity();
+}
+
+// The first usable candidate in order holds until another's remaining cost is clearly lower; an
+// untrusted forecast (Jacobi's, optimistic) only where no trusted one exists. Pointers into
+// `probes` move as it grows: found again after each probe.
+Probe* pick_best(std::vector<Probe>& probes) {
+  for (const bool trusted : {true, false}) {
+    Probe* best = nullptr;
+    for (Probe& p : probes)
+      if (usable(p) && p.trusted == trusted &&
+          (!best || kSwitchMargin * remaining(p) < remaining(*best)))
+        best = &p;
+    if (best) return best;
+  }
+  return nullptr;
+}
+
+// What one probe cost and what it forecast, for the report.
+std::string describe(const Probe& p) {
+  std::string text = p.name + " (";
+  if (!p.failure.empty()) return text + p.failure + ")";
+  text += "set-up " + format_ms(p.setup_seconds);
+  if (p.probe_iterations > 0)
+    text +=
+        ", " + std::to_string(p.probe_iterations) + " iterations in " + format_ms(p.probe_seconds);
+  if (!p.pruned.empty()) return text + ": " + p.pruned + ")";
+  if (p.converged) return text + ": solved)";
+  if (!std::isfinite(p.estimate)) return text + ": residual not falling)";
+  return text + ": about " + std::to_string(long(p.predicted_iterations)) + " iterations, " +
+         format_ms(remaining(p)) + " left" + (p.trusted ? "" : ", a forecast past its horizon") +
+         ")";
+}
+
+// fsai:k for k >= 2 (a pattern of A's powers: the one whose set-up can explode, see
+// estimate_fsai_setup).
+bool fsai_of_a_power(const char* name) {
+  const PrecondSpec spec = parse_precond(name);
+  return spec.is("fsai") && !spec.argument.empty() && spec.argument != "1";
+}
+
 }  // namespace
 
+FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A) {
+  FsaiSetupEstimate e;
+  const index_t n = A.rows;
+  // The work of counting every row exactly: one visit per entry of each of its neighbours' rows.
+  double work = 0;
+  for (index_t i = 0; i < n; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      const index_t j = A.col_idx[k];
+      work += double(A.row_ptr[j + 1] - A.row_ptr[j]);
+      if (j <= i) e.tril_entries += 1;
+    }
+  // Every row when that costs a few dozen products of A; else every stride-th row, scaled up.
+  const double affordable = 64.0 * double(A.nnz()) + 4096;
+  const index_t stride = work <= affordable ? 1 : index_t(std::ceil(work / affordable));
+  e.sampled = stride > 1;
+  std::vector<index_t> mark(std::size_t(n), -1);
+  for (index_t i = 0; i < n; i += stride) {
+    index_t m = 0;
+    auto reach = [&](index_t c) {
+      if (c <= i && mark[std::size_t(c)] != i) mark[std::size_t(c)] = i, ++m;
+    };
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+      const index_t j = A.col_idx[k];
+      reach(j);
+      for (index_t l = A.row_ptr[j]; l < A.row_ptr[j + 1]; ++l) reach(A.col_idx[l]);
+    }
+    reach(i);  // the diagonal, stored or not
+    e.longest_row = std::max(e.longest_row, m);
+    e.pattern_entries += double(stride) * double(m);
+    e.factor_flops += double(stride) * double(m) * double(m) * double(m) / 6;
+  }
+  e.seconds = e.factor_flops * kFsaiSecondsPerFlop;
+  return e;
+}
+
+std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds) {
+  const FsaiSetupEstimate cost = estimate_fsai_setup(A);
+  if (cost.seconds < seconds) return "";
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "tril(A^2) has %.0f%s entries, %.1fx tril(A)'s, rows up to %ld: its "
+                "factorization's %.2g flops, about ",
+                cost.pattern_entries, cost.sampled ? " (sampled)" : "",
+                cost.pattern_entries / std::max(cost.tril_entries, 1.0), long(cost.longest_row),
+                cost.factor_flops);
+  return text + format_ms(cost.seconds) + " of set-up";
+}
+
+// chol's factor counted once for the whole choice (nothing where A has too many rows to count).
+struct CholeskyCount {
+  bool counted = false;
+  precond::CholeskyEstimate estimate;
+};
+CholeskyCount count_cholesky(const CsrMatrix<double>& A) {
+  CholeskyCount c;
+  if (A.rows > kCholeskyCountedRows) return c;
+  c.counted = true;
+  c.estimate = precond::estimate_cholesky(A);
+  return c;
+}
+
+// A factor this close to tril(A)'s size (a network's near-tree graph: 1.2-1.5x on EPANET's
+// systems) costs about what ic0 does to set up and apply, and solves in 1-2 iterations, so chol
+// is probed before Jacobi: Jacobi's probe, a second device plan, cost 2-4 ms more than chol's
+// whole solve there (GPU auto 1.5-2.8x chol, H100, BENCHMARKS 10m).
+constexpr double kSparseFactor = 2.0;
+bool sparse_factor(const CholeskyCount& c) {
+  return c.counted && c.estimate.refusal.empty() &&
+         c.estimate.factor_entries <= kSparseFactor * c.estimate.tril_entries;
+}
+
+// Why chol is not worth setting up here (empty: it is): too many rows to count, a factor chol
+// would refuse, or a factorization estimated above `seconds`.
+std::string cholesky_not_worth(const CholeskyCount& c, double seconds) {
+  if (!c.counted)
+    return "more than " + std::to_string(kCholeskyCountedRows) +
+           " rows: counting its factor alone costs more than a probe";
+  const precond::CholeskyEstimate& e = c.estimate;
+  if (!e.refusal.empty()) return e.refusal;
+  const double setup = e.flops * kCholeskySecondsPerFlop;
+  if (setup < seconds) return "";
+  char text[160];
+  std::snprintf(text, sizeof text, "its factor's %.2g flops (%.1fx tril(A)'s entries), about ",
+                e.flops, e.factor_entries / std::max(e.tril_entries, 1.0));
+  return text + format_ms(setup) + " of set-up";
+}
+
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
-                                   const std::vector<double>* rhs) {
+                                    const std::vector<double>* rhs) {
   const auto start = Clock::now();
   // The solve's own right-hand side where it is known: its residual history is the one the solve
   // will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
@@ -206,37 +452,89 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const auto& candidates = gpu ? kGpuCandidates : kCpuCandidates;
+  const CholeskyCount cholesky = count_cholesky(A);
+  std::vector<const char*> candidates(std::begin(gpu ? kGpuCandidates : kCpuCandidates),
+                                      std::end(gpu ? kGpuCandidates : kCpuCandidates));
+  if (sparse_factor(cholesky))  // chol before Jacobi (see kSparseFactor)
+    std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
+  probes.reserve(candidates.size());  // `best` points into it
   const double inf = std::numeric_limits<double>::infinity();
+  const double keep_jacobi_below = gpu ? kKeepJacobiBelowGpu : kKeepJacobiBelowCpu;
+  std::size_t first_strong = 0;  // index in `probes` of the first candidate probed by time
+  auto skip = [&](const char* name, const std::string& why) {
+    not_tried += std::string("; ") + name + " (not tried: " + why + ")";
+  };
+  const int jacobi_iterations = kJacobiProbeIterations;
   for (const char* name : candidates) {
-    // What probing has cost beyond the best candidate's set-up and the run the solve continues.
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double useful = best ? best->setup_seconds + (own ? best->run_seconds : 0) : 0;
-    const double budget =
-        best ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful) : inf;
-    if (best && best->converged && own) {
-      not_tried += std::string("; ") + name + " (not tried: " + best->name +
-                   "'s probe solved the system)";
+    if (std::string(name) == "jacobi") {
+      if (best && best->converged && own) {
+        skip(name, best->name + "'s probe solved the system");
+        continue;
+      }
+      probes.push_back(probe_jacobi(request, A, b, own, jacobi_iterations));
+      if (!best && usable(probes.back()))
+        best = &probes.back();
+      else if (best)  // after chol's probe (a sparse factor goes first)
+        best = pick_best(probes);
+      first_strong = probes.size();
       continue;
     }
-    if (best && &*best == &probes.front() && remaining(*best) < kProbeOthersAbove) {
-      not_tried += std::string("; ") + name + " (not tried: " + best->name + " has about " +
-                   format_ms(remaining(*best)) + " left, less than probing could save)";
+    // What probing has cost beyond the best candidate's set-up and the run the solve continues.
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double useful =
+        best ? best->setup_seconds + (best->resumable ? best->run_seconds : 0) : 0;
+    const bool first = probes.size() == first_strong;
+    const double budget =
+        best && !first ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful)
+                       : inf;
+    if (best && best->converged && own) {
+      skip(name, best->name + "'s probe solved the system");
+      continue;
+    }
+    if (best && best->name == "jacobi" && best->trusted &&
+        remaining(*best) <= std::max(keep_jacobi_below, best->setup_seconds)) {
+      skip(name, "jacobi has about " + format_ms(remaining(*best)) +
+                     " left, less than another candidate's set-up");
+      continue;
+    }
+    if (best && probes.size() > first_strong && best == &probes[first_strong] &&
+        remaining(*best) < kProbeOthersAbove) {
+      skip(name, best->name + " has about " + format_ms(remaining(*best)) +
+                     " left, less than probing could save");
       continue;
     }
     if (budget <= 0) {
-      not_tried += std::string("; ") + name + " (not tried: the probe's budget, " +
-                   format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
-                   ", is spent)";
+      skip(name, "the probe's budget, " +
+                     format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) + ", is spent");
       continue;
     }
+    if (best && fsai_of_a_power(name)) {
+      const std::string too_costly =
+          fsai_setup_above(A, remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi));
+      if (!too_costly.empty()) {
+        skip(name, too_costly + ", above " + best->name + "'s remaining " +
+                       format_ms(remaining(*best)) +
+                       (best->trusted ? "" : " x " + std::to_string(int(kUntrustedJacobi))));
+        continue;
+      }
+    }
+    if (std::string(name) == "chol") {
+      const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
+      const std::string not_worth = cholesky_not_worth(cholesky, limit);
+      if (!not_worth.empty()) {
+        skip(name, not_worth + (best && limit < inf
+                                    ? ", against " + best->name + "'s remaining " + format_ms(limit)
+                                    : ""));
+        continue;
+      }
+    }
+    const Probe* jacobi =
+        probes.empty() || probes.front().name != "jacobi" ? nullptr : &probes.front();
+    const double jacobi_per_iteration =
+        jacobi && jacobi->failure.empty() ? jacobi->per_iteration : 0.0;
     probes.push_back(
-        probe(request, A, name, b, best ? best->estimate : inf, budget, own && probes.empty()));
-    // The first usable candidate in order holds until another's remaining cost is clearly
-    // lower (pointers into `probes` move as it grows: found again each time).
-    best = nullptr;
-    for (Probe& p : probes)
-      if (usable(p) && (!best || kSwitchMargin * remaining(p) < remaining(*best))) best = &p;
+        probe(request, A, name, b, bound(best), budget, own, own && first, jacobi_per_iteration));
+    best = pick_best(probes);
   }
   std::string why;
   if (best) {
@@ -252,30 +550,21 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
     why = best->name + ": no candidate's residual fell steadily in its probe; this one reached " +
           reached + " of ||b||, the lowest";
   }
-  for (const Probe& p : probes) {
-    if (&p == best) continue;
-    why += "; " + p.name + " ";
-    if (!p.failure.empty())
-      why += "(" + p.failure + ")";
-    else if (!p.pruned.empty())
-      why += "(" + p.pruned + ")";
-    else if (!std::isfinite(p.estimate))
-      why += "(residual not falling in " + std::to_string(kProbeIterations) + " iterations)";
-    else
-      why += format_ms(p.estimate) + " (" + std::to_string(long(p.predicted_iterations)) + " it)";
-  }
+  why += "; tried:";
+  for (const Probe& p : probes) why += " " + describe(p) + (&p == &probes.back() ? "" : ",");
   why += not_tried;
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - start).count();
   why += "; probing " + std::to_string(probes.size()) + " of " +
-         std::to_string(std::size(candidates)) + " candidates (" +
-         (own ? "the first for up to " + format_ms(request.auto_first_probe_seconds) +
-                    ", the others at most "
-              : std::string("at most ")) +
+         std::to_string(std::size(candidates)) + " candidates (jacobi for " +
+         std::to_string(jacobi_iterations) + " iterations, " +
+         (own ? "the first of the others for up to " + format_ms(request.auto_first_probe_seconds) +
+                    ", the rest at most "
+              : std::string("the others at most ")) +
          std::to_string(kProbeIterations) + " iterations each, on " +
          (own ? "the solve's right-hand side" : "a random right-hand side") + ") cost " +
          format_ms(spent);
-  if (own && !best->x.empty()) {  // the solve goes on from where the winner's probe ended
+  if (best->resumable && !best->x.empty()) {  // the solve goes on from the winner's probe's x
     chosen.warm_start = std::move(best->x);
     chosen.warm_start_iterations = best->iterations;
     why += ", " + std::to_string(best->iterations) + " iterations of it kept as the solve's start";

@@ -140,6 +140,70 @@ __global__ void partial_dot_kernel(index_t n, const double* x, const double* y, 
   if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
 }
 
+// ---- a level's own numbers on the device (no host pass over its rows, no copy of its diagonals)
+
+// D_F (filtered_diagonal's): a_ii plus the row's weak entries, in the row's order; a_ii alone
+// where that sum is not positive.
+__global__ void filtered_diagonal_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                         const double* a_val, const char* strong, double* d) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    double a_ii = 0, weak = 0;
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+      if (a_col[k] == i)
+        a_ii += a_val[k];
+      else if (!strong[k])
+        weak += a_val[k];
+    }
+    d[i] = a_ii + weak > 0 ? a_ii + weak : a_ii;
+  }
+}
+
+// Per block, the largest row sum of |diag(scale) M diag(scale)| (spectrum_bounds's Gershgorin
+// pass, term by term: (m_ij s_i) s_j), M = A, or with `strong` A_F (the diagonal `diagonal`, the
+// weak entries dropped: spectrum_bounds's EntryFilter). The maximum is exact in any order.
+__global__ void partial_gershgorin_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                          const double* a_val, const char* strong,
+                                          const double* diagonal, const double* scale,
+                                          double* partial) {
+  __shared__ double largest[kBlock];
+  double mine = 0;
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    double s = 0;
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+      const index_t j = a_col[k];
+      const double m = !strong ? a_val[k] : j == i ? diagonal[i] : strong[k] ? a_val[k] : 0.0;
+      s += fabs(__dmul_rn(__dmul_rn(m, scale[i]), scale[j]));
+    }
+    mine = fmax(mine, s);
+  }
+  largest[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = kBlock / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half)
+      largest[threadIdx.x] = fmax(largest[threadIdx.x], largest[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = largest[0];
+}
+
+// The smoothers' scale factor / d_i (amg.cpp's smoother_scale: D^-1 for Chebyshev, omega D^-1
+// for Jacobi), IEEE division as the host's.
+__global__ void scaled_inverse_kernel(index_t n, const double* d, double factor, double* out) {
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock)
+    out[i] = __ddiv_rn(factor, d[i]);
+}
+
+// to[k] = from[order[k]]: R A P's values in the host's (ascending) column order.
+__global__ void gather_kernel(std::int64_t n, const double* from, const std::int64_t* order,
+                              double* to) {
+  for (std::int64_t k = std::int64_t(blockIdx.x) * kBlock + threadIdx.x; k < n;
+       k += std::int64_t(gridDim.x) * kBlock)
+    to[k] = from[order[k]];
+}
+
 // ---- P's and R's patterns on the device (prolongator_pattern and transpose_with_map's arrays)
 
 // Row i's candidates for P's columns: the aggregates of its own and its strong neighbours'
@@ -625,40 +689,62 @@ class CudaLevelValues final : public GpuLevelValues {
     upload_operator(A, diagonal);
     if (strong_.size() != strong.size())
       strong_ = DeviceArray<char>(strong, "amg strong couplings");
+    return lanczos_radius(A.rows, steps);
+  }
+
+  // ---- the set-up's device path (amg_setup.cpp's level_values with gpu): no host pass over
+  // the level's rows, D and D_F never copied, the next operator left on the device
+
+  double operator_gershgorin(const CsrMatrix<double>& A) override {
+    refresh_values(A);
     const index_t n = A.rows;
-    steps = int(std::min<index_t>(n, steps));
-    LanczosVectors L(n);
-    const int grid = blocks_for(n);
-    inverse_sqrt_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, diagonal_.data(), L.scale.data());
-    // The host's hashed start, made here (the host's serial mt19937 stream took ~0.1 s at 9M
-    // rows, and its upload more); normalized by a device sum: equal to the host's to rounding.
-    lanczos_start_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data());
-    CGS_CHECK_LAUNCH();
-    const double root = std::sqrt(L.dot(n, L.w, L.w));
-    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data(), root, L.v.data());
-    CGS_CHECK_LAUNCH();
-    CGS_CUDA_CHECK(cudaMemsetAsync(L.v_old.data(), 0, L.v_old.bytes(), cuda::stream()));
-    std::vector<double> alpha, beta;
-    double beta_prev = 0;
-    for (int j = 0; j < steps; ++j) {  // spectrum_bounds's loop
-      filtered_product_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-          n, a_.ptr(), a_.col(), a_.val(), strong_.data(), diagonal_.data(), L.scale.data(),
-          L.v.data(), L.w.data());
-      CGS_CHECK_LAUNCH();
-      const double a = L.dot(n, L.w, L.v);
-      orthogonalize_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a, beta_prev, L.v.data(),
-                                                                L.v_old.data(), L.w.data());
-      CGS_CHECK_LAUNCH();
-      const double b = std::sqrt(L.dot(n, L.w, L.w));
-      alpha.push_back(a);
-      if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
-      beta.push_back(b);
-      std::swap(L.v_old, L.v);
-      divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data(), b, L.v.data());
-      CGS_CHECK_LAUNCH();
-      beta_prev = b;
+    if (d_.size() != std::size_t(n)) {  // kept: the smoothers' scale is made from it
+      d_ = DeviceArray<double>(std::size_t(n), "amg diagonal");
+      scale_ = DeviceArray<double>(std::size_t(n), "amg smoother scale");
     }
-    return ritz_extremes(alpha, beta).second;
+    diagonal_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, a_.ptr(), a_.col(), a_.val(),
+                                                                  d_.data());
+    CGS_CHECK_LAUNCH();
+    return gershgorin(n, nullptr, d_);
+  }
+
+  const double* smoother_scale(double factor) override {
+    if (d_.size() == 0) throw std::logic_error("amg GPU set-up: a smoother scale before its D");
+    const index_t n = index_t(d_.size());
+    scaled_inverse_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, d_.data(), factor,
+                                                                        scale_.data());
+    CGS_CHECK_LAUNCH();
+    // The program (another stream, perhaps) reads it next, with the levels' arrays the set-up
+    // wrote in place before it: all of them done here.
+    CGS_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+    return scale_.data();
+  }
+
+  double device_filtered_radius(const CsrMatrix<double>& A, int steps) override {
+    refresh_values(A);
+    const index_t n = A.rows;
+    if (strong_.size() != std::size_t(a_.nnz))
+      throw std::logic_error("amg GPU set-up: the filtered radius before the level's strength");
+    if (diagonal_.size() != std::size_t(n))
+      diagonal_ = DeviceArray<double>(std::size_t(n), "amg filtered diagonal");
+    filtered_diagonal_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
+        n, a_.ptr(), a_.col(), a_.val(), strong_.data(), diagonal_.data());
+    CGS_CHECK_LAUNCH();
+    return steps > 0 ? lanczos_radius(n, steps) : gershgorin(n, strong_.data(), diagonal_);
+  }
+
+  GpuPhaseSeconds device_compute(const CsrMatrix<double>& A, double omega, Level& level,
+                                 CsrMatrix<double>& next, bool next_on_host) override {
+    refresh_values(A);
+    values_current_ = false;  // the next set-up's values are new
+    return numbers(A, omega, level, next, next_on_host || !planned_);
+  }
+
+  CsrArrays device_next() const override {
+    if (!planned_) return {};
+    const DeviceCsr& c = rap_->result();
+    if (order_.empty()) return c.arrays();
+    return {c.row_ptr.data(), next_columns_.data(), next_values_.data(), c.nnz};
   }
 
   void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) override {
@@ -673,6 +759,7 @@ class CudaLevelValues final : public GpuLevelValues {
                                                          theta, strong_.data());
     CGS_CHECK_LAUNCH();
     download_to(strong, strong_);
+    strong_theta_ = theta;
   }
 
   Aggregates mis2_aggregate(const CsrMatrix<double>& A) override {
@@ -772,10 +859,101 @@ class CudaLevelValues final : public GpuLevelValues {
 
   GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                           double omega, Level& level, CsrMatrix<double>& next) override {
-    GpuPhaseSeconds seconds;
-    auto start = Clock::now();
+    const auto start = Clock::now();
     if (!operator_current_) upload_operator(A, diagonal);  // filtered_radius may have
     operator_current_ = false;                             // the next set-up's are new
+    const double upload = since(start);
+    GpuPhaseSeconds seconds = numbers(A, omega, level, next, true);
+    seconds.prolongator += upload;
+    return seconds;
+  }
+
+  CsrArrays device_operator() const override {
+    return planned_ ? a_.arrays() : CsrArrays{};
+  }
+  CsrArrays device_prolongator() const override {
+    return planned_ ? p_.arrays() : CsrArrays{};
+  }
+  CsrArrays device_restriction() const override {
+    return planned_ ? r_.arrays() : CsrArrays{};
+  }
+
+ private:
+  // A's values of this set-up on the device, once per set-up: uploaded unless strength() or
+  // make_patterns() just did, or A is lent (its owner wrote them).
+  void refresh_values(const CsrMatrix<double>& A) {
+    if (a_.descr == nullptr)
+      a_.upload(A, "amg level operator");
+    else if (!values_current_ && !values_with_pattern_ && !a_.is_lent())
+      a_.upload_values(A.values);
+    values_with_pattern_ = false;
+    values_current_ = true;
+  }
+
+  // Gershgorin's bound of D^-1/2 M D^-1/2 (M = A, or A_F where strong is given, D = d): the
+  // partial maxima of a fixed grid, the largest taken on the host.
+  // Its scratch is kept with the object (cudaFree waits for the whole device: not once per call
+  // at every set_values).
+  double gershgorin(index_t n, const char* strong, const DeviceArray<double>& d) {
+    if (gershgorin_scale_.size() != std::size_t(n))
+      gershgorin_scale_ = DeviceArray<double>(std::size_t(n), "amg Gershgorin scale");
+    if (gershgorin_partial_.size() != std::size_t(kReduceBlocks))
+      gershgorin_partial_ =
+          DeviceArray<double>(std::size_t(kReduceBlocks), "amg Gershgorin partial maxima");
+    inverse_sqrt_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(n, d.data(),
+                                                                      gershgorin_scale_.data());
+    partial_gershgorin_kernel<<<kReduceBlocks, kBlock, 0, cuda::stream()>>>(
+        n, a_.ptr(), a_.col(), a_.val(), strong, d.data(), gershgorin_scale_.data(),
+        gershgorin_partial_.data());
+    CGS_CHECK_LAUNCH();
+    std::vector<double> largest(std::size_t(kReduceBlocks), 0.0);
+    cuda::copy_to_host(largest.data(), gershgorin_partial_.data(), gershgorin_partial_.bytes());
+    return *std::max_element(largest.begin(), largest.end());
+  }
+
+  // rho(D_F^-1 A_F) by `steps` Lanczos steps on A, strong_ and diagonal_ as the device holds them.
+  double lanczos_radius(index_t n, int steps) {
+    steps = int(std::min<index_t>(n, steps));
+    LanczosVectors L(n);
+    const int grid = blocks_for(n);
+    inverse_sqrt_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, diagonal_.data(), L.scale.data());
+    // The host's hashed start, made here (the host's serial mt19937 stream took ~0.1 s at 9M
+    // rows, and its upload more); normalized by a device sum: equal to the host's to rounding.
+    lanczos_start_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data());
+    CGS_CHECK_LAUNCH();
+    const double root = std::sqrt(L.dot(n, L.w, L.w));
+    divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data(), root, L.v.data());
+    CGS_CHECK_LAUNCH();
+    CGS_CUDA_CHECK(cudaMemsetAsync(L.v_old.data(), 0, L.v_old.bytes(), cuda::stream()));
+    std::vector<double> alpha, beta;
+    double beta_prev = 0;
+    for (int j = 0; j < steps; ++j) {  // spectrum_bounds's loop
+      filtered_product_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
+          n, a_.ptr(), a_.col(), a_.val(), strong_.data(), diagonal_.data(), L.scale.data(),
+          L.v.data(), L.w.data());
+      CGS_CHECK_LAUNCH();
+      const double a = L.dot(n, L.w, L.v);
+      orthogonalize_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, a, beta_prev, L.v.data(),
+                                                                L.v_old.data(), L.w.data());
+      CGS_CHECK_LAUNCH();
+      const double b = std::sqrt(L.dot(n, L.w, L.w));
+      alpha.push_back(a);
+      if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
+      beta.push_back(b);
+      std::swap(L.v_old, L.v);
+      divide_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, L.w.data(), b, L.v.data());
+      CGS_CHECK_LAUNCH();
+      beta_prev = b;
+    }
+    return ritz_extremes(alpha, beta).second;
+  }
+
+  // P, R and R A P from A's values, D_F and omega on the device (compute's and device_compute's
+  // common part); the next operator's values downloaded only where next_on_host.
+  GpuPhaseSeconds numbers(const CsrMatrix<double>& A, double omega, Level& level,
+                          CsrMatrix<double>& next, bool next_on_host) {
+    GpuPhaseSeconds seconds;
+    auto start = Clock::now();
     if (!planned_ && !patterns_on_device_) upload_patterns(level);
     smooth_prolongator_kernel<<<blocks_for(A.rows), kBlock, 0, cuda::stream()>>>(
         A.rows, a_.ptr(), a_.col(), a_.val(), position_.data(), of_.data(), weight_.data(),
@@ -804,23 +982,49 @@ class CudaLevelValues final : public GpuLevelValues {
     }
     ra_->compute();
     rap_->compute();
-    download_next(next);
+    next_operator(next, next_on_host);
     seconds.galerkin = since(start);
     planned_ = true;
     return seconds;
   }
 
-  CsrArrays device_operator() const override {
-    return planned_ ? a_.arrays() : CsrArrays{};
-  }
-  CsrArrays device_prolongator() const override {
-    return planned_ ? p_.arrays() : CsrArrays{};
-  }
-  CsrArrays device_restriction() const override {
-    return planned_ ? r_.arrays() : CsrArrays{};
+  // R A P in the host's order (each row's columns ascending, as the host's product gives them
+  // and the next level's aggregation walks them). The first set-up downloads its pattern, finds
+  // that order on the host and, where cuSPARSE's rows are not in it already, keeps a sorted
+  // copy on the device; every set-up gathers the values into it there (the next level reads
+  // them in place: device_next), and downloads them only where the host reads them (on_host:
+  // the first set-up, host copies, the coarsest level's inverse), not 0.1 GB of level 1's at
+  // every set_values of poisson2d:3000 and their upload again into the next level.
+  void next_operator(CsrMatrix<double>& next, bool on_host) {
+    const DeviceCsr& c = rap_->result();
+    if (!planned_) {
+      next.rows = c.rows;
+      next.cols = c.cols;
+      next.row_ptr.resize(std::size_t(c.rows) + 1);
+      next.col_idx.resize(std::size_t(c.nnz));
+      cuda::copy_to_host(next.row_ptr.data(), c.row_ptr.data(), next.row_ptr.size() * 4);
+      cuda::copy_to_host(next.col_idx.data(), c.col_idx.data(), c.col_idx.bytes());
+      order_ = ascending_order(next);
+      if (!order_.empty()) {
+        next.col_idx = permuted(next.col_idx, order_);
+        next_order_ = DeviceArray<std::int64_t>(order_, "amg R A P order");
+        next_columns_ = DeviceArray<index_t>(next.col_idx, "amg R A P columns, ascending");
+        next_values_ = DeviceArray<double>(std::size_t(c.nnz), "amg R A P values, ascending");
+      }
+    }
+    if (!order_.empty()) {
+      gather_kernel<<<blocks_for(c.nnz), kBlock, 0, cuda::stream()>>>(
+          c.nnz, c.values.data(), next_order_.data(), next_values_.data());
+      CGS_CHECK_LAUNCH();
+    }
+    if (!on_host) return;
+    if (planned_ && next.values.size() != std::size_t(c.nnz))
+      throw DeviceError("amg GPU set-up: R A P changed size between set-ups");
+    next.values.resize(std::size_t(c.nnz));
+    cuda::copy_to_host(next.values.data(), order_.empty() ? c.values.data() : next_values_.data(),
+                       c.values.bytes());
   }
 
- private:
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.
   void upload_operator(const CsrMatrix<double>& A, const std::vector<double>& diagonal) {
     if (a_.descr == nullptr)
@@ -838,7 +1042,10 @@ class CudaLevelValues final : public GpuLevelValues {
   void upload_pattern_inputs(const CsrMatrix<double>& A, const Level& level) {
     if (a_.descr == nullptr) a_.upload(A, "amg level operator");  // else strength() did
     values_with_pattern_ = true;
-    strong_ = DeviceArray<char>(level.strong, "amg strong couplings");
+    // strength() left the level's couplings here unless a later retry of another theta was
+    // dropped (level_pattern keeps the last aggregation that coarsened)
+    if (!(strong_theta_ == level.theta && strong_.size() == level.strong.size()))
+      strong_ = DeviceArray<char>(level.strong, "amg strong couplings");
     of_ = DeviceArray<index_t>(level.aggregates.of, "amg aggregates");
   }
 
@@ -919,27 +1126,6 @@ class CudaLevelValues final : public GpuLevelValues {
     to_r_ = DeviceArray<index_t>(level.restriction.position, "amg restriction positions");
   }
 
-  // R A P to the host: the pattern at the first set-up (rows sorted by column, as the host's),
-  // the values in that order every time.
-  void download_next(CsrMatrix<double>& next) {
-    const DeviceCsr& c = rap_->result();
-    std::vector<double> values(std::size_t(c.nnz));
-    cuda::copy_to_host(values.data(), c.values.data(), c.values.bytes());
-    if (!planned_) {
-      next.rows = c.rows;
-      next.cols = c.cols;
-      next.row_ptr.resize(std::size_t(c.rows) + 1);
-      next.col_idx.resize(std::size_t(c.nnz));
-      cuda::copy_to_host(next.row_ptr.data(), c.row_ptr.data(), next.row_ptr.size() * 4);
-      cuda::copy_to_host(next.col_idx.data(), c.col_idx.data(), c.col_idx.bytes());
-      order_ = ascending_order(next);
-      next.col_idx = permuted(next.col_idx, order_);
-    }
-    if (planned_ && next.values.size() != values.size())
-      throw DeviceError("amg GPU set-up: R A P changed size between set-ups");
-    next.values = permuted(values, order_);
-  }
-
   bool planned_ = false;
   bool operator_current_ = false;     // A's values and D_F of this set-up already on the device
   bool values_with_pattern_ = false;  // make_patterns uploaded A's values of this set-up
@@ -951,6 +1137,14 @@ class CudaLevelValues final : public GpuLevelValues {
   DeviceArray<double> weight_, diagonal_;
   std::unique_ptr<ReusedProduct> ra_, rap_;
   std::vector<std::int64_t> order_;  // R A P's entries in ascending columns, empty if they are
+  // ... and on the device with R A P's columns and values in that order (next_operator)
+  DeviceArray<std::int64_t> next_order_;
+  DeviceArray<index_t> next_columns_;
+  DeviceArray<double> next_values_;
+  DeviceArray<double> d_, scale_;  // A's diagonal and the smoothers' scale (operator_gershgorin)
+  DeviceArray<double> gershgorin_scale_, gershgorin_partial_;  // gershgorin()'s scratch
+  bool values_current_ = false;  // A's values of this set-up on the device (refresh_values)
+  double strong_theta_ = -1;     // the threshold strong_ was made with by strength()
 };
 
 }  // namespace

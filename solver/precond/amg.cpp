@@ -58,7 +58,7 @@ constexpr double kChebyshevRatio = 4;
   throw InputError("amg: " + why + " in '" + spec.text() +
                    "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
                    "theta_decay=0..1, coarse=1..4000, aggregation=greedy|host|blocks|mis2|device, "
-                   "comma-separated)");
+                   "spectrum=lanczos|gershgorin, coarse_lanczos=0..50, comma-separated)");
 }
 
 int integer_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
@@ -107,6 +107,12 @@ AmgOptions parse_options(const PrecondSpec& spec) {
     else if (key == "aggregation")
       bad_option(spec, "aggregation must be greedy (or host), blocks, mis2 or device (got '" +
                            value + "')");
+    else if (key == "coarse_lanczos")
+      o.hierarchy.coarse_lanczos_steps = integer_option(spec, key, value, 0, 50);
+    else if (key == "spectrum" && (value == "lanczos" || value == "gershgorin"))
+      o.hierarchy.gershgorin_damping = value == "gershgorin";
+    else if (key == "spectrum")
+      bad_option(spec, "spectrum must be lanczos or gershgorin (got '" + value + "')");
     else if (key == "smoother" && (value == "cheb" || value == "jacobi"))
       o.smoother = value == "cheb" ? Smoother::chebyshev : Smoother::jacobi;
     else if (key == "smoother")
@@ -471,15 +477,12 @@ class Amg final : public Preconditioner<T> {
   }
 
  private:
-  // The GPU set-up's finest operator could be the SpMV backend's device CSR where the solver
-  // lent it (lend_matrix; in double, so its values are A's), read in place: no upload of A's
-  // 0.54 GB at each set-up of poisson2d:3000 (BENCHMARKS 20g). Not taken until its test runs on
-  // a GPU: at its first run (H100, 2026-11-26) set_values on the lent A was 1e-4 (poisson2d:40)
-  // to 2.6e-2 (Exnet) away from a fresh set-up of the new values, which the CPU's own set_values
-  // is too for those values (it keeps A's strength and aggregates): the test compared the wrong
-  // things, and now compares with the copied A's set_values (tests/gpu/test_gpu_amg.cpp, "on the
-  // backend's lent device matrix", skipped until then). The level uploads its own copy.
-  static constexpr bool kLendFinestOnGpu = false;
+  // The GPU set-up's finest operator is the SpMV backend's device CSR where the solver lent it
+  // (lend_matrix; in double, so its values are A's), read in place: no upload of A's 0.54 GB at
+  // each set-up of poisson2d:3000 (BENCHMARKS 20g: fresh 0.92 -> 0.77 s on an H100). Its GPU test
+  // (tests/gpu/test_gpu_amg.cpp, "on the backend's lent device matrix") compares fresh and
+  // set_values on the lent A with the copied A's, which take the same decisions.
+  static constexpr bool kLendFinestOnGpu = true;
   void lend_finest(const CsrMatrix<double>& A) {
     options_.hierarchy.finest_on_device = {};
     if constexpr (std::is_same_v<T, double>) {
@@ -567,7 +570,7 @@ class Amg final : public Preconditioner<T> {
       }
       const InPlace arrays = in_place(l, A);
       L.A = matrix(w, Al, arrays.A);
-      L.scale = w.values(smoother_scale(Al, L.spectrum));
+      L.scale = scale_handle(w, l, Al);
       if (last) continue;
       L.P = matrix(w, h_.levels[l].prolongator.P, arrays.P);
       L.R = matrix(w, h_.levels[l].restriction.At, arrays.R);
@@ -579,10 +582,27 @@ class Amg final : public Preconditioner<T> {
     return coarsest_rows <= std::max(kDenseRows, options_.hierarchy.coarse);
   }
 
-  // D^-1 for Chebyshev; omega D^-1 with omega = 4 / (3 g) for Jacobi, g the Gershgorin bound
+  // Level l's smoother scale in the spec: made on the device by the GPU set-up where it keeps
+  // the level (double: the program borrows it; no pass over the level's rows on the host, whose
+  // copy of a coarse operator is not refreshed at set_values), else on the host and copied.
+  int scale_handle(SpecWriter<T>& w, std::size_t l, const CsrMatrix<double>& Al) {
+    const double factor = smoother_factor(h_.levels[l].spectrum);
+    if constexpr (std::is_same_v<T, double>)
+      if (this->device() == Device::gpu && h_.levels[l].gpu && h_.has_next(l)) {
+        borrowed_bytes_ += 8.0 * double(Al.rows);
+        return w.borrowed_values(h_.levels[l].gpu->smoother_scale(factor));
+      }
+    return w.values(smoother_scale(Al, factor));
+  }
+
+  // 1 for Chebyshev (its scale is D^-1); omega = 4 / (3 g) for Jacobi, g the Gershgorin bound
   // of D^-1 A (so omega lambda_max <= 4/3 < 2: the smoother converges, M^-1 stays SPD).
-  std::vector<double> smoother_scale(const CsrMatrix<double>& A, const Interval& s) const {
-    const double omega = options_.smoother == Smoother::jacobi ? 4 / (3 * s.gershgorin) : 1.0;
+  double smoother_factor(const Interval& s) const {
+    return options_.smoother == Smoother::jacobi ? 4 / (3 * s.gershgorin) : 1.0;
+  }
+
+  // omega D^-1 on the host.
+  std::vector<double> smoother_scale(const CsrMatrix<double>& A, double omega) const {
     std::vector<double> d(std::size_t(A.rows), 0.0);
 #pragma omp parallel for schedule(static) if (worth_threads(A.rows))
     for (index_t i = 0; i < A.rows; ++i) {

@@ -33,7 +33,6 @@ struct GpuPhaseSeconds {
   double prolongator = 0, restriction = 0, galerkin = 0;
 };
 
-
 // Seconds of making one level's patterns on the device, the host copies' downloads included.
 struct GpuPatternSeconds {
   double prolongator = 0, restriction = 0;
@@ -84,6 +83,32 @@ class GpuLevelValues {
                                  const std::vector<double>& diagonal, int steps) = 0;
   virtual GpuPhaseSeconds compute(const CsrMatrix<double>& A, const std::vector<double>& diagonal,
                                   double omega, Level& level, CsrMatrix<double>& next) = 0;
+  // The set-up's device path (amg_setup.cpp's level_values with gpu), one set-up as:
+  // operator_gershgorin, device_filtered_radius, device_compute, then smoother_scale (the
+  // program's). Kernels over A where the device holds it (uploaded once per set-up unless lent),
+  // so no pass over the level's rows on the host and no copy of D, D_F or the smoothers' scale
+  // either way (BENCHMARKS 20g's round trips: D_F 72 MB at level 0, each R A P's values down and
+  // up again). Each equals its host function to rounding:
+  //   operator_gershgorin   spectrum_bounds(A, D^-1/2, 0).gershgorin, D = A's diagonal (kept)
+  //   device_filtered_radius D_F = filtered_diagonal(A, strong) from the strength on the device
+  //                         (strength() or make_patterns first), then rho(D_F^-1 A_F) by `steps`
+  //                         Lanczos steps (filtered_radius's), or with steps = 0 Gershgorin's
+  //                         bound of D_F^-1/2 A_F D_F^-1/2
+  //   device_compute        compute's P, R and R A P on that D_F; `next`'s values downloaded only
+  //                         at the first call or where next_on_host (its host readers: host
+  //                         copies, the coarsest level's inverse); otherwise they stay on the
+  //                         device (device_next), in the host's order
+  //   smoother_scale        factor / D on the device (amg.cpp's smoother_scale), in one array
+  //                         that keeps its place across set-ups: the program borrows it
+  //   device_next           the next operator (pattern and values) on the device in the host's
+  //                         order, after the first device_compute: the next level's object
+  //                         borrows it (lend_operator) instead of an upload of the download
+  virtual double operator_gershgorin(const CsrMatrix<double>& A) = 0;
+  virtual double device_filtered_radius(const CsrMatrix<double>& A, int steps) = 0;
+  virtual GpuPhaseSeconds device_compute(const CsrMatrix<double>& A, double omega, Level& level,
+                                         CsrMatrix<double>& next, bool next_on_host) = 0;
+  virtual const double* smoother_scale(double factor) = 0;
+  virtual CsrArrays device_next() const = 0;
   // The level's operator A (as filtered_radius or compute uploaded it, in the host's order), P
   // and R on the device, after the first compute() (nulls before). They live as long as this
   // object, and later set-ups rewrite their values in place: the program reads them there.

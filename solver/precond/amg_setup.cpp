@@ -597,13 +597,19 @@ std::vector<double> inverse_sqrt(const std::vector<double>& d) {
   return s;
 }
 
-// Level l's GPU set-up object; the finest level's reads A where the device already holds it,
-// when the caller lent that copy (HierarchyOptions::finest_on_device).
-std::shared_ptr<GpuLevelValues> gpu_level(std::size_t l, const CsrMatrix<double>& Al,
+// Level l's GPU set-up object. It reads its operator where the device already holds it: the
+// finest level's where the caller lent that copy (HierarchyOptions::finest_on_device), a coarse
+// level's where the level above left its R A P (GpuLevelValues::device_next), so that no
+// level's operator is uploaded again after its download.
+std::shared_ptr<GpuLevelValues> gpu_level(const Hierarchy& h, std::size_t l,
+                                          const CsrMatrix<double>& Al,
                                           const HierarchyOptions& options) {
   std::shared_ptr<GpuLevelValues> gpu = make_gpu_level_values();
   gpu->keep_host_copies(options.host_copies);
-  if (l == 0 && options.finest_on_device.values) gpu->lend_operator(Al, options.finest_on_device);
+  const CsrArrays on_device = l == 0                ? options.finest_on_device
+                              : h.levels[l - 1].gpu ? h.levels[l - 1].gpu->device_next()
+                                                    : CsrArrays{};
+  if (on_device.values) gpu->lend_operator(Al, on_device);
   return gpu;
 }
 
@@ -615,11 +621,42 @@ double host_filtered_radius(const CsrMatrix<double>& A, const std::vector<double
   return spectrum_bounds(A, inverse_sqrt(diagonal), steps, filter, &start).ritz_max;
 }
 
+// The smoothers' interval of a level as spectrum_bounds(A, D^-1/2, 0) gives it: Gershgorin's
+// bound g of D^-1 A alone, no iterations.
+Interval gershgorin_interval(double g) { return {g / 2, g, g, g}; }
+
+// Level l's numbers with the GPU set-up: everything by kernels on the level's operator where
+// the device holds it (GpuLevelValues's device path): no pass over its rows on the host, D_F
+// not copied, the next operator downloaded only at the first set-up, with host copies, or
+// where it is the coarsest (whose inverse the host makes).
+void device_level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
+                         const HierarchyOptions& options) {
+  Level& level = h.levels[l];
+  const CsrMatrix<double>& Al = h.op(A, l);
+  GpuLevelValues& gpu = *level.gpu;
+  timed(h, level, "spectra",
+        [&] { level.spectrum = gershgorin_interval(gpu.operator_gershgorin(Al)); });
+  timed(h, level, "spectra", [&] {
+    const int steps = options.lanczos_steps_at(l);
+    level.omega = 4 / (3 * gpu.device_filtered_radius(Al, steps));
+  });
+  const bool next_on_host = options.host_copies || !h.has_next(l + 1);
+  const GpuPhaseSeconds s =
+      gpu.device_compute(Al, level.omega, level, h.levels[l + 1].A, next_on_host);
+  add_seconds(h, level, "prolongator", s.prolongator);
+  add_seconds(h, level, "restriction", s.restriction);
+  add_seconds(h, level, "galerkin R A P", s.galerkin);
+}
+
 // The numbers of level l towards level l + 1 on patterns already made: the spectra, P, R and
 // the next level's operator.
 void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
                   const HierarchyOptions& options) {
   Level& level = h.levels[l];
+  if (options.gpu && level.gpu && h.has_next(l)) {
+    device_level_values(h, l, A, options);
+    return;
+  }
   const CsrMatrix<double>& Al = h.op(A, l);
   timed(h, level, "spectra", [&] {  // the smoothers' bound: Gershgorin's, no iterations
     level.spectrum = spectrum_bounds(Al, inverse_sqrt(diagonal_of(Al)), 0);
@@ -627,26 +664,14 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   if (!h.has_next(l)) return;
   std::vector<double> diagonal;
   timed(h, level, "prolongator", [&] { diagonal = filtered_diagonal(Al, level.strong); });
-  if (options.gpu && !level.gpu) level.gpu = gpu_level(l, Al, options);
   timed(h, level, "spectra", [&] {
-    // rho(D_F^-1 A_F) by Lanczos (Gershgorin's bound instead costs 11 -> 14 iterations on
-    // poisson2d:1000), on A's entries through the strength filter (no copy of A as A_F); with
-    // the GPU set-up the same steps on the device.
+    // rho(D_F^-1 A_F) by Lanczos, on A's entries through the strength filter (no copy of A as
+    // A_F). With gershgorin_damping (or no steps) Gershgorin's bound of the same matrix
+    // instead: no iterations, but 3-4 more CG iterations on Poisson (BENCHMARKS 20h).
     const EntryFilter filter{&level.strong, &diagonal};
-    const double rho =
-        options.gpu && options.lanczos_steps > 0
-            ? level.gpu->filtered_radius(Al, level.strong, diagonal, options.lanczos_steps)
-            : host_filtered_radius(Al, diagonal, options.lanczos_steps, filter);
-    level.omega = 4 / (3 * rho);
+    const int steps = options.lanczos_steps_at(l);
+    level.omega = 4 / (3 * host_filtered_radius(Al, diagonal, steps, filter));
   });
-  if (options.gpu) {  // P, R and R A P on the device; the plans stay there for set_values
-    const GpuPhaseSeconds s =
-        level.gpu->compute(Al, diagonal, level.omega, level, h.levels[l + 1].A);
-    add_seconds(h, level, "prolongator", s.prolongator);
-    add_seconds(h, level, "restriction", s.restriction);
-    add_seconds(h, level, "galerkin R A P", s.galerkin);
-    return;
-  }
   timed(h, level, "prolongator", [&] {
     smooth_prolongator(Al, level.aggregates, diagonal, level.omega, level.prolongator);
   });
@@ -678,13 +703,16 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   Level& level = h.levels[l];
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
+  // With the GPU set-up strength runs on the device whatever the aggregation (a kernel and
+  // the download of one byte an entry, where the host's pass over A took 0.1 s at 9M rows);
+  // the aggregation too with device_aggregation.
   const bool on_device = options.gpu && options.device_aggregation;
-  if (on_device) level.gpu = gpu_level(l, Al, options);
+  if (options.gpu) level.gpu = gpu_level(h, l, Al, options);
   for (int attempt = 0; attempt <= kCoarseningRetries; ++attempt) {
     std::vector<char> strong;
     Aggregates aggregates;
     timed(h, level, "strength", [&] {
-      if (on_device)
+      if (options.gpu)
         level.gpu->strength(Al, theta, strong);
       else
         strong = strong_connections(Al, theta);
@@ -714,7 +742,6 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     return false;
   }
   if (options.gpu) {  // the patterns on the device, where their values will be made
-    if (!level.gpu) level.gpu = gpu_level(l, Al, options);
     const GpuPatternSeconds s = level.gpu->make_patterns(Al, level);
     add_seconds(h, level, "prolongator", s.prolongator);
     add_seconds(h, level, "restriction", s.restriction);

@@ -131,8 +131,19 @@ struct HierarchyOptions {
   double max_coarsening = 60;
   index_t coarse = 300;    // stop coarsening at this many rows or fewer
   int lanczos_steps = 10;  // for rho(D_F^-1 A_F), P's damping (6: Richmond step 4 1062 -> 1765 its)
-  bool mis2 = false;       // aggregation by MIS(2) instead of the greedy passes
-  bool blocked = false;    // the greedy by blocks on all host cores (blocked_greedy_aggregate)
+  // P's damping from Gershgorin's bound of D_F^-1/2 A_F D_F^-1/2 instead of Lanczos
+  // (`amg:spectrum=gershgorin`, amgcl's default, power_iters = 0): one pass over A, no
+  // iterations; a bound never below rho, so omega never too large. Not the default: +3-4 CG
+  // iterations on Poisson grids (BENCHMARKS 20h).
+  bool gershgorin_damping = false;
+  // Lanczos steps below the finest level (`amg:coarse_lanczos=N`); -1: lanczos_steps.
+  int coarse_lanczos_steps = -1;
+  int lanczos_steps_at(std::size_t level) const {
+    if (gershgorin_damping) return 0;
+    return level > 0 && coarse_lanczos_steps >= 0 ? coarse_lanczos_steps : lanczos_steps;
+  }
+  bool mis2 = false;     // aggregation by MIS(2) instead of the greedy passes
+  bool blocked = false;  // the greedy by blocks on all host cores (blocked_greedy_aggregate)
   // Strength and MIS(2) aggregation on the device (with gpu; on the host: mis2_aggregate, the
   // same algorithm and result). MIS(2) costs iterations on 2-D grids (poisson2d:1000 8 -> 26,
   // one thread, BENCHMARKS 20e), so it is asked for, not the default.

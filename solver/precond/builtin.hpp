@@ -6,6 +6,7 @@
 //   bjacobi.cpp    exact inverses of diagonal blocks of N rows
 //   chebyshev.cpp  a Chebyshev polynomial in D^-1 A of degree d
 //   amg.cpp        smoothed-aggregation algebraic multigrid, one V-cycle (set-up: amg_setup.cpp)
+//   cholesky.cpp   the complete sparse Cholesky factor (Eigen, AMD order); CG in 1-3 steps
 #pragma once
 
 #include <memory>
@@ -26,6 +27,9 @@ std::unique_ptr<Preconditioner<T>> make_chebyshev(const PrecondSpec& spec, Devic
                                                   int threads);
 template <typename T>
 std::unique_ptr<Preconditioner<T>> make_amg(const PrecondSpec& spec, Device device, int threads);
+template <typename T>
+std::unique_ptr<Preconditioner<T>> make_cholesky(const PrecondSpec& spec, Device device,
+                                                 int threads);
 
 // The integer argument of `spec` ("fsai:2" -> 2), `fallback` when there is none; InputError
 // naming the preconditioner when it is not an integer in [low, high].

@@ -28,8 +28,7 @@ const std::vector<PrecondEntry>& preconditioners() {
       {"ic0", "incomplete Cholesky, zero fill, triangular solves level by level",
        "levels (exact order) or colour (a level per colour); default levels on the CPU, colour "
        "on the GPU",
-       true, true,
-       &precond::make_ic0<float>, &precond::make_ic0<double>},
+       true, true, &precond::make_ic0<float>, &precond::make_ic0<double>},
       {"fsai", "factorized sparse approximate inverse G^T G", "k: pattern of tril(A^k), default 1",
        false, true, &precond::make_fsai<float>, &precond::make_fsai<double>},
       {"bjacobi", "exact inverses of diagonal blocks", "N: rows per block, default 64", true, true,
@@ -40,6 +39,9 @@ const std::vector<PrecondEntry>& preconditioners() {
        "options key=value,...: levels (10), smoother=cheb|jacobi (cheb), sweeps (2), theta "
        "(0.08), coarse (300)",
        false, true, &precond::make_amg<float>, &precond::make_amg<double>},
+      {"chol", "the complete sparse Cholesky factor (AMD order), triangular solves level by level",
+       "maxfill=N: refuse a factor of more than N x tril(A)'s entries, default 20", false, true,
+       &precond::make_cholesky<float>, &precond::make_cholesky<double>},
   };
   return table;
 }

@@ -92,6 +92,11 @@ TEST_CASE("Cluster CG with the other programs in one block: the CPU's iterations
     same_as_cpu(precond, std::string(precond).rfind("cheb", 0) == 0 ? 0.03 : 0.02, 1e-6);
 }
 
+TEST_CASE("Cluster CG with chol in one block: the CPU's iterations and answers") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  same_as_cpu("chol", 0.02, 1e-6);  // 1-2 iterations: within 2 of the CPU's
+}
+
 // A chain: tridiagonal, SPD; its IC(0) has one row a level (the longest sweep of dependent rows).
 CsrMatrix<double> chain(index_t n) {
   std::vector<index_t> rows, cols;
@@ -173,6 +178,11 @@ TEST_CASE("Cluster CG with ic0: auto takes one block where it fits, else persist
                                                       : "not cluster for ic0's levels"));
     CHECK(has_reason(plan, "shared memory in one block"));
   }
+  // chol's solves are level-scheduled too: one block where they fit, else persistent with why.
+  CHECK(plan_for(exnet, "chol", GpuLoopAsk::automatic).loop == Loop::cluster);
+  const Plan big_chol = plan_for(big, "chol", GpuLoopAsk::automatic);
+  CHECK(big_chol.loop == Loop::persistent);
+  CHECK(has_reason(big_chol, "not cluster for chol's levels"));
   // The other programs run there when asked, not by default; amg's levels never.
   CHECK(plan_for(exnet, "fsai:2", GpuLoopAsk::automatic).loop != Loop::cluster);
   CHECK(plan_for(exnet, "amg", GpuLoopAsk::cluster).loop != Loop::cluster);
@@ -185,8 +195,9 @@ TEST_CASE("Cluster CG with ic0: auto takes one block where it fits, else persist
   CHECK(fit.reason.find("one block") != std::string::npos);
 }
 
-// auto on the GPU: fsai:2 first; its probe (150 iterations, then on from there) solves Exnet
-// step 3 (87 iterations), so nothing else is tried and the solve starts where the probe ended.
+// auto on the GPU: Jacobi's short probe, then chol (Exnet's factor is 1.4x tril(A)'s); its probe
+// solves Exnet step 3 (1 iteration), so nothing else is tried and the solve starts where the
+// probe ended.
 TEST_CASE("GPU --precond auto: the first candidate's probe is the solve's start") {
   CGS_REQUIRE_GPU_OR_SKIP();
   const std::string dir = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
@@ -202,8 +213,8 @@ TEST_CASE("GPU --precond auto: the first candidate's probe is the solve's start"
   CHECK(report.true_relative_residual <= 1e-9);
   const std::string& why = report.plan.inspection;
   INFO(why);
-  CHECK(report.plan.precond.text() == "fsai:2");
-  CHECK(why.find("fsai:2's probe solved the system") != std::string::npos);
+  CHECK(report.plan.precond.text() == "chol");
+  CHECK(why.find("fsai:2 (not tried: chol's probe solved the system") != std::string::npos);
   CHECK(why.find("kept as the solve's start") != std::string::npos);
   CHECK(report.cg.iterations == 0);  // the probe's x already met the tolerance
 }

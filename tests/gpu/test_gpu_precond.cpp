@@ -30,16 +30,16 @@ struct System {
 const std::vector<System>& systems() {
   static const std::vector<System> list = {
       {"poisson 31x31", testing::poisson2d(31)},
-      {"Exnet step 3",
-       read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
-                          "/data/systems/Exnet_EXN_step3.mtx.gz")},
+      {"Exnet step 3", read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) +
+                                          "/data/systems/Exnet_EXN_step3.mtx.gz")},
       {"irregular random SPD 1013", irregular_spd()}};
   return list;
 }
 
-const char* const kPreconditioners[] = {"jacobi", "ic0",        "ic0:colour", "ic0:parts:100",
-                                        "fsai",   "fsai:2",     "bjacobi:64", "bjacobi:7",
-                                        "cheb:4", "cheb:8",     "amg",        "amg:smoother=jacobi"};
+const char* const kPreconditioners[] = {"jacobi", "ic0",    "ic0:colour", "ic0:parts:100",
+                                        "fsai",   "fsai:2", "bjacobi:64", "bjacobi:7",
+                                        "cheb:4", "cheb:8", "amg",        "amg:smoother=jacobi",
+                                        "chol"};
 
 std::unique_ptr<Preconditioner<double>> set_up(const std::string& name, Device device,
                                                const CsrMatrix<double>& A) {

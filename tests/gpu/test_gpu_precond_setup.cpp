@@ -1,8 +1,8 @@
 // The preconditioners' set-up where the solve runs on the GPU (issue 21 item 3), against the
 // host's set-up of the same matrix:
 //   - cheb: the Lanczos estimate on the device (solver/precond/spectrum_gpu.hpp) equals the
-//     host's (spectrum_bounds) to 1e-12, on a grid large enough for the set-up to choose the
-//     device and on small irregular matrices called directly;
+//     host's (spectrum_bounds) to 1e-9 (40 steps amplify rounding), on a grid large enough for the
+//     set-up to choose the device and on small irregular matrices called directly;
 //   - cheb:8, fsai:2, ic0, ic0:colour set up for the GPU on 250,000 rows (the device Lanczos,
 //     the all-core FSAI rows and IC(0) factorisation, the program packed in one allocation): one
 //     apply z = M^-1 r on the device equal to the host program's to 1e-12;
@@ -51,7 +51,7 @@ std::unique_ptr<Preconditioner<double>> set_up(const std::string& name, Device d
   return M;
 }
 
-TEST_CASE("GPU set-up: the device Lanczos gives the host's interval to 1e-12") {
+TEST_CASE("GPU set-up: the device Lanczos gives the host's interval to rounding") {
   CGS_REQUIRE_GPU_OR_SKIP();
   struct Case {
     std::string name;
@@ -70,11 +70,13 @@ TEST_CASE("GPU set-up: the device Lanczos gives the host's interval to 1e-12") {
     const precond::Interval gpu = precond::spectrum_bounds_on_device(c.A, scale, c.steps);
     CHECK(relative(gpu.gershgorin, host.gershgorin) <= 1e-14);
     // Up to 40 Lanczos steps amplify the sums' different rounding (device blocks against host
-    // chunks): 4.1e-12 on the random 1013-row matrix on an H200. The applies built from these
-    // bounds are compared to 1e-12 below.
-    CHECK(relative(gpu.ritz_max, host.ritz_max) <= 1e-10);
-    CHECK(relative(gpu.b, host.b) <= 1e-10);
-    CHECK(relative(gpu.a, host.a) <= 1e-10);
+    // chunks): 4.1e-12 on the random 1013-row matrix on an H200, and 2.3e-10 on an H100 since the
+    // host runs its steps on a pre-scaled copy of A (BENCHMARKS 20g: another rounding of each
+    // product, where the device scales on the fly). A wrong step or scale is off by far more; the
+    // applies built from these bounds are compared to 1e-12 below.
+    CHECK(relative(gpu.ritz_max, host.ritz_max) <= 1e-9);
+    CHECK(relative(gpu.b, host.b) <= 1e-9);
+    CHECK(relative(gpu.a, host.a) <= 1e-9);
     // The same bits at every call (a fixed reduction order).
     const precond::Interval again = precond::spectrum_bounds_on_device(c.A, scale, c.steps);
     CHECK(again.a == gpu.a);

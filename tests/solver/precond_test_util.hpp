@@ -3,15 +3,26 @@
 #pragma once
 
 #include <Eigen/Dense>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "formats/csr.hpp"
 #include "solver/precond/preconditioner.hpp"
+#include "solver/solver.hpp"
 
 namespace cgs::testing {
+
+// `--precond auto` on one device with CSR (on one core for Device::serial: the probe's choices
+// then depend on this machine alone).
+inline SolveRequest auto_request(Device device, double tol) {
+  SolveRequest o;
+  o.backend.format = Format::csr;
+  o.backend.device = device;
+  o.cg.tol = tol;
+  o.precond = parse_precond("auto");
+  return o;
+}
 
 inline Eigen::MatrixXd dense(const CsrMatrix<double>& A) {
   Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows, A.cols);

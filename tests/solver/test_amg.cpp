@@ -387,6 +387,95 @@ TEST_CASE("amg: M^-1 is symmetric positive definite for every smoother and coars
     }
 }
 
+TEST_CASE("amg: spectrum=gershgorin damps P by a bound never below the dense rho(D_F^-1 A_F)") {
+  struct Case {
+    const char* name;
+    CsrMatrix<double> A;
+  };
+  const Case cases[] = {{"poisson 12x12", poisson2d(12)},
+                        {"poisson3d 6", generate_matrix("gen:poisson3d:6")},
+                        {"random SPD 120", random_spd(120, 5, 53)},
+                        {"jumps + isolated row", jumps_and_isolated(9)}};
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    amg::HierarchyOptions lanczos, gershgorin;
+    lanczos.coarse = gershgorin.coarse = 4;
+    gershgorin.gershgorin_damping = true;
+    const amg::Hierarchy hl = amg::build_hierarchy(c.A, lanczos);
+    const amg::Hierarchy hg = amg::build_hierarchy(c.A, gershgorin);
+    REQUIRE(hg.levels.size() >= 2);
+    // The finest level's strength and aggregates do not depend on the damping: the same A_F.
+    CHECK(hg.levels[0].aggregates.of == hl.levels[0].aggregates.of);
+    for (std::size_t l = 0; hg.has_next(l); ++l) {
+      CAPTURE(l);
+      const amg::Level& level = hg.levels[l];
+      const Eigen::MatrixXd D = dense(hg.op(c.A, l));
+      const double bound = 4 / (3 * level.omega), truth = filtered_radius(D, level.theta);
+      // Gershgorin's bound of D_F^-1/2 A_F D_F^-1/2 from the dense A_F, written here.
+      const Eigen::MatrixXd F = dense_filtered(D, level.theta);
+      const Eigen::VectorXd s = F.diagonal().cwiseSqrt().cwiseInverse();
+      const double rows =
+          (s.asDiagonal() * F * s.asDiagonal()).cwiseAbs().rowwise().sum().maxCoeff();
+      CHECK(bound >= truth * (1 - 1e-12));  // omega lambda_max(D_F^-1 A_F) <= 4/3
+      CHECK(bound == doctest::Approx(rows).epsilon(1e-12));
+      // P = (I - omega D_F^-1 A_F) T from the definitions with that omega.
+      const DenseLevel ref = dense_level(D, level.aggregates, level.theta, level.omega);
+      CHECK(relative(dense(level.prolongator.P), ref.P) < 1e-12);
+      CHECK(relative(dense(hg.levels[l + 1].A), ref.Ac) < 1e-12);
+    }
+    // Lanczos's estimate stays at or below the truth: Gershgorin's damping is the smaller one.
+    CHECK(hg.levels[0].omega <= hl.levels[0].omega * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("amg: coarse_lanczos sets the Lanczos steps below the finest level only") {
+  const CsrMatrix<double> A = poisson2d(40);
+  amg::HierarchyOptions full, cut, none;
+  full.coarse = cut.coarse = none.coarse = 10;
+  cut.coarse_lanczos_steps = 3;
+  none.coarse_lanczos_steps = 0;  // Gershgorin's bound below the finest level
+  const amg::Hierarchy hf = amg::build_hierarchy(A, full), hc = amg::build_hierarchy(A, cut),
+                       hn = amg::build_hierarchy(A, none);
+  REQUIRE(hf.levels.size() >= 3);
+  REQUIRE(hn.levels.size() >= 3);
+  // The finest level's damping is the 10 steps' in all three, bit for bit.
+  CHECK(hc.levels[0].omega == hf.levels[0].omega);
+  CHECK(hn.levels[0].omega == hf.levels[0].omega);
+  // Level 1 (the same operator in all three): 3 steps' Ritz value below 10 steps', both below
+  // the dense radius, and Gershgorin's bound above it.
+  const Eigen::MatrixXd D = dense(hf.op(A, 1));
+  REQUIRE(dense(hc.op(A, 1)) == D);
+  const double truth = filtered_radius(D, hf.levels[1].theta);
+  const double rho10 = 4 / (3 * hf.levels[1].omega), rho3 = 4 / (3 * hc.levels[1].omega),
+               bound = 4 / (3 * hn.levels[1].omega);
+  CHECK(rho3 < rho10);
+  CHECK(rho10 <= truth * (1 + 1e-12));
+  CHECK(bound >= truth * (1 - 1e-12));
+  CHECK(bound > rho10);
+}
+
+TEST_CASE("amg: M^-1 with spectrum=gershgorin is symmetric positive definite; CG converges") {
+  const CsrMatrix<double> matrices[] = {poisson2d(10), random_spd(70, 4, 43), laplacian1d(45),
+                                        jumps_and_isolated(7)};
+  for (const CsrMatrix<double>& A : matrices)
+    for (const char* name :
+         {"amg:coarse=8,spectrum=gershgorin", "amg:coarse=8,spectrum=gershgorin,smoother=jacobi",
+          "amg:coarse=8,spectrum=gershgorin,aggregation=mis2"}) {
+      CAPTURE(std::string(name));
+      CAPTURE(A.rows);
+      auto M = built(name, A, Device::omp, 2);
+      CHECK(std::stoi(fact(*M, "levels")) >= 2);
+      const Eigen::MatrixXd Minv = inverse_of(*M, A.rows);
+      CHECK((Minv - Minv.transpose()).norm() <= 1e-10 * Minv.norm());
+      const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig((Minv + Minv.transpose()) / 2);
+      CHECK(eig.eigenvalues().minCoeff() > 0);
+      // Another M^-1 than Lanczos's damping gives (the option is not ignored).
+      std::string lanczos = name;
+      lanczos.replace(lanczos.find("gershgorin"), 10, "lanczos");
+      CHECK(relative(Minv, inverse_of(*built(lanczos, A, Device::omp, 2), A.rows)) > 1e-8);
+    }
+}
+
 TEST_CASE("amg: the coarsest level too large to invert is smoothed instead; still SPD") {
   const CsrMatrix<double> A = poisson2d(33);  // 1089 rows > the 1000 rows inverted densely
   auto M = built("amg:levels=1", A, Device::omp, 2);
@@ -768,13 +857,15 @@ TEST_CASE("amg options: key=value pairs, or a clear error") {
   for (const char* good :
        {"amg", "amg:levels=6,smoother=jacobi,sweeps=2,theta=0.08,coarse=300", "amg:smoother=cheb",
         "amg:aggregation=mis2", "amg:aggregation=host", "amg:aggregation=device", "amg:theta=0",
-        "amg:theta_decay=0.5", "amg:theta_decay=1"})
+        "amg:theta_decay=0.5", "amg:theta_decay=1", "amg:spectrum=lanczos",
+        "amg:spectrum=gershgorin", "amg:coarse_lanczos=0", "amg:coarse_lanczos=5"})
     CHECK_NOTHROW(make_preconditioner<double>(parse_precond(good), Device::serial, 1));
   for (const char* bad :
        {"amg:levels=0", "amg:levels=21", "amg:foo=1", "amg:smoother=gs", "amg:theta=-1",
         "amg:theta=nan", "amg:theta=0.1x", "amg:sweeps=x", "amg:sweeps=", "amg:levels",
         "amg:levels=3,", "amg:coarse=0", "amg:aggregation=random", "amg:,", "amg:theta_decay=2",
-        "amg:theta_decay=-0.5"}) {
+        "amg:theta_decay=-0.5", "amg:spectrum=power", "amg:spectrum=", "amg:coarse_lanczos=-1",
+        "amg:coarse_lanczos=51"}) {
     CAPTURE(std::string(bad));
     CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
   }
@@ -782,6 +873,13 @@ TEST_CASE("amg options: key=value pairs, or a clear error") {
     make_preconditioner<double>(parse_precond("amg:smoother=gs"), Device::serial, 1);
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("smoother must be cheb or jacobi") != std::string::npos);
+  }
+  try {
+    make_preconditioner<double>(parse_precond("amg:spectrum=power"), Device::serial, 1);
+    FAIL("amg:spectrum=power accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("spectrum must be lanczos or gershgorin") !=
+          std::string::npos);
   }
   CHECK(make_preconditioner<double>(parse_precond("amg:sweeps=3"), Device::serial, 1)->name() ==
         "amg:sweeps=3");

@@ -192,7 +192,19 @@ TEST_CASE("ic0's level schedules, one pass and a counting sort, are the levels b
     CAPTURE(A.rows);
     check_schedule(precond::forward_levels(A), reference_levels(A, true));
     check_schedule(precond::backward_levels(A), reference_levels(A, false));
+    const auto [forward, backward] = precond::solve_levels(A);
+    check_schedule(forward, reference_levels(A, true));
+    check_schedule(backward, reference_levels(A, false));
+    // chol's vector a level, from the triangles (the upper one is L^T where A is symmetric).
+    CHECK(precond::level_sets(precond::strictly_triangle(A, true), true) ==
+          reference_levels(A, true));
+    if (A.rows != 97)  // random_matrix's pattern is not symmetric
+      CHECK(precond::level_sets(precond::strictly_triangle(A, false), false) ==
+            reference_levels(A, false));
   }
+  // Over 100,000 rows: the counting sort on the team, the same schedules.
+  const CsrMatrix<double> large = poisson2d(350);
+  check_schedule(precond::backward_levels(large), reference_levels(large, false));
   // Entries above the diagonal are not read: only upper entries, every row on level 0.
   const CsrMatrix<double> upper = precond::triangle(poisson2d(5), false);
   CHECK(precond::forward_levels(upper).levels() == 1);

@@ -1,5 +1,5 @@
-// The preconditioners behind the seam (ic0, fsai, bjacobi, cheb, amg): each apply against a dense
-// reference computed here independently (Eigen), the preconditioned operator symmetric and
+// The preconditioners behind the seam (ic0, fsai, bjacobi, cheb, amg, chol): each apply against a
+// dense reference computed here independently (Eigen), the preconditioned operator symmetric and
 // positive definite, set_values taking new numbers, and each solving to Jacobi-CG's answer in
 // every CPU loop with fewer iterations.
 #include <doctest/doctest.h>
@@ -8,9 +8,11 @@
 #include <cmath>
 #include <regex>
 
+#include "formats/generators.hpp"
+#include "formats/matrix_market.hpp"
 #include "solver/precond/preconditioner.hpp"
-#include "solver/solver.hpp"
 #include "solver/precond_test_util.hpp"
+#include "solver/solver.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;
@@ -104,6 +106,49 @@ TEST_CASE("ic0 is exact where Cholesky makes no fill, and matches A on A's patte
   }
 }
 
+TEST_CASE("chol: M^-1 is A^-1 in any row order; CG stops at once; too much fill is refused") {
+  for (index_t n : {1, 2, 33, 70}) {
+    for (unsigned seed : {8u, 9u}) {
+      CAPTURE(n);
+      CAPTURE(seed);
+      const CsrMatrix<double> A = random_spd(n, 4, seed);
+      for (auto [device, threads] : {std::pair{Device::serial, 1}, std::pair{Device::omp, 2}}) {
+        auto M = built("chol", A, device, threads);
+        CHECK(relative(inverse_of(*M, n), dense(A).inverse()) < 1e-12);
+      }
+    }
+  }
+  // An EPANET system (coefficients 1e-6..1e6 apart): one step to 1e-10, where ic0 takes 53.
+  const CsrMatrix<double> exnet =
+      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/Exnet_EXN_step3.mtx.gz");
+  const std::vector<double> b = multiply(exnet, random_vector(exnet.rows, 31));
+  SolveRequest o;
+  o.backend.format = Format::csr;
+  o.backend.device = Device::serial;
+  o.cg.tol = 1e-10;
+  o.precond = parse_precond("chol");
+  std::vector<double> x;
+  const SolveReport r = solve_system(exnet, b, x, o);
+  REQUIRE(r.cg.ok());
+  CHECK(r.cg.converged_at <= 2);
+  CHECK(r.true_relative_residual <= 1e-9);
+  auto M = built("chol", exnet);
+  CHECK(fact(*M, "order") == "approximate minimum degree (Eigen)");
+  CHECK(fact(*M, "factor").find("x tril(A)'s") != std::string::npos);
+  // A 3-D grid fills in: 5.6M entries, 53x tril(A)'s, 4.9 Gflop at 30^3. Refused (from the
+  // analysis alone) above maxfill, and above the flop limit whatever maxfill says; a small
+  // factor is allowed whatever its ratio (the 40x40 grid's is 8x).
+  const CsrMatrix<double> cube = generate_matrix("gen:poisson3d:30");
+  CHECK_THROWS_WITH_AS(built("chol", cube), doctest::Contains("maxfill"), InputError);
+  CHECK_THROWS_WITH_AS(built("chol:maxfill=1000", cube), doctest::Contains("Gflop"), InputError);
+  CHECK_NOTHROW(built("chol:maxfill=1", poisson2d(40)));
+  // Not positive definite: a clear error, not a wrong preconditioner.
+  CsrMatrix<double> indefinite = tridiagonal(5);
+  indefinite.values[0] = -1;
+  CHECK_THROWS_WITH_AS(built("chol", indefinite), doctest::Contains("not positive definite"),
+                       InputError);
+}
+
 TEST_CASE("ic0:colour: IC(0) in a colour-by-colour elimination order, one level per colour") {
   // (L L^T)_ij = A_ij on A's pattern holds in any elimination order.
   for (unsigned seed : {5u, 6u}) {
@@ -193,7 +238,7 @@ TEST_CASE("cheb:d is (I - P_d(D^-1 A)) A^-1 with P_d the scaled Chebyshev polyno
 
 TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 1 up") {
   for (const char* name : {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:4", "cheb:3", "cheb:6",
-                           "amg", "amg:coarse=8"})
+                           "amg", "amg:coarse=8", "chol"})
     for (index_t n : {1, 7, 33, 70}) {
       CAPTURE(std::string(name));
       CAPTURE(n);
@@ -209,7 +254,7 @@ TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 
 TEST_CASE("set_values: new numbers on the same pattern give the preconditioner of the new A") {
   CsrMatrix<double> A = random_spd(45, 4, 17);
   for (const char* name :
-       {"ic0", "ic0:colour", "fsai:2", "bjacobi:8", "cheb:4", "amg:coarse=8,theta=0"}) {
+       {"ic0", "ic0:colour", "fsai:2", "bjacobi:8", "cheb:4", "amg:coarse=8,theta=0", "chol"}) {
     CAPTURE(std::string(name));
     auto M = built(name, A);
     CsrMatrix<double> B = A;
@@ -222,8 +267,8 @@ TEST_CASE("set_values: new numbers on the same pattern give the preconditioner o
 }
 
 TEST_CASE("preconditioner arguments: integers in range, or a clear error") {
-  for (const char* bad :
-       {"fsai:x", "fsai:0", "fsai:9", "bjacobi:0", "cheb:", "cheb:2.5", "ic0:1", "ic0:red"}) {
+  for (const char* bad : {"fsai:x", "fsai:0", "fsai:9", "bjacobi:0", "cheb:", "cheb:2.5", "ic0:1",
+                          "ic0:red", "chol:4", "chol:maxfill=0", "chol:maxfill=x", "chol:fill=3"}) {
     CAPTURE(std::string(bad));
     CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
   }
@@ -249,7 +294,7 @@ TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, i
     const SolveReport jacobi = solve_system(c.A, b, x_jacobi, o);
     REQUIRE(jacobi.cg.ok());
     for (const char* name :
-         {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:64", "cheb:4", "amg"}) {
+         {"ic0", "ic0:colour", "fsai", "fsai:2", "bjacobi:64", "cheb:4", "amg", "chol"}) {
       long iterations = -1;
       for (CpuLoopAsk loop : {CpuLoopAsk::generic, CpuLoopAsk::serial, CpuLoopAsk::team}) {
         CAPTURE(std::string(c.name));
@@ -282,15 +327,7 @@ TEST_CASE("each preconditioner solves to Jacobi-CG's answer in every CPU loop, i
   }
 }
 
-// `--precond auto` on one core, CSR: the probe's choices then depend on this machine alone.
-SolveRequest serial_auto_request(double tol) {
-  SolveRequest o;
-  o.backend.format = Format::csr;
-  o.backend.device = Device::serial;
-  o.cg.tol = tol;
-  o.precond = parse_precond("auto");
-  return o;
-}
+SolveRequest serial_auto_request(double tol) { return auto_request(Device::serial, tol); }
 
 TEST_CASE("--precond auto says what it chose, what it tried and why, and solves") {
   const CsrMatrix<double> A = poisson2d(40);
@@ -302,9 +339,9 @@ TEST_CASE("--precond auto says what it chose, what it tried and why, and solves"
   CHECK(r.true_relative_residual <= 1e-9);
   const std::string& why = r.plan.inspection;
   CHECK(why.rfind("preconditioner " + r.plan.precond.text() + ": about", 0) == 0);
-  for (const char* name : {"jacobi", "ic0", "fsai:2", "cheb:8", "bjacobi:64"})
+  for (const char* name : {"jacobi", "chol", "ic0", "fsai:2", "cheb:8", "bjacobi:64"})
     CHECK(why.find(name) != std::string::npos);
-  CHECK(why.find(" of 5 candidates") != std::string::npos);
+  CHECK(why.find(" of 6 candidates") != std::string::npos);
   CHECK(why.find("on the solve's right-hand side") != std::string::npos);
   CHECK(r.times.inspect_seconds > 0);
   // The solve went on from the winner's probe: its iterations are counted there, not repeated.
@@ -319,44 +356,49 @@ TEST_CASE("--precond auto says what it chose, what it tried and why, and solves"
 }
 
 TEST_CASE("--precond auto runs its first candidate by time, not 150 iterations, on the solve's b") {
-  // ic0 needs ~164 iterations on Poisson 140x140 to 1e-14, more than the 150 an extrapolated
-  // probe runs. Given the time (30 s here, so that a loaded machine cannot cut it; 0.25 s by
+  // Poisson 450x450 (202,500 rows: past the rows where auto counts chol's factor, so ic0 is the
+  // first strong candidate) needs ~400 ic0 iterations to 1e-12, more than the 150 an extrapolated
+  // probe runs. Given the time (60 s here, so that a loaded machine cannot cut it; 0.25 s by
   // default), its probe solves the system, so nothing is extrapolated and nothing else is tried
   // (on BWSN_Network_2 a 150-iteration rate had misjudged the first candidate 7x and swapped in
   // one 4x slower).
-  const CsrMatrix<double> A = poisson2d(140);
+  const CsrMatrix<double> A = poisson2d(450);
   const std::vector<double> b = multiply(A, random_vector(A.rows, 34));
-  SolveRequest o = serial_auto_request(1e-14);
-  o.auto_first_probe_seconds = 30;
+  SolveRequest o = serial_auto_request(1e-12);
+  o.auto_first_probe_seconds = 60;
   std::vector<double> x;
   const SolveReport r = solve_system(A, b, x, o);
   REQUIRE(r.cg.ok());
   CHECK(r.plan.precond.name == "ic0");
   CHECK(r.probe_iterations > 150);
   CHECK(r.cg.converged_at <= 2);
+  CHECK(r.plan.inspection.find("chol (not tried: more than 200000 rows") != std::string::npos);
   CHECK(r.plan.inspection.find("not tried: ic0's probe solved the system") != std::string::npos);
-  CHECK(r.plan.inspection.find("the first for up to") != std::string::npos);
+  CHECK(r.plan.inspection.find("the first of the others for up to") != std::string::npos);
 }
 
 TEST_CASE("--precond auto stops probing once its first candidate's probe solved the system") {
-  // ic0 solves Poisson 40x40 in a few dozen iterations, inside its probe: nothing else can beat
-  // a solved system, so nothing else is set up, and the solve starts converged.
+  // Jacobi's 50-iteration probe does not solve Poisson 40x40 (~100 iterations to 1e-10); chol,
+  // the first strong candidate (its factor 8x tril(A)'s, 0.1 Mflop), does in 1-2 iterations,
+  // inside its probe: nothing else can beat a solved system, so nothing else is set up, and the
+  // solve starts converged.
   const CsrMatrix<double> A = poisson2d(40);
   const std::vector<double> b = multiply(A, random_vector(A.rows, 33));
   SolveRequest o = serial_auto_request(1e-10);
   std::vector<double> x;
   const SolveReport r = solve_system(A, b, x, o);
   REQUIRE(r.cg.ok());
-  CHECK(r.plan.precond.name == "ic0");
+  CHECK(r.plan.precond.name == "chol");
   CHECK(r.true_relative_residual <= 1e-9);
   const std::string& why = r.plan.inspection;
-  CHECK(why.find("probing 1 of 5 candidates") != std::string::npos);
-  CHECK(why.find("not tried: ic0's probe solved the system") != std::string::npos);
-  CHECK(r.cg.converged_at <= 2);  // it starts from the probe's converged x
-  CHECK(r.probe_iterations > 10);
-  // A caller's own initial guess is kept: no warm start then.
+  CHECK(why.find("probing 2 of 6 candidates") != std::string::npos);
+  CHECK(why.find("tried: jacobi (set-up ") != std::string::npos);
+  CHECK(why.find("ic0 (not tried: chol's probe solved the system") != std::string::npos);
+  CHECK(r.cg.converged_at == 0);  // it starts from the probe's converged x
+  CHECK(r.probe_iterations >= 1);
+  // A caller's own initial guess is kept: no warm start then, the solve iterates from it.
   std::vector<double> x0(std::size_t(A.rows), 1.0);
   const SolveReport own = solve_system(A, b, x0, o);
   CHECK(own.probe_iterations == 0);
-  CHECK(own.cg.converged_at > 10);
+  CHECK(own.cg.converged_at >= 1);
 }

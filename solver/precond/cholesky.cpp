@@ -1,0 +1,244 @@
+// chol: A's complete sparse Cholesky factor as CG's preconditioner (what PETSc's -pc_type
+// cholesky is under -ksp_type cg). Eigen orders A's rows by approximate minimum degree, counts
+// the factor (its symbolic analysis) and computes it (SimplicialLLT); the two triangular solves
+// are the same level-by-level program ic0 runs, so it runs in every loop on every device.
+//
+// Why: M = A up to rounding, so CG stops after 1-3 iterations whatever A's conditioning. On
+// EPANET's systems (coefficient jumps of 1e6-1e12) ic0 takes 51-462 iterations, Jacobi up to
+// 121,000; on the GPU each iteration pays its level-by-level solves, so fewer iterations are the
+// lever (issue 21: BWSN_Network_2 step 10 in <= 30 ms). The price is fill: small on a network's
+// near-tree graph, large on 2-D/3-D meshes, so the factor is counted before it is built and
+// refused above `maxfill` times tril(A)'s entries (argument, default 20).
+#include "solver/precond/cholesky.hpp"
+
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+#include <charconv>
+#include <limits>
+#include <sstream>
+
+#include "formats/row_order.hpp"
+#include "solver/precond/builtin.hpp"
+#include "solver/precond/sparse_parts.hpp"
+
+namespace cgs::precond {
+namespace {
+
+using ColumnMajor = Eigen::SparseMatrix<double, Eigen::ColMajor, index_t>;
+
+// Eigen's SimplicialLLT in AMD order, with the factor's size that analyzePattern computes but
+// keeps to itself (as solver/validate.cpp's CountedLdlt).
+class CountedLlt
+    : public Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Eigen::AMDOrdering<index_t>> {
+ public:
+  double factor_entries() const { return double(m_nonZerosPerCol.sum()) + double(rows()); }
+  // Column j's update touches its entries' squares: sum of c_j^2 (as validate.cpp's count).
+  double flops() const {
+    double f = 0;
+    for (Eigen::Index j = 0; j < m_nonZerosPerCol.size(); ++j)
+      f += double(m_nonZerosPerCol[j]) * double(m_nonZerosPerCol[j]);
+    return f;
+  }
+};
+
+// A factor is refused when it would hold more than maxfill x tril(A)'s entries and more than
+// kSmallFactor entries (a small factor is cheap whatever its ratio: a hub row joined to every 7th
+// of 1,013 rows fills 23x into 121k entries), or cost more than kMaxFlops: Eigen's simplicial
+// factorisation (no supernodes) runs at ~0.3-1 Gflop/s on one core of the 2-core VM (55 s on
+// gen:poisson2d:1000, 43M entries, 14x, where Jacobi-CG solves it in ~10 s; 14 s on
+// gen:poisson3d:30, 4.9 Gflop).
+constexpr double kSmallFactor = 1e6;
+constexpr double kMaxFlops = 4e9;
+
+// A's CSR arrays read as a column-major matrix: A^T, which is A (symmetric); Eigen's lower
+// triangle of it is then tril(A). No copy.
+Eigen::Map<const ColumnMajor> as_column_major(const CsrMatrix<double>& A) {
+  return {A.rows, A.cols, A.nnz(), A.row_ptr.data(), A.col_idx.data(), A.values.data()};
+}
+
+// The factor's column-major arrays are L^T by rows (row j: columns i >= j, the diagonal first).
+CsrMatrix<double> transpose_of_factor(const ColumnMajor& L) {
+  CsrMatrix<double> U;
+  U.rows = U.cols = index_t(L.rows());
+  U.row_ptr.assign(L.outerIndexPtr(), L.outerIndexPtr() + L.outerSize() + 1);
+  const Eigen::Index entries = L.outerIndexPtr()[L.outerSize()];
+  U.col_idx.assign(L.innerIndexPtr(), L.innerIndexPtr() + entries);
+  U.values.assign(L.valuePtr(), L.valuePtr() + entries);
+  return U;
+}
+
+std::string describe(const CholeskyEstimate& e) {
+  std::ostringstream text;
+  text << std::size_t(e.factor_entries) << " entries, " << e.factor_entries / e.tril_entries
+       << "x tril(A)'s, " << e.flops / 1e9 << " Gflop";
+  return text.str();
+}
+
+// Eigen's order and symbolic analysis of A into `llt`, and the factor's size and cost; a refusal
+// where the factor is too big (see kSmallFactor).
+CholeskyEstimate analyze(CountedLlt& llt, const CsrMatrix<double>& A, double max_fill) {
+  llt.analyzePattern(as_column_major(A));
+  if (llt.info() != Eigen::Success) throw InputError("chol: Eigen's analysis of A failed");
+  CholeskyEstimate e;
+  e.tril_entries = double(A.nnz() + A.rows) / 2;
+  e.factor_entries = llt.factor_entries();
+  e.flops = llt.flops();
+  const bool too_big =
+      e.factor_entries > max_fill * e.tril_entries && e.factor_entries > kSmallFactor;
+  if (too_big || e.flops > kMaxFlops ||
+      e.factor_entries >= double(std::numeric_limits<index_t>::max()))
+    e.refusal = "the Cholesky factor would hold " + describe(e) +
+                " (limits: " + std::to_string(int(max_fill)) + "x tril(A) above " +
+                std::to_string(int(kSmallFactor)) + " entries, chol:maxfill=N raises it; " +
+                std::to_string(int(kMaxFlops / 1e9)) +
+                " Gflop): use amg, ic0 or fsai on this matrix";
+  return e;
+}
+
+template <typename T>
+class Cholesky final : public Preconditioner<T> {
+ public:
+  Cholesky(Device device, int threads, double max_fill)
+      : Preconditioner<T>(device, threads, false), max_fill_(max_fill) {}
+  std::string name() const override { return "chol"; }
+
+ protected:
+  void analyze_pattern(const CsrMatrix<double>& A) override {
+    llt_ = std::make_unique<CountedLlt>();
+    const CholeskyEstimate size = analyze(*llt_, A, max_fill_);
+    if (!size.refusal.empty()) throw InputError("chol: " + size.refusal);
+    this->report_.set_fact("order", "approximate minimum degree (Eigen)");
+    this->report_.set_fact("factor", describe(size));
+    // Eigen's P: L L^T = P A P^T with P.indices()[old] = new.
+    const auto& P = llt_->permutationP().indices();
+    elimination_.new_to_old.assign(std::size_t(A.rows), 0);
+    for (index_t old = 0; old < A.rows; ++old) elimination_.new_to_old[P[old]] = old;
+  }
+
+  void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
+    llt_->factorize(as_column_major(A));
+    if (llt_->info() != Eigen::Success)
+      throw InputError(
+          "chol: A is not positive definite (a pivot of its Cholesky factor is not "
+          "positive)");
+    const CsrMatrix<double> upper_in_order =
+        transpose_of_factor(llt_->matrixL().nestedExpression());
+    SplitTriangle lower = split_diagonal(transpose_with_map(upper_in_order).At);
+    if (spec.ops.empty()) {  // the factor's pattern is fixed by the analysis: levels once
+      forward_levels_ = level_sets(lower.off, true);
+      backward_levels_ = level_sets(transpose_with_map(lower.off).At, false);
+      this->report_.set_fact("levels", std::to_string(forward_levels_.size()) + " + " +
+                                           std::to_string(backward_levels_.size()));
+    }
+    // Back to the solve's numbering: a triangular_level operation names its rows, so the
+    // system is not permuted (as ic0's colour order).
+    const RowPermutation back = inverse(elimination_);
+    CsrMatrix<double> off = permute_symmetric(lower.off, back);
+    CsrMatrix<double> off_upper = permute_symmetric(transpose_with_map(lower.off).At, back);
+    std::vector<T> inverse_diagonal(lower.diagonal.size());
+    const std::vector<double> diagonal = elimination_.to_original(lower.diagonal);
+    for (std::size_t i = 0; i < diagonal.size(); ++i) inverse_diagonal[i] = T(1.0 / diagonal[i]);
+    if (!spec.ops.empty()) {  // same pattern: new values at the same handles
+      spec.value_arrays[lower_values_] = cast_to<T>(off.values);
+      spec.value_arrays[upper_values_] = cast_to<T>(off_upper.values);
+      spec.value_arrays[inverse_diagonal_] = std::move(inverse_diagonal);
+      return;
+    }
+    lower_values_ = spec.add_values(cast_to<T>(off.values));
+    upper_values_ = spec.add_values(cast_to<T>(off_upper.values));
+    inverse_diagonal_ = spec.add_values(std::move(inverse_diagonal));
+    write_solves(spec, off, off_upper, A.rows);
+  }
+
+ private:
+  // Forward solve with L (r -> between), backward with L^T (between -> z), level by level; on
+  // one host thread each solve is one sweep in elimination order (no levels needed).
+  void write_solves(ProgramSpec<T>& spec, const CsrMatrix<double>& off,
+                    const CsrMatrix<double>& off_upper, index_t n) {
+    const int lower_ptr = spec.add_indices(off.row_ptr);
+    const int lower_cols = spec.add_indices(off.col_idx);
+    const int upper_ptr = spec.add_indices(off_upper.row_ptr);
+    const int upper_cols = spec.add_indices(off_upper.col_idx);
+    const int between = spec.add_work(std::size_t(n));  // L^-1 P r
+    auto level_op = [&](const std::vector<index_t>& rows, bool forward) {
+      OpSpec op;
+      op.kind = OpKind::triangular_level;
+      op.items = index_t(rows.size());
+      std::vector<index_t> solve_rows(rows.size());
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        solve_rows[k] = elimination_.new_to_old[rows[k]];
+      op.rows = spec.add_indices(solve_rows);
+      op.row_ptr = forward ? lower_ptr : upper_ptr;
+      op.col_idx = forward ? lower_cols : upper_cols;
+      op.values = forward ? lower_values_ : upper_values_;
+      op.d = inverse_diagonal_;
+      op.u = forward ? kSlotR : between;
+      op.y = forward ? between : kSlotZ;
+      op.dot = forward ? 0 : 1;
+      spec.ops.push_back(op);
+    };
+    if (sequential()) {
+      std::vector<index_t> ascending(static_cast<std::size_t>(n));
+      for (index_t i = 0; i < n; ++i) ascending[i] = i;
+      level_op(ascending, true);
+      level_op(std::vector<index_t>(ascending.rbegin(), ascending.rend()), false);
+      return;
+    }
+    for (const auto& rows : forward_levels_) level_op(rows, true);
+    for (const auto& rows : backward_levels_) level_op(rows, false);
+  }
+
+  // A sweep in elimination order is a valid triangular solve only where one thread runs the
+  // whole operation (ic0.cpp says why the GPU never is such a place).
+  bool sequential() const {
+    if (this->device() == Device::gpu) return false;
+    return this->device() == Device::serial || this->threads() == 1;
+  }
+
+  static RowPermutation inverse(const RowPermutation& P) {
+    RowPermutation Q;
+    Q.new_to_old.resize(P.new_to_old.size());
+    for (index_t k = 0; k < index_t(P.new_to_old.size()); ++k) Q.new_to_old[P.new_to_old[k]] = k;
+    return Q;
+  }
+
+  double max_fill_;
+  std::unique_ptr<CountedLlt> llt_;
+  RowPermutation elimination_;  // Eigen's AMD order: new_to_old
+  std::vector<std::vector<index_t>> forward_levels_, backward_levels_;
+  int lower_values_ = kNoArray, upper_values_ = kNoArray, inverse_diagonal_ = kNoArray;
+};
+
+// "maxfill=N" (N >= 1): the factor may hold N times tril(A)'s entries.
+double max_fill_argument(const PrecondSpec& spec) {
+  const std::string& a = spec.argument;
+  if (a.empty()) return 20;
+  const std::string key = "maxfill=";
+  int value = 0;
+  const char* end = a.data() + a.size();
+  if (a.rfind(key, 0) == 0) {
+    const auto [ptr, ec] = std::from_chars(a.data() + key.size(), end, value);
+    if (ec == std::errc() && ptr == end && value >= 1) return value;
+  }
+  throw InputError("the chol preconditioner's argument is maxfill=N, N >= 1 (got '" + spec.text() +
+                   "')");
+}
+
+}  // namespace
+
+CholeskyEstimate estimate_cholesky(const CsrMatrix<double>& A, double max_fill) {
+  CountedLlt llt;
+  return analyze(llt, A, max_fill);
+}
+
+template <typename T>
+std::unique_ptr<Preconditioner<T>> make_cholesky(const PrecondSpec& spec, Device device,
+                                                 int threads) {
+  return std::make_unique<Cholesky<T>>(device, threads, max_fill_argument(spec));
+}
+
+template std::unique_ptr<Preconditioner<float>> make_cholesky(const PrecondSpec&, Device, int);
+template std::unique_ptr<Preconditioner<double>> make_cholesky(const PrecondSpec&, Device, int);
+
+}  // namespace cgs::precond

@@ -1,0 +1,22 @@
+// chol's set-up counted before it is built (cholesky.cpp): Eigen's approximate-minimum-degree
+// order and symbolic analysis, what chol's analyze does first. `--precond auto` reads it to skip
+// chol where its factor would be refused or cost more than the best candidate's remaining time.
+#pragma once
+
+#include <string>
+
+#include "formats/csr.hpp"
+
+namespace cgs::precond {
+
+struct CholeskyEstimate {
+  double factor_entries = 0;  // L's, diagonal included
+  double tril_entries = 0;    // tril(A)'s (A symmetric)
+  double flops = 0;           // sum over L's columns of their entries squared
+  std::string refusal;        // non-empty: chol would refuse the factor, and why
+};
+
+// `max_fill` as chol:maxfill=N (default 20).
+CholeskyEstimate estimate_cholesky(const CsrMatrix<double>& A, double max_fill = 20);
+
+}  // namespace cgs::precond

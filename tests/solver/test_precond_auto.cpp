@@ -1,0 +1,173 @@
+// --precond auto's Jacobi probe and fsai:2's cost check (solver/precond_probe.cpp, issue 21 item
+// 4): Jacobi kept where it solves in its probe, not chosen where it fails, fsai:2 not set up
+// where A^2 is dense (its pattern counted against a dense boolean product here), and no matrix
+// refused that a candidate solves.
+#include <doctest/doctest.h>
+
+#include <Eigen/Dense>
+#include <string>
+
+#include "formats/matrix_market.hpp"
+#include "solver/precond_probe.hpp"
+#include "solver/precond_test_util.hpp"
+#include "solver/solver.hpp"
+#include "test_matrices.hpp"
+
+using namespace cgs;
+using namespace cgs::testing;
+
+namespace {
+
+SolveRequest serial_auto(double tol) { return auto_request(Device::serial, tol); }
+
+std::string data(const std::string& file) {
+  return std::string(CGSOLVE_SOURCE_DIR) + "/data/" + file;
+}
+
+// tril(A^2)'s entry count and longest row from dense boolean products (the reference for
+// estimate_fsai_setup): column c <= i of row i is in the pattern when (|A| + |A|^2)(i, c) != 0.
+struct DenseCount {
+  double entries = 0, longest = 0, flops = 0;
+};
+DenseCount dense_tril_a2(const CsrMatrix<double>& A) {
+  Eigen::MatrixXd B = Eigen::MatrixXd::Zero(A.rows, A.cols);
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) B(i, A.col_idx[k]) = 1;
+  const Eigen::MatrixXd reach = B + B * B + Eigen::MatrixXd::Identity(A.rows, A.cols);
+  DenseCount count;
+  for (index_t i = 0; i < A.rows; ++i) {
+    double m = 0;
+    for (index_t c = 0; c <= i; ++c) m += reach(i, c) != 0;
+    count.entries += m;
+    count.longest = std::max(count.longest, m);
+    count.flops += m * m * m / 6;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("--precond auto keeps Jacobi where it solves the system in its probe, and says why") {
+  // Strongly diagonally dominant (random_spd with a shifted diagonal, kappa ~ 1.5): Jacobi-CG
+  // reaches 1e-10 in well under its 50-iteration probe, before any other candidate's set-up
+  // (3,000 rows, and 1,013: not a multiple of 32). A random graph's factor fills in (not 2x
+  // tril(A)'s), so Jacobi goes first. (LFAT5, 14 rows, has a sparse factor: chol goes first
+  // there, 0.83 against Jacobi's 0.73 ms on an H100, BENCHMARKS 10m.)
+  auto dominant = [](index_t n) {
+    CsrMatrix<double> A = random_spd(n, 3, 21);
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (A.col_idx[k] == i) A.values[k] += 20;
+    return A;
+  };
+  for (const CsrMatrix<double>& M : {dominant(3000), dominant(1013)}) {
+    const std::vector<double> x_true = random_vector(M.rows, 5);
+    const std::vector<double> b = multiply(M, x_true);
+    std::vector<double> x;
+    const SolveReport r = solve_system(M, b, x, serial_auto(1e-10));
+    REQUIRE(r.cg.ok());
+    CHECK(r.plan.precond.name == "jacobi");
+    const std::string& why = r.plan.inspection;
+    CHECK(why.rfind("preconditioner jacobi: about", 0) == 0);
+    CHECK(why.find("tried: jacobi (set-up ") != std::string::npos);
+    CHECK(why.find(": solved)") != std::string::npos);
+    CHECK(why.find("ic0 (not tried: jacobi's probe solved the system)") != std::string::npos);
+    CHECK(why.find("probing 1 of 6 candidates (jacobi for 50 iterations") != std::string::npos);
+    CHECK(r.probe_iterations > 0);
+    CHECK(r.probe_iterations < 50);
+    CHECK(r.cg.converged_at <= 1);  // the solve starts from the probe's converged x
+    CHECK(r.true_relative_residual <= 1e-9);
+    double err = 0, ref = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      err = std::max(err, std::abs(x[i] - x_true[i])), ref = std::max(ref, std::abs(x_true[i]));
+    CHECK(err <= 1e-6 * ref);
+  }
+}
+
+TEST_CASE("--precond auto does not choose Jacobi on an ill-conditioned EPANET system") {
+  // Exnet step 3: Jacobi takes ~2,100 iterations to 1e-10, ic0 53, chol 1. Its factor is 1.4x
+  // tril(A)'s (a network's near-tree graph), so chol is probed first, solves inside its probe,
+  // and Jacobi is not even run (its residual falls fast at first, 1.9e10 -> 1e3 in 5 iterations,
+  // then stalls).
+  const CsrMatrix<double> A = read_matrix_market(data("systems/Exnet_EXN_step3.mtx.gz"));
+  const std::vector<double> b = read_vector_market(data("systems/Exnet_EXN_step3_b.mtx.gz"));
+  SolveRequest o = serial_auto(1e-10);
+  std::vector<double> x;
+  const SolveReport r = solve_system(A, b, x, o);
+  REQUIRE(r.cg.ok());
+  CHECK(r.plan.precond.name != "jacobi");
+  CHECK(r.true_relative_residual <= 1e-8);
+  const std::string& why = r.plan.inspection;
+  CHECK(r.plan.precond.name == "chol");
+  CHECK(why.find("tried: chol (set-up ") != std::string::npos);
+  CHECK(why.find("jacobi (not tried: chol's probe solved the system)") != std::string::npos);
+  // The reference: Jacobi itself, asked for, needs over 10x the chosen one's iterations.
+  o.precond = parse_precond("jacobi");
+  std::vector<double> xj;
+  const SolveReport jacobi = solve_system(A, b, xj, o);
+  REQUIRE(jacobi.cg.ok());
+  CHECK(jacobi.cg.converged_at > 1000);
+  CHECK(r.cg.converged_at + r.probe_iterations < jacobi.cg.converged_at / 10);
+}
+
+TEST_CASE("fsai:2's set-up estimate counts tril(A^2) as a dense product does, sampled or not") {
+  // Exactly counted: a grid, a random SPD matrix, an EPANET system, n = 1.
+  for (const CsrMatrix<double>& A :
+       {poisson2d(12), random_spd(300, 3, 4), read_matrix_market(data("matrices/494_bus.mtx")),
+        poisson2d(1)}) {
+    const FsaiSetupEstimate e = estimate_fsai_setup(A);
+    const DenseCount ref = dense_tril_a2(A);
+    CHECK_FALSE(e.sampled);
+    CHECK(e.pattern_entries == ref.entries);
+    CHECK(double(e.longest_row) == ref.longest);
+    CHECK(e.factor_flops == doctest::Approx(ref.flops));
+    double tril = 0;
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) tril += A.col_idx[k] <= i;
+    CHECK(e.tril_entries == tril);
+    CHECK(e.pattern_entries >= e.tril_entries);
+  }
+  // A hub joined to every row: A^2 is dense, tril(A^2) the whole lower triangle. Counting every
+  // row would cost ~n^2, so rows are sampled; the estimate stays within 25% of the dense count.
+  const CsrMatrix<double> hub = hub_and_chain(800);
+  const FsaiSetupEstimate e = estimate_fsai_setup(hub);
+  const DenseCount ref = dense_tril_a2(hub);
+  CHECK(e.sampled);
+  CHECK(ref.entries == doctest::Approx(800.0 * 801 / 2));
+  CHECK(e.pattern_entries == doctest::Approx(ref.entries).epsilon(0.25));
+  CHECK(e.factor_flops == doctest::Approx(ref.flops).epsilon(0.25));
+}
+
+TEST_CASE("fsai:2 is not set up where A^2 is dense, and the reason says so") {
+  // hub_and_chain(2000): tril(A^2) is dense (~2M entries, 3e11 flops of row factorizations, many
+  // seconds); a 5-point grid of the same size stays a few times A.
+  const std::string hub = fsai_setup_above(hub_and_chain(2000), 0.05);
+  CHECK(hub.rfind("tril(A^2) has ", 0) == 0);
+  CHECK(hub.find("(sampled)") != std::string::npos);
+  CHECK(hub.find("of set-up") != std::string::npos);
+  CHECK(fsai_setup_above(poisson2d(45), 0.05).empty());
+  // bcsstk13 (rows of up to 331 entries in tril(A^2), 8e8 flops: 0.5-0.7 s measured) against a
+  // 30 ms bound: refused; an EPANET system against 1 ms: set up.
+  const std::string bcsstk13 =
+      fsai_setup_above(read_matrix_market(data("matrices/bcsstk13.mtx")), 0.03);
+  CHECK(bcsstk13.find("rows up to 331") != std::string::npos);
+  CHECK(fsai_setup_above(read_matrix_market(data("systems/Exnet_EXN_step3.mtx.gz")), 1e-3).empty());
+}
+
+TEST_CASE("--precond auto never refuses a matrix that a candidate solves") {
+  // Jacobi solving in its probe, Jacobi's residual not falling (Exnet's), a dense A^2 (the hub),
+  // a real structural matrix, n = 1: each solved to its tolerance, by whichever candidate.
+  std::vector<CsrMatrix<double>> matrices = {
+      read_matrix_market(data("matrices/nos6.mtx")),
+      read_matrix_market(data("matrices/494_bus.mtx")), hub_and_chain(500),
+      read_matrix_market(data("matrices/gr_900_900_crg.mtx")), poisson2d(1)};
+  for (const CsrMatrix<double>& A : matrices) {
+    const std::vector<double> b = multiply(A, random_vector(A.rows, 8));
+    std::vector<double> x;
+    const SolveReport r = solve_system(A, b, x, serial_auto(1e-10));
+    CAPTURE(A.rows);
+    CAPTURE(r.plan.inspection);
+    CHECK(r.cg.ok());
+    CHECK(r.true_relative_residual <= 1e-8);
+  }
+}
