@@ -406,14 +406,17 @@ CholeskyCount count_cholesky(const CsrMatrix<double>& A) {
   return c;
 }
 
-// A factor this close to tril(A)'s size (a network's near-tree graph: 1.2-1.5x on EPANET's
-// systems) costs about what ic0 does to set up and apply, and solves in 1-2 iterations, so chol
-// is probed before Jacobi: Jacobi's probe, a second device plan, cost 2-4 ms more than chol's
-// whole solve there (GPU auto 1.5-2.8x chol, H100, BENCHMARKS 10m).
-constexpr double kSparseFactor = 2.0;
-bool sparse_factor(const CholeskyCount& c) {
-  return c.counted && c.estimate.refusal.empty() &&
-         c.estimate.factor_entries <= kSparseFactor * c.estimate.tril_entries;
+// A network's graph (mean off-diagonal entries a row, its mean degree, at most kNetworkDegree:
+// EPANET's five systems 2.2-2.7, 494_bus 2.4, where a 5-point grid has 3.8-4 and bcsstk13 41) is
+// near a tree: its AMD factor holds 1.2-1.5x tril(A)'s entries and solves in 1-2 iterations for
+// about ic0's set-up, so chol is probed first, before Jacobi and without counting its factor
+// first (chol's own analysis still refuses a factor that fills in). Jacobi's probe and the count,
+// a second device plan and a second ordering, had cost 1.5-2.8x chol's whole solve there (GPU,
+// H100, BENCHMARKS 10m).
+constexpr double kNetworkDegree = 3.0;
+bool network_graph(const CsrMatrix<double>& A) {
+  return A.rows > 0 && A.rows <= kCholeskyCountedRows &&
+         double(A.nnz() - A.rows) <= kNetworkDegree * double(A.rows);
 }
 
 // Why chol is not worth setting up here (empty: it is): too many rows to count, a factor chol
@@ -452,10 +455,10 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   Probe* best = nullptr;
   std::string not_tried;
   const bool gpu = request.backend.device == Device::gpu;
-  const CholeskyCount cholesky = count_cholesky(A);
   std::vector<const char*> candidates(std::begin(gpu ? kGpuCandidates : kCpuCandidates),
                                       std::end(gpu ? kGpuCandidates : kCpuCandidates));
-  if (sparse_factor(cholesky))  // chol before Jacobi (see kSparseFactor)
+  const bool network = network_graph(A);
+  if (network)  // chol before Jacobi (see kNetworkDegree)
     std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
   probes.reserve(candidates.size());  // `best` points into it
   const double inf = std::numeric_limits<double>::infinity();
@@ -518,7 +521,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
         continue;
       }
     }
-    if (std::string(name) == "chol") {
+    if (std::string(name) == "chol" && !(network && probes.empty())) {
+      const CholeskyCount cholesky = count_cholesky(A);
       const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
       const std::string not_worth = cholesky_not_worth(cholesky, limit);
       if (!not_worth.empty()) {
