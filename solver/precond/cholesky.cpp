@@ -17,6 +17,7 @@
 #include <charconv>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "formats/row_order.hpp"
 #include "solver/precond/builtin.hpp"
@@ -122,20 +123,22 @@ class Cholesky final : public Preconditioner<T> {
       throw InputError(
           "chol: A is not positive definite (a pivot of its Cholesky factor is not "
           "positive)");
+    // L^T is Eigen's column-major factor read by rows; L its transpose. Both solves' off-diagonal
+    // parts come from them directly (L^T without its diagonal is L's off part transposed).
     const CsrMatrix<double> upper_in_order =
         transpose_of_factor(llt_->matrixL().nestedExpression());
-    SplitTriangle lower = split_diagonal(transpose_with_map(upper_in_order).At);
+    const CsrMatrix<double> lower_in_order = transpose_with_map(upper_in_order).At;
+    const SplitTriangle lower = split_diagonal(lower_in_order);
     if (spec.ops.empty()) {  // the factor's pattern is fixed by the analysis: levels once
-      forward_levels_ = level_sets(lower.off, true);
-      backward_levels_ = level_sets(transpose_with_map(lower.off).At, false);
-      this->report_.set_fact("levels", std::to_string(forward_levels_.size()) + " + " +
-                                           std::to_string(backward_levels_.size()));
+      std::tie(forward_, backward_) = solve_levels(lower_in_order);
+      this->report_.set_fact(
+          "levels", std::to_string(forward_.levels()) + " + " + std::to_string(backward_.levels()));
     }
     // Back to the solve's numbering: a triangular_level operation names its rows, so the
     // system is not permuted (as ic0's colour order).
     const RowPermutation back = inverse(elimination_);
-    CsrMatrix<double> off = permute_symmetric(lower.off, back);
-    CsrMatrix<double> off_upper = permute_symmetric(transpose_with_map(lower.off).At, back);
+    const CsrMatrix<double> off = permute_symmetric(lower.off, back);
+    const CsrMatrix<double> off_upper = permute_symmetric(split_diagonal(upper_in_order).off, back);
     std::vector<T> inverse_diagonal(lower.diagonal.size());
     const std::vector<double> diagonal = elimination_.to_original(lower.diagonal);
     for (std::size_t i = 0; i < diagonal.size(); ++i) inverse_diagonal[i] = T(1.0 / diagonal[i]);
@@ -152,23 +155,36 @@ class Cholesky final : public Preconditioner<T> {
   }
 
  private:
-  // Forward solve with L (r -> between), backward with L^T (between -> z), level by level; on
-  // one host thread each solve is one sweep in elimination order (no levels needed).
+  // The rows of each solve in the solve's numbering, level after level (elimination order's
+  // schedule mapped through new_to_old); on one host thread each solve is one sweep in
+  // elimination order, ascending then descending (no levels needed).
+  std::vector<index_t> solve_rows(bool forward) const {
+    const std::size_t n = elimination_.new_to_old.size();
+    std::vector<index_t> rows(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const index_t in_order = sequential() ? index_t(forward ? k : n - 1 - k)
+                                            : (forward ? forward_ : backward_).rows[k];
+      rows[k] = elimination_.new_to_old[std::size_t(in_order)];
+    }
+    return rows;
+  }
+
+  // Forward solve with L (r -> between), backward with L^T (between -> z), level by level.
   void write_solves(ProgramSpec<T>& spec, const CsrMatrix<double>& off,
                     const CsrMatrix<double>& off_upper, index_t n) {
     const int lower_ptr = spec.add_indices(off.row_ptr);
     const int lower_cols = spec.add_indices(off.col_idx);
     const int upper_ptr = spec.add_indices(off_upper.row_ptr);
     const int upper_cols = spec.add_indices(off_upper.col_idx);
+    const int forward_rows = spec.add_indices(solve_rows(true));
+    const int backward_rows = spec.add_indices(solve_rows(false));
     const int between = spec.add_work(std::size_t(n));  // L^-1 P r
-    auto level_op = [&](const std::vector<index_t>& rows, bool forward) {
+    auto level_op = [&](index_t from, index_t items, bool forward) {
       OpSpec op;
       op.kind = OpKind::triangular_level;
-      op.items = index_t(rows.size());
-      std::vector<index_t> solve_rows(rows.size());
-      for (std::size_t k = 0; k < rows.size(); ++k)
-        solve_rows[k] = elimination_.new_to_old[rows[k]];
-      op.rows = spec.add_indices(solve_rows);
+      op.items = items;
+      op.rows = forward ? forward_rows : backward_rows;
+      op.rows_from = from;
       op.row_ptr = forward ? lower_ptr : upper_ptr;
       op.col_idx = forward ? lower_cols : upper_cols;
       op.values = forward ? lower_values_ : upper_values_;
@@ -179,14 +195,14 @@ class Cholesky final : public Preconditioner<T> {
       spec.ops.push_back(op);
     };
     if (sequential()) {
-      std::vector<index_t> ascending(static_cast<std::size_t>(n));
-      for (index_t i = 0; i < n; ++i) ascending[i] = i;
-      level_op(ascending, true);
-      level_op(std::vector<index_t>(ascending.rbegin(), ascending.rend()), false);
+      level_op(0, n, true);
+      level_op(0, n, false);
       return;
     }
-    for (const auto& rows : forward_levels_) level_op(rows, true);
-    for (const auto& rows : backward_levels_) level_op(rows, false);
+    for (index_t l = 0; l < forward_.levels(); ++l)
+      level_op(forward_.start[l], forward_.size(l), true);
+    for (index_t l = 0; l < backward_.levels(); ++l)
+      level_op(backward_.start[l], backward_.size(l), false);
   }
 
   // A sweep in elimination order is a valid triangular solve only where one thread runs the
@@ -205,8 +221,8 @@ class Cholesky final : public Preconditioner<T> {
 
   double max_fill_;
   std::unique_ptr<CountedLlt> llt_;
-  RowPermutation elimination_;  // Eigen's AMD order: new_to_old
-  std::vector<std::vector<index_t>> forward_levels_, backward_levels_;
+  RowPermutation elimination_;        // Eigen's AMD order: new_to_old
+  LevelSchedule forward_, backward_;  // in elimination order
   int lower_values_ = kNoArray, upper_values_ = kNoArray, inverse_diagonal_ = kNoArray;
 };
 

@@ -222,26 +222,6 @@ std::pair<LevelSchedule, LevelSchedule> solve_levels(const CsrMatrix<double>& A)
   return {forward_schedule(forward, forward_count), backward_schedule(backward, backward_count)};
 }
 
-std::vector<std::vector<index_t>> level_sets(const CsrMatrix<double>& S, bool lower) {
-  const index_t n = S.rows;
-  std::vector<index_t> level(std::size_t(n), 0);
-  index_t levels = 0;
-  for (index_t step = 0; step < n; ++step) {
-    const index_t i = lower ? step : n - 1 - step;
-    index_t l = 0;
-    for (index_t k = S.row_ptr[i]; k < S.row_ptr[i + 1]; ++k)
-      l = std::max(l, level[S.col_idx[k]] + 1);
-    level[i] = l;
-    levels = std::max(levels, l + 1);
-  }
-  std::vector<std::vector<index_t>> sets(static_cast<std::size_t>(levels));
-  for (index_t step = 0; step < n; ++step) {
-    const index_t i = lower ? step : n - 1 - step;
-    sets[std::size_t(level[i])].push_back(i);
-  }
-  return sets;
-}
-
 // Parallel over blocks of A's rows, the same result as one pass in row order: each thread
 // counts its block's entries per column, the counts become each thread's first slot in every
 // row of At (blocks in row order, so At's columns still ascend), and each thread fills its own

@@ -44,10 +44,6 @@ LevelSchedule backward_levels(const CsrMatrix<double>& A);
 // Both (forward, backward), the two passes side by side.
 std::pair<LevelSchedule, LevelSchedule> solve_levels(const CsrMatrix<double>& A);
 
-// The same levels as one vector per level, for a triangular solve with S (the off-diagonal part
-// of a triangle): lower, rows read lower-numbered rows; upper, higher ones (chol's program).
-std::vector<std::vector<index_t>> level_sets(const CsrMatrix<double>& S, bool lower);
-
 // The transpose of A, and for every entry k of A its position in the transpose.
 struct Transposed {
   CsrMatrix<double> At;
