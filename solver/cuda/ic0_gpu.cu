@@ -246,6 +246,7 @@ __global__ void inverse_kernel(index_t n, const double* pivot, T* inverse) {
 __global__ void cast_kernel(std::int64_t nnz, const double* from, float* to) {
   CGS_FOR_EACH(k, nnz) to[k] = float(from[k]);
 }
+#undef CGS_FOR_EACH
 
 // row_ptr[0] = 0, row_ptr[i + 1] = counts[0] + ... + counts[i] (cub's scan).
 void counts_to_row_pointers(const DeviceArray<index_t>& counts, DeviceArray<index_t>& row_ptr) {
@@ -519,6 +520,7 @@ class CudaIc0 final : public Ic0Gpu<T> {
     backward_rows_ = DeviceArray<index_t>(n, "ic0: backward schedule");
     sort_levels(queue[0], forward_start_d_.data(), counts[0], false, forward_rows_);
     sort_levels(queue[1], backward_start_d.data(), counts[1], true, backward_rows_);
+    cuda::synchronize();  // the sorts read the queues, freed on return
   }
 
   index_t n_ = 0;
