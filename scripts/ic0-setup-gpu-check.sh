@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Issue 21 item 3, ic0's set-up on one GPU in one call (branches ic0set, BENCHMARKS §10k, and
-# ic0dev, §10l: the set-up on the device): build (unless SKIP_BUILD=1), the GPU tests that touch
+# ic0dev, §10n: the set-up on the device): build (unless SKIP_BUILD=1), the GPU tests that touch
 # ic0 (tests/gpu/test_gpu_ic0_setup.cpp: the device set-up's factor and schedules against the
 # host's, the shift, the fallback for a pattern that is not symmetric, the apply against the host
 # program's, set_values against a fresh set-up, CG against the CPU's iterations; the cluster
-# loop's ic0 tests), compute-sanitizer memcheck over them and racecheck on the cooperative
-# kernels (small systems only), then on gen:poisson2d:3000 with --device gpu for ic0, fsai:2 and
-# jacobi: the set-up (median of RUNS runs of 5 iterations, every phase from the JSON report, ic0's
-# own phases from its "ic0 set-up" table) and one solve to --tol 1e-8 (iterations, solve seconds;
+# loop's ic0 tests), then on gen:poisson2d:3000 with --device gpu for ic0, fsai:2 and jacobi: the
+# set-up (median of RUNS runs of 5 iterations, every phase from the JSON report, ic0's own phases
+# from its "ic0 set-up" table) and one solve to --tol 1e-8 (iterations, solve seconds;
 # ic0's level-scheduled solve is stopped at SOLVE_LIMIT seconds), ic0's host set-up on the same
 # GPU run for comparison (CGSOLVE_IC0_DEVICE_ROWS past the rows), and ic0's iterations on the
-# EPANET systems of DATA (RCM kept there, host set-up: small). Logs under $OUT; a summary last.
-# About 4 min on a 16-core H100 host (each part skipped past its time mark: at most ~6 min).
+# EPANET systems of DATA (RCM kept there, host set-up: small), and last compute-sanitizer memcheck
+# over the `GPU ic0*` tests and racecheck on the cooperative kernels (small systems only). Logs
+# under $OUT; a summary last. About 4-5 min on a 16-core H100 host (timeouts and time marks: at
+# most ~7 min).
 # Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [RUNS=3] [SOLVE_LIMIT=30] OUT=dir \
 #        scripts/ic0-setup-gpu-check.sh [DATA (default .gpu-data)]
 set -uo pipefail
@@ -44,14 +45,6 @@ F='GPU ic0*,Cluster CG with ic0*,GPU set-up: cheb*'
 timeout 150 "$T" -tc="$F" > "$L/test-ic0.log" 2>&1
 say "test_gpu '$F': exit $? $(grep -E 'test cases' "$L/test-ic0.log")"
 grep -B4 -A12 "ERROR" "$L/test-ic0.log" | head -60
-CGS_GPU_TESTS_LIGHT=1 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 86 \
-  "$T" -tc='GPU ic0*' > "$L/memcheck.log" 2>&1
-say "compute-sanitizer memcheck 'GPU ic0*': exit $? $(grep -E 'ERROR SUMMARY' "$L/memcheck.log" | tail -1)"
-R='GPU ic0 device set-up: the factor*,GPU ic0 device set-up: a breakdown*'
-CGS_GPU_TESTS_LIGHT=1 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 86 \
-  "$T" -tc="$R" > "$L/racecheck.log" 2>&1
-say "compute-sanitizer racecheck (the cooperative kernels, small systems): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/racecheck.log" | tail -1)"
-
 M=gen:poisson2d:3000
 # One line per preconditioner: the median set-up of RUNS runs of 5 iterations, then one solve.
 row() {  # precond
@@ -143,7 +136,7 @@ say ""
 say "ic0 solves, tol 1e-10: iterations (GPU / CPU omp team)"
 n=0
 for mtx in "$DATA"/*.mtx; do
-  [[ -f $mtx && $n -lt 5 && $((SECONDS - t0)) -lt 300 ]] || continue
+  [[ -f $mtx && $n -lt 5 && $((SECONDS - t0)) -lt 240 ]] || continue
   [[ $mtx == *_b.mtx || $mtx == *_x.mtx ]] && continue  # right-hand sides and solutions
   f=$L/solve-$(basename "$mtx" .mtx)
   rhs=(); [[ -f ${mtx%.mtx}_b.mtx ]] && rhs=(--rhs "${mtx%.mtx}_b.mtx")
@@ -152,6 +145,15 @@ for mtx in "$DATA"/*.mtx; do
   say "$(printf '%-34s GPU %-28s CPU %s' "$(basename "$mtx" .mtx)" "$(its "$f-gpu.json")" "$(its "$f-cpu.json")")"
   n=$((n + 1))
 done
+
+# The sanitizers last, so that a slow one cannot crowd out the timings above.
+CGS_GPU_TESTS_LIGHT=1 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 86 \
+  "$T" -tc='GPU ic0*' > "$L/memcheck.log" 2>&1
+say "compute-sanitizer memcheck 'GPU ic0*': exit $? $(grep -E 'ERROR SUMMARY' "$L/memcheck.log" | tail -1)"
+R='GPU ic0 device set-up: the factor*,GPU ic0 device set-up: a breakdown*'
+CGS_GPU_TESTS_LIGHT=1 timeout 60 compute-sanitizer --tool racecheck --error-exitcode 86 \
+  "$T" -tc="$R" > "$L/racecheck.log" 2>&1
+say "compute-sanitizer racecheck (the cooperative kernels, small systems): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/racecheck.log" | tail -1)"
 say "total $((SECONDS - t0)) s"
 tar czf "$OUT/ic0setup-logs.tgz" -C "$L" . 2>/dev/null
 echo "===== SUMMARY ====="
