@@ -192,7 +192,7 @@ class Fsai final : public Preconditioner<T> {
     if (this->device() == Device::gpu && worth_device_setup(A.rows) &&
         power_ <= kFsaiDevicePowerMax) {
       gpu_ = make_fsai_gpu<T>();
-      gpu_->analyze(A, power_, lent_arrays());
+      gpu_->analyze(A, power_, this->lent_device_arrays());
       phases_.pattern += gpu_->seconds().pattern;
       phases_.transpose += gpu_->seconds().transpose;
       const index_t on_host = gpu_->rows_on_host();
@@ -223,19 +223,9 @@ class Fsai final : public Preconditioner<T> {
   }
 
  private:
-  // A's arrays where the device holds them (the SpMV backend's copy; values only in double).
-  CsrArrays lent_arrays() const {
-    CsrArrays arrays;
-    if (const CsrView<T>* lent = this->lent_matrix()) {
-      arrays.row_ptr = lent->row_ptr;
-      arrays.col_idx = lent->col_idx;
-      if constexpr (std::is_same_v<T, double>) arrays.values = lent->values;
-    }
-    return arrays;
-  }
-
   void compute_on_device(const CsrMatrix<double>& A, ProgramSpec<T>& spec) {
-    gpu_->compute(A, lent_arrays());  // G and G^T rewritten in place: borrowed, nothing to copy
+    gpu_->compute(
+        A, this->lent_device_arrays());  // G and G^T rewritten in place: borrowed, nothing to copy
     phases_.rows += gpu_->seconds().rows;
     phases_.transpose += gpu_->seconds().transpose;
     if (!spec.ops.empty()) return;

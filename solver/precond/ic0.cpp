@@ -410,17 +410,6 @@ class Ic0 final : public Preconditioner<T> {
         "levels", std::to_string(forward_.levels()) + " + " + std::to_string(backward_.levels()));
   }
 
-  // A's arrays where the device holds them (the SpMV backend's copy; values only in double).
-  CsrArrays lent_arrays() const {
-    CsrArrays arrays;
-    if (const CsrView<T>* lent = this->lent_matrix()) {
-      arrays.row_ptr = lent->row_ptr;
-      arrays.col_idx = lent->col_idx;
-      if constexpr (std::is_same_v<T, double>) arrays.values = lent->values;
-    }
-    return arrays;
-  }
-
   // The set-up on the device (ic0_gpu.hpp) where the solve runs on the GPU, the system is large
   // (ic0_device_setup_rows) and the rows are eliminated in their own order: patterns, both
   // schedules and the factor (for A without a shift) stay there. False where the host's set-up
@@ -431,7 +420,7 @@ class Ic0 final : public Preconditioner<T> {
     this->report_.set_fact("set-up on", "the host");
     if (!wanted) return false;
     gpu_ = make_ic0_gpu<T>();
-    if (!gpu_->analyze(A, lent_arrays())) {
+    if (!gpu_->analyze(A, this->lent_device_arrays())) {
       gpu_.reset();
       this->report_.set_fact("set-up on", "the host (A's pattern is not symmetric)");
       return false;
@@ -459,7 +448,7 @@ class Ic0 final : public Preconditioner<T> {
   // were positive, else level by level in the stored schedule, with the host's shifts; then the
   // program's value arrays in place (the program borrows them: nothing to copy).
   void compute_on_device(const CsrMatrix<double>& A, ProgramSpec<T>& spec) {
-    const CsrArrays lent = lent_arrays();
+    const CsrArrays lent = this->lent_device_arrays();
     const bool with_levels = fresh_factor_;
     bool ok = with_levels ? gpu_->analyze_factor_ok() : gpu_->factorize(A, lent, 0);
     phases_.factorisation = with_levels ? 0 : gpu_->seconds().factorisation;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,17 @@ class Preconditioner {
   // The lent device matrix (lend_matrix), or null: nothing lent, or not a GPU set-up.
   const CsrView<T>* lent_matrix() const {
     return device_ == Device::gpu && lent_ ? &*lent_ : nullptr;
+  }
+  // The lent device matrix's arrays where a device set-up reads them in place (its values only
+  // in double), or null pointers.
+  precond::CsrArrays lent_device_arrays() const {
+    precond::CsrArrays arrays;
+    if (const CsrView<T>* lent = lent_matrix()) {
+      arrays.row_ptr = lent->row_ptr;
+      arrays.col_idx = lent->col_idx;
+      if constexpr (std::is_same_v<T, double>) arrays.values = lent->values;
+    }
+    return arrays;
   }
   // The lent host matrix, or null: nothing lent, or a GPU set-up.
   const CsrView<T>* lent_host_matrix() const {
