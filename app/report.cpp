@@ -307,6 +307,7 @@ nlohmann::json to_json(const RunSummary& run) {
   if (run.error_vs_ones) j["result"]["error_vs_ones"] = *run.error_vs_ones;
   j["times"] = {{"read_s", run.read_seconds},
                 {"inspect_s", t.inspect_seconds},
+                {"probe_kept_s", t.probe_kept_seconds},
                 {"thread_start_s", t.thread_start_seconds},
                 {"reorder_s", t.reorder_seconds},
                 {"build_format_s", t.convert_seconds},
