@@ -25,6 +25,11 @@ std::string describe_inspection_cost(const SolveReport& s) {
   char text[160];
   std::snprintf(text, sizeof text, "inspector %.1f ms", s.times.inspect_seconds * 1e3);
   std::string out = text;
+  if (s.times.probe_kept_seconds > 0) {  // --precond auto: the winner's own probe runs
+    std::snprintf(text, sizeof text, ", of which %.1f ms the chosen one's iterations, kept",
+                  s.times.probe_kept_seconds * 1e3);
+    out += text;
+  }
   if (s.times.solve_seconds > 0) {
     std::snprintf(text, sizeof text, " (%.1f%% of the solve)",
                   100 * s.times.inspect_seconds / s.times.solve_seconds);
