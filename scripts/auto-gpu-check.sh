@@ -106,7 +106,7 @@ names = sorted({os.path.basename(p)[5:].rsplit("-", 1)[0] for p in glob.glob(f"{
                key=lambda n: (not "_step" in n, n))
 print(f"\ntime to solution, ms (median of {runs}; NC: did not converge); auto's probe cost in ms: all of it"
       " (inspect_s), and what was not the chosen candidate's own kept iterations (inspect_s - probe_kept_s),"
-      " against the bound max(5 ms, 20% of the chosen solve's time, auto's less that)")
+      " against the bound max(5 ms, 20% of the chosen solve's time: auto's less the losers')")
 print(f"{'system':28} " + " ".join(f"{c:>10}" for c in cands) + f" {'auto':>9} {'-> pick':12} {'probe':>7} {'losers':>7} {'bound':>9} {'auto/best':>9}")
 met = bounded = 0
 for n in names:
