@@ -7,6 +7,7 @@
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/device_program.hpp"
 #include "solver/precond/fsai.hpp"
+#include "solver/precond/ic0_gpu.hpp"
 #include "solver/precond/spectrum_gpu.hpp"
 
 namespace cgs {
@@ -63,6 +64,12 @@ std::unique_ptr<FsaiGpu<T>> make_fsai_gpu() {
 }
 template std::unique_ptr<FsaiGpu<float>> make_fsai_gpu();
 template std::unique_ptr<FsaiGpu<double>> make_fsai_gpu();
+template <typename T>
+std::unique_ptr<Ic0Gpu<T>> make_ic0_gpu() {
+  throw DeviceError(kNoCuda);
+}
+template std::unique_ptr<Ic0Gpu<float>> make_ic0_gpu();
+template std::unique_ptr<Ic0Gpu<double>> make_ic0_gpu();
 namespace amg {
 std::unique_ptr<GpuLevelValues> make_gpu_level_values() { throw DeviceError(kNoCuda); }
 }  // namespace amg

@@ -36,6 +36,9 @@ BackendOptions Plan::backend_options() const {
   o.block_size = block_size;
   o.blocks = blocks;
   o.max_ell_fill = max_ell_fill;
+  // The fused GPU loops run their own kernels on the backend's arrays; only the generic loop
+  // calls the backend's product.
+  o.warm_up = !(device == Device::gpu && loop != Loop::generic);
   return o;
 }
 

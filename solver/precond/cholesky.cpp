@@ -58,15 +58,86 @@ Eigen::Map<const ColumnMajor> as_column_major(const CsrMatrix<double>& A) {
   return {A.rows, A.cols, A.nnz(), A.row_ptr.data(), A.col_idx.data(), A.values.data()};
 }
 
-// The factor's column-major arrays are L^T by rows (row j: columns i >= j, the diagonal first).
-CsrMatrix<double> transpose_of_factor(const ColumnMajor& L) {
-  CsrMatrix<double> U;
-  U.rows = U.cols = index_t(L.rows());
-  U.row_ptr.assign(L.outerIndexPtr(), L.outerIndexPtr() + L.outerSize() + 1);
-  const Eigen::Index entries = L.outerIndexPtr()[L.outerSize()];
-  U.col_idx.assign(L.innerIndexPtr(), L.innerIndexPtr() + entries);
-  U.values.assign(L.valuePtr(), L.valuePtr() + entries);
-  return U;
+// The factor as the two solves read it, in the solve's numbering: L's and L^T's entries off
+// the diagonal, and the diagonal.
+struct FactorInSolveOrder {
+  CsrMatrix<double> lower, upper;
+  std::vector<double> diagonal;
+};
+
+// Read straight off Eigen's column-major L (column j: its diagonal, then its rows i > j
+// ascending) with old_of = new_to_old of the elimination order: L^T's row old_of[j] is column j,
+// L's row old_of[i] gathers row i's entries column by column. One pass to count, one to fill,
+// no transposes and no sorts (a row's columns stay in elimination order: the solves only sum
+// a row's products); this was a third of chol's set-up on EPANET's systems.
+FactorInSolveOrder factor_in_solve_order(const ColumnMajor& F, const std::vector<index_t>& old_of) {
+  const index_t n = index_t(F.cols());
+  const index_t* first = F.outerIndexPtr();
+  const index_t* row = F.innerIndexPtr();
+  const double* value = F.valuePtr();
+  FactorInSolveOrder f;
+  CsrMatrix<double>& L = f.lower;
+  CsrMatrix<double>& U = f.upper;
+  L.rows = L.cols = U.rows = U.cols = n;
+  L.row_ptr.assign(std::size_t(n) + 1, 0);
+  U.row_ptr.assign(std::size_t(n) + 1, 0);
+  for (index_t j = 0; j < n; ++j) {
+    if (first[j] == first[j + 1] || row[first[j]] != j)
+      throw std::logic_error("chol: a column of Eigen's factor does not start at its diagonal");
+    U.row_ptr[std::size_t(old_of[j]) + 1] = first[j + 1] - first[j] - 1;
+    for (index_t k = first[j] + 1; k < first[j + 1]; ++k)
+      ++L.row_ptr[std::size_t(old_of[row[k]]) + 1];
+  }
+  for (index_t i = 0; i < n; ++i) {
+    L.row_ptr[std::size_t(i) + 1] += L.row_ptr[std::size_t(i)];
+    U.row_ptr[std::size_t(i) + 1] += U.row_ptr[std::size_t(i)];
+  }
+  const std::size_t entries = std::size_t(U.row_ptr[std::size_t(n)]);
+  L.col_idx.resize(entries);
+  L.values.resize(entries);
+  U.col_idx.resize(entries);
+  U.values.resize(entries);
+  f.diagonal.resize(std::size_t(n));
+  std::vector<index_t> next(L.row_ptr.begin(), L.row_ptr.end() - 1);  // L's next slot per row
+  for (index_t j = 0; j < n; ++j) {
+    const index_t o = old_of[j];
+    f.diagonal[std::size_t(o)] = value[first[j]];
+    index_t at = U.row_ptr[std::size_t(o)];
+    for (index_t k = first[j] + 1; k < first[j + 1]; ++k, ++at) {
+      const index_t i = old_of[row[k]];
+      U.col_idx[std::size_t(at)] = i;
+      U.values[std::size_t(at)] = value[k];
+      const index_t slot = next[std::size_t(i)]++;
+      L.col_idx[std::size_t(slot)] = o;
+      L.values[std::size_t(slot)] = value[k];
+    }
+  }
+  return f;
+}
+
+// The two solves' level schedules in elimination order, from L's columns: in L y = r row i waits
+// on the rows j < i whose column holds i; in L^T z = y row j waits on the rows i > j of its
+// column. The same level numbers (and schedules) as solve_levels on L by rows.
+std::pair<LevelSchedule, LevelSchedule> factor_levels(const ColumnMajor& F) {
+  const index_t n = index_t(F.cols());
+  const index_t* first = F.outerIndexPtr();
+  const index_t* row = F.innerIndexPtr();
+  std::vector<index_t> forward(std::size_t(n), 0), backward(std::size_t(n), 0);
+  index_t forward_count = n > 0 ? 1 : 0, backward_count = forward_count;
+  for (index_t j = 0; j < n; ++j) {  // a column's rows come after it: level[j] is final here
+    const index_t next = forward[std::size_t(j)] + 1;
+    for (index_t k = first[j] + 1; k < first[j + 1]; ++k)
+      forward[std::size_t(row[k])] = std::max(forward[std::size_t(row[k])], next);
+    forward_count = std::max(forward_count, next);
+  }
+  for (index_t j = n - 1; j >= 0; --j) {  // the rows below j are final here
+    index_t level = 0;
+    for (index_t k = first[j] + 1; k < first[j + 1]; ++k)
+      level = std::max(level, backward[std::size_t(row[k])] + 1);
+    backward[std::size_t(j)] = level;
+    backward_count = std::max(backward_count, level + 1);
+  }
+  return {forward_schedule(forward, forward_count), backward_schedule(backward, backward_count)};
 }
 
 std::string describe(const CholeskyEstimate& e) {
@@ -123,25 +194,20 @@ class Cholesky final : public Preconditioner<T> {
       throw InputError(
           "chol: A is not positive definite (a pivot of its Cholesky factor is not "
           "positive)");
-    // L^T is Eigen's column-major factor read by rows; L its transpose. Both solves' off-diagonal
-    // parts come from them directly (L^T without its diagonal is L's off part transposed).
-    const CsrMatrix<double> upper_in_order =
-        transpose_of_factor(llt_->matrixL().nestedExpression());
-    const CsrMatrix<double> lower_in_order = transpose_with_map(upper_in_order).At;
-    const SplitTriangle lower = split_diagonal(lower_in_order);
+    const ColumnMajor& factor = llt_->matrixL().nestedExpression();
     if (spec.ops.empty()) {  // the factor's pattern is fixed by the analysis: levels once
-      std::tie(forward_, backward_) = solve_levels(lower_in_order);
+      std::tie(forward_, backward_) = factor_levels(factor);
       this->report_.set_fact(
           "levels", std::to_string(forward_.levels()) + " + " + std::to_string(backward_.levels()));
     }
-    // Back to the solve's numbering: a triangular_level operation names its rows, so the
-    // system is not permuted (as ic0's colour order).
-    const RowPermutation back = inverse(elimination_);
-    const CsrMatrix<double> off = permute_symmetric(lower.off, back);
-    const CsrMatrix<double> off_upper = permute_symmetric(split_diagonal(upper_in_order).off, back);
-    std::vector<T> inverse_diagonal(lower.diagonal.size());
-    const std::vector<double> diagonal = elimination_.to_original(lower.diagonal);
-    for (std::size_t i = 0; i < diagonal.size(); ++i) inverse_diagonal[i] = T(1.0 / diagonal[i]);
+    // In the solve's numbering: a triangular_level operation names its rows, so the system is
+    // not permuted (as ic0's colour order).
+    const FactorInSolveOrder parts = factor_in_solve_order(factor, elimination_.new_to_old);
+    const CsrMatrix<double>& off = parts.lower;
+    const CsrMatrix<double>& off_upper = parts.upper;
+    std::vector<T> inverse_diagonal(parts.diagonal.size());
+    for (std::size_t i = 0; i < parts.diagonal.size(); ++i)
+      inverse_diagonal[i] = T(1.0 / parts.diagonal[i]);
     if (!spec.ops.empty()) {  // same pattern: new values at the same handles
       spec.value_arrays[lower_values_] = cast_to<T>(off.values);
       spec.value_arrays[upper_values_] = cast_to<T>(off_upper.values);
@@ -210,13 +276,6 @@ class Cholesky final : public Preconditioner<T> {
   bool sequential() const {
     if (this->device() == Device::gpu) return false;
     return this->device() == Device::serial || this->threads() == 1;
-  }
-
-  static RowPermutation inverse(const RowPermutation& P) {
-    RowPermutation Q;
-    Q.new_to_old.resize(P.new_to_old.size());
-    for (index_t k = 0; k < index_t(P.new_to_old.size()); ++k) Q.new_to_old[P.new_to_old[k]] = k;
-    return Q;
   }
 
   double max_fill_;

@@ -36,6 +36,7 @@
 #include "formats/row_order.hpp"
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
+#include "solver/precond/ic0_gpu.hpp"
 #include "solver/precond/sparse_parts.hpp"
 #include "solver/precond/spectrum.hpp"      // worth_threads
 #include "solver/precond/spectrum_gpu.hpp"  // worth_device_setup
@@ -165,6 +166,31 @@ bool factorize(const LowerFactor& f, index_t n, double alpha, std::string& how) 
   if (std::int64_t(chunk) * team * kChunksPerThread > n) return factorize_in_order(f, n, alpha);
   how = std::to_string(team) + " threads, chunks of " + std::to_string(chunk) + " rows in turn";
   return factorize_on_team(f, n, chunk, alpha);
+}
+
+// L with the least shift that gives positive pivots (0, then 1e-3, 1e-2, ...): `load` puts A's
+// values into f before each try. Returns the shift; `how` says which factorisation ran.
+template <typename Load>
+double factorize_shifted(const LowerFactor& f, index_t n, Load load, std::string& how) {
+  double alpha = 0;
+  for (load(); !factorize(f, n, alpha, how); load()) alpha = next_ic0_shift(alpha);
+  return alpha;
+}
+
+// A's entries below the diagonal into L's values, A's diagonal into the pivots (row i of L is
+// row i of A's lower triangle: the same columns in the same order).
+void load_lower(const CsrMatrix<double>& E, CsrMatrix<double>& lower, std::vector<double>& pivot) {
+  const std::int64_t n = E.rows;
+#pragma omp parallel for schedule(static) if (worth_threads(E.rows))
+  for (std::int64_t i = 0; i < n; ++i) {
+    index_t at = lower.row_ptr[std::size_t(i)];
+    for (index_t k = E.row_ptr[std::size_t(i)]; k < E.row_ptr[std::size_t(i) + 1]; ++k) {
+      if (E.col_idx[k] < i)
+        lower.values[std::size_t(at++)] = E.values[k];
+      else if (E.col_idx[k] == i)
+        pivot[std::size_t(i)] = E.values[k];
+    }
+  }
 }
 
 enum class Ic0Order { levels, colour, parts };
@@ -318,6 +344,9 @@ class Ic0 final : public Preconditioner<T> {
   // pattern and its transpose's (with where each entry goes), and the program's rows.
   void analyze_pattern(const CsrMatrix<double>& A) override {
     phases_ = {};
+    gpu_.reset();
+    fresh_factor_ = false;
+    if (analyze_on_device(A)) return;
     Stopwatch watch;
     check_diagonal(A);
     choose_elimination_order(A);
@@ -345,29 +374,24 @@ class Ic0 final : public Preconditioner<T> {
     }
     make_program_rows(A.rows);
     phases_.pattern = watch.lap();
-    this->report_.set_fact(
-        "levels", std::to_string(forward_.levels()) + " + " + std::to_string(backward_.levels()));
+    report_levels();
   }
 
   void compute_values(const CsrMatrix<double>& A, ProgramSpec<T>& spec) override {
+    if (gpu_) {
+      compute_on_device(A, spec);
+      report_phases();
+      return;
+    }
     Stopwatch watch;
     CsrMatrix<double> permuted;
     const CsrMatrix<double>& E = in_elimination_order(A, permuted);
     const LowerFactor f{lower_.row_ptr.data(), lower_.col_idx.data(), lower_.values.data(),
                         pivot_.data()};
-    double alpha = 0;
     std::string how;
-    for (load_lower(E); !factorize(f, A.rows, alpha, how); load_lower(E)) {
-      alpha = alpha == 0 ? 1e-3 : alpha * 10;
-      if (alpha > 1e3)
-        throw InputError("ic0: no diagonal shift up to 1e3 diag(A) gives positive pivots");
-    }
-    std::ostringstream shift;
-    if (alpha == 0)
-      shift << "none";
-    else
-      shift << "A + " << alpha << " diag(A) (a pivot was not positive without it)";
-    this->report_.set_fact("diagonal shift", shift.str());
+    const double alpha = factorize_shifted(
+        f, A.rows, [&] { load_lower(E, lower_, pivot_); }, how);
+    this->report_.set_fact("diagonal shift", ic0_shift_fact(alpha));
     this->report_.set_fact("factorisation", how);
     phases_.factorisation = watch.lap();
     move_to_upper();
@@ -381,6 +405,102 @@ class Ic0 final : public Preconditioner<T> {
   }
 
  private:
+  void report_levels() {
+    this->report_.set_fact(
+        "levels", std::to_string(forward_.levels()) + " + " + std::to_string(backward_.levels()));
+  }
+
+  // A's arrays where the device holds them (the SpMV backend's copy; values only in double).
+  CsrArrays lent_arrays() const {
+    CsrArrays arrays;
+    if (const CsrView<T>* lent = this->lent_matrix()) {
+      arrays.row_ptr = lent->row_ptr;
+      arrays.col_idx = lent->col_idx;
+      if constexpr (std::is_same_v<T, double>) arrays.values = lent->values;
+    }
+    return arrays;
+  }
+
+  // The set-up on the device (ic0_gpu.hpp) where the solve runs on the GPU, the system is large
+  // (ic0_device_setup_rows) and the rows are eliminated in their own order: patterns, both
+  // schedules and the factor (for A without a shift) stay there. False where the host's set-up
+  // runs, also for a pattern that is not symmetric (the device finds L^T's values by mirror).
+  bool analyze_on_device(const CsrMatrix<double>& A) {
+    const bool wanted = this->device() == Device::gpu && order_ == Ic0Order::levels &&
+                        A.rows >= ic0_device_setup_rows();
+    this->report_.set_fact("set-up on", "the host");
+    if (!wanted) return false;
+    gpu_ = make_ic0_gpu<T>();
+    if (!gpu_->analyze(A, lent_arrays())) {
+      gpu_.reset();
+      this->report_.set_fact("set-up on", "the host (A's pattern is not symmetric)");
+      return false;
+    }
+    this->report_.set_fact("set-up on", "the device");
+    elimination_ = {};
+    lower_ = {};
+    upper_ = {};
+    pivot_ = {};
+    upper_position_ = {};
+    solve_lower_ = {};
+    solve_upper_ = {};
+    forward_rows_ = {};
+    backward_rows_ = {};
+    forward_ = {{}, gpu_->forward_start()};  // the rows stay on the device
+    backward_ = {{}, gpu_->backward_start()};
+    phases_.pattern = gpu_->seconds().pattern;
+    phases_.levels = gpu_->seconds().levels;
+    fresh_factor_ = true;
+    report_levels();
+    return true;
+  }
+
+  // L for these values on the device: analyze's factor when it is of these values and its pivots
+  // were positive, else level by level in the stored schedule, with the host's shifts; then the
+  // program's value arrays in place (the program borrows them: nothing to copy).
+  void compute_on_device(const CsrMatrix<double>& A, ProgramSpec<T>& spec) {
+    const CsrArrays lent = lent_arrays();
+    const bool with_levels = fresh_factor_;
+    bool ok = with_levels ? gpu_->analyze_factor_ok() : gpu_->factorize(A, lent, 0);
+    phases_.factorisation = with_levels ? 0 : gpu_->seconds().factorisation;
+    fresh_factor_ = false;
+    double alpha = 0;
+    while (!ok) {
+      alpha = next_ic0_shift(alpha);
+      ok = gpu_->factorize(A, lent, alpha);
+      phases_.factorisation += gpu_->seconds().factorisation;
+    }
+    this->report_.set_fact("diagonal shift", ic0_shift_fact(alpha));
+    const std::string grid = std::to_string(gpu_->grid_blocks()) + " blocks";
+    this->report_.set_fact("factorisation",
+                           with_levels && alpha == 0
+                               ? "the device, in the forward levels' pass (" + grid + ")"
+                               : "the device, level by level (" + grid + ")");
+    Stopwatch watch;
+    gpu_->write_program_values();
+    if (spec.ops.empty()) write_device_program(spec, A.rows);
+    phases_.program = watch.lap();
+  }
+
+  // The program on the device set-up's arrays, borrowed where they are.
+  void write_device_program(ProgramSpec<T>& spec, index_t n) {
+    placement_ = Placement::borrow_device;
+    device_ = {};
+    this->report_.set_fact("program arrays", "its own device buffers, read in place");
+    const Ic0DeviceArrays<T> a = gpu_->arrays();
+    lower_values_ = spec.borrow_values(a.lower_values);
+    upper_values_ = spec.borrow_values(a.upper_values);
+    inverse_diagonal_handle_ = spec.borrow_values(a.inverse_diagonal);
+    const int lower_ptr = spec.borrow_indices(a.lower_ptr);
+    const int lower_cols = spec.borrow_indices(a.lower_cols);
+    const int upper_ptr = spec.borrow_indices(a.upper_ptr);
+    const int upper_cols = spec.borrow_indices(a.upper_cols);
+    const int forward_rows = spec.borrow_indices(a.forward_rows);
+    const int backward_rows = spec.borrow_indices(a.backward_rows);
+    add_solve_ops(spec, n,
+                  {lower_ptr, lower_cols, upper_ptr, upper_cols, forward_rows, backward_rows});
+  }
+
   void check_diagonal(const CsrMatrix<double>& A) const {
     index_t missing = A.rows;  // the first row without a diagonal entry
 #pragma omp parallel for schedule(static) reduction(min : missing) if (worth_threads(A.rows))
@@ -432,22 +552,6 @@ class Ic0 final : public Preconditioner<T> {
     const bool schedules = !sequential() && elimination_.empty();
     if (forward) return schedules ? forward_.rows : forward_rows_;
     return schedules ? backward_.rows : backward_rows_;
-  }
-
-  // A's entries below the diagonal into L's values, A's diagonal into the pivots (row i of L is
-  // row i of A's lower triangle: the same columns in the same order).
-  void load_lower(const CsrMatrix<double>& E) {
-    const std::int64_t n = E.rows;
-#pragma omp parallel for schedule(static) if (worth_threads(E.rows))
-    for (std::int64_t i = 0; i < n; ++i) {
-      index_t at = lower_.row_ptr[std::size_t(i)];
-      for (index_t k = E.row_ptr[std::size_t(i)]; k < E.row_ptr[std::size_t(i) + 1]; ++k) {
-        if (E.col_idx[k] < i)
-          lower_.values[std::size_t(at++)] = E.values[k];
-        else if (E.col_idx[k] == i)
-          pivot_[std::size_t(i)] = E.values[k];
-      }
-    }
   }
 
   // L^T's values: each found in its mirror's row of L, or moved where the transpose put it.
@@ -530,15 +634,27 @@ class Ic0 final : public Preconditioner<T> {
     const int upper_ptr = indices(U.row_ptr), upper_cols = indices(U.col_idx);
     const int forward_rows = indices(program_rows(true));
     const int backward_rows = indices(program_rows(false));
+    add_solve_ops(spec, n,
+                  {lower_ptr, lower_cols, upper_ptr, upper_cols, forward_rows, backward_rows});
+  }
+
+  // The index arrays' handles of the two solves' operations.
+  struct SolveIndices {
+    int lower_ptr, lower_cols, upper_ptr, upper_cols, forward_rows, backward_rows;
+  };
+
+  // The operations: each level of L y = r, then each level of L^T z = y (one sweep each where
+  // the program runs sequentially), on the value arrays' handles already written.
+  void add_solve_ops(ProgramSpec<T>& spec, index_t n, const SolveIndices& h) {
     const int between = spec.add_work(std::size_t(n));  // L^-1 r
     auto level_op = [&](index_t from, index_t items, bool forward) {
       OpSpec op;
       op.kind = OpKind::triangular_level;
       op.items = items;
-      op.rows = forward ? forward_rows : backward_rows;
+      op.rows = forward ? h.forward_rows : h.backward_rows;
       op.rows_from = from;
-      op.row_ptr = forward ? lower_ptr : upper_ptr;
-      op.col_idx = forward ? lower_cols : upper_cols;
+      op.row_ptr = forward ? h.lower_ptr : h.upper_ptr;
+      op.col_idx = forward ? h.lower_cols : h.upper_cols;
       op.values = forward ? lower_values_ : upper_values_;
       op.d = inverse_diagonal_handle_;
       op.u = forward ? kSlotR : between;
@@ -634,7 +750,9 @@ class Ic0 final : public Preconditioner<T> {
   const T* lower_in_t_ = nullptr;
   const T* upper_in_t_ = nullptr;
   Placement placement_ = Placement::borrow_host;
-  struct DeviceArrays {  // the program's arrays on the GPU (Placement::borrow_device)
+  std::unique_ptr<Ic0Gpu<T>> gpu_;  // the device set-up (null: the host's)
+  bool fresh_factor_ = false;       // gpu_ holds analyze's factor, for the values analyze saw
+  struct DeviceArrays {             // the program's arrays on the GPU (Placement::borrow_device)
     std::vector<DeviceBuffer<index_t>> indices;
     std::vector<DeviceBuffer<T>> values;
   } device_;
@@ -642,6 +760,39 @@ class Ic0 final : public Preconditioner<T> {
 };
 
 }  // namespace
+
+index_t ic0_device_setup_rows() {
+  const char* rows = std::getenv("CGSOLVE_IC0_DEVICE_ROWS");
+  return rows ? index_t(std::atol(rows)) : kDeviceSetupRows;
+}
+
+double next_ic0_shift(double alpha) {
+  alpha = alpha == 0 ? 1e-3 : alpha * 10;
+  if (alpha > 1e3)
+    throw InputError("ic0: no diagonal shift up to 1e3 diag(A) gives positive pivots");
+  return alpha;
+}
+
+std::string ic0_shift_fact(double alpha) {
+  std::ostringstream shift;
+  if (alpha == 0)
+    shift << "none";
+  else
+    shift << "A + " << alpha << " diag(A) (a pivot was not positive without it)";
+  return shift.str();
+}
+
+Ic0HostFactor ic0_factor_on_host(const CsrMatrix<double>& A) {
+  Ic0HostFactor h;
+  h.lower = strictly_triangle(A, true);
+  h.pivot.assign(std::size_t(A.rows), 0.0);
+  const LowerFactor f{h.lower.row_ptr.data(), h.lower.col_idx.data(), h.lower.values.data(),
+                      h.pivot.data()};
+  std::string how;
+  h.alpha = factorize_shifted(
+      f, A.rows, [&] { load_lower(A, h.lower, h.pivot); }, how);
+  return h;
+}
 
 template <typename T>
 std::unique_ptr<Preconditioner<T>> make_ic0(const PrecondSpec& spec, Device device, int threads) {

@@ -185,6 +185,8 @@ std::vector<index_t> backward_level_numbers(const CsrMatrix<double>& A, index_t&
   return level;
 }
 
+}  // namespace
+
 LevelSchedule forward_schedule(const std::vector<index_t>& level, index_t levels) {
   return group_by_level(level, levels, [](index_t step) { return step; });
 }
@@ -192,8 +194,6 @@ LevelSchedule backward_schedule(const std::vector<index_t>& level, index_t level
   const index_t n = index_t(level.size());
   return group_by_level(level, levels, [n](index_t step) { return n - 1 - step; });
 }
-
-}  // namespace
 
 LevelSchedule forward_levels(const CsrMatrix<double>& A) {
   index_t levels = 0;

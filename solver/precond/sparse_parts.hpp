@@ -43,6 +43,10 @@ LevelSchedule forward_levels(const CsrMatrix<double>& A);
 LevelSchedule backward_levels(const CsrMatrix<double>& A);
 // Both (forward, backward), the two passes side by side.
 std::pair<LevelSchedule, LevelSchedule> solve_levels(const CsrMatrix<double>& A);
+// The schedules of given level numbers (level[i] < levels): rows of a level ascending (forward)
+// or descending (backward), as the functions above give them.
+LevelSchedule forward_schedule(const std::vector<index_t>& level, index_t levels);
+LevelSchedule backward_schedule(const std::vector<index_t>& level, index_t levels);
 
 // The transpose of A, and for every entry k of A its position in the transpose.
 struct Transposed {

@@ -17,7 +17,10 @@ namespace cgs::precond {
 
 // Whether a set-up of n rows is worth the device when the solve runs there: below this, the
 // host's loops (and their thread team) finish before the device's 2 launches a step add up.
-inline bool worth_device_setup(index_t n) { return n >= 200000; }
+// One constant for every such choice: Chebyshev's device Lanczos, FSAI's and IC(0)'s device
+// set-ups, and where IC(0)'s program keeps its arrays.
+inline constexpr index_t kDeviceSetupRows = 200000;
+inline bool worth_device_setup(index_t n) { return n >= kDeviceSetupRows; }
 
 // spectrum_bounds(A, scale, steps) on the device (no EntryFilter: AMG's filtered estimate is
 // amg_gpu.cu's). `on_device`: A's arrays where the device already holds them (the SpMV backend's

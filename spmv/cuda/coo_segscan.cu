@@ -120,7 +120,7 @@ class CooCudaBackend final : public CudaBackendBase<T> {
     grid_ = default_grid(A.nnz());
     const long long warps = (long long)grid_ * (shape_.block_size / 32);
     per_warp_ = std::max<long long>(1, (A.nnz() + warps - 1) / warps);
-    this->warm_up();
+    this->warm_up(shape.warm_up);
   }
 
   void apply(const T* x, T* y) override {

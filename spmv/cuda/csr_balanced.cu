@@ -36,7 +36,7 @@ class CsrBalancedBackend final : public CudaBackendBase<T> {
     arrivals_ = DeviceArray<unsigned>(std::size_t(unit_count_), "balanced unit arrivals");
     if (arrivals_.bytes() > 0)
       CGS_CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream()));
-    this->warm_up();
+    this->warm_up(shape.warm_up);
   }
 
   void apply(const T* x, T* y) override {

@@ -44,7 +44,7 @@ class CsrCudaBackend final : public CudaBackendBase<T> {
         row_ptr_(A.row_ptr, "CSR row pointers"),
         col_idx_(A.col_idx, "CSR column indices"),
         values_(A.values, "CSR values") {
-    this->warm_up();
+    this->warm_up(shape.warm_up);
   }
 
   void apply(const T* x, T* y) override {

@@ -185,7 +185,7 @@ template <typename T>
 class CsrStreamBackend final : public CudaBackendBase<T> {
  public:
   // loads: 4 or 8 per thread (chunk = kBlock * loads).
-  CsrStreamBackend(const CsrMatrix<T>& A, int loads)
+  CsrStreamBackend(const CsrMatrix<T>& A, int loads, bool warm_up)
       : CudaBackendBase<T>(Format::csr, A, "csr/cuda-stream" + std::to_string(loads)),
         loads_(loads),
         row_ptr_(A.row_ptr, "CSR row pointers"),
@@ -201,7 +201,7 @@ class CsrStreamBackend final : public CudaBackendBase<T> {
     finished_ = DeviceArray<unsigned int>(pieces.first_piece.size() - 1, "CSR long-row counters");
     if (finished_.size() > 0)
       CGS_CUDA_CHECK(cudaMemsetAsync(finished_.data(), 0, finished_.bytes(), stream()));
-    this->warm_up();
+    this->warm_up(warm_up);
   }
 
   void apply(const T* x, T* y) override {
@@ -262,7 +262,7 @@ std::unique_ptr<SpmvBackend<T>> make_csr_stream_backend(const CsrMatrix<T>& A,
   int loads = row_length_cv(A) > kIrregularCv ? kIrregularLoads : kRegularLoads;
   if (options.kernel == "stream4") loads = kIrregularLoads;
   if (options.kernel == "stream8") loads = kRegularLoads;
-  return std::make_unique<CsrStreamBackend<T>>(A, loads);
+  return std::make_unique<CsrStreamBackend<T>>(A, loads, options.warm_up);
 }
 
 template std::unique_ptr<SpmvBackend<float>> make_csr_stream_backend(const CsrMatrix<float>&,

@@ -19,11 +19,13 @@ inline constexpr unsigned kFullMask = 0xffffffffu;
 struct LaunchShape {
   int block_size = kDefaultBlockSize;
   int user_blocks = 0;
+  bool warm_up = true;  // BackendOptions::warm_up
 
   static LaunchShape from(const BackendOptions& options) {
     LaunchShape shape;
     if (options.block_size > 0) shape.block_size = options.block_size;
     shape.user_blocks = options.blocks;
+    shape.warm_up = options.warm_up;
     return shape;
   }
 };
@@ -53,12 +55,13 @@ class CudaBackendBase : public SpmvBackend<T> {
 
   void set_name(std::string name) { name_ = std::move(name); }
 
-  // One product on scratch vectors, called at the end of each backend's constructor. CUDA loads
-  // a kernel's module lazily, at its first launch (milliseconds for cuSPARSE): this way setup
-  // pays for it, not the first SpMV of the timed solve.
-  void warm_up() {
-    transfer_seconds_ = host_to_device_seconds() - transfers_before_;  // the matrix is in place
-    if (rows_ == 0) return;
+  // Called at the end of each backend's constructor, the matrix in place. With `product`, one
+  // product on scratch vectors: CUDA loads a kernel's module lazily, at its first launch
+  // (milliseconds for cuSPARSE), and this way setup pays for it, not the first SpMV of the timed
+  // solve (LaunchShape::warm_up says whether any product will run).
+  void warm_up(bool product) {
+    transfer_seconds_ = host_to_device_seconds() - transfers_before_;
+    if (!product || rows_ == 0) return;
     DeviceArray<T> x(std::max<std::size_t>(1, std::size_t(cols_)), "warm-up x");
     DeviceArray<T> y(std::size_t(rows_), "warm-up y");
     CGS_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), stream()));

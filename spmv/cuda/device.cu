@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -79,9 +81,70 @@ CudaContext& cuda_context() {
   return *context;
 }
 
+namespace {
+
+// CGSOLVE_DEVICE_TALLY=1: at exit, stderr gets how many device allocations, frees, copies and
+// synchronisations the process made and the host seconds each kind took (what a small system's
+// fixed set-up cost is made of; no profiler needed on the GPU host).
+struct Tally {
+  struct Kind {
+    long long calls = 0;
+    double seconds = 0, bytes = 0;
+  };
+  Kind allocate, free, to_device, to_host, sync;
+  bool on = false;
+};
+
+Tally& tally() {
+  static Tally* t = [] {
+    auto* made = new Tally;
+    const char* env = std::getenv("CGSOLVE_DEVICE_TALLY");
+    made->on = env && *env && *env != '0';
+    if (made->on)
+      std::atexit([] {
+        const Tally& s = tally();
+        auto line = [](const char* name, const Tally::Kind& k) {
+          std::fprintf(stderr, "device tally: %-10s %6lld calls %9.3f ms %12.0f bytes\n", name,
+                       k.calls, k.seconds * 1e3, k.bytes);
+        };
+        line("allocate", s.allocate);
+        line("free", s.free);
+        line("to device", s.to_device);
+        line("to host", s.to_host);
+        line("sync", s.sync);
+      });
+    return made;
+  }();
+  return *t;
+}
+
+// Adds the host time from `start` to `kind` when the tally is on.
+class Counted {
+ public:
+  Counted(Tally::Kind Tally::*kind, std::size_t bytes = 0) : kind_(kind), bytes_(bytes) {
+    if (tally().on) start_ = std::chrono::steady_clock::now();
+  }
+  ~Counted() {
+    Tally& t = tally();
+    if (!t.on) return;
+    Tally::Kind& k = t.*kind_;
+    ++k.calls;
+    k.bytes += double(bytes_);
+    k.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  Tally::Kind Tally::*kind_;
+  std::size_t bytes_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
 void* device_allocate(std::size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;
   cuda_context();  // a clear DeviceError when there is no device at all
+  const Counted counted(&Tally::allocate, bytes);
   void* p = nullptr;
   const cudaError_t status = cudaMalloc(&p, bytes);
   if (status == cudaSuccess) return p;
@@ -103,7 +166,9 @@ void* device_allocate(std::size_t bytes, const char* what) {
 }
 
 void device_free(void* p) noexcept {
-  if (p) (void)cudaFree(p);  // nothing useful to do with an error in a destructor
+  if (!p) return;
+  const Counted counted(&Tally::free);
+  (void)cudaFree(p);  // nothing useful to do with an error in a destructor
 }
 
 namespace {
@@ -154,6 +219,7 @@ void staged_copy_to_device(char* dst, const char* src, std::size_t bytes, Stagin
 
 void copy_to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
+  const Counted counted(&Tally::to_device, bytes);
   const auto start = std::chrono::steady_clock::now();
   Staging* s = bytes >= 2 * Staging::kChunk ? staging() : nullptr;
   if (s)
@@ -169,6 +235,7 @@ double host_to_device_seconds() { return host_to_device_total; }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
+  const Counted counted(&Tally::to_host, bytes);
   CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()));
   synchronize();
 }
@@ -178,7 +245,10 @@ void copy_on_device(void* dst, const void* src, std::size_t bytes) {
   CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()));
 }
 
-void synchronize() { CGS_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+void synchronize() {
+  const Counted counted(&Tally::sync);
+  CGS_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
 
 int grid_for(long long work, int per_block, int user_blocks) {
   long long blocks = (work + per_block - 1) / per_block;

@@ -33,7 +33,7 @@ class EllCudaBackend final : public CudaBackendBase<T> {
     col_idx_ = DeviceArray<index_t>(host_.col_idx, "ELL column indices");
     values_ = DeviceArray<T>(host_.values, "ELL values");
     host_.col_idx = {};  // set_values() needs the lengths and the value slots only
-    this->warm_up();
+    this->warm_up(shape.warm_up);
   }
 
   void apply(const T* x, T* y) override {

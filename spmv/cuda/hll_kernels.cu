@@ -114,7 +114,7 @@ class HllCudaBackend final : public CudaBackendBase<T> {
     upload_tail();
     host_.col_idx = {};  // set_values() needs the layout and the value slots only
     host_.tail_col_idx = {};
-    this->warm_up();
+    this->warm_up(shape.warm_up);
   }
 
   void apply(const T* x, T* y) override {
