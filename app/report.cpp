@@ -25,6 +25,11 @@ std::string describe_inspection_cost(const SolveReport& s) {
   char text[160];
   std::snprintf(text, sizeof text, "inspector %.1f ms", s.times.inspect_seconds * 1e3);
   std::string out = text;
+  if (s.times.probe_kept_seconds > 0) {  // --precond auto: the winner's own probe runs
+    std::snprintf(text, sizeof text, ", of which %.1f ms the chosen one's iterations, kept",
+                  s.times.probe_kept_seconds * 1e3);
+    out += text;
+  }
   if (s.times.solve_seconds > 0) {
     std::snprintf(text, sizeof text, " (%.1f%% of the solve)",
                   100 * s.times.inspect_seconds / s.times.solve_seconds);
@@ -307,6 +312,7 @@ nlohmann::json to_json(const RunSummary& run) {
   if (run.error_vs_ones) j["result"]["error_vs_ones"] = *run.error_vs_ones;
   j["times"] = {{"read_s", run.read_seconds},
                 {"inspect_s", t.inspect_seconds},
+                {"probe_kept_s", t.probe_kept_seconds},
                 {"thread_start_s", t.thread_start_seconds},
                 {"reorder_s", t.reorder_seconds},
                 {"build_format_s", t.convert_seconds},

@@ -1,18 +1,22 @@
 // --precond auto (solver/precond_probe.hpp). First a short Jacobi probe (kJacobiProbeIterations
 // iterations on the solve's right-hand side, or a fixed random one): Jacobi has no set-up of its
-// own, and on small well-conditioned matrices its whole solve costs less than any other
-// candidate's set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set
-// up a stronger candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x,
-// when it solved the system or its trusted forecast (kJacobiHorizon) leaves less than
-// kKeepJacobiBelow (or its own set-up, which every other candidate pays as well). Otherwise a
-// trusted Jacobi is the best so far, which a stronger candidate must beat on remaining time (its
-// set-up and probe are spent); an untrusted one stops nothing and wins only where no other
-// candidate has a forecast. Then the strongest candidate for the device runs once from x = 0 on
-// the solve's own b for up to auto_first_probe_seconds, as the solve's start; the time to
-// solution is estimated from the residual's rate over the last third of a probe, the time per
-// iteration and the set-up, and the lowest remaining cost wins. The winner's solver, as probed, is
-// the one that solves, and it starts from its probe's x (PlannedSolver::warm_start), so the probe
-// of the winner is not repeated.
+// own, and on small well-conditioned matrices its whole solve costs less than any other candidate's
+// set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set up a stronger
+// candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x, when it solved
+// the system or its trusted forecast (kJacobiHorizon) leaves less than kKeepJacobiBelow (or its own
+// set-up, which every other candidate pays as well). Otherwise a trusted Jacobi is the best so far,
+// which a stronger candidate must beat on remaining time (its set-up and probe are spent); an
+// untrusted one stops nothing and wins only where no other candidate has a forecast. Before any
+// other candidate is set up, a Jacobi that is not beaten yet goes on from its x for a rent
+// (jacobi_rent, ski rental): at least the least set-up any candidate pays, up to that candidate's
+// estimated set-up as far as Jacobi's forecast is believed. Where that solves the system (nos6,
+// bcsstk13: Jacobi was best by 2-4x on an H100, BENCHMARKS 10l) nothing else is set up; where not,
+// the candidate is tried as before, and at most its own set-up (or the least one) was lost. Then
+// the strongest candidate for the device runs once from x = 0 on the solve's own b for up to
+// auto_first_probe_seconds, as the solve's start; the time to solution is estimated from the
+// residual's rate over the last third of a probe, the time per iteration and the set-up, and the
+// lowest remaining cost wins. The winner's solver, as probed, is the one that solves, and it starts
+// from its probe's x (PlannedSolver::warm_start), so the probe of the winner is not repeated.
 //
 // The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): when a probe
 // already converged nothing else is tried (nothing can beat a solved system), nor when the first
@@ -32,6 +36,7 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "solver/inspector.hpp"
@@ -71,6 +76,12 @@ constexpr double kCholeskySecondsPerFlop = 1e-9;
 // 46 / 93 / 2,121 from zero on 494_bus / bcsstk13 / gr_900_900_crg / nos6 / Exnet step 3 (a
 // restart keeps a little; an unbroken run would save the probe's own iterations).
 constexpr int kJacobiProbeIterations = 50;
+// ... but on the GPU, where Jacobi goes first, as long as its rent's least part (jacobi_rent:
+// kKeepJacobiBelowGpu, 2 ms): ~200 iterations of a small system (7-8 us each, BENCHMARKS 10l),
+// in one run. Run on after a 50-iteration probe instead, CG restarts from the probe's x, which can
+// cost the probe's whole 50 (nos6 then needs 93 more, its count from zero, this VM serial), and a
+// second solve call.
+constexpr int kJacobiProbeIterationsGpu = 200;
 // A Jacobi forecast further than this many times its probe's length is not trusted: the residual's
 // rate over a few dozen iterations is CG's fast start, not its end (30 iterations forecast 57 on
 // Exnet step 3, which takes 2,121, 167 on bcsstk13, which takes 1,426, and 164 on BWSN_Network_2
@@ -81,6 +92,9 @@ constexpr double kJacobiHorizon = 1.5;
 // was 8.5x short): bcsstk13's fsai:2 (8e8 flops, 0.5-1.5 s of set-up) is not built where Jacobi's
 // probe forecast 4 ms (GPU) to 75 ms (this loaded 2-core VM, serial) more.
 constexpr double kUntrustedJacobi = 10;
+// Jacobi's rent (jacobi_rent) believes a trusted forecast up to this many times: running on from
+// its x restarts CG, which can cost up to the iterations already run (BENCHMARKS 10l).
+constexpr double kTrustedJacobi = 2;
 // Jacobi is kept when its trusted forecast remaining time is below this (or below its own set-up,
 // which any other candidate pays too): a stronger candidate's set-up alone costs about this much
 // on small systems (GPU: 1.3-2.5 ms before the first iteration, plus ~1.3 ms of auto's own
@@ -138,6 +152,7 @@ struct Probe {
   bool trusted = true;        // its forecast may stop others (Jacobi's: see kJacobiHorizon)
   std::string failure;        // set-up refused (e.g. bjacobi's memory) or a breakdown
   std::string pruned;         // why it was stopped early: it could not beat the best so far
+  std::string rent;           // Jacobi: how far it ran on past its probe, and why that far
 };
 
 std::string format_ms(double s) {
@@ -164,32 +179,40 @@ double predicted_iterations(const std::vector<double>& history, double target) {
   return double(K) + std::max(0.0, std::log(target / low) / std::log(rate));
 }
 
-// One probe run of at most `iterations` from x = 0; false on a breakdown.
-bool run_probe(Probe& p, const std::vector<double>& b, int iterations) {
+// One probe run of at most `iterations`, from x = 0, or (`go_on`) from where its last run ended:
+// then its iterations, run time and forecast cover all its runs since x = 0, as the solve that
+// goes on from its x sees them (CG restarts from that x: its Krylov space is not kept, which
+// can cost up to the iterations before: nos6 needs 93 more after a 50-iteration Jacobi probe,
+// its count from zero, bcsstk13 1,378 against 1,426, BENCHMARKS 10l). False on a breakdown.
+bool run_probe(Probe& p, const std::vector<double>& b, long iterations, bool go_on = false) {
   CgOptions stop = p.planned.solver->plan().cg;
   stop.max_iters = iterations;
   stop.record_history = true;
   stop.progress = nullptr;
-  std::vector<double> x(b.size(), 0.0);
+  std::vector<double> x = go_on ? std::move(p.x) : std::vector<double>(b.size(), 0.0);
+  const long before = go_on ? p.iterations : 0;
   const SolveReport report = p.planned.solver->solve(b, x, false, &stop);
   const CgResult& cg = report.cg;
   p.x = std::move(x);
-  p.iterations = cg.iterations;
-  p.run_seconds = report.times.solve_seconds;
+  p.iterations = before + cg.iterations;
+  p.run_seconds = (go_on ? p.run_seconds : 0) + report.times.solve_seconds;
   p.probe_seconds += report.times.solve_seconds;
   p.probe_iterations += cg.iterations;
   if (cg.status == CgStatus::breakdown) {
     p.failure = "broke down in the probe";
     return false;
   }
-  p.per_iteration = report.times.solve_seconds / double(std::max<long>(cg.iterations, 1));
+  p.per_iteration = p.run_seconds / double(std::max<long>(p.iterations, 1));
   p.converged = cg.ok();
   const double target = std::max(stop.tol * norm2(b), stop.atol);
   const double b_norm = norm2(b);
-  if (!cg.residual_history.empty() && b_norm > 0)
-    p.reached = *std::min_element(cg.residual_history.begin(), cg.residual_history.end()) / b_norm;
-  p.predicted_iterations =
-      p.converged ? double(cg.converged_at) : predicted_iterations(cg.residual_history, target);
+  const auto& history = cg.residual_history;
+  if (!go_on) p.reached = 1;
+  if (!history.empty() && b_norm > 0)
+    p.reached = std::min(p.reached, *std::min_element(history.begin(), history.end()) / b_norm);
+  const double to_go =
+      p.converged ? double(cg.converged_at) : predicted_iterations(history, target);
+  p.predicted_iterations = double(before) + to_go;
   p.estimate = p.setup_seconds + p.predicted_iterations * p.per_iteration;
   return true;
 }
@@ -328,6 +351,7 @@ std::string describe(const Probe& p) {
   if (p.probe_iterations > 0)
     text +=
         ", " + std::to_string(p.probe_iterations) + " iterations in " + format_ms(p.probe_seconds);
+  text += p.rent;
   if (!p.pruned.empty()) return text + ": " + p.pruned + ")";
   if (p.converged) return text + ": solved)";
   if (!std::isfinite(p.estimate)) return text + ": residual not falling)";
@@ -380,8 +404,8 @@ FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A) {
   return e;
 }
 
-std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds) {
-  const FsaiSetupEstimate cost = estimate_fsai_setup(A);
+namespace {
+std::string fsai_setup_above(const FsaiSetupEstimate& cost, double seconds) {
   if (cost.seconds < seconds) return "";
   char text[200];
   std::snprintf(text, sizeof text,
@@ -392,6 +416,66 @@ std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds) {
                 cost.factor_flops);
   return text + format_ms(cost.seconds) + " of set-up";
 }
+}  // namespace
+
+std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds) {
+  return fsai_setup_above(estimate_fsai_setup(A), seconds);
+}
+
+JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double candidate_setup,
+                       double jacobi_ran, double jacobi_remaining, bool trusted) {
+  const double factor = trusted ? kTrustedJacobi : kUntrustedJacobi;
+  const double believed = jacobi_ran + factor * jacobi_remaining;  // inf: not falling
+  JacobiRent rent;
+  if (std::min(candidate_setup, believed) <= least_setup) {
+    rent.seconds = least_setup;
+    rent.why = "another candidate's least set-up";
+  } else if (candidate_setup <= believed) {
+    rent.seconds = candidate_setup;
+    rent.why = candidate + "'s estimated set-up";
+  } else {
+    rent.seconds = believed;
+    rent.why = std::to_string(int(factor)) + "x its forecast";
+  }
+  return rent;
+}
+
+namespace {
+
+// The Jacobi probe that may run on (ski rental): on the solve's own b, set up, not solved, and
+// the best candidate so far (or nothing is).
+Probe* running_jacobi(std::vector<Probe>& probes, const Probe* best) {
+  for (Probe& p : probes)
+    if (p.name == "jacobi")
+      return p.resumable && p.failure.empty() && p.pruned.empty() && !p.converged &&
+                     p.planned.solver && (!best || best == &p)
+                 ? &p
+                 : nullptr;
+  return nullptr;
+}
+
+// Jacobi goes on from its x until its runs, its probe's included, have taken `rent.seconds` (at
+// its measured time per iteration, within the solve's iteration limit); its forecast, now read
+// off the last run, is trusted as after its probe (kJacobiHorizon, against all its iterations).
+void run_jacobi_on(Probe& jacobi, const std::vector<double>& b, const JacobiRent& rent,
+                   const char* before) {
+  const long limit = long(jacobi.planned.solver->plan().cg.max_iters) - jacobi.iterations;
+  const double left = rent.seconds - jacobi.run_seconds;
+  const long more =
+      std::min<long>(limit, long(std::ceil(left / std::max(jacobi.per_iteration, 1e-9))));
+  if (left <= 0 || more <= 0) return;
+  const double seconds_before = jacobi.run_seconds;
+  const long iterations_before = jacobi.iterations;
+  if (!run_probe(jacobi, b, more, true)) return;
+  const double ran = jacobi.run_seconds - seconds_before;
+  jacobi.trusted =
+      jacobi.converged || jacobi.predicted_iterations <= kJacobiHorizon * double(jacobi.iterations);
+  jacobi.rent += ", " + std::to_string(jacobi.iterations - iterations_before) +
+                 " of them run on in " + format_ms(ran) + " before " + before +
+                 "'s set-up (up to " + format_ms(rent.seconds) + " in all: " + rent.why + ")";
+}
+
+}  // namespace
 
 // chol's factor counted once for the whole choice (nothing where A has too many rows to count).
 struct CholeskyCount {
@@ -467,7 +551,30 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   auto skip = [&](const char* name, const std::string& why) {
     not_tried += std::string("; ") + name + " (not tried: " + why + ")";
   };
-  const int jacobi_iterations = kJacobiProbeIterations;
+  // Jacobi's probe: on the GPU, where it goes first on the solve's b, its rent's least part.
+  const int jacobi_iterations =
+      gpu && own && !network ? kJacobiProbeIterationsGpu : kJacobiProbeIterations;
+  // chol's and fsai:2's set-up estimates, each made once (for Jacobi's rent and their own checks).
+  std::optional<CholeskyCount> cholesky;
+  std::optional<FsaiSetupEstimate> fsai_cost;
+  auto cholesky_count = [&]() -> const CholeskyCount& {
+    if (!cholesky) cholesky = count_cholesky(A);
+    return *cholesky;
+  };
+  auto fsai_estimate = [&]() -> const FsaiSetupEstimate& {
+    if (!fsai_cost) fsai_cost = estimate_fsai_setup(A);
+    return *fsai_cost;
+  };
+  // What `name` will cost at least before its first iteration, as far as it is estimated (0: not
+  // estimated); negative where it is not set up whatever Jacobi does (chol that would refuse).
+  auto setup_estimate = [&](const char* name) {
+    if (std::string(name) == "chol") {
+      const CholeskyCount& c = cholesky_count();
+      return c.counted && c.estimate.refusal.empty() ? c.estimate.flops * kCholeskySecondsPerFlop
+                                                     : -1.0;
+    }
+    return fsai_of_a_power(name) ? fsai_estimate().seconds : 0.0;
+  };
   for (const char* name : candidates) {
     if (std::string(name) == "jacobi") {
       if (best && best->converged && own) {
@@ -481,6 +588,21 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
         best = pick_best(probes);
       first_strong = probes.size();
       continue;
+    }
+    // Ski rental (jacobi_rent): a running Jacobi goes on from its x before this candidate's
+    // set-up is paid; where that solves the system, this candidate and the rest are not tried.
+    // Its least part first, which needs no estimate (chol's count costs a little too).
+    if (Probe* jacobi = own ? running_jacobi(probes, best) : nullptr) {
+      const double least = std::max(keep_jacobi_below, jacobi->setup_seconds);
+      const double none = 0, not_falling = inf;
+      run_jacobi_on(*jacobi, b, jacobi_rent(name, least, none, 0, not_falling, false), name);
+      const double candidate_setup = running_jacobi(probes, best) ? setup_estimate(name) : 0;
+      if (candidate_setup > least)
+        run_jacobi_on(*jacobi, b,
+                      jacobi_rent(name, least, candidate_setup, jacobi->run_seconds,
+                                  remaining(*jacobi), jacobi->trusted),
+                      name);
+      best = pick_best(probes);
     }
     // What probing has cost beyond the best candidate's set-up and the run the solve continues.
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -512,8 +634,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
       continue;
     }
     if (best && fsai_of_a_power(name)) {
-      const std::string too_costly =
-          fsai_setup_above(A, remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi));
+      const std::string too_costly = fsai_setup_above(
+          fsai_estimate(), remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi));
       if (!too_costly.empty()) {
         skip(name, too_costly + ", above " + best->name + "'s remaining " +
                        format_ms(remaining(*best)) +
@@ -522,9 +644,8 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
       }
     }
     if (std::string(name) == "chol" && !(network && probes.empty())) {
-      const CholeskyCount cholesky = count_cholesky(A);
       const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
-      const std::string not_worth = cholesky_not_worth(cholesky, limit);
+      const std::string not_worth = cholesky_not_worth(cholesky_count(), limit);
       if (!not_worth.empty()) {
         skip(name, not_worth + (best && limit < inf
                                     ? ", against " + best->name + "'s remaining " + format_ms(limit)
@@ -571,7 +692,9 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   if (best->resumable && !best->x.empty()) {  // the solve goes on from the winner's probe's x
     chosen.warm_start = std::move(best->x);
     chosen.warm_start_iterations = best->iterations;
-    why += ", " + std::to_string(best->iterations) + " iterations of it kept as the solve's start";
+    chosen.warm_start_seconds = best->run_seconds;
+    why += ", " + std::to_string(best->iterations) + " iterations of it (" +
+           format_ms(best->run_seconds) + ") kept as the solve's start";
   }
   chosen.inspect_seconds += spent - best->setup_seconds;  // the winner's set-up is the solve's
   const std::string format_choice = chosen.solver->plan().inspection;  // --format auto's

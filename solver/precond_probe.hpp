@@ -32,6 +32,25 @@ FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A);
 // best candidate so far still needs); empty when it is below.
 std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds);
 
+// Ski rental (issue 21: auto within 1.5x of the best fixed candidate; BENCHMARKS 10l): Jacobi,
+// set up and running on the solve's own b, goes on from its x before `candidate` is set up, until
+// its runs (its probe's included) have taken `seconds`. At least `least_setup` (what any other
+// candidate pays before its first iteration: the device's plan and upload, as Jacobi's own
+// set-up shows); up to the candidate's estimated set-up (`candidate_setup`: chol's counted
+// factor, fsai:2's tril(A^2); 0 where none is known), but no further than Jacobi's forecast end
+// (`jacobi_ran` seconds so far, `jacobi_remaining` forecast, infinite where its residual did not
+// fall) as far as it is believed: twice a `trusted` forecast, kUntrustedJacobi (10) times another,
+// the factor that already rules chol and fsai:2 out against an untrusted Jacobi. Where Jacobi then
+// solves the system nothing else is set up (nos6: 93 iterations; bcsstk13: 1,426); where it does
+// not, the candidate is tried as before, and the rent lost is at most the candidate's own set-up
+// (ski rental's factor of 2) or the least set-up.
+struct JacobiRent {
+  double seconds = 0;
+  std::string why;  // which of the three set it
+};
+JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double candidate_setup,
+                       double jacobi_ran, double jacobi_remaining, bool trusted);
+
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
                                     const std::vector<double>* rhs = nullptr);
 

@@ -346,6 +346,7 @@ SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& 
   if (warm) x = planned.warm_start;
   SolveReport report = planned.solver->solve(b, x);
   if (warm) report.probe_iterations = planned.warm_start_iterations;
+  if (warm) report.times.probe_kept_seconds = planned.warm_start_seconds;
   report.times.inspect_seconds = planned.inspect_seconds;
   report.times.thread_start_seconds = planned.thread_start_seconds;
   return report;

@@ -26,6 +26,10 @@ struct SolveTimes {
   // the candidates, building the ones that lost; 0 without it), and starting the OpenMP team,
   // which the first parallel region of any solve pays.
   double inspect_seconds = 0;
+  // --precond auto: the part of inspect_seconds that ran the chosen candidate's own iterations,
+  // kept as the solve's start (its probe from x = 0, and Jacobi's runs on from there): not a
+  // loser's probing.
+  double probe_kept_seconds = 0;
   double thread_start_seconds = 0;
   double reorder_seconds = 0;     // the permutations (RCM, sort by length) and P A P^T
   double convert_seconds = 0;     // CSR -> format, on the host (GPU: and the backend's set-up)
@@ -98,6 +102,7 @@ struct PlannedSolver {
   // guess better than zero, the answer itself when the probe converged) and its iterations.
   std::vector<double> warm_start;
   long warm_start_iterations = 0;
+  double warm_start_seconds = 0;  // those iterations' time, inside inspect_seconds
 };
 // rhs: the right-hand side the solve will take, when known (--precond auto then probes on it:
 // a random one mispredicted which candidate wins, issue 21); null: not known (netsolve's trials).

@@ -133,6 +133,37 @@ inline CsrMatrix<double> poisson2d(index_t m) {
   return csr_from_triplets(m * m, m * m, rows, cols, vals);
 }
 
+// A 5-point grid's graph Laplacian, m x m, with conductances spread over 10^-decades ..
+// 10^decades (log-uniform, fixed seed) and each boundary node tied to ground by 1: SPD, not a
+// network's near-tree graph (mean degree ~4), and so ill-conditioned that Jacobi-CG needs
+// thousands of iterations where a factor solves it at once.
+inline CsrMatrix<double> weighted_grid(index_t m, double decades, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> exponent(-decades, decades);
+  std::vector<index_t> rows, cols;
+  std::vector<double> vals, diagonal(std::size_t(m * m), 0.0);
+  auto join = [&](index_t a, index_t c) {
+    const double w = std::pow(10.0, exponent(rng));
+    rows.insert(rows.end(), {a, c});
+    cols.insert(cols.end(), {c, a});
+    vals.insert(vals.end(), {-w, -w});
+    diagonal[std::size_t(a)] += w, diagonal[std::size_t(c)] += w;
+  };
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < m; ++j) {
+      const index_t r = i * m + j;
+      if (i + 1 < m) join(r, r + m);
+      if (j + 1 < m) join(r, r + 1);
+      if (i == 0 || j == 0 || i + 1 == m || j + 1 == m) diagonal[std::size_t(r)] += 1;
+    }
+  for (index_t r = 0; r < m * m; ++r) {
+    rows.push_back(r);
+    cols.push_back(r);
+    vals.push_back(diagonal[std::size_t(r)]);
+  }
+  return csr_from_triplets(m * m, m * m, rows, cols, vals);
+}
+
 // Builds CSR from per-row column lists (each sorted and unique), values uniform in [-1, 1].
 inline CsrMatrix<double> csr_from_rows(index_t rows, index_t cols,
                                        const std::vector<std::vector<index_t>>& columns,

@@ -1,7 +1,8 @@
 // --precond auto on the GPU (solver/precond_probe.cpp, issue 21 item 4): Jacobi's short probe
 // kept on a small well-conditioned matrix (the data/matrices case, where auto paid a stronger
 // candidate's set-up first: 1.66-20x Jacobi's time on an H100), fsai:2 not set up on bcsstk13
-// (0.5 s of set-up against Jacobi's 28 ms solve), and each solved to its tolerance.
+// (0.5 s of set-up against Jacobi's 28 ms solve), Jacobi kept running where it is the best
+// candidate (ski rental) and not where it is hopeless, and each solved to its tolerance.
 #include <string>
 
 #include "formats/matrix_market.hpp"
@@ -57,6 +58,71 @@ TEST_CASE("GPU --precond auto does not set up fsai:2 on bcsstk13, whose A^2 is d
   // tril(A^2) rules fsai:2 out.
   CHECK(why.find("fsai:2 (not tried: ") != std::string::npos);
   CHECK(r.true_relative_residual <= 1e-8);
+}
+
+// Ski rental (jacobi_rent): where Jacobi is the best fixed candidate by 2-4x (nos6 93 iterations,
+// bcsstk13 1,426; H100: Jacobi 1.57 / 31 ms, auto 6.40 / 76 ms before, BENCHMARKS 10l), Jacobi's
+// probe (200 iterations on the GPU) and its rent before chol's set-up (chol's factor estimated at
+// 51 ms on bcsstk13) solve the system: nothing else is set up, and the solve starts solved.
+TEST_CASE("GPU --precond auto keeps Jacobi running on nos6 and bcsstk13 (ski rental)") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  for (const char* name : {"nos6", "bcsstk13"}) {
+    CAPTURE(name);
+    const CsrMatrix<double> A =
+        read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/" + name + ".mtx");
+    const std::vector<double> b = ones_times(A);
+    std::vector<double> x;
+    const SolveReport r = solve_system(A, b, x, gpu_auto(1e-10));
+    const std::string& why = r.plan.inspection;
+    INFO(why);
+    REQUIRE(r.cg.ok());
+    CHECK(r.plan.precond.name == "jacobi");
+    for (const char* other : {"chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"})
+      CHECK(why.find(std::string(other) + " (not tried: jacobi's probe solved the system)") !=
+            std::string::npos);
+    CHECK(why.find("probing 1 of 6 candidates (jacobi for 200 iterations") != std::string::npos);
+    CHECK(r.cg.converged_at <= 1);  // it starts from the probe's converged x
+    CHECK(r.true_relative_residual <= 1e-8);
+    // The reference: Jacobi asked for. The probe's runs (restarted from their x) take at most
+    // the probe's 200 iterations more.
+    SolveRequest fixed = gpu_auto(1e-10);
+    fixed.precond = parse_precond("jacobi");
+    std::vector<double> xj;
+    const SolveReport jacobi = solve_system(A, b, xj, fixed);
+    REQUIRE(jacobi.cg.ok());
+    CHECK(r.probe_iterations >= jacobi.cg.converged_at - 5);
+    CHECK(r.probe_iterations <= jacobi.cg.converged_at + 200);
+    CHECK(r.times.probe_kept_seconds > 0);
+    CHECK(r.times.probe_kept_seconds <= r.times.inspect_seconds);
+  }
+}
+
+// Where Jacobi is hopeless the others still come: a grid whose conductances span eight decades
+// (4,669 Jacobi iterations from b = A 1) has a small factor (0.58 Mflop, below the GPU's least
+// set-up of 2 ms), so after Jacobi's 200-iteration probe, run on to that least set-up, chol is
+// set up and solves. On an EPANET system (a network's graph) chol goes first and Jacobi never runs.
+TEST_CASE("GPU --precond auto still sets up chol where Jacobi is hopeless") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> grid = testing::weighted_grid(40, 4, 11);
+  std::vector<double> x;
+  const SolveReport r = solve_system(grid, ones_times(grid), x, gpu_auto(1e-10));
+  INFO(r.plan.inspection);
+  REQUIRE(r.cg.ok());
+  CHECK(r.plan.precond.name == "chol");
+  CHECK(r.plan.inspection.find("tried: jacobi (set-up ") != std::string::npos);
+  CHECK(r.true_relative_residual <= 1e-8);
+
+  const std::string dir = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
+  const CsrMatrix<double> exnet = read_matrix_market(dir + "Exnet_EXN_step3.mtx.gz");
+  const std::vector<double> b = read_vector_market(dir + "Exnet_EXN_step3_b.mtx.gz");
+  std::vector<double> xe;
+  const SolveReport e = solve_system(exnet, b, xe, gpu_auto(1e-10));
+  INFO(e.plan.inspection);
+  REQUIRE(e.cg.ok());
+  CHECK(e.plan.precond.name == "chol");
+  CHECK(e.plan.inspection.find("jacobi (not tried: chol's probe solved the system)") !=
+        std::string::npos);
+  CHECK(e.true_relative_residual <= 1e-8);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
+#include <limits>
 #include <string>
 
+#include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "solver/precond_probe.hpp"
 #include "solver/precond_test_util.hpp"
@@ -170,4 +172,111 @@ TEST_CASE("--precond auto never refuses a matrix that a candidate solves") {
     CHECK(r.cg.ok());
     CHECK(r.true_relative_residual <= 1e-8);
   }
+}
+
+TEST_CASE("Jacobi's rent: it runs on as long as the next candidate would cost at least") {
+  // The numbers are the GPU's (H100, BENCHMARKS 10l): another candidate's least set-up 2 ms.
+  const double least = 2e-3, inf = std::numeric_limits<double>::infinity();
+  SUBCASE("nos6-like: residual not falling in the probe, chol cheap to set up") {
+    // Jacobi's probe saw its residual rise (no forecast: infinite); chol's factor is estimated at
+    // 0.1 ms. Jacobi still runs for the least set-up any candidate pays: on nos6 its 93
+    // iterations take ~0.7 ms (7 us each).
+    const JacobiRent rent = jacobi_rent("chol", least, 1e-4, 0.35e-3, inf, false);
+    CHECK(rent.seconds == least);
+    CHECK(rent.why == "another candidate's least set-up");
+    CHECK(rent.seconds > 93 * 7e-6);
+  }
+  SUBCASE("bcsstk13-like: an untrusted forecast, chol's factor estimated at 50 ms") {
+    // After 200 iterations (4.2 ms, 21 us each) the forecast is 5,496 (truly 1,426): believed
+    // up to 10x, far past chol's 50 ms, which caps the rent. Jacobi's 1,226 left (26 ms) fit.
+    const double per = 21e-6, ran = 200 * per, left = 5296 * per;
+    const JacobiRent rent = jacobi_rent("chol", least, 0.05, ran, left, false);
+    CHECK(rent.seconds == doctest::Approx(0.05));
+    CHECK(rent.why == "chol's estimated set-up");
+    CHECK(rent.seconds - ran >= 1226 * per);
+    // Forecast 242 after 50 (1.05 ms): believed up to 50 + 10 x 192 iterations (41 ms).
+    const JacobiRent early = jacobi_rent("chol", least, 0.05, 50 * per, 192 * per, false);
+    CHECK(early.seconds == doctest::Approx(1970 * per));
+    CHECK(early.why == "10x its forecast");
+    CHECK(early.seconds >= 1426 * per);
+    // A trusted forecast is believed twice (a restart can cost the iterations already run).
+    const JacobiRent trusted = jacobi_rent("fsai:2", least, 0.05, 0.004, 0.003, true);
+    CHECK(trusted.seconds == doctest::Approx(0.010));
+    CHECK(trusted.why == "2x its forecast");
+  }
+  SUBCASE("hopeless Jacobi (Exnet-like): a cheap candidate still comes after the least set-up") {
+    // 30 iterations forecast 57 on Exnet step 3, which takes 2,121 (16 us each on the GPU): the
+    // candidate's estimated set-up (0.2 ms) is below the least, so Jacobi's runs stop at 2 ms in
+    // all, a fifteenth of the 34 ms it needs, and the candidate is set up.
+    const double per = 16e-6;
+    const JacobiRent rent = jacobi_rent("chol", least, 2e-4, 30 * per, 27 * per, false);
+    CHECK(rent.seconds == least);
+    CHECK(rent.seconds < 2121 * per / 10);
+    // No estimate (cheb:8, ic0): the least set-up, whatever Jacobi forecasts.
+    CHECK(jacobi_rent("cheb:8", least, 0, 0.001, 1.0, false).seconds == least);
+    // The rent never passes the candidate's own set-up where that is above the least.
+    CHECK(jacobi_rent("chol", least, 0.004, 0.001, inf, false).seconds == doctest::Approx(0.004));
+  }
+}
+
+TEST_CASE("--precond auto runs Jacobi on before chol's set-up, and keeps it where that solves") {
+  // A power-law graph's Laplacian + 0.1 I (3,000 rows): Jacobi needs ~58 iterations to 1e-10,
+  // just past its 50-iteration probe, whose forecast is trusted; chol's factor (9x tril(A)'s,
+  // 0.023 Gflop: ~23 ms estimated) costs ten times Jacobi's whole solve. So Jacobi runs on before
+  // chol's set-up, up to twice its forecast (in iterations, whatever this machine's timings:
+  // the rent's time over Jacobi's own time an iteration), solves, and nothing else is set up.
+  const CsrMatrix<double> A = generate_matrix("gen:powerlaw:3000");
+  const std::vector<double> b = multiply(A, random_vector(A.rows, 12));
+  SolveRequest o = serial_auto(1e-10);
+  std::vector<double> x;
+  const SolveReport r = solve_system(A, b, x, o);
+  const std::string& why = r.plan.inspection;
+  INFO(why);
+  REQUIRE(r.cg.ok());
+  CHECK(r.plan.precond.name == "jacobi");
+  CHECK(why.find("of them run on in ") != std::string::npos);
+  CHECK(why.find("before chol's set-up (up to ") != std::string::npos);
+  // (Its rent's reason: twice its forecast, or the least set-up where a stall made Jacobi's own
+  // set-up, which every candidate pays too, longer.)
+  const bool forecast = why.find("2x its forecast): solved)") != std::string::npos;
+  const bool least = why.find("another candidate's least set-up): solved)") != std::string::npos;
+  CHECK((forecast || least));
+  CHECK(why.find("chol (not tried: jacobi's probe solved the system)") != std::string::npos);
+  CHECK(r.cg.converged_at <= 1);
+  CHECK(r.true_relative_residual <= 1e-9);
+  // The reference: Jacobi asked for needs more than the probe's 50, and the probe's runs (CG
+  // restarted at 50) not many more than it.
+  o.precond = parse_precond("jacobi");
+  std::vector<double> xj;
+  const SolveReport jacobi = solve_system(A, b, xj, o);
+  REQUIRE(jacobi.cg.ok());
+  CHECK(jacobi.cg.converged_at > 50);
+  CHECK(r.probe_iterations >= jacobi.cg.converged_at - 2);
+  CHECK(r.probe_iterations <= jacobi.cg.converged_at + 50);
+  // The probe's kept runs are the solve's, not a loser's probing: the report says how long.
+  CHECK(r.times.probe_kept_seconds > 0);
+  CHECK(r.times.probe_kept_seconds <= r.times.inspect_seconds);
+}
+
+TEST_CASE("--precond auto still switches where Jacobi is hopeless, after at most its rent") {
+  // A 40x40 grid whose conductances span eight decades: Jacobi needs 3,267 iterations (~30 ms
+  // here); chol's factor (5x tril(A)'s, 0.58 Mflop) is estimated at 0.6 ms, so Jacobi's runs
+  // stop there (or at the least set-up) and chol is set up, and solves in its probe.
+  const CsrMatrix<double> A = weighted_grid(40, 4, 11);
+  const std::vector<double> b = multiply(A, random_vector(A.rows, 13));
+  SolveRequest o = serial_auto(1e-10);
+  std::vector<double> x;
+  const SolveReport r = solve_system(A, b, x, o);
+  const std::string& why = r.plan.inspection;
+  INFO(why);
+  REQUIRE(r.cg.ok());
+  CHECK(r.plan.precond.name == "chol");
+  CHECK(why.find("tried: jacobi (set-up ") != std::string::npos);
+  CHECK(why.find("x its forecast") == std::string::npos);  // no rent past the least set-up
+  CHECK(r.true_relative_residual <= 1e-9);
+  o.precond = parse_precond("jacobi");
+  std::vector<double> xj;
+  const SolveReport jacobi = solve_system(A, b, xj, o);
+  CHECK(jacobi.cg.converged_at > 1000);
+  CHECK(r.cg.converged_at + r.probe_iterations <= 5);
 }
