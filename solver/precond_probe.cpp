@@ -496,10 +496,13 @@ CholeskyCount count_cholesky(const CsrMatrix<double>& A) {
 // about ic0's set-up, so chol is probed first, before Jacobi and without counting its factor
 // first (chol's own analysis still refuses a factor that fills in). Jacobi's probe and the count,
 // a second device plan and a second ordering, had cost 1.5-2.8x chol's whole solve there (GPU,
-// H100, BENCHMARKS 10m).
+// H100, BENCHMARKS 10m). A system of at most kJacobiProbeIterationsGpu rows is not taken for
+// one: CG ends within n steps in exact arithmetic, so Jacobi's probe has every chance to solve
+// it, and at that size every candidate's time is its fixed cost (LFAT5, 14 rows: Jacobi 0.49
+// ms, chol 0.66, auto with chol first 0.94; H100, BENCHMARKS 10l).
 constexpr double kNetworkDegree = 3.0;
 bool network_graph(const CsrMatrix<double>& A) {
-  return A.rows > 0 && A.rows <= kCholeskyCountedRows &&
+  return A.rows > kJacobiProbeIterationsGpu && A.rows <= kCholeskyCountedRows &&
          double(A.nnz() - A.rows) <= kNetworkDegree * double(A.rows);
 }
 

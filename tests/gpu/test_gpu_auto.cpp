@@ -22,7 +22,7 @@ std::vector<double> ones_times(const CsrMatrix<double>& A) {
 TEST_CASE("GPU --precond auto keeps Jacobi where its probe solves the system") {
   CGS_REQUIRE_GPU_OR_SKIP();
   // Strongly diagonally dominant random matrices (5,000 and 1,013 rows): their factors fill in,
-  // so Jacobi goes first, and solves inside its probe. (LFAT5's factor is sparse: chol first.)
+  // so Jacobi goes first, and solves inside its probe.
   auto dominant = [](index_t n) {
     CsrMatrix<double> A = testing::random_spd(n, 3, 21);
     for (index_t i = 0; i < A.rows; ++i)
@@ -77,9 +77,10 @@ TEST_CASE("GPU --precond auto keeps Jacobi running on nos6 and bcsstk13 (ski ren
     INFO(why);
     REQUIRE(r.cg.ok());
     CHECK(r.plan.precond.name == "jacobi");
+    // Nothing else set up: each other candidate "not tried" (chol's reason may be its counted
+    // factor against Jacobi's remaining time, when the rent's count came before the end).
     for (const char* other : {"chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"})
-      CHECK(why.find(std::string(other) + " (not tried: jacobi's probe solved the system)") !=
-            std::string::npos);
+      CHECK(why.find(std::string(other) + " (not tried: ") != std::string::npos);
     CHECK(why.find("probing 1 of 6 candidates (jacobi for 200 iterations") != std::string::npos);
     CHECK(r.cg.converged_at <= 1);  // it starts from the probe's converged x
     CHECK(r.true_relative_residual <= 1e-8);
