@@ -403,9 +403,14 @@ __device__ double run_sweep(const precond::Op<T>* ops, int s, const Sweeps& swee
   if (wide > first) {  // the head
     if (warp0) {
       rz += narrow_levels(ops, first, wide, table);
-      __threadfence_block();  // release: the head's y before the count says it is done
+      // Release: every lane's y of the head before the count says it is done (each lane's own
+      // writes, then lane 0's after the warp barrier has ordered the others' before it).
+      __threadfence_block();
       __syncwarp();
-      if (threadIdx.x == 0) atomicAdd(done, sweeps.head_rows[s]);
+      if (threadIdx.x == 0) {
+        __threadfence_block();
+        atomicAdd(done, sweeps.head_rows[s]);
+      }
     }
     // The other warps wait without polling (their wide rows cannot start before the head ends).
     if (warp_ends == kWarpEndsBarrier) __syncthreads();

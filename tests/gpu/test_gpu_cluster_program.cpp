@@ -217,8 +217,10 @@ TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp give the host
   }
 }
 
-// Whole solves: the CPU's iterations within 1, the true residual within the tolerance (10x
-// slack as above).
+// Whole solves: the iterations of every row on its own thread (mode 0, the same device and
+// factor) within 1, and the CPU's within 1 up to 50 iterations (2% beyond, as same_as_cpu: the
+// CPU's ic0 factor and sums round differently, Exnet's ic0 takes 53); the true residual within
+// the tolerance (10x slack as above).
 TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp keep the CPU's iterations") {
   CGS_REQUIRE_GPU_OR_SKIP();
   CgOptions cg;
@@ -232,12 +234,18 @@ TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp keep the CPU'
       const Run host =
           run_loop_with<double>(s.A, b, precond, cpu_serial(), GpuLoopAsk::automatic, cg);
       REQUIRE(host.result.status == CgStatus::converged);
+      const long its = host.result.iterations;
+      const Run old = cluster_warp_ends(s.A, b, precond, "0", cg);
       for (const char* warp_ends : {"1", "2"}) {
         CAPTURE(std::string(warp_ends));
         const Run block = cluster_warp_ends(s.A, b, precond, warp_ends, cg);
         REQUIRE(block.loop == Loop::cluster);
+        INFO("cluster: " << block.result.iterations << " iterations, mode 0 "
+                         << old.result.iterations << ", CPU " << its);
         CHECK(block.result.status == CgStatus::converged);
-        CHECK(std::abs(block.result.iterations - host.result.iterations) <= 1);
+        CHECK(std::abs(block.result.iterations - old.result.iterations) <= 1);
+        CHECK(std::abs(block.result.iterations - its) <=
+              std::max(1L, long(std::ceil(0.02 * double(its)))));
         CHECK(true_relative_residual(s.A, b, block.x) <= 10 * cg.tol);
       }
     }
