@@ -3,12 +3,13 @@
 # first and last levels on one warp (solver/cuda/cluster_cg.cu, "A sweep's narrow ends"), on one
 # GPU in one call:
 #   test      test_gpu 'Cluster*' (the programs in one block; the narrow levels' tests: z after one
-#             iteration equal to the host program's to 1e-12 for CGSOLVE_CLUSTER_WARP_TAIL=0, 1
-#             and 2, the CPU's iterations within 1)
+#             iteration equal to the host program's to 1e-12 for CGSOLVE_CLUSTER_WARP_TAIL=0 to 3,
+#             the CPU's iterations within 1)
 #   table     per system (the five of DATA) and per preconditioner (chol, ic0): CPU serial, then
 #             the GPU with CGSOLVE_CLUSTER_WARP_TAIL=0 (every row on its own thread: main's sweeps),
-#             1 (the default: head and tail on warp 0, a block barrier after the head) and 2 (the
-#             wide rows poll the counter through the head), interleaved run by run; medians of RUNS
+#             1 (the default: head and tail on warp 0, a block barrier after the head), 2 (the
+#             wide rows poll the counter through the head) and 3 (as 1, each narrow level's rows
+#             found only when it starts), interleaved run by run; medians of RUNS
 #             processes: iterations, solve ms (the report's solve_s: one launch and its copies),
 #             us per iteration, time to solution, the loop that ran. BWSN_Network_2 does not fit one
 #             block (persistent loop: the switch does nothing there).
@@ -16,7 +17,8 @@
 #             no Exnet)
 # Usage: OUT=dir [SKIP_BUILD=1] [BUILD=build-gpu] [RUNS=5] [PHASES="build test table sanitize"]
 #        scripts/warptail-check.sh [DATA (default .gpu-data)]
-# Writes $OUT/summary.txt (the table too) and at most 4 logs. About 3 min on a 16-core H100.
+# Writes $OUT/summary.txt (the table too) and at most 3 logs. About 3-5 min on a 16-core H100
+# (timeouts: tests 240 s, each sanitizer 100 s, each cgsolve run 60 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
@@ -107,12 +109,13 @@ if wants table; then
       for p in chol ic0; do
         for ((i = 0; i < RUNS; i++)); do
           one_run "$name-$p-cpu" 1 "${args[@]}" --device cpu --threads 1 --precond "$p"
-          for ends in 0 1 2; do one_run "$name-$p-$ends" "$ends" "${args[@]}" --device gpu --precond "$p"; done
+          for ends in 0 1 2 3; do one_run "$name-$p-$ends" "$ends" "${args[@]}" --device gpu --precond "$p"; done
         done
         median "$name-$p-cpu" "CPU serial $p"
         median "$name-$p-0" "GPU $p WARP_TAIL=0 (main)"
         median "$name-$p-1" "GPU $p WARP_TAIL=1 (default)"
         median "$name-$p-2" "GPU $p WARP_TAIL=2 (poll)"
+        median "$name-$p-3" "GPU $p WARP_TAIL=3 (no ahead)"
       done
     done
   } > "$tmp/table.txt" 2>&1
@@ -124,7 +127,7 @@ fi
 if wants sanitize; then
   for tool in memcheck racecheck; do
     t0=$SECONDS
-    CGS_GPU_TESTS_LIGHT=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 86 \
+    CGS_GPU_TESTS_LIGHT=1 timeout 100 compute-sanitizer --tool $tool --error-exitcode 86 \
       "$T" -tc='Cluster CG with chol and ic0: narrow levels on one warp give*' \
       > "$OUT/sanitize-$tool.log" 2>&1
     say "compute-sanitizer $tool (narrow levels' apply test, light): exit $?, $((SECONDS - t0)) s, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | head -1)"

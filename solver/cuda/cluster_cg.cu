@@ -229,6 +229,7 @@ enum WarpEnds : int {
   kWarpEndsOff = 0,      // every row on its own thread (the sweeps of BENCHMARKS section 10i)
   kWarpEndsBarrier = 1,  // the default: the other warps wait for the head at a block barrier
   kWarpEndsCounter = 2,  // the wide rows wait for the head on the counter (polling meanwhile)
+  kWarpEndsNoAhead = 3,  // as 1, but each level's rows found when it starts (narrow_levels)
 };
 
 struct Sweeps {
@@ -329,40 +330,56 @@ struct Solve {
   bool dot;
 };
 
-// One level of at most 32 rows on one warp (every lane calls it): the lanes split into groups of
-// `width` lanes (the largest power of two with rows x width <= 32), a group a row; its lanes
-// stride the row's entries and sum them by a butterfly within the group, and the group's first
-// lane writes the row by triangular_row's formula. Returns that lane's r_i z_i (dot; else 0).
-// The butterfly stops at the level's longest row: a row of 3 entries needs 2 steps, not 5 (the
-// skipped steps would add zeros: the same bits).
+// A lane's part of a level of at most 32 rows on one warp: the lanes split into groups of
+// `width` lanes (the largest power of two with rows x width <= 32), a group a row, and a group's
+// lanes stride its row's entries [begin, end). Found from the index arrays alone, never from y:
+// the warp finds the next level's while it computes this one (narrow_levels), so the chain of
+// loads from the level's row list to its row's bounds is off the chain from level to level.
+struct NarrowPart {
+  int width;
+  index_t row;  // -1: the lane's group has no row (rows x width may be < 32)
+  index_t begin, end;
+};
+
 template <typename T>
-__device__ __forceinline__ double narrow_level(const Solve<T>& m, int rows, const index_t* row_of) {
-  const int lane = int(threadIdx.x) % 32;
-  const int width = 1 << (31 - __clz(32 / rows));  // rows: 1 to kWarpItems
-  const int group = lane / width, member = lane % width;
+__device__ __forceinline__ NarrowPart narrow_part(const precond::Op<T>& level,
+                                                  const index_t* row_ptr) {
+  const int rows = int(level.items);  // 0 to kWarpItems
+  NarrowPart p;
+  p.width = rows > 0 ? 1 << (31 - __clz(32 / rows)) : 32;
+  const int group = (int(threadIdx.x) % 32) / p.width;
   const bool has = group < rows;
-  index_t row = 0, begin = 0, end = 0;
-  if (has) {
-    row = row_of ? row_of[group] : index_t(group);
-    begin = m.row_ptr[row];
-    end = m.row_ptr[row + 1];
-  }
-  const unsigned longest = __reduce_max_sync(0xffffffffu, unsigned(end - begin));
+  p.row = has ? (level.rows ? level.rows[group] : index_t(group)) : -1;
+  p.begin = has ? row_ptr[p.row] : 0;
+  p.end = has ? row_ptr[p.row + 1] : 0;
+  return p;
+}
+
+// One level on one warp (every lane calls it): each group sums its row's entries by a butterfly
+// within the group and the group's first lane writes the row by triangular_row's formula.
+// Returns that lane's r_i z_i (dot; else 0). The butterfly stops at the level's longest row: a
+// row of 3 entries needs 2 steps, not 5 (the skipped steps would add zeros: the same bits).
+template <typename T>
+__device__ __forceinline__ double narrow_level(const Solve<T>& m, const NarrowPart& p) {
+  const int member = int(threadIdx.x) % p.width;  // width: a power of two
+  const unsigned longest = __reduce_max_sync(0xffffffffu, unsigned(p.end - p.begin));
   double sum = 0;
-  for (index_t k = begin + member; k < end; k += width)
+  for (index_t k = p.begin + member; k < p.end; k += p.width)
     sum += double(m.values[k]) * double(m.y[m.col_idx[k]]);
-  for (int offset = width / 2; offset > 0; offset /= 2)
+  for (int offset = p.width / 2; offset > 0; offset /= 2)
     if (unsigned(offset) < longest) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  if (!has || member != 0) return 0;
-  const double s = double(m.u[row]) - sum;  // triangular_row's formula
-  m.y[row] = T(s * double(m.d[row]));
-  return m.dot ? double(m.r[row]) * double(m.z[row]) : 0.0;
+  if (p.row < 0 || member != 0) return 0;
+  const double s = double(m.u[p.row]) - sum;  // triangular_row's formula
+  m.y[p.row] = T(s * double(m.d[p.row]));
+  return m.dot ? double(m.r[p.row]) * double(m.z[p.row]) : 0.0;
 }
 
 // Levels [from, to) of a sweep on warp 0 (every lane calls it); returns this lane's share of r.z.
-// Not inlined: the kernel's registers are spent (it spills), and this loop, the one hot path of
-// chol's long chains, then has registers of its own; the call costs once a head or tail.
-template <typename T>
+// kAhead: each level's NarrowPart found while the level before computes (off for comparison:
+// CGSOLVE_CLUSTER_WARP_TAIL=3). Not inlined: the kernel's registers are spent (it spills), and this
+// loop, the one hot path of chol's long chains, then has registers of its own; the call costs once
+// a head or tail.
+template <bool kAhead, typename T>
 __device__ __noinline__ double narrow_levels(const precond::Op<T>* ops, int from, int to,
                                              T* const* table) {
   const precond::Op<T>& first = ops[from];
@@ -378,10 +395,13 @@ __device__ __noinline__ double narrow_levels(const precond::Op<T>* ops, int from
   m.z = v.z;
   m.dot = first.dot != 0;
   double rz = 0;
+  NarrowPart next = kAhead ? narrow_part(first, m.row_ptr) : NarrowPart{};
   for (int j = from; j < to; ++j) {
-    const int rows = int(ops[j].items);
-    if (rows <= 0) continue;  // (no rows: nothing to write)
-    rz += narrow_level(m, rows, ops[j].rows);
+    const NarrowPart part = kAhead ? next : narrow_part(ops[j], m.row_ptr);
+    // No branch (the last level reads itself again, unused): the next level's loads may then be
+    // scheduled among this level's.
+    if (kAhead) next = narrow_part(ops[min(j + 1, to - 1)], m.row_ptr);
+    rz += narrow_level(m, part);
     __syncwarp();  // the warp's writes of this level before the next level reads them
   }
   return rz;
@@ -399,10 +419,12 @@ __device__ double run_sweep(const precond::Op<T>* ops, int s, const Sweeps& swee
   const precond::Op<T>& op = ops[first];
   const precond::OpVectors<T> v = precond::vectors_of(op, table);
   const bool warp0 = threadIdx.x < 32;
+  const bool ahead = warp_ends != kWarpEndsNoAhead;
   double rz = 0;
   if (wide > first) {  // the head
     if (warp0) {
-      rz += narrow_levels(ops, first, wide, table);
+      rz += ahead ? narrow_levels<true>(ops, first, wide, table)
+                  : narrow_levels<false>(ops, first, wide, table);
       // Release: every lane's y of the head before the count says it is done (each lane's own
       // writes, then lane 0's after the warp barrier has ordered the others' before it).
       __threadfence_block();
@@ -413,7 +435,7 @@ __device__ double run_sweep(const precond::Op<T>* ops, int s, const Sweeps& swee
       }
     }
     // The other warps wait without polling (their wide rows cannot start before the head ends).
-    if (warp_ends == kWarpEndsBarrier) __syncthreads();
+    if (warp_ends != kWarpEndsCounter) __syncthreads();
   }
   for (int i = 0; i < kSweepRounds && rows[i] >= 0; ++i) {
     const index_t row = rows[i];
@@ -430,7 +452,8 @@ __device__ double run_sweep(const precond::Op<T>* ops, int s, const Sweeps& swee
     while (*reinterpret_cast<const volatile int*>(done) < sweeps.tail_start[s]) {
     }
     __threadfence_block();  // acquire
-    rz += narrow_levels(ops, tail, end, table);
+    rz += ahead ? narrow_levels<true>(ops, tail, end, table)
+                : narrow_levels<false>(ops, tail, end, table);
   }
   return rz;
 }
@@ -955,12 +978,13 @@ bool sweeps_from_environment() {
 }
 
 // CGSOLVE_CLUSTER_WARP_TAIL=0 runs every row of a sweep on its own thread, as before the narrow
-// ends on one warp; 2 lets the wide rows poll the counter while warp 0 runs the head (benchmarks
-// compare the three in one run). Default 1.
+// ends on one warp; 2 lets the wide rows poll the counter while warp 0 runs the head; 3 finds each
+// narrow level's rows only when it starts (benchmarks compare them in one run). Default 1.
 int warp_ends_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_WARP_TAIL");
   if (text && std::strcmp(text, "0") == 0) return kWarpEndsOff;
   if (text && std::strcmp(text, "2") == 0) return kWarpEndsCounter;
+  if (text && std::strcmp(text, "3") == 0) return kWarpEndsNoAhead;
   return kWarpEndsBarrier;
 }
 

@@ -151,7 +151,8 @@ TEST_CASE("Cluster CG with ic0: the sweeps give the level-by-level bits") {
 // A run with CGSOLVE_CLUSTER_WARP_TAIL set to `warp_ends` (read when the loop is made,
 // solver/cuda/cluster_cg.cu, warp_ends_from_environment): "0" every row of a sweep on its own
 // thread, "1" a sweep's narrow head and tail on warp 0 (the default), "2" the same with the wide
-// rows polling the counter through the head instead of waiting at a block barrier.
+// rows polling the counter through the head instead of waiting at a block barrier, "3" as 1 with
+// each narrow level's rows found only when it starts.
 Run cluster_warp_ends(const CsrMatrix<double>& A, const std::vector<double>& b, const char* precond,
                       const char* warp_ends, const CgOptions& cg) {
   setenv("CGSOLVE_CLUSTER_WARP_TAIL", warp_ends, 1);
@@ -206,7 +207,7 @@ TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp give the host
       const Run host =
           run_loop_with<double>(s.A, b, precond, cpu_serial(), GpuLoopAsk::automatic, one);
       REQUIRE(host.result.iterations == 1);
-      for (const char* warp_ends : {"0", "1", "2"}) {
+      for (const char* warp_ends : {"0", "1", "2", "3"}) {
         CAPTURE(std::string(warp_ends));
         const Run block = cluster_warp_ends(s.A, b, precond, warp_ends, one);
         REQUIRE(block.loop == Loop::cluster);
@@ -236,7 +237,7 @@ TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp keep the CPU'
       REQUIRE(host.result.status == CgStatus::converged);
       const long its = host.result.iterations;
       const Run old = cluster_warp_ends(s.A, b, precond, "0", cg);
-      for (const char* warp_ends : {"1", "2"}) {
+      for (const char* warp_ends : {"1", "2", "3"}) {
         CAPTURE(std::string(warp_ends));
         const Run block = cluster_warp_ends(s.A, b, precond, warp_ends, cg);
         REQUIRE(block.loop == Loop::cluster);
