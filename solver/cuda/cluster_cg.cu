@@ -303,9 +303,10 @@ __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweep
   for (int s = 0; s < kMaxSweeps; ++s) {
     int op = s < sweeps.count ? sweeps.wide_op[s] : 0;
     const int end = s < sweeps.count ? sweeps.tail_op[s] : 0;
-    long long start = s < sweeps.count ? sweeps.head_rows[s] : 0;  // op's first row's position
+    const long long first = s < sweeps.count ? sweeps.head_rows[s] : 0;  // the wide part's
+    long long start = first;  // position of op's first row in the sweep
     for (int round = 0; round < kSweepRounds; ++round) {
-      const long long g = start + (long long)round * kThreads + lane * 32 + warp;
+      const long long g = first + (long long)round * kThreads + lane * 32 + warp;
       while (op < end && g >= start + ops[op].items) start += ops[op++].items;
       const bool has = op < end;
       const index_t local = index_t(g - start);
