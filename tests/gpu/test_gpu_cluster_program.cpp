@@ -148,6 +148,111 @@ TEST_CASE("Cluster CG with ic0: the sweeps give the level-by-level bits") {
   }
 }
 
+// A run with CGSOLVE_CLUSTER_WARP_TAIL set to `warp_ends` (read when the loop is made,
+// solver/cuda/cluster_cg.cu, warp_ends_from_environment): "0" every row of a sweep on its own
+// thread, "1" a sweep's narrow head and tail on warp 0 (the default), "2" the same with the wide
+// rows polling the counter through the head instead of waiting at a block barrier, "3" as 1 with
+// each narrow level's rows found only when it starts.
+Run cluster_warp_ends(const CsrMatrix<double>& A, const std::vector<double>& b, const char* precond,
+                      const char* warp_ends, const CgOptions& cg) {
+  setenv("CGSOLVE_CLUSTER_WARP_TAIL", warp_ends, 1);
+  Run run = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+  unsetenv("CGSOLVE_CLUSTER_WARP_TAIL");
+  return run;
+}
+
+BackendOptions cpu_serial() {
+  BackendOptions o;
+  o.device = Device::serial;
+  return o;
+}
+
+// Systems whose chol and ic0 solves have narrow levels (at most 32 rows) at their ends, the
+// shapes tests/solver/test_sweep_shapes.cpp checks on the host: Net3 and Exnet (EPANET's
+// systems); a grid with a clique of 140 nodes (a wide part, then a chain of ~140 one-row levels
+// whose rows hold 40 to 200 entries: ky2's chol made sharper); stars of 31, 32 and 33 leaves
+// with a path of 100 nodes (a first level of exactly 32 rows, all levels narrow, or 33, one past
+// a warp, which stays wide: chol's level holds the path's far end too, so 31 -> 32 and 32 -> 33,
+// ic0's 32 -> 32 and 33 -> 33); a dense 33 x 33 matrix (a chain of 33 levels, all narrow); a
+// chain of 33 (n = 33); n = 1 (one level: no sweep). CGS_GPU_TESTS_LIGHT leaves out Exnet.
+std::vector<System> narrow_end_systems() {
+  const std::string dir = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
+  std::vector<System> list = {
+      {"Net3 step 1", read_matrix_market(dir + "Net3_step1.mtx.gz")},
+      {"grid 24x24 + clique of 140", testing::grid_with_clique(24, 140, 4, 5)},
+      {"star of 31 + path of 100", testing::star_and_path(31, 100)},
+      {"star of 32 + path of 100", testing::star_and_path(32, 100)},
+      {"star of 33 + path of 100", testing::star_and_path(33, 100)},
+      {"dense 33", testing::dense_m_matrix(33)},
+      {"chain 33", chain(33)},
+      {"n = 1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0})}};
+  if (light_level() == 0)
+    list.push_back({"Exnet step 3", read_matrix_market(dir + "Exnet_EXN_step3.mtx.gz")});
+  return list;
+}
+
+// One apply: x after one iteration is alpha z0 with alpha = r.z / z.Az, so x_1 to 1e-12 of the
+// host program's (the CPU loop on one core) is z = M^-1 r to 1e-12; every way of running the
+// narrow levels, and the old one (every row on its own thread) as a check of the comparison.
+TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp give the host program's z") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  CgOptions one;
+  one.tol = 1e-14;
+  one.max_iters = 1;
+  for (const System& s : narrow_end_systems()) {
+    for (const char* precond : {"chol", "ic0"}) {
+      CAPTURE(s.name);
+      CAPTURE(std::string(precond));
+      const std::vector<double> b = random_vector<double>(std::size_t(s.A.rows), 71);
+      const Run host =
+          run_loop_with<double>(s.A, b, precond, cpu_serial(), GpuLoopAsk::automatic, one);
+      REQUIRE(host.result.iterations == 1);
+      for (const char* warp_ends : {"0", "1", "2", "3"}) {
+        CAPTURE(std::string(warp_ends));
+        const Run block = cluster_warp_ends(s.A, b, precond, warp_ends, one);
+        REQUIRE(block.loop == Loop::cluster);
+        CHECK(block.result.iterations == 1);
+        CHECK(relative_difference(block.x, host.x) <= 1e-12);
+      }
+    }
+  }
+}
+
+// Whole solves: the iterations of every row on its own thread (mode 0, the same device and
+// factor) within 1, and the CPU's within 1 up to 50 iterations (2% beyond, as same_as_cpu: the
+// CPU's ic0 factor and sums round differently, Exnet's ic0 takes 53); the true residual within
+// the tolerance (10x slack as above).
+TEST_CASE("Cluster CG with chol and ic0: narrow levels on one warp keep the CPU's iterations") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  CgOptions cg;
+  cg.tol = 1e-10;
+  cg.max_iters = 100000;
+  for (const System& s : narrow_end_systems()) {
+    for (const char* precond : {"chol", "ic0"}) {
+      CAPTURE(s.name);
+      CAPTURE(std::string(precond));
+      const std::vector<double> b = random_vector<double>(std::size_t(s.A.rows), 73);
+      const Run host =
+          run_loop_with<double>(s.A, b, precond, cpu_serial(), GpuLoopAsk::automatic, cg);
+      REQUIRE(host.result.status == CgStatus::converged);
+      const long its = host.result.iterations;
+      const Run old = cluster_warp_ends(s.A, b, precond, "0", cg);
+      for (const char* warp_ends : {"1", "2", "3"}) {
+        CAPTURE(std::string(warp_ends));
+        const Run block = cluster_warp_ends(s.A, b, precond, warp_ends, cg);
+        REQUIRE(block.loop == Loop::cluster);
+        INFO("cluster: " << block.result.iterations << " iterations, mode 0 "
+                         << old.result.iterations << ", CPU " << its);
+        CHECK(block.result.status == CgStatus::converged);
+        CHECK(std::abs(block.result.iterations - old.result.iterations) <= 1);
+        CHECK(std::abs(block.result.iterations - its) <=
+              std::max(1L, long(std::ceil(0.02 * double(its)))));
+        CHECK(true_relative_residual(s.A, b, block.x) <= 10 * cg.tol);
+      }
+    }
+  }
+}
+
 bool has_reason(const Plan& plan, const std::string& text) {
   for (const std::string& why : plan.reasons)
     if (why.find(text) != std::string::npos) return true;
