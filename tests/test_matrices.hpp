@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <random>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "formats/convert.hpp"
@@ -163,81 +162,6 @@ inline CsrMatrix<double> weighted_grid(index_t m, double decades, unsigned seed)
     vals.push_back(diagonal[std::size_t(r)]);
   }
   return csr_from_triplets(m * m, m * m, rows, cols, vals);
-}
-
-// Symmetric, off-diagonal entries in [-1, -0.1), diagonal 1 + the row's off-diagonal magnitudes:
-// an M-matrix (SPD, and IC(0) exists) from a list of undirected edges (a, b), a != b, no repeats.
-inline CsrMatrix<double> m_matrix(index_t n, const std::vector<std::pair<index_t, index_t>>& edges,
-                                  unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, -0.1);
-  std::vector<index_t> rows, cols;
-  std::vector<double> vals;
-  std::vector<double> diagonal(std::size_t(n), 1.0);
-  for (const auto& [a, b] : edges) {
-    const double v = value(rng);
-    rows.insert(rows.end(), {a, b});
-    cols.insert(cols.end(), {b, a});
-    vals.insert(vals.end(), {v, v});
-    diagonal[std::size_t(a)] -= v;
-    diagonal[std::size_t(b)] -= v;
-  }
-  for (index_t i = 0; i < n; ++i) {
-    rows.push_back(i);
-    cols.push_back(i);
-    vals.push_back(diagonal[std::size_t(i)]);
-  }
-  return csr_from_triplets(n, n, rows, cols, vals);
-}
-
-// An m x m grid (5-point) with a clique of `clique` nodes (numbered last) joined to each other
-// and each to `links` random grid nodes: the shape of a water network's chol factor (ky2,
-// BENCHMARKS section 10m) made sharper. Any elimination order gives the clique's nodes a chain
-// of one-row levels whose rows hold every earlier clique node (up to clique - 1 entries, plus
-// fill from the grid); in AMD's order (the clique last: its nodes have the highest degrees) the
-// chain is the forward solve's last levels and the backward solve's first, after and before the
-// grid's wide levels.
-inline CsrMatrix<double> grid_with_clique(index_t m, index_t clique, index_t links, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<index_t> grid_node(0, m * m - 1);
-  std::vector<std::pair<index_t, index_t>> edges;
-  for (index_t i = 0; i < m; ++i)
-    for (index_t j = 0; j < m; ++j) {
-      if (i + 1 < m) edges.push_back({i * m + j, (i + 1) * m + j});
-      if (j + 1 < m) edges.push_back({i * m + j, i * m + j + 1});
-    }
-  const index_t first = m * m;
-  for (index_t a = 0; a < clique; ++a) {
-    for (index_t b = a + 1; b < clique; ++b) edges.push_back({first + a, first + b});
-    std::vector<index_t> picked;
-    while (index_t(picked.size()) < links) {
-      const index_t g = grid_node(rng);
-      if (std::find(picked.begin(), picked.end(), g) == picked.end()) picked.push_back(g);
-    }
-    for (index_t g : picked) edges.push_back({g, first + a});
-  }
-  return m_matrix(first + clique, edges, seed + 1);
-}
-
-// A star of `leaves` leaves around a hub (row `leaves`), and a path of `path` nodes hanging
-// from the hub: in natural order IC(0)'s forward solve is one level of the leaves, then the hub
-// and the path one row a level; its backward solve the mirror image. (AMD eliminates the path
-// from its far end: chol's first level holds the leaves and that end.)
-inline CsrMatrix<double> star_and_path(index_t leaves, index_t path) {
-  std::vector<std::pair<index_t, index_t>> edges;
-  const index_t hub = leaves;
-  for (index_t i = 0; i < leaves; ++i) edges.push_back({i, hub});
-  for (index_t j = 1; j <= path; ++j) edges.push_back({hub + j - 1, hub + j});
-  return m_matrix(leaves + 1 + path, edges, 17);
-}
-
-// Every pair of n nodes joined: a dense SPD matrix whose factor is a chain of n one-row levels
-// with rows of 0 to n - 1 off-diagonal entries.
-inline CsrMatrix<double> dense_m_matrix(index_t n) {
-  std::vector<std::pair<index_t, index_t>> edges;
-  for (index_t a = 0; a < n; ++a)
-    for (index_t b = a + 1; b < n; ++b) edges.push_back({a, b});
-  return m_matrix(n, edges, 19);
 }
 
 // Builds CSR from per-row column lists (each sorted and unique), values uniform in [-1, 1].

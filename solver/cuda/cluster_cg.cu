@@ -150,7 +150,6 @@ struct Args {
   const unsigned char* index_buffer;
   const unsigned char* value_buffer;
   bool sweeps;  // run a solve's triangular levels as one sweep (see Sweeps); false: level by level
-  int warp_ends;  // a sweep's narrow first and last levels on one warp: a WarpEnds value
 };
 
 // A pointer of a staged operation: bit 0 set means (offset << 1 | 1) into the block's dynamic
@@ -214,37 +213,15 @@ constexpr index_t kWarpItems = 32;
 // one ran ~1,000 cycles a level, BENCHMARKS section 10h). Every row is computed by the same code in
 // the same order as level by level (the same y); only r.z's partial sums fall to other threads.
 constexpr int kMaxSweeps = 2;    // ic0: forward and backward
-constexpr int kSweepRounds = 4;  // rows per thread: sweeps of at most 4 x 1024 wide rows
-
-// A sweep's narrow ends (issue 21, chol's factor: ky2's forward solve has 6 levels of 35-227
-// rows, then 58 of 1-26 rows whose rows hold up to 70 entries; its backward solve the mirror
-// image). The levels of at most kWarpItems rows at the sweep's start (its head) and at its end
-// (its tail) run on warp 0 alone, level after level with __syncwarp between them and no counter,
-// each row's dot product split over a group of lanes (narrow_level). The wide levels between run
-// as before, every row on its own thread waiting on the counter. The head's rows count as the
-// sweep's first positions (warp 0 adds them to the counter when it is done); the tail starts
-// once the counter holds every row before it. The values: the levels' own formula, the dot
-// products summed in another order (equal to rounding). `CGSOLVE_CLUSTER_WARP_TAIL`:
-enum WarpEnds : int {
-  kWarpEndsOff = 0,      // every row on its own thread (the sweeps of BENCHMARKS section 10i)
-  kWarpEndsBarrier = 1,  // the default: the other warps wait for the head at a block barrier
-  kWarpEndsCounter = 2,  // the wide rows wait for the head on the counter (polling meanwhile)
-  kWarpEndsNoAhead = 3,  // as 1, but each level's rows found when it starts (narrow_levels)
-};
+constexpr int kSweepRounds = 4;  // rows per thread: sweeps of at most 4 x 1024 rows
 
 struct Sweeps {
   int count;
   int first_op[kMaxSweeps], end_op[kMaxSweeps];
-  // The head [first_op, wide_op) and the tail [tail_op, end_op), on warp 0; the wide levels
-  // [wide_op, tail_op) on every thread. Any of the three may be empty (all levels narrow: the
-  // head is the whole sweep).
-  int wide_op[kMaxSweeps], tail_op[kMaxSweeps];
-  int head_rows[kMaxSweeps];   // the wide part's first position
-  int tail_start[kMaxSweeps];  // the tail's first position: every row before it
-  int done[kMaxSweeps];        // rows finished in the current apply
+  int done[kMaxSweeps];  // rows finished in the current apply
 };
 
-// A thread's wide rows of each sweep, in the sweep's order, with the count each must wait for
+// A thread's rows of each sweep, in the sweep's order, with the count each must wait for
 // (the position of its level's first row); row -1 ends the list.
 struct SweepRows {
   index_t row[kMaxSweeps][kSweepRounds];
@@ -259,10 +236,9 @@ __device__ bool same_solve(const precond::Op<T>& a, const precond::Op<T>& b) {
 }
 
 // Thread 0 finds the sweeps among the (resolved) operations: runs of at least two levels of one
-// solve whose wide rows fit kSweepRounds per thread (the narrow ends, on one warp, fit any
-// length).
+// solve whose rows fit kSweepRounds per thread.
 template <typename T>
-__device__ void find_sweeps(const precond::Op<T>* ops, int count, int warp_ends, Sweeps& sweeps) {
+__device__ void find_sweeps(const precond::Op<T>* ops, int count, Sweeps& sweeps) {
   sweeps.count = 0;
   for (int k = 0; k < count && sweeps.count < kMaxSweeps;) {
     if (ops[k].kind != precond::OpKind::triangular_level) {
@@ -270,43 +246,31 @@ __device__ void find_sweeps(const precond::Op<T>* ops, int count, int warp_ends,
       continue;
     }
     int end = k + 1;
-    while (end < count && same_solve(ops[k], ops[end])) ++end;
-    int wide = k, tail = end;
-    if (warp_ends != kWarpEndsOff) {
-      while (wide < end && ops[wide].items <= kWarpItems) ++wide;
-      while (tail > wide && ops[tail - 1].items <= kWarpItems) --tail;
-    }
-    long long head_rows = 0, wide_rows = 0;
-    for (int j = k; j < tail; ++j) (j < wide ? head_rows : wide_rows) += ops[j].items;
-    if (end - k >= 2 && wide_rows <= (long long)kThreads * kSweepRounds) {
-      const int s = sweeps.count++;
-      sweeps.first_op[s] = k;
-      sweeps.end_op[s] = end;
-      sweeps.wide_op[s] = wide;
-      sweeps.tail_op[s] = tail;
-      sweeps.head_rows[s] = int(head_rows);
-      sweeps.tail_start[s] = int(head_rows + wide_rows);
+    long long rows = ops[k].items;
+    while (end < count && same_solve(ops[k], ops[end])) rows += ops[end++].items;
+    if (end - k >= 2 && rows <= (long long)kThreads * kSweepRounds) {
+      sweeps.first_op[sweeps.count] = k;
+      sweeps.end_op[sweeps.count] = end;
+      ++sweeps.count;
     }
     k = end;
   }
 }
 
-// This thread's wide rows of every sweep. Wide position g (counted from the wide part's first)
-// goes to warp g % 32, lane (g / 32) % 32, round g / 1024: consecutive positions (often a chain,
-// one row a level) sit in different warps. (Measured on an H100, BENCHMARKS section 10i: 32
-// consecutive positions a warp, waiting as one warp, was slower, and so was loading a row's
-// entries before its wait.)
+// This thread's rows of every sweep. Position g of a sweep goes to warp g % 32, lane (g / 32) %
+// 32, round g / 1024: consecutive positions (often a chain, one row a level) sit in different
+// warps. (Measured on an H100, BENCHMARKS section 10i: 32 consecutive positions a warp, waiting
+// as one warp, was slower, and so was loading a row's entries before its wait.)
 template <typename T>
 __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweeps,
                                   SweepRows& mine) {
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   for (int s = 0; s < kMaxSweeps; ++s) {
-    int op = s < sweeps.count ? sweeps.wide_op[s] : 0;
-    const int end = s < sweeps.count ? sweeps.tail_op[s] : 0;
-    const long long first = s < sweeps.count ? sweeps.head_rows[s] : 0;  // the wide part's
-    long long start = first;  // position of op's first row in the sweep
+    int op = s < sweeps.count ? sweeps.first_op[s] : 0;
+    const int end = s < sweeps.count ? sweeps.end_op[s] : 0;
+    long long start = 0;  // position of op's first row in the sweep
     for (int round = 0; round < kSweepRounds; ++round) {
-      const long long g = first + (long long)round * kThreads + lane * 32 + warp;
+      const long long g = (long long)round * kThreads + lane * 32 + warp;
       while (op < end && g >= start + ops[op].items) start += ops[op++].items;
       const bool has = op < end;
       const index_t local = index_t(g - start);
@@ -316,128 +280,14 @@ __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweep
   }
 }
 
-// What every level of a sweep shares (its first operation's matrix, d, dot and vectors), held in
-// registers by narrow_levels.
+// One sweep: this thread's rows in order, each after its earlier levels. Returns this thread's
+// share of r.z. (Sleeping 20 or 100 ns between polls, to leave issue slots to the working lanes,
+// was 1.15-1.25x slower on an H100: BENCHMARKS section 10i.)
 template <typename T>
-struct Solve {
-  const index_t* row_ptr;
-  const index_t* col_idx;
-  const T* values;
-  const T* d;
-  const T* u;
-  T* y;
-  const T* r;
-  const T* z;
-  bool dot;
-};
-
-// A lane's part of a level of at most 32 rows on one warp: the lanes split into groups of
-// `width` lanes (the largest power of two with rows x width <= 32), a group a row, and a group's
-// lanes stride its row's entries [begin, end). Found from the index arrays alone, never from y:
-// the warp finds the next level's while it computes this one (narrow_levels), so the chain of
-// loads from the level's row list to its row's bounds is off the chain from level to level.
-struct NarrowPart {
-  int width;
-  index_t row;  // -1: the lane's group has no row (rows x width may be < 32)
-  index_t begin, end;
-};
-
-template <typename T>
-__device__ __forceinline__ NarrowPart narrow_part(const precond::Op<T>& level,
-                                                  const index_t* row_ptr) {
-  const int rows = int(level.items);  // 0 to kWarpItems
-  NarrowPart p;
-  p.width = rows > 0 ? 1 << (31 - __clz(32 / rows)) : 32;
-  const int group = (int(threadIdx.x) % 32) / p.width;
-  const bool has = group < rows;
-  p.row = has ? (level.rows ? level.rows[group] : index_t(group)) : -1;
-  p.begin = has ? row_ptr[p.row] : 0;
-  p.end = has ? row_ptr[p.row + 1] : 0;
-  return p;
-}
-
-// One level on one warp (every lane calls it): each group sums its row's entries by a butterfly
-// within the group and the group's first lane writes the row by triangular_row's formula.
-// Returns that lane's r_i z_i (dot; else 0). The butterfly stops at the level's longest row: a
-// row of 3 entries needs 2 steps, not 5 (the skipped steps would add zeros: the same bits).
-template <typename T>
-__device__ __forceinline__ double narrow_level(const Solve<T>& m, const NarrowPart& p) {
-  const int member = int(threadIdx.x) % p.width;  // width: a power of two
-  const unsigned longest = __reduce_max_sync(0xffffffffu, unsigned(p.end - p.begin));
-  double sum = 0;
-  for (index_t k = p.begin + member; k < p.end; k += p.width)
-    sum += double(m.values[k]) * double(m.y[m.col_idx[k]]);
-  for (int offset = p.width / 2; offset > 0; offset /= 2)
-    if (unsigned(offset) < longest) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  if (p.row < 0 || member != 0) return 0;
-  const double s = double(m.u[p.row]) - sum;  // triangular_row's formula
-  m.y[p.row] = T(s * double(m.d[p.row]));
-  return m.dot ? double(m.r[p.row]) * double(m.z[p.row]) : 0.0;
-}
-
-// Levels [from, to) of a sweep on warp 0 (every lane calls it); returns this lane's share of r.z.
-// kAhead: each level's NarrowPart found while the level before computes (off for comparison:
-// CGSOLVE_CLUSTER_WARP_TAIL=3). Not inlined: the kernel's registers are spent (it spills), and this
-// loop, the one hot path of chol's long chains, then has registers of its own; the call costs once
-// a head or tail.
-template <bool kAhead, typename T>
-__device__ __noinline__ double narrow_levels(const precond::Op<T>* ops, int from, int to,
-                                             T* const* table) {
-  const precond::Op<T>& first = ops[from];
-  const precond::OpVectors<T> v = precond::vectors_of(first, table);
-  Solve<T> m;
-  m.row_ptr = first.row_ptr;
-  m.col_idx = first.col_idx;
-  m.values = first.values;
-  m.d = first.d;
-  m.u = v.u;
-  m.y = v.y;
-  m.r = v.r;
-  m.z = v.z;
-  m.dot = first.dot != 0;
-  double rz = 0;
-  NarrowPart next = kAhead ? narrow_part(first, m.row_ptr) : NarrowPart{};
-  for (int j = from; j < to; ++j) {
-    const NarrowPart part = kAhead ? next : narrow_part(ops[j], m.row_ptr);
-    // No branch (the last level reads itself again, unused): the next level's loads may then be
-    // scheduled among this level's.
-    if (kAhead) next = narrow_part(ops[min(j + 1, to - 1)], m.row_ptr);
-    rz += narrow_level(m, part);
-    __syncwarp();  // the warp's writes of this level before the next level reads them
-  }
-  return rz;
-}
-
-// One sweep (every thread calls it): the narrow head on warp 0, then this thread's wide rows in
-// order, each after its earlier levels, then the narrow tail on warp 0 once every wide row is
-// done. Returns this thread's share of r.z. (Sleeping 20 or 100 ns between polls, to leave issue
-// slots to the working lanes, was 1.15-1.25x slower on an H100: BENCHMARKS section 10i.)
-template <typename T>
-__device__ double run_sweep(const precond::Op<T>* ops, int s, const Sweeps& sweeps, int warp_ends,
-                            T* const* table, const index_t* rows, const index_t* waits, int* done) {
-  const int first = sweeps.first_op[s], end = sweeps.end_op[s];
-  const int wide = sweeps.wide_op[s], tail = sweeps.tail_op[s];
-  const precond::Op<T>& op = ops[first];
+__device__ double run_sweep(const precond::Op<T>& op, T* const* table, const index_t* rows,
+                            const index_t* waits, int* done) {
   const precond::OpVectors<T> v = precond::vectors_of(op, table);
-  const bool warp0 = threadIdx.x < 32;
-  const bool ahead = warp_ends != kWarpEndsNoAhead;
   double rz = 0;
-  if (wide > first) {  // the head
-    if (warp0) {
-      rz += ahead ? narrow_levels<true>(ops, first, wide, table)
-                  : narrow_levels<false>(ops, first, wide, table);
-      // Release: every lane's y of the head before the count says it is done (each lane's own
-      // writes, then lane 0's after the warp barrier has ordered the others' before it).
-      __threadfence_block();
-      __syncwarp();
-      if (threadIdx.x == 0) {
-        __threadfence_block();
-        atomicAdd(done, sweeps.head_rows[s]);
-      }
-    }
-    // The other warps wait without polling (their wide rows cannot start before the head ends).
-    if (warp_ends != kWarpEndsCounter) __syncthreads();
-  }
   for (int i = 0; i < kSweepRounds && rows[i] >= 0; ++i) {
     const index_t row = rows[i];
     while (*reinterpret_cast<const volatile int*>(done) < waits[i]) {
@@ -447,14 +297,6 @@ __device__ double run_sweep(const precond::Op<T>* ops, int s, const Sweeps& swee
     if (op.dot) rz += double(v.r[row]) * double(v.z[row]);
     __threadfence_block();  // release: this row's y before the count says it is done
     atomicAdd(done, 1);
-  }
-  if (tail < end && warp0) {  // the tail, once every row before it is done
-    __syncwarp();
-    while (*reinterpret_cast<const volatile int*>(done) < sweeps.tail_start[s]) {
-    }
-    __threadfence_block();  // acquire
-    rz += ahead ? narrow_levels<true>(ops, tail, end, table)
-                : narrow_levels<false>(ops, tail, end, table);
   }
   return rz;
 }
@@ -473,8 +315,7 @@ __device__ double run_program(const Args<T>& a, unsigned char* smem, T* const* t
   int sweep = 0;
   for (int k = 0; k < count;) {
     if (sweep < sweeps.count && k == sweeps.first_op[sweep]) {
-      rz += run_sweep(ops, sweep, sweeps, a.warp_ends, table, mine.row[sweep], mine.wait[sweep],
-                      &sweeps.done[sweep]);
+      rz += run_sweep(ops[k], table, mine.row[sweep], mine.wait[sweep], &sweeps.done[sweep]);
       k = sweeps.end_op[sweep++];
     } else if (ops[k].items > kWarpItems) {
       rz += precond::run_items(ops[k], table, threadIdx.x, (long long)ops[k].items, kThreads);
@@ -690,7 +531,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     __syncthreads();  // the operations resolved
     if (threadIdx.x == 0) {
       if (a.sweeps)
-        find_sweeps(program_ops(a, smem), a.op_count, a.warp_ends, sweeps);
+        find_sweeps(program_ops(a, smem), a.op_count, sweeps);
       else
         sweeps.count = 0;
     }
@@ -978,17 +819,6 @@ bool sweeps_from_environment() {
   return !(text && std::strcmp(text, "0") == 0);
 }
 
-// CGSOLVE_CLUSTER_WARP_TAIL=0 runs every row of a sweep on its own thread, as before the narrow
-// ends on one warp; 2 lets the wide rows poll the counter while warp 0 runs the head; 3 finds each
-// narrow level's rows only when it starts (benchmarks compare them in one run). Default 1.
-int warp_ends_from_environment() {
-  const char* text = std::getenv("CGSOLVE_CLUSTER_WARP_TAIL");
-  if (text && std::strcmp(text, "0") == 0) return kWarpEndsOff;
-  if (text && std::strcmp(text, "2") == 0) return kWarpEndsCounter;
-  if (text && std::strcmp(text, "3") == 0) return kWarpEndsNoAhead;
-  return kWarpEndsBarrier;
-}
-
 }  // namespace cluster
 
 template <typename T>
@@ -1172,7 +1002,6 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.index_buffer = index_buffer_;
     a.value_buffer = value_buffer_;
     a.sweeps = sweeps_;
-    a.warp_ends = warp_ends_;
     a.slice_ptr = slice_ptr_.data();
     a.width = width_.data();
     a.cols = cols_.data();
@@ -1273,7 +1102,6 @@ class ClusterCgImpl final : public ClusterCg<T> {
   const unsigned char* index_buffer_ = nullptr;
   const unsigned char* value_buffer_ = nullptr;
   bool sweeps_ = sweeps_from_environment();
-  int warp_ends_ = warp_ends_from_environment();
   long long history_capacity_ = 0, spmv_capacity_ = 0, spmv_every_ = 1;
   cudaEvent_t begin_ = nullptr, end_ = nullptr;
 };

@@ -17,8 +17,7 @@
 // level-scheduled IC(0) of issue 21, a level costing a chain of shared-memory loads and a block
 // barrier instead of a grid sync (a run of levels of at most 32 rows: one warp, __syncwarp); each
 // triangular solve's levels run as one sweep, its rows waiting on a counter of rows done instead
-// of a barrier a level (cluster_cg.cu, "A sweep"), its narrow first and last levels on one warp
-// with a group of lanes a row ("A sweep's narrow ends"). The
+// of a barrier a level (cluster_cg.cu, "A sweep"). The
 // program's work vectors live in shared memory beside CG's; its operations, index and value arrays
 // (two packed buffers, device_program.hpp) are copied there too where they fit, then the matrix;
 // what does not fit is read from L2.
