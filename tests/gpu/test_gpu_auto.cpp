@@ -60,41 +60,58 @@ TEST_CASE("GPU --precond auto does not set up fsai:2 on bcsstk13, whose A^2 is d
   CHECK(r.true_relative_residual <= 1e-8);
 }
 
-// Ski rental (jacobi_rent): where Jacobi is the best fixed candidate by 2-4x (nos6 93 iterations,
-// bcsstk13 1,426; H100: Jacobi 1.57 / 31 ms, auto 6.40 / 76 ms before, BENCHMARKS 10l), Jacobi's
-// probe (200 iterations on the GPU) and its rent before chol's set-up (chol's factor estimated at
-// 51 ms on bcsstk13) solve the system: nothing else is set up, and the solve starts solved.
+// Ski rental (jacobi_rent): where Jacobi is the best fixed candidate (nos6 93 iterations,
+// bcsstk13 1,426; H100: Jacobi 1.57 / 31 ms, auto 6.40 / 76 ms before, BENCHMARKS 10l), Jacobi
+// runs on from its probe's x before another candidate's set-up. nos6: its 200-iteration probe
+// solves it, so nothing else is set up and the solve starts solved. bcsstk13: the rent runs
+// Jacobi on for up to chol's estimated set-up (51 ms); whether its ~1,500 iterations end inside
+// that depends on the device's time per iteration (cgsolve on an H100: 18-21 us, inside; this
+// test process: up to 35 us, just outside, then chol is set up), so only the rent is asserted.
 TEST_CASE("GPU --precond auto keeps Jacobi running on nos6 and bcsstk13 (ski rental)") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  for (const char* name : {"nos6", "bcsstk13"}) {
+  auto solve_auto = [](const char* name, const CsrMatrix<double>& A) {
     CAPTURE(name);
-    const CsrMatrix<double> A =
-        read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/" + name + ".mtx");
     const std::vector<double> b = ones_times(A);
     std::vector<double> x;
     const SolveReport r = solve_system(A, b, x, gpu_auto(1e-10));
+    INFO(r.plan.inspection);
+    REQUIRE(r.cg.ok());
+    CHECK(r.true_relative_residual <= 1e-8);
+    return r;
+  };
+  auto read = [](const char* name) {
+    return read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/" + name + ".mtx");
+  };
+  {
+    const CsrMatrix<double> A = read("nos6");
+    const SolveReport r = solve_auto("nos6", A);
     const std::string& why = r.plan.inspection;
     INFO(why);
-    REQUIRE(r.cg.ok());
     CHECK(r.plan.precond.name == "jacobi");
-    // Nothing else set up: each other candidate "not tried" (chol's reason may be its counted
-    // factor against Jacobi's remaining time, when the rent's count came before the end).
     for (const char* other : {"chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"})
       CHECK(why.find(std::string(other) + " (not tried: ") != std::string::npos);
     CHECK(why.find("probing 1 of 6 candidates (jacobi for 200 iterations") != std::string::npos);
     CHECK(r.cg.converged_at <= 1);  // it starts from the probe's converged x
-    CHECK(r.true_relative_residual <= 1e-8);
-    // The reference: Jacobi asked for. The probe's runs (restarted from their x) take at most
-    // the probe's 200 iterations more.
+    // The reference: Jacobi asked for. The probe's run takes at most its 200 iterations more.
     SolveRequest fixed = gpu_auto(1e-10);
     fixed.precond = parse_precond("jacobi");
     std::vector<double> xj;
-    const SolveReport jacobi = solve_system(A, b, xj, fixed);
+    const SolveReport jacobi = solve_system(A, ones_times(A), xj, fixed);
     REQUIRE(jacobi.cg.ok());
     CHECK(r.probe_iterations >= jacobi.cg.converged_at - 5);
     CHECK(r.probe_iterations <= jacobi.cg.converged_at + 200);
     CHECK(r.times.probe_kept_seconds > 0);
     CHECK(r.times.probe_kept_seconds <= r.times.inspect_seconds);
+  }
+  {
+    const SolveReport r = solve_auto("bcsstk13", read("bcsstk13"));
+    const std::string& why = r.plan.inspection;
+    INFO(why);
+    CHECK(why.find("run on in ") != std::string::npos);  // the rent ran
+    CHECK(why.find("before chol's set-up") != std::string::npos);
+    CHECK((r.plan.precond.name == "jacobi" || r.plan.precond.name == "chol"));
+    for (const char* other : {"fsai:2", "cheb:8", "ic0", "bjacobi:64"})
+      CHECK(why.find(std::string(other) + " (not tried: ") != std::string::npos);
   }
 }
 
