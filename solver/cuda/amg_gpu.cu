@@ -7,6 +7,7 @@
 #include <cub/device/device_scan.cuh>
 #include <numeric>
 
+#include "solver/cuda/setup_util.cuh"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/amg_start.hpp"
@@ -17,6 +18,7 @@
 namespace cgs::precond::amg {
 namespace {
 
+using cuda::counts_to_row_pointers;
 using cuda::DeviceArray;
 using Clock = std::chrono::steady_clock;
 
@@ -321,19 +323,6 @@ __global__ void restriction_fill_kernel(std::int64_t nnz, const index_t* order,
     r_col[m] = row_of[k];
     to_r[k] = index_t(m);
   }
-}
-
-// row_ptr[0] = 0, row_ptr[i + 1] = counts[0] + ... + counts[i] (cub's scan, deterministic).
-void counts_to_row_pointers(const DeviceArray<index_t>& counts, DeviceArray<index_t>& row_ptr) {
-  const int n = int(counts.size());
-  CGS_CUDA_CHECK(cudaMemsetAsync(row_ptr.data(), 0, sizeof(index_t), cuda::stream()));
-  if (n == 0) return;
-  std::size_t bytes = 0;
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), row_ptr.data() + 1, n,
-                                               cuda::stream()));
-  DeviceArray<char> scratch(bytes, "amg scan scratch");
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scratch.data(), bytes, counts.data(),
-                                               row_ptr.data() + 1, n, cuda::stream()));
 }
 
 // The last entry of a device array of row pointers: the matrix's nonzeros.

@@ -11,13 +11,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "solver/cuda/setup_util.cuh"
 #include "solver/precond/fsai.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 
 namespace cgs::precond {
 namespace {
 
+using cuda::counts_to_row_pointers;
 using cuda::DeviceArray;
+using cuda::download_one;
+using cuda::waited_since;
+using Clock = std::chrono::steady_clock;
 
 constexpr int kBlock = 256;
 constexpr int kRowMax = kFsaiDeviceRowMax;
@@ -130,36 +135,10 @@ __global__ void cast_kernel(std::int64_t nnz, const double* from, float* to) {
     to[q] = float(from[q]);
 }
 
-// row_ptr[0] = 0, row_ptr[i + 1] = counts[0] + ... + counts[i] (cub's scan).
-void counts_to_row_pointers(const DeviceArray<index_t>& counts, DeviceArray<index_t>& row_ptr) {
-  CGS_CUDA_CHECK(cudaMemsetAsync(row_ptr.data(), 0, sizeof(index_t), cuda::stream()));
-  const int n = int(counts.size());
-  if (n == 0) return;
-  std::size_t bytes = 0;
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), row_ptr.data() + 1, n,
-                                               cuda::stream()));
-  DeviceArray<char> scratch(bytes, "fsai scan scratch");
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scratch.data(), bytes, counts.data(),
-                                               row_ptr.data() + 1, n, cuda::stream()));
-}
-
-template <typename E>
-E download_one(const E* device) {
-  E value{};
-  cuda::copy_to_host(&value, device, sizeof(E));
-  return value;
-}
-
 int key_bits(index_t n) {
   int bits = 1;
   while (bits < 31 && (index_t(1) << bits) < n) ++bits;
   return bits;
-}
-
-using Clock = std::chrono::steady_clock;
-double waited_since(Clock::time_point start) {
-  cuda::synchronize();
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 template <typename T>

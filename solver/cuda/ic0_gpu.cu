@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formats/types.hpp"
+#include "solver/cuda/setup_util.cuh"
 #include "solver/precond/ic0_gpu.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 
@@ -20,7 +21,12 @@ namespace cgs::precond {
 namespace {
 
 namespace cgrp = cooperative_groups;
+using cuda::counts_to_row_pointers;
 using cuda::DeviceArray;
+using cuda::download;
+using cuda::download_one;
+using cuda::waited_since;
+using Clock = std::chrono::steady_clock;
 
 constexpr int kBlock = 256;
 
@@ -248,19 +254,6 @@ __global__ void cast_kernel(std::int64_t nnz, const double* from, float* to) {
 }
 #undef CGS_FOR_EACH
 
-// row_ptr[0] = 0, row_ptr[i + 1] = counts[0] + ... + counts[i] (cub's scan).
-void counts_to_row_pointers(const DeviceArray<index_t>& counts, DeviceArray<index_t>& row_ptr) {
-  CGS_CUDA_CHECK(cudaMemsetAsync(row_ptr.data(), 0, sizeof(index_t), cuda::stream()));
-  const int n = int(counts.size());
-  if (n == 0) return;
-  std::size_t bytes = 0;
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), row_ptr.data() + 1, n,
-                                               cuda::stream()));
-  DeviceArray<char> scratch(bytes, "ic0 scan scratch");
-  CGS_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scratch.data(), bytes, counts.data(),
-                                               row_ptr.data() + 1, n, cuda::stream()));
-}
-
 // Each level's rows sorted (ascending, or descending), from `queue` into `rows`.
 void sort_levels(const DeviceArray<index_t>& queue, const index_t* level_start, index_t levels,
                  bool descending, DeviceArray<index_t>& rows) {
@@ -277,26 +270,6 @@ void sort_levels(const DeviceArray<index_t>& queue, const index_t* level_start, 
   CGS_CUDA_CHECK(sort(nullptr, bytes));
   DeviceArray<char> scratch(std::max<std::size_t>(bytes, 1), "ic0: level sort scratch");
   CGS_CUDA_CHECK(sort(scratch.data(), bytes));
-}
-
-template <typename E>
-E download_one(const E* device) {
-  E value{};
-  cuda::copy_to_host(&value, device, sizeof(E));
-  return value;
-}
-
-template <typename E>
-std::vector<E> download(const E* device, std::size_t count) {
-  std::vector<E> host(count);
-  if (count > 0) cuda::copy_to_host(host.data(), device, count * sizeof(E));
-  return host;
-}
-
-using Clock = std::chrono::steady_clock;
-double waited_since(Clock::time_point start) {
-  cuda::synchronize();
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // The grid of a cooperative kernel: every block resident at once, at most two an SM (a grid
