@@ -72,6 +72,10 @@ template std::unique_ptr<Ic0Gpu<float>> make_ic0_gpu();
 template std::unique_ptr<Ic0Gpu<double>> make_ic0_gpu();
 namespace amg {
 std::unique_ptr<GpuLevelValues> make_gpu_level_values() { throw DeviceError(kNoCuda); }
+CsrMatrix<double> device_galerkin_product(const CsrMatrix<double>&, const CsrMatrix<double>&,
+                                          const CsrMatrix<double>&, index_t*) {
+  throw DeviceError(kNoCuda);
+}
 }  // namespace amg
 }  // namespace precond
 

@@ -3,10 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <numeric>
+#include <string>
 
+#include "solver/cuda/galerkin_gpu.cuh"
 #include "solver/cuda/setup_util.cuh"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
@@ -622,6 +625,13 @@ class ReusedProduct {
   DeviceArray<char> buffer4_, buffer5_;
 };
 
+// R A P by cuSPARSE's SpGEMM instead of the project's kernels (galerkin_gpu.cuh), for the
+// side-by-side measurement (BENCHMARKS 20i): CGSOLVE_AMG_GALERKIN=cusparse.
+bool cusparse_galerkin() {
+  const char* v = std::getenv("CGSOLVE_AMG_GALERKIN");
+  return v != nullptr && std::string(v) == "cusparse";
+}
+
 // Where each entry of C goes so that every row's columns ascend (the host's R A P has them so,
 // and the next level's aggregation walks rows in column order); empty when they already do.
 std::vector<std::int64_t> ascending_order(const CsrMatrix<double>& C) {
@@ -731,6 +741,7 @@ class CudaLevelValues final : public GpuLevelValues {
 
   CsrArrays device_next() const override {
     if (!planned_) return {};
+    if (galerkin_) return galerkin_->arrays();  // rows already ascending
     const DeviceCsr& c = rap_->result();
     if (order_.empty()) return c.arrays();
     return {c.row_ptr.data(), next_columns_.data(), next_values_.data(), c.nnz};
@@ -857,15 +868,9 @@ class CudaLevelValues final : public GpuLevelValues {
     return seconds;
   }
 
-  CsrArrays device_operator() const override {
-    return planned_ ? a_.arrays() : CsrArrays{};
-  }
-  CsrArrays device_prolongator() const override {
-    return planned_ ? p_.arrays() : CsrArrays{};
-  }
-  CsrArrays device_restriction() const override {
-    return planned_ ? r_.arrays() : CsrArrays{};
-  }
+  CsrArrays device_operator() const override { return planned_ ? a_.arrays() : CsrArrays{}; }
+  CsrArrays device_prolongator() const override { return planned_ ? p_.arrays() : CsrArrays{}; }
+  CsrArrays device_restriction() const override { return planned_ ? r_.arrays() : CsrArrays{}; }
 
  private:
   // A's values of this set-up on the device, once per set-up: uploaded unless strength() or
@@ -966,13 +971,24 @@ class CudaLevelValues final : public GpuLevelValues {
 
     start = Clock::now();
     if (!planned_) {
-      ra_ = std::make_unique<ReusedProduct>(r_, a_);
-      rap_ = std::make_unique<ReusedProduct>(ra_->result(), p_);
+      if (cusparse_galerkin()) {
+        ra_ = std::make_unique<ReusedProduct>(r_, a_);
+        rap_ = std::make_unique<ReusedProduct>(ra_->result(), p_);
+      } else {
+        galerkin_ = std::make_unique<GalerkinProduct>(a_.rows, r_.rows, r_.arrays(), a_.arrays(),
+                                                      p_.arrays());
+      }
     }
-    ra_->compute();
-    rap_->compute();
+    if (galerkin_) {
+      galerkin_->compute();
+    } else {
+      ra_->compute();
+      rap_->compute();
+    }
+    seconds.galerkin = cuda::waited_since(start);
+    start = Clock::now();
     next_operator(next, next_on_host);
-    seconds.galerkin = since(start);
+    seconds.download = since(start);
     planned_ = true;
     return seconds;
   }
@@ -985,6 +1001,10 @@ class CudaLevelValues final : public GpuLevelValues {
   // the first set-up, host copies, the coarsest level's inverse), not 0.1 GB of level 1's at
   // every set_values of poisson2d:3000 and their upload again into the next level.
   void next_operator(CsrMatrix<double>& next, bool on_host) {
+    if (galerkin_) {
+      next_from_kernels(next, on_host);
+      return;
+    }
     const DeviceCsr& c = rap_->result();
     if (!planned_) {
       next.rows = c.rows;
@@ -1012,6 +1032,24 @@ class CudaLevelValues final : public GpuLevelValues {
     next.values.resize(std::size_t(c.nnz));
     cuda::copy_to_host(next.values.data(), order_.empty() ? c.values.data() : next_values_.data(),
                        c.values.bytes());
+  }
+
+  // next_operator for the project's product: its rows already ascend, so no order is found or
+  // kept; the pattern comes down at the first set-up, the values where the host reads them.
+  void next_from_kernels(CsrMatrix<double>& next, bool on_host) {
+    const GalerkinProduct& c = *galerkin_;
+    if (!planned_) {
+      next.rows = c.rows();
+      next.cols = c.rows();
+      download_to(next.row_ptr, c.row_ptr());
+      next.col_idx.resize(std::size_t(c.nnz()));
+      cuda::copy_to_host(next.col_idx.data(), c.col_idx().data(), next.col_idx.size() * 4);
+    }
+    if (!on_host) return;
+    if (planned_ && next.values.size() != std::size_t(c.nnz()))
+      throw DeviceError("amg GPU set-up: R A P changed size between set-ups");
+    next.values.resize(std::size_t(c.nnz()));
+    cuda::copy_to_host(next.values.data(), c.values().data(), next.values.size() * 8);
   }
 
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.
@@ -1124,7 +1162,8 @@ class CudaLevelValues final : public GpuLevelValues {
   DeviceArray<char> strong_;
   DeviceArray<index_t> position_, of_, to_r_;
   DeviceArray<double> weight_, diagonal_;
-  std::unique_ptr<ReusedProduct> ra_, rap_;
+  std::unique_ptr<GalerkinProduct> galerkin_;  // R A P by the project's kernels (the default)
+  std::unique_ptr<ReusedProduct> ra_, rap_;    // or by cuSPARSE (CGSOLVE_AMG_GALERKIN=cusparse)
   std::vector<std::int64_t> order_;  // R A P's entries in ascending columns, empty if they are
   // ... and on the device with R A P's columns and values in that order (next_operator)
   DeviceArray<std::int64_t> next_order_;
@@ -1140,6 +1179,29 @@ class CudaLevelValues final : public GpuLevelValues {
 
 std::unique_ptr<GpuLevelValues> make_gpu_level_values() {
   return std::make_unique<CudaLevelValues>();
+}
+
+CsrMatrix<double> device_galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                          const CsrMatrix<double>& P, index_t* wide_rows) {
+  if (R.cols != A.rows || A.cols != P.rows || P.cols != R.rows)
+    throw std::invalid_argument("device_galerkin_product: R, A and P do not chain");
+  DeviceCsr r, a, p;
+  r.upload(R, "R A P test: R");
+  a.upload(A, "R A P test: A");
+  p.upload(P, "R A P test: P");
+  GalerkinProduct c(A.rows, R.rows, r.arrays(), a.arrays(), p.arrays());
+  c.compute();
+  if (wide_rows) *wide_rows = c.wide_rows();
+  CsrMatrix<double> C;
+  C.rows = C.cols = R.rows;
+  download_to(C.row_ptr, c.row_ptr());
+  C.col_idx.resize(std::size_t(c.nnz()));
+  C.values.resize(std::size_t(c.nnz()));
+  if (c.nnz() > 0) {
+    cuda::copy_to_host(C.col_idx.data(), c.col_idx().data(), C.col_idx.size() * sizeof(index_t));
+    cuda::copy_to_host(C.values.data(), c.values().data(), C.values.size() * sizeof(double));
+  }
+  return C;
 }
 
 }  // namespace cgs::precond::amg

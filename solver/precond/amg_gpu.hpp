@@ -2,9 +2,10 @@
 // level, the numeric phases that cost most on the host, on the patterns the host made once.
 //   prolongator   P = (I - omega D_F^-1 A_F) T, one thread a row (the host's order and rounding)
 //   restriction   R = P^T's values, scattered through transpose_with_map's positions
-//   Galerkin      R A P as two cuSPARSE SpGEMMs (R A, then (R A) P) with pattern reuse
-//                 (cusparseSpGEMMreuse): the symbolic passes run at the first set-up only, and
-//                 set_values repeats the numeric ones on plans kept on the device.
+//   Galerkin      R A P as R (A P) by the project's sparse products (solver/cuda/galerkin_gpu.cuh):
+//                 the patterns at the first set-up only, the values (equal to the host's R (A P)
+//                 bit for bit) at every set-up; cuSPARSE's SpGEMM with pattern reuse where
+//                 CGSOLVE_AMG_GALERKIN=cusparse (for the side-by-side measurement)
 //   omega         P's damping 4 / (3 rho(D_F^-1 A_F)), rho by Lanczos with the device's products
 //   patterns      P's (one thread a row: the aggregates it reaches) and R's (P's entries
 //                 stably sorted by column), once per pattern (make_patterns)
@@ -31,6 +32,7 @@ struct Aggregates;
 // Seconds of each phase of one level's numbers, host-device copies included.
 struct GpuPhaseSeconds {
   double prolongator = 0, restriction = 0, galerkin = 0;
+  double download = 0;  // the next operator to the host, where it is read there
 };
 
 // Seconds of making one level's patterns on the device, the host copies' downloads included.
@@ -71,7 +73,7 @@ class GpuLevelValues {
   // Level's P and R values (also in level.prolongator.P and level.restriction.At unless
   // keep_host_copies(false)) and the next level's operator `next` (its pattern too at the first
   // call), from the level's operator A, the filtered diagonal D_F and P's damping omega. Later
-  // calls must see the same patterns (A, P, R): only values travel, and only the numeric SpGEMMs
+  // calls must see the same patterns (A, P, R): only values travel, and only the numeric products
   // run. rho(D_F^-1 A_F), as spectrum_bounds(A, D_F^-1/2, steps, {&strong, &diagonal}).ritz_max
   // finds it on the host: the same Lanczos (the hashed start of amg_start.hpp, made by a kernel;
   // steps, stopping rule, tridiagonal) with the products and sums on the device (the sums in
@@ -118,5 +120,12 @@ class GpuLevelValues {
 };
 
 std::unique_ptr<GpuLevelValues> make_gpu_level_values();
+
+// R A P (R: nc x n, A: n x n, P: n x nc) by the GPU set-up's own Galerkin kernels
+// (solver/cuda/galerkin_gpu.cuh), the factors uploaded and the product downloaded: for its
+// tests. Where wide_rows is given it receives how many rows the bitmap path made (rows with
+// more columns than a warp's hash table holds). Built without CUDA it throws DeviceError.
+CsrMatrix<double> device_galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                                          const CsrMatrix<double>& P, index_t* wide_rows = nullptr);
 
 }  // namespace cgs::precond::amg

@@ -646,6 +646,7 @@ void device_level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A
   add_seconds(h, level, "prolongator", s.prolongator);
   add_seconds(h, level, "restriction", s.restriction);
   add_seconds(h, level, "galerkin R A P", s.galerkin);
+  if (s.download > 0) add_seconds(h, level, "coarse download", s.download);
 }
 
 // The numbers of level l towards level l + 1 on patterns already made: the spectra, P, R and

@@ -4,9 +4,12 @@
 // GPU V-cycle against the CPU's in solves on hierarchies of 3-5 levels, in the graph and
 // generic loops; and set_values on the GPU against a fresh GPU set-up of the new values.
 #include <Eigen/Dense>
+#include <Eigen/Sparse>
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <variant>
 
@@ -119,6 +122,117 @@ TEST_CASE("GPU AMG: the GPU set-up's hierarchy equals the host's, fresh and afte
     amg::refresh_hierarchy(host, B, options(false));
     check_levels_against_host(gpu, B);
     check_same_hierarchy(gpu, host, B);
+  }
+}
+
+// A random n x nc prolongator-like matrix: row i reaches `per_row` coarse columns (ascending,
+// distinct, values in (0, 1]), fixed seed; rows listed in `empty_rows` have none.
+CsrMatrix<double> random_tall(index_t n, index_t nc, int per_row, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  CsrMatrix<double> P;
+  P.rows = n;
+  P.cols = nc;
+  P.row_ptr.assign(std::size_t(n) + 1, 0);
+  for (index_t i = 0; i < n; ++i) {
+    std::vector<index_t> cols;
+    for (int k = 0; k < per_row; ++k) cols.push_back(index_t(rng() % std::uint64_t(nc)));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (index_t c : cols) {
+      P.col_idx.push_back(c);
+      P.values.push_back(double(rng() % 1000 + 1) / 1000.0);
+    }
+    P.row_ptr[i + 1] = index_t(P.col_idx.size());
+  }
+  return P;
+}
+
+Eigen::SparseMatrix<double, Eigen::RowMajor> eigen_of(const CsrMatrix<double>& M) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (index_t i = 0; i < M.rows; ++i)
+    for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k)
+      t.emplace_back(i, M.col_idx[k], M.values[k]);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> E(M.rows, M.cols);
+  E.setFromTriplets(t.begin(), t.end());
+  return E;
+}
+
+// The device's R A P (galerkin_gpu.cuh) against the host's R (A P) (the same terms in the same
+// order and roundings: equal bit for bit), the host's Galerkin product (which takes the triple
+// form on short rows: to rounding) and Eigen's sparse product (an independent reference).
+void check_device_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,
+                          const CsrMatrix<double>& P, bool expect_wide) {
+  index_t wide = -1;
+  const CsrMatrix<double> C = amg::device_galerkin_product(R, A, P, &wide);
+  CHECK((wide > 0) == expect_wide);
+  const CsrMatrix<double> host = amg::sparse_product(R, amg::sparse_product(A, P, false));
+  CHECK(C.row_ptr == host.row_ptr);
+  CHECK(C.col_idx == host.col_idx);
+  CHECK(C.values == host.values);
+  CHECK(matrix_difference(C, amg::galerkin_product(R, A, P)) <= 1e-14);
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> reference =
+      (eigen_of(R) * eigen_of(A)).pruned(0.0) * eigen_of(P);
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> difference = eigen_of(C) - reference;
+  double largest = 0, error = 0;
+  for (int i = 0; i < reference.outerSize(); ++i)
+    for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(reference, i); it; ++it)
+      largest = std::max(largest, std::abs(it.value()));
+  for (int i = 0; i < difference.outerSize(); ++i)
+    for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(difference, i); it; ++it)
+      error = std::max(error, std::abs(it.value()));
+  CHECK(error <= 1e-13 * std::max(largest, 1e-300));
+  for (index_t I = 0; I < C.rows; ++I)  // each row's columns ascend, none twice
+    for (index_t k = C.row_ptr[I] + 1; k < C.row_ptr[I + 1]; ++k)
+      REQUIRE(C.col_idx[k - 1] < C.col_idx[k]);
+}
+
+TEST_CASE("GPU AMG: the device's R A P equals the host's triple product and a dense product") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  SUBCASE("a smoothed-aggregation level: poisson2d:40, 3-D and Exnet's first levels") {
+    for (const System& s : systems()) {
+      CAPTURE(s.name);
+      const amg::Hierarchy host = amg::build_hierarchy(s.A, options(false));
+      const amg::Level& level = host.levels[0];
+      check_device_product(level.restriction.At, s.A, level.prolongator.P, false);
+    }
+  }
+  SUBCASE("random factors: n not a multiple of 32, an aggregate with no rows, nc = 1") {
+    for (index_t n : {1, 33, 1000}) {
+      CAPTURE(n);
+      const CsrMatrix<double> A = n == 1
+                                      ? generate_matrix("gen:poisson2d:1")
+                                      : generate_matrix("gen:banded:" + std::to_string(n) + ":2");
+      const index_t rows = A.rows;
+      for (index_t nc : {index_t(1), index_t(7), rows / 3 + 1}) {
+        CAPTURE(nc);
+        CsrMatrix<double> P = random_tall(rows, nc, 3, 42 + std::uint64_t(nc));
+        // Column nc - 1 loses its entries where there is more than one column: an empty row of R.
+        if (nc > 1) {
+          CsrMatrix<double> Q = P;
+          Q.col_idx.clear();
+          Q.values.clear();
+          for (index_t i = 0; i < P.rows; ++i) {
+            for (index_t k = P.row_ptr[i]; k < P.row_ptr[i + 1]; ++k)
+              if (P.col_idx[k] != nc - 1) {
+                Q.col_idx.push_back(P.col_idx[k]);
+                Q.values.push_back(P.values[k]);
+              }
+            Q.row_ptr[i + 1] = index_t(Q.col_idx.size());
+          }
+          P = Q;
+        }
+        const precond::Transposed R = precond::transpose_with_map(P);
+        check_device_product(R.At, A, P, false);
+      }
+    }
+  }
+  SUBCASE("rows wider than a warp's hash table: the bitmap path") {
+    // 3,001 fine rows of a tridiagonal A, P reaching 40 of 1,500 columns a row: R A P's rows
+    // reach almost every column (more than the table's 960), so they are made by bitmaps.
+    CsrMatrix<double> A = generate_matrix("gen:banded:3001:1");
+    CsrMatrix<double> P = random_tall(A.rows, 1500, 40, 7);
+    const precond::Transposed R = precond::transpose_with_map(P);
+    check_device_product(R.At, A, P, true);
   }
 }
 
