@@ -14,6 +14,7 @@
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/amg_start.hpp"
+#include "solver/precond/prefault.hpp"
 #include "solver/precond/spectrum.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/cusparse_api.hpp"
@@ -342,10 +343,16 @@ int key_bits(index_t count) {
   return bits;
 }
 
+// host = device's array, host's pages faulted in on every core first (prefault.hpp).
+template <typename V>
+void download_to(std::vector<V>& host, const V* device, std::size_t count) {
+  reserve_prefaulted(host, count);
+  host.resize(count);
+  if (count > 0) cuda::copy_to_host(host.data(), device, count * sizeof(V));
+}
 template <typename V>
 void download_to(std::vector<V>& host, const DeviceArray<V>& device) {
-  host.resize(device.size());
-  cuda::copy_to_host(host.data(), device.data(), device.bytes());
+  download_to(host, device.data(), device.size());
 }
 
 // ---- strength and MIS(2) aggregation on the device (strong_connections, mis2_aggregate)
@@ -1038,18 +1045,17 @@ class CudaLevelValues final : public GpuLevelValues {
   // kept; the pattern comes down at the first set-up, the values where the host reads them.
   void next_from_kernels(CsrMatrix<double>& next, bool on_host) {
     const GalerkinProduct& c = *galerkin_;
+    const std::size_t nnz = std::size_t(c.nnz());
     if (!planned_) {
       next.rows = c.rows();
       next.cols = c.rows();
       download_to(next.row_ptr, c.row_ptr());
-      next.col_idx.resize(std::size_t(c.nnz()));
-      cuda::copy_to_host(next.col_idx.data(), c.col_idx().data(), next.col_idx.size() * 4);
+      download_to(next.col_idx, c.col_idx().data(), nnz);
     }
     if (!on_host) return;
-    if (planned_ && next.values.size() != std::size_t(c.nnz()))
+    if (planned_ && next.values.size() != nnz)
       throw DeviceError("amg GPU set-up: R A P changed size between set-ups");
-    next.values.resize(std::size_t(c.nnz()));
-    cuda::copy_to_host(next.values.data(), c.values().data(), next.values.size() * 8);
+    download_to(next.values, c.values().data(), nnz);
   }
 
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "solver/precond/amg_start.hpp"
+#include "solver/precond/prefault.hpp"
 
 namespace cgs::precond::amg {
 namespace {
@@ -134,6 +135,7 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
   // Pass 1: a row whose strong neighbours are all free takes them as its aggregate.
   const index_t n = A.rows;
   Aggregates g;
+  reserve_prefaulted(g.of, std::size_t(n));
   g.of.assign(std::size_t(n), -1);
   for (index_t i = 0; i < n; ++i) {
     if (!has_strong_neighbour(A, strong, i)) continue;
@@ -147,7 +149,9 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
     ++g.count;
   }
   // Pass 2: the rows left join their strongest aggregated neighbour (join_strongest).
-  const std::vector<index_t> first = g.of;
+  std::vector<index_t> first;
+  reserve_prefaulted(first, g.of.size());
+  first = g.of;
   join_strongest(A, strong, first, g.of);
   // Pass 3: a row still left (its neighbours all joined in pass 2) starts an aggregate with
   // its free neighbours.
