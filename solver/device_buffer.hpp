@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "solver/precond/prefault.hpp"
 #include "spmv/backend.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
@@ -60,7 +61,9 @@ class DeviceBuffer {
   }
   std::vector<T> download() const {
     if (!gpu_) return host_;
-    std::vector<T> out(n_);
+    std::vector<T> out;
+    precond::reserve_prefaulted(out, n_);  // its pages faulted in on every core (prefault.hpp)
+    out.resize(n_);
     gpu_download(out.data(), gpu_data_, n_ * sizeof(T));
     return out;
   }

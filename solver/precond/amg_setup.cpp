@@ -138,11 +138,16 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
   reserve_prefaulted(g.of, std::size_t(n));
   g.of.assign(std::size_t(n), -1);
   for (index_t i = 0; i < n; ++i) {
-    if (!has_strong_neighbour(A, strong, i)) continue;
-    bool free = g.of[i] < 0;
+    // One walk of the row, and none where the row is taken already (most rows, in a grid's
+    // order): free where it and all its strong neighbours are; skipped without strong ones.
+    if (g.of[i] >= 0) continue;
+    bool coupled = false, free = true;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1] && free; ++k)
-      if (strong[k] && g.of[A.col_idx[k]] >= 0) free = false;
-    if (!free) continue;
+      if (strong[k]) {
+        coupled = true;
+        free = g.of[A.col_idx[k]] < 0;
+      }
+    if (!coupled || !free) continue;
     g.of[i] = g.count;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
       if (strong[k]) g.of[A.col_idx[k]] = g.count;
