@@ -355,6 +355,28 @@ void download_to(std::vector<V>& host, const DeviceArray<V>& device) {
   download_to(host, device.data(), device.size());
 }
 
+// The greedy's pass 2 (join_strongest, amg_setup.cpp), a thread a row: a row without an
+// aggregate in `first` joins its strongest aggregated strong neighbour's, the first on ties and
+// near-ties within 1e-10 (the host's expression, so the same choice bit for bit).
+__global__ void join_strongest_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
+                                      const double* a_val, const char* strong, const index_t* first,
+                                      index_t* of) {
+  constexpr double kTie = 1e-10;
+  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    index_t joined = first[i];
+    if (joined < 0) {
+      double best = -1;
+      for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+        if (strong[k] && first[a_col[k]] >= 0 && fabs(a_val[k]) > best * (1 + kTie)) {
+          best = fabs(a_val[k]);
+          joined = first[a_col[k]];
+        }
+    }
+    of[i] = joined;
+  }
+}
+
 // ---- strength and MIS(2) aggregation on the device (strong_connections, mis2_aggregate)
 
 // d[i] = the sum of row i's diagonal entries (diagonal_of's, in the row's order).
@@ -544,12 +566,13 @@ struct DeviceCsr {
   // M's shape on arrays another owner keeps on the device with M's pattern (and, at each set-up,
   // its values), and the descriptor (cuSPARSE only reads an SpGEMM's inputs).
   void lend(const CsrMatrix<double>& M, const CsrArrays& arrays) {
-    if (!arrays.row_ptr || !arrays.col_idx || !arrays.values || arrays.nnz != M.nnz())
+    const std::int64_t entries = std::int64_t(M.col_idx.size());  // values may stay on the device
+    if (!arrays.row_ptr || !arrays.col_idx || !arrays.values || arrays.nnz != entries)
       throw DeviceError(
           "amg GPU set-up: a lent operator without all its arrays, or of another size");
     rows = M.rows;
     cols = M.cols;
-    nnz = M.nnz();
+    nnz = entries;
     lent = arrays;
     describe();
   }
@@ -742,8 +765,8 @@ class CudaLevelValues final : public GpuLevelValues {
   GpuPhaseSeconds device_compute(const CsrMatrix<double>& A, double omega, Level& level,
                                  CsrMatrix<double>& next, bool next_on_host) override {
     refresh_values(A);
-    values_current_ = false;  // the next set-up's values are new
-    return numbers(A, omega, level, next, next_on_host || !planned_);
+    values_current_ = false;                              // the next set-up's values are new
+    return numbers(A, omega, level, next, next_on_host);  // the pattern comes down at the first
   }
 
   CsrArrays device_next() const override {
@@ -767,6 +790,25 @@ class CudaLevelValues final : public GpuLevelValues {
     CGS_CHECK_LAUNCH();
     download_to(strong, strong_);
     strong_theta_ = theta;
+  }
+
+  void join_strongest(const std::vector<index_t>& first, std::vector<index_t>& of) override {
+    const index_t n = a_.rows;
+    if (first.size() != std::size_t(n) || strong_.size() != std::size_t(a_.nnz))
+      throw std::logic_error("amg GPU set-up: the greedy's pass 2 before the level's strength");
+    const DeviceArray<index_t> first_d(first, "amg greedy pass 1");
+    DeviceArray<index_t> of_d(std::size_t(n), "amg greedy pass 2");
+    join_strongest_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
+        n, a_.ptr(), a_.col(), a_.val(), strong_.data(), first_d.data(), of_d.data());
+    CGS_CHECK_LAUNCH();
+    download_to(of, of_d);
+  }
+
+  void download_next_values(CsrMatrix<double>& next) override {
+    const CsrArrays c = device_next();
+    if (!c.values || std::size_t(c.nnz) != next.col_idx.size())
+      throw std::logic_error("amg GPU set-up: no next operator on the device to download");
+    download_to(next.values, c.values, std::size_t(c.nnz));
   }
 
   Aggregates mis2_aggregate(const CsrMatrix<double>& A) override {
@@ -1034,8 +1076,6 @@ class CudaLevelValues final : public GpuLevelValues {
       CGS_CHECK_LAUNCH();
     }
     if (!on_host) return;
-    if (planned_ && next.values.size() != std::size_t(c.nnz))
-      throw DeviceError("amg GPU set-up: R A P changed size between set-ups");
     next.values.resize(std::size_t(c.nnz));
     cuda::copy_to_host(next.values.data(), order_.empty() ? c.values.data() : next_values_.data(),
                        c.values.bytes());
@@ -1053,9 +1093,7 @@ class CudaLevelValues final : public GpuLevelValues {
       download_to(next.col_idx, c.col_idx().data(), nnz);
     }
     if (!on_host) return;
-    if (planned_ && next.values.size() != nnz)
-      throw DeviceError("amg GPU set-up: R A P changed size between set-ups");
-    download_to(next.values, c.values().data(), nnz);
+    download_to(next.values, c.values().data(), nnz);  // empty before where they stayed here
   }
 
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.

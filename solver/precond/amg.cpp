@@ -619,7 +619,8 @@ class Amg final : public Preconditioner<T> {
     for (std::size_t l = 0; l < h_.levels.size(); ++l) {
       const CsrMatrix<double>& Al = h_.op(A, l);
       levels.rows.push_back(
-          {std::to_string(l), {double(Al.rows), double(Al.nnz()), h_.levels[l].seconds}});
+          {std::to_string(l),  // entries by the pattern: a GPU level's values may be there only
+           {double(Al.rows), double(Al.col_idx.size()), h_.levels[l].seconds}});
       rows += (l ? ", " : "") + std::to_string(Al.rows);
     }
     PrecondTable phases{"phases", {"phase", "seconds"}, {}};

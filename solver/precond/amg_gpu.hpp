@@ -70,6 +70,15 @@ class GpuLevelValues {
   // the last strength().
   virtual void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) = 0;
   virtual Aggregates mis2_aggregate(const CsrMatrix<double>& A) = 0;
+  // The greedy's pass 2 (join_strongest in amg_setup.cpp: each row without an aggregate in
+  // `first` joins its strongest aggregated strong neighbour's, the same rule and ties) on A's
+  // values and the last strength() as the device holds them: for a coarse level whose values the
+  // first set-up left on the device only. `of` is first with those rows filled in.
+  virtual void join_strongest(const std::vector<index_t>& first, std::vector<index_t>& of) = 0;
+  // The next operator's values (device_next's) into next.values: for a level whose values stayed
+  // on the device at the first set-up and that turned out to be the coarsest (its inverse is
+  // made on the host).
+  virtual void download_next_values(CsrMatrix<double>& next) = 0;
   // Level's P and R values (also in level.prolongator.P and level.restriction.At unless
   // keep_host_copies(false)) and the next level's operator `next` (its pattern too at the first
   // call), from the level's operator A, the filtered diagonal D_F and P's damping omega. Later

@@ -131,7 +131,8 @@ std::vector<char> strong_connections(const CsrMatrix<double>& A, double theta) {
   return strong;
 }
 
-Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong) {
+Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                            GpuLevelValues* device_pass2) {
   // Pass 1: a row whose strong neighbours are all free takes them as its aggregate.
   const index_t n = A.rows;
   Aggregates g;
@@ -157,7 +158,10 @@ Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>&
   std::vector<index_t> first;
   reserve_prefaulted(first, g.of.size());
   first = g.of;
-  join_strongest(A, strong, first, g.of);
+  if (device_pass2)  // A's values are on the device only
+    device_pass2->join_strongest(first, g.of);
+  else
+    join_strongest(A, strong, first, g.of);
   // Pass 3: a row still left (its neighbours all joined in pass 2) starts an aggregate with
   // its free neighbours.
   start_leftover_aggregates(A, strong, g);
@@ -649,9 +653,23 @@ void device_level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A
     const int steps = options.lanczos_steps_at(l);
     level.omega = 4 / (3 * gpu.device_filtered_radius(Al, steps));
   });
-  const bool next_on_host = options.host_copies || !h.has_next(l + 1);
-  const GpuPhaseSeconds s =
-      gpu.device_compute(Al, level.omega, level, h.levels[l + 1].A, next_on_host);
+  // The next operator's values come to the host only where they are read there: host copies,
+  // or its level is the coarsest. At the first set-up (its pattern not yet here) that is known
+  // only for a level too small or too deep to coarsen; others that fail to coarsen have theirs
+  // downloaded then (build_hierarchy). The host greedy of the next level reads its pattern and
+  // runs its pass 2 on the device (GpuLevelValues::join_strongest): 0.11 GB at poisson2d:3000's
+  // level 1 not copied (BENCHMARKS 20l).
+  CsrMatrix<double>& next = h.levels[l + 1].A;
+  const bool first_setup = next.rows == 0;
+  const index_t next_rows = level.aggregates.count;
+  const bool next_is_coarsest =
+      first_setup ? next_rows <= options.coarse || int(l) + 2 >= options.max_levels
+                  : !h.has_next(l + 1);
+  // The blocks' greedy and the host's MIS(2) read the next level's values on the host.
+  const bool aggregation_reads_values =
+      options.blocked || (options.mis2 && !options.device_aggregation);
+  const bool next_on_host = options.host_copies || next_is_coarsest || aggregation_reads_values;
+  const GpuPhaseSeconds s = gpu.device_compute(Al, level.omega, level, next, next_on_host);
   add_seconds(h, level, "prolongator", s.prolongator);
   add_seconds(h, level, "restriction", s.restriction);
   add_seconds(h, level, "galerkin R A P", s.galerkin);
@@ -701,6 +719,12 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   });
 }
 
+// Whether a level's operator came down from the GPU set-up as its pattern only (its values
+// stay on the device unless the level turns out to be the coarsest: build_hierarchy).
+bool values_on_device_only(const CsrMatrix<double>& A) {
+  return A.values.size() != A.col_idx.size();
+}
+
 // How often a level that coarsens by more than HierarchyOptions::max_coarsening is aggregated
 // again with a larger threshold before its aggregates are kept as they are.
 constexpr int kCoarseningRetries = 3;
@@ -735,7 +759,8 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
       else if (options.blocked)
         aggregates = blocked_greedy_aggregate(Al, strong, greedy_block_rows(Al.rows));
       else
-        aggregates = greedy_aggregate(Al, strong);
+        aggregates =
+            greedy_aggregate(Al, strong, values_on_device_only(Al) ? level.gpu.get() : nullptr);
     });
     if (attempt > 0 && aggregates.count == 0)
       break;  // a retry that left no couplings: keep the last
@@ -773,6 +798,8 @@ Hierarchy build_hierarchy(const CsrMatrix<double>& A, const HierarchyOptions& op
   for (std::size_t l = 0;; ++l) {
     const bool coarsen = h.op(A, l).rows > options.coarse && int(l) + 1 < options.max_levels &&
                          level_pattern(h, l, A, options);
+    if (!coarsen && l > 0 && values_on_device_only(h.levels[l].A))  // the coarsest after all
+      h.levels[l - 1].gpu->download_next_values(h.levels[l].A);
     level_values(h, l, A, options);
     if (!coarsen) return h;
   }
@@ -786,7 +813,8 @@ void refresh_hierarchy(Hierarchy& h, const CsrMatrix<double>& A, const Hierarchy
 
 double operator_complexity(const Hierarchy& h, const CsrMatrix<double>& A) {
   double total = 0;
-  for (std::size_t l = 0; l < h.levels.size(); ++l) total += double(h.op(A, l).nnz());
+  for (std::size_t l = 0; l < h.levels.size(); ++l)  // values may be on the device only
+    total += double(h.op(A, l).col_idx.size());
   return A.nnz() > 0 ? total / double(A.nnz()) : 1.0;
 }
 

@@ -43,7 +43,10 @@ struct Aggregates {
 // strongest aggregated neighbour; rows still left start aggregates with their free neighbours.
 // Sequential (one pass over A), deterministic, and on grids regular aggregates: on the 5-point
 // Poisson problem CG needs 10-11 iterations from 250k to 1M rows where MIS(2) needs 17-24.
-Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong);
+// With device_pass2, pass 2 runs there (GpuLevelValues::join_strongest) on the values the device
+// holds: for a GPU set-up's coarse level whose values were not copied to the host.
+Aggregates greedy_aggregate(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                            GpuLevelValues* device_pass2 = nullptr);
 
 // Aggregation by a distance-2 maximal independent set of the strong graph: its rows are the
 // roots (random priorities from a fixed hash, so rounds run in parallel and the result is
