@@ -27,6 +27,7 @@ using cuda::DeviceArray;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kBlock = 256;
+constexpr double kGreedyTie = 1e-10;  // join_strongest's near-tie tolerance (amg_setup.cpp)
 constexpr cusparseOperation_t kPlain = CUSPARSE_OPERATION_NON_TRANSPOSE;
 constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_DEFAULT;
 
@@ -355,28 +356,6 @@ void download_to(std::vector<V>& host, const DeviceArray<V>& device) {
   download_to(host, device.data(), device.size());
 }
 
-// The greedy's pass 2 (join_strongest, amg_setup.cpp), a thread a row: a row without an
-// aggregate in `first` joins its strongest aggregated strong neighbour's, the first on ties and
-// near-ties within 1e-10 (the host's expression, so the same choice bit for bit).
-__global__ void join_strongest_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
-                                      const double* a_val, const char* strong, const index_t* first,
-                                      index_t* of) {
-  constexpr double kTie = 1e-10;
-  for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
-       i += index_t(gridDim.x) * kBlock) {
-    index_t joined = first[i];
-    if (joined < 0) {
-      double best = -1;
-      for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
-        if (strong[k] && first[a_col[k]] >= 0 && fabs(a_val[k]) > best * (1 + kTie)) {
-          best = fabs(a_val[k]);
-          joined = first[a_col[k]];
-        }
-    }
-    of[i] = joined;
-  }
-}
-
 // ---- strength and MIS(2) aggregation on the device (strong_connections, mis2_aggregate)
 
 // d[i] = the sum of row i's diagonal entries (diagonal_of's, in the row's order).
@@ -485,24 +464,28 @@ __global__ void join_roots_kernel(index_t n, const index_t* a_ptr, const index_t
   }
 }
 
-// Rows two steps from a root join their strongest aggregated neighbour (the first on ties);
-// flag[i] = 1 where a row with strong neighbours is left over all the same.
+// A row without an aggregate in `first` joins its strongest aggregated strong neighbour's, the
+// first on ties, and with tie > 0 on near-ties within that relative tolerance: MIS(2)'s pass
+// (mis2_aggregate, tie 0) and the greedy's pass 2 (join_strongest, tie 1e-10, for a coarse level
+// whose values stay on the device), each the host's expression, so the same choice bit for bit.
+// flag (where given)[i] = 1 where a row with strong neighbours is left over all the same.
 __global__ void join_strongest_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
                                       const double* a_val, const char* strong, const index_t* first,
-                                      index_t* of, index_t* flag) {
+                                      double tie, index_t* of, index_t* flag) {
   for (index_t i = index_t(blockIdx.x) * kBlock + index_t(threadIdx.x); i < n;
        i += index_t(gridDim.x) * kBlock) {
     index_t a = first[i];
     if (a < 0) {
       double best = -1;
       for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
-        if (strong[k] && first[a_col[k]] >= 0 && fabs(a_val[k]) > best) {
+        if (strong[k] && first[a_col[k]] >= 0 &&
+            fabs(a_val[k]) > (tie > 0 ? best * (1 + tie) : best)) {
           best = fabs(a_val[k]);
           a = first[a_col[k]];
         }
     }
     of[i] = a;
-    flag[i] = a < 0 && has_strong(i, a_ptr, strong);
+    if (flag) flag[i] = a < 0 && has_strong(i, a_ptr, strong);
   }
 }
 
@@ -799,7 +782,8 @@ class CudaLevelValues final : public GpuLevelValues {
     const DeviceArray<index_t> first_d(first, "amg greedy pass 1");
     DeviceArray<index_t> of_d(std::size_t(n), "amg greedy pass 2");
     join_strongest_kernel<<<blocks_for(n), kBlock, 0, cuda::stream()>>>(
-        n, a_.ptr(), a_.col(), a_.val(), strong_.data(), first_d.data(), of_d.data());
+        n, a_.ptr(), a_.col(), a_.val(), strong_.data(), first_d.data(), kGreedyTie, of_d.data(),
+        nullptr);
     CGS_CHECK_LAUNCH();
     download_to(of, of_d);
   }
@@ -844,7 +828,7 @@ class CudaLevelValues final : public GpuLevelValues {
                                                            number.data(), first.data());
     of_ = DeviceArray<index_t>(std::size_t(n), "amg aggregates");
     join_strongest_kernel<<<grid, kBlock, 0, cuda::stream()>>>(
-        n, ptr, col, a_.val(), strong_.data(), first.data(), of_.data(), flag.data());
+        n, ptr, col, a_.val(), strong_.data(), first.data(), 0.0, of_.data(), flag.data());
     CGS_CHECK_LAUNCH();
     const index_t leftovers = exclusive_numbers(flag, number);
     number_leftovers_kernel<<<grid, kBlock, 0, cuda::stream()>>>(n, g.count, flag.data(),
