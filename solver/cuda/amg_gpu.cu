@@ -14,7 +14,6 @@
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/amg_start.hpp"
-#include "solver/precond/prefault.hpp"
 #include "solver/precond/spectrum.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/cusparse_api.hpp"
@@ -344,16 +343,13 @@ int key_bits(index_t count) {
   return bits;
 }
 
-// host = device's array, host's pages faulted in on every core first (prefault.hpp).
 template <typename V>
 void download_to(std::vector<V>& host, const V* device, std::size_t count) {
-  reserve_prefaulted(host, count);
-  host.resize(count);
-  if (count > 0) cuda::copy_to_host(host.data(), device, count * sizeof(V));
+  cuda::download_into(host, device, count);
 }
 template <typename V>
 void download_to(std::vector<V>& host, const DeviceArray<V>& device) {
-  download_to(host, device.data(), device.size());
+  cuda::download_into(host, device.data(), device.size());
 }
 
 // ---- strength and MIS(2) aggregation on the device (strong_connections, mis2_aggregate)
@@ -467,8 +463,8 @@ __global__ void join_roots_kernel(index_t n, const index_t* a_ptr, const index_t
 // A row without an aggregate in `first` joins its strongest aggregated strong neighbour's, the
 // first on ties, and with tie > 0 on near-ties within that relative tolerance: MIS(2)'s pass
 // (mis2_aggregate, tie 0) and the greedy's pass 2 (join_strongest, tie 1e-10, for a coarse level
-// whose values stay on the device), each the host's expression, so the same choice bit for bit.
-// flag (where given)[i] = 1 where a row with strong neighbours is left over all the same.
+// whose values stay on the device), each the host's test (best * 1 is best), so the same choice bit
+// for bit. flag (where given)[i] = 1 where a row with strong neighbours is left over all the same.
 __global__ void join_strongest_kernel(index_t n, const index_t* a_ptr, const index_t* a_col,
                                       const double* a_val, const char* strong, const index_t* first,
                                       double tie, index_t* of, index_t* flag) {
@@ -478,8 +474,7 @@ __global__ void join_strongest_kernel(index_t n, const index_t* a_ptr, const ind
     if (a < 0) {
       double best = -1;
       for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
-        if (strong[k] && first[a_col[k]] >= 0 &&
-            fabs(a_val[k]) > (tie > 0 ? best * (1 + tie) : best)) {
+        if (strong[k] && first[a_col[k]] >= 0 && fabs(a_val[k]) > best * (1 + tie)) {
           best = fabs(a_val[k]);
           a = first[a_col[k]];
         }
@@ -1223,12 +1218,8 @@ CsrMatrix<double> device_galerkin_product(const CsrMatrix<double>& R, const CsrM
   CsrMatrix<double> C;
   C.rows = C.cols = R.rows;
   download_to(C.row_ptr, c.row_ptr());
-  C.col_idx.resize(std::size_t(c.nnz()));
-  C.values.resize(std::size_t(c.nnz()));
-  if (c.nnz() > 0) {
-    cuda::copy_to_host(C.col_idx.data(), c.col_idx().data(), C.col_idx.size() * sizeof(index_t));
-    cuda::copy_to_host(C.values.data(), c.values().data(), C.values.size() * sizeof(double));
-  }
+  download_to(C.col_idx, c.col_idx().data(), std::size_t(c.nnz()));
+  download_to(C.values, c.values().data(), std::size_t(c.nnz()));
   return C;
 }
 

@@ -6,6 +6,7 @@
 #include <cub/device/device_scan.cuh>
 #include <vector>
 
+#include "solver/precond/prefault.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 
 namespace cgs::cuda {
@@ -31,10 +32,20 @@ E download_one(const E* device) {
   return value;
 }
 
+// host = the device's `count` elements; host's pages faulted in on every core first
+// (solver/precond/prefault.hpp: a fresh 108 MB vector's resize took 60-65 ms on one thread
+// against 10 ms for the copy into it, BENCHMARKS 20j).
+template <typename E>
+void download_into(std::vector<E>& host, const E* device, std::size_t count) {
+  precond::reserve_prefaulted(host, count);
+  host.resize(count);
+  if (count > 0) copy_to_host(host.data(), device, count * sizeof(E));
+}
+
 template <typename E>
 std::vector<E> download(const E* device, std::size_t count) {
-  std::vector<E> host(count);
-  if (count > 0) copy_to_host(host.data(), device, count * sizeof(E));
+  std::vector<E> host;
+  download_into(host, device, count);
   return host;
 }
 
