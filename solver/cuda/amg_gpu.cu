@@ -509,15 +509,18 @@ index_t exclusive_numbers(const DeviceArray<index_t>& flag, DeviceArray<index_t>
   return last_number + last_flag;
 }
 
-// A CSR matrix in device memory with its cuSPARSE descriptor: its own arrays, or arrays lent by
-// another owner (lend: read in place, never written or freed here).
+// A CSR matrix in device memory: its own arrays, or arrays lent by another owner (lend: read in
+// place, never written or freed here). Its cuSPARSE descriptor is made on first request only
+// (cusparse_descr: the SpGEMM side-by-side), so that the default set-up, on the project's own
+// kernels, never loads the cuSPARSE library.
 struct DeviceCsr {
   index_t rows = 0, cols = 0;
   std::int64_t nnz = 0;
   DeviceArray<index_t> row_ptr, col_idx;
   DeviceArray<double> values;
-  CsrArrays lent;  // all null unless lend()
-  cusparseSpMatDescr_t descr = nullptr;
+  CsrArrays lent;                                // all null unless lend()
+  bool present = false;                          // uploaded or lent
+  mutable cusparseSpMatDescr_t descr = nullptr;  // cusparse_descr() makes it
 
   DeviceCsr() = default;
   const index_t* ptr() const { return lent.row_ptr ? lent.row_ptr : row_ptr.data(); }
@@ -531,7 +534,7 @@ struct DeviceCsr {
     if (descr) cuda::cusparse_api().destroy_sp_mat(descr);
   }
 
-  // Pattern and values of M, and the descriptor.
+  // Pattern and values of M.
   void upload(const CsrMatrix<double>& M, const char* what) {
     rows = M.rows;
     cols = M.cols;
@@ -539,10 +542,10 @@ struct DeviceCsr {
     row_ptr = DeviceArray<index_t>(M.row_ptr, what);
     col_idx = DeviceArray<index_t>(M.col_idx, what);
     values = DeviceArray<double>(M.values, what);
-    describe();
+    arrays_changed();
   }
   // M's shape on arrays another owner keeps on the device with M's pattern (and, at each set-up,
-  // its values), and the descriptor (cuSPARSE only reads an SpGEMM's inputs).
+  // its values; cuSPARSE only reads an SpGEMM's inputs).
   void lend(const CsrMatrix<double>& M, const CsrArrays& arrays) {
     const std::int64_t entries = std::int64_t(M.col_idx.size());  // values may stay on the device
     if (!arrays.row_ptr || !arrays.col_idx || !arrays.values || arrays.nnz != entries)
@@ -552,14 +555,22 @@ struct DeviceCsr {
     cols = M.cols;
     nnz = entries;
     lent = arrays;
-    describe();
+    arrays_changed();
   }
-  // The descriptor of the arrays already here (made on the device, or lent).
-  void describe() {
+  // After new arrays (uploaded, lent, or made on the device): a descriptor made before is stale.
+  void arrays_changed() {
+    present = true;
+    if (descr) cuda::cusparse_api().destroy_sp_mat(descr);
+    descr = nullptr;
+  }
+  // The cuSPARSE descriptor of the arrays here, made on first request.
+  cusparseSpMatDescr_t cusparse_descr() const {
+    if (descr) return descr;
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().create_csr(
         &descr, rows, cols, nnz, const_cast<index_t*>(ptr()), const_cast<index_t*>(col()),
         const_cast<double*>(val()), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    return descr;
   }
   void upload_values(const std::vector<double>& v) {
     if (is_lent()) throw std::logic_error("amg GPU set-up: values uploaded over a lent operator");
@@ -585,20 +596,22 @@ class ReusedProduct {
         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     std::size_t size1 = 0;
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_work_estimation(
-        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size1, nullptr));
+        handle, kPlain, kPlain, a.cusparse_descr(), b.cusparse_descr(), c_.descr, kAlg, plan_,
+        &size1, nullptr));
     DeviceArray<char> buffer1(size1, "SpGEMM work estimation buffer");
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_work_estimation(
-        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size1, buffer1.data()));
+        handle, kPlain, kPlain, a.cusparse_descr(), b.cusparse_descr(), c_.descr, kAlg, plan_,
+        &size1, buffer1.data()));
     std::size_t size2 = 0, size3 = 0, size4 = 0;
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_nnz(
-        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size2, nullptr, &size3,
-        nullptr, &size4, nullptr));
+        handle, kPlain, kPlain, a.cusparse_descr(), b.cusparse_descr(), c_.descr, kAlg, plan_,
+        &size2, nullptr, &size3, nullptr, &size4, nullptr));
     DeviceArray<char> buffer2(size2, "SpGEMM nnz buffer");
     DeviceArray<char> buffer3(size3, "SpGEMM nnz buffer");
     buffer4_ = DeviceArray<char>(size4, "SpGEMM compute buffer");
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_nnz(
-        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size2, buffer2.data(),
-        &size3, buffer3.data(), &size4, buffer4_.data()));
+        handle, kPlain, kPlain, a.cusparse_descr(), b.cusparse_descr(), c_.descr, kAlg, plan_,
+        &size2, buffer2.data(), &size3, buffer3.data(), &size4, buffer4_.data()));
     std::int64_t rows = 0, cols = 0, nnz = 0;
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().sp_mat_get_size(c_.descr, &rows, &cols, &nnz));
     c_.nnz = nnz;
@@ -608,10 +621,12 @@ class ReusedProduct {
                                                              c_.col_idx.data(), c_.values.data()));
     std::size_t size5 = 0;
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_copy(
-        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size5, nullptr));
+        handle, kPlain, kPlain, a.cusparse_descr(), b.cusparse_descr(), c_.descr, kAlg, plan_,
+        &size5, nullptr));
     buffer5_ = DeviceArray<char>(size5, "SpGEMM copy buffer");
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_copy(
-        handle, kPlain, kPlain, a.descr, b.descr, c_.descr, kAlg, plan_, &size5, buffer5_.data()));
+        handle, kPlain, kPlain, a.cusparse_descr(), b.cusparse_descr(), c_.descr, kAlg, plan_,
+        &size5, buffer5_.data()));
   }
   ReusedProduct(const ReusedProduct&) = delete;
   ReusedProduct& operator=(const ReusedProduct&) = delete;
@@ -620,8 +635,8 @@ class ReusedProduct {
   void compute() {
     const double one = 1, zero = 0;
     CGS_CUSPARSE_CHECK(cuda::cusparse_api().spgemm_reuse_compute(
-        cuda::cuda_context().cusparse(), kPlain, kPlain, &one, a_.descr, b_.descr, &zero, c_.descr,
-        CUDA_R_64F, kAlg, plan_));
+        cuda::cuda_context().cusparse(), kPlain, kPlain, &one, a_.cusparse_descr(),
+        b_.cusparse_descr(), &zero, c_.descr, CUDA_R_64F, kAlg, plan_));
   }
   const DeviceCsr& result() const { return c_; }
 
@@ -756,7 +771,7 @@ class CudaLevelValues final : public GpuLevelValues {
   }
 
   void strength(const CsrMatrix<double>& A, double theta, std::vector<char>& strong) override {
-    if (a_.descr == nullptr) a_.upload(A, "amg level operator");
+    if (!a_.present) a_.upload(A, "amg level operator");
     values_with_pattern_ = true;
     const index_t n = A.rows;
     const int grid = blocks_for(n);
@@ -837,7 +852,7 @@ class CudaLevelValues final : public GpuLevelValues {
   void keep_host_copies(bool keep) override { host_copies_ = keep; }
 
   void lend_operator(const CsrMatrix<double>& A, const CsrArrays& on_device) override {
-    if (a_.descr != nullptr) throw std::logic_error("amg GPU set-up: A lent after its upload");
+    if (a_.present) throw std::logic_error("amg GPU set-up: A lent after its upload");
     a_.lend(A, on_device);
   }
 
@@ -864,7 +879,7 @@ class CudaLevelValues final : public GpuLevelValues {
         n, a_.ptr(), a_.col(), strong_.data(), of_.data(), p_.row_ptr.data(), p_.col_idx.data(),
         position_.data());
     CGS_CHECK_LAUNCH();
-    p_.describe();
+    p_.arrays_changed();
     {
       DeviceArray<index_t> size(std::size_t(aggregates), "amg aggregate sizes");
       CGS_CUDA_CHECK(cudaMemsetAsync(size.data(), 0, size.bytes(), cuda::stream()));
@@ -904,7 +919,7 @@ class CudaLevelValues final : public GpuLevelValues {
   // A's values of this set-up on the device, once per set-up: uploaded unless strength() or
   // make_patterns() just did, or A is lent (its owner wrote them).
   void refresh_values(const CsrMatrix<double>& A) {
-    if (a_.descr == nullptr)
+    if (!a_.present)
       a_.upload(A, "amg level operator");
     else if (!values_current_ && !values_with_pattern_ && !a_.is_lent())
       a_.upload_values(A.values);
@@ -1077,7 +1092,7 @@ class CudaLevelValues final : public GpuLevelValues {
 
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.
   void upload_operator(const CsrMatrix<double>& A, const std::vector<double>& diagonal) {
-    if (a_.descr == nullptr)
+    if (!a_.present)
       a_.upload(A, "amg level operator");
     else if (!operator_current_ && !values_with_pattern_ && !a_.is_lent())
       a_.upload_values(A.values);  // a lent A already holds this set-up's values (its owner's)
@@ -1090,7 +1105,7 @@ class CudaLevelValues final : public GpuLevelValues {
 
   // What the patterns are made from: A (values too: this set-up's), strength, aggregates.
   void upload_pattern_inputs(const CsrMatrix<double>& A, const Level& level) {
-    if (a_.descr == nullptr) a_.upload(A, "amg level operator");  // else strength() did
+    if (!a_.present) a_.upload(A, "amg level operator");  // else strength() did
     values_with_pattern_ = true;
     // strength() left the level's couplings here unless a later retry of another theta was
     // dropped (level_pattern keeps the last aggregation that coarsened)
@@ -1138,7 +1153,7 @@ class CudaLevelValues final : public GpuLevelValues {
     restriction_fill_kernel<<<blocks_for(nnz), kBlock, 0, cuda::stream()>>>(
         nnz, order.data(), row_of.data(), r_.col_idx.data(), to_r_.data());
     CGS_CHECK_LAUNCH();
-    r_.describe();
+    r_.arrays_changed();
   }
 
   // The host copies of what make_patterns made (the level's arrays, as the host set-up has them:
