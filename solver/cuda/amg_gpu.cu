@@ -26,7 +26,6 @@ using cuda::DeviceArray;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kBlock = 256;
-constexpr double kGreedyTie = 1e-10;  // join_strongest's near-tie tolerance (amg_setup.cpp)
 constexpr cusparseOperation_t kPlain = CUSPARSE_OPERATION_NON_TRANSPOSE;
 constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_DEFAULT;
 
@@ -343,10 +342,7 @@ int key_bits(index_t count) {
   return bits;
 }
 
-template <typename V>
-void download_to(std::vector<V>& host, const V* device, std::size_t count) {
-  cuda::download_into(host, device, count);
-}
+// host = the device array (cuda::download_into: pages faulted in on every core first).
 template <typename V>
 void download_to(std::vector<V>& host, const DeviceArray<V>& device) {
   cuda::download_into(host, device.data(), device.size());
@@ -802,7 +798,7 @@ class CudaLevelValues final : public GpuLevelValues {
     const CsrArrays c = device_next();
     if (!c.values || std::size_t(c.nnz) != next.col_idx.size())
       throw std::logic_error("amg GPU set-up: no next operator on the device to download");
-    download_to(next.values, c.values, std::size_t(c.nnz));
+    cuda::download_into(next.values, c.values, std::size_t(c.nnz));
   }
 
   Aggregates mis2_aggregate(const CsrMatrix<double>& A) override {
@@ -1084,10 +1080,11 @@ class CudaLevelValues final : public GpuLevelValues {
       next.rows = c.rows();
       next.cols = c.rows();
       download_to(next.row_ptr, c.row_ptr());
-      download_to(next.col_idx, c.col_idx().data(), nnz);
+      cuda::download_into(next.col_idx, c.col_idx().data(), nnz);
     }
     if (!on_host) return;
-    download_to(next.values, c.values().data(), nnz);  // empty before where they stayed here
+    cuda::download_into(next.values, c.values().data(),
+                        nnz);  // empty before where they stayed here
   }
 
   // A (its pattern at the first set-up, its values after) and D_F, for this set-up.
@@ -1233,8 +1230,8 @@ CsrMatrix<double> device_galerkin_product(const CsrMatrix<double>& R, const CsrM
   CsrMatrix<double> C;
   C.rows = C.cols = R.rows;
   download_to(C.row_ptr, c.row_ptr());
-  download_to(C.col_idx, c.col_idx().data(), std::size_t(c.nnz()));
-  download_to(C.values, c.values().data(), std::size_t(c.nnz()));
+  cuda::download_into(C.col_idx, c.col_idx().data(), std::size_t(c.nnz()));
+  cuda::download_into(C.values, c.values().data(), std::size_t(c.nnz()));
   return C;
 }
 

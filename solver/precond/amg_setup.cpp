@@ -55,18 +55,17 @@ bool has_strong_neighbour(const CsrMatrix<double>& A, const std::vector<char>& s
 }
 
 // The greedy's pass 2: each row without an aggregate in `first` joins its strongest neighbour's
-// there (the first on ties, and on near-ties within kTie: values that differ in their last bits
-// only, as one Galerkin product summed in another order gives them, pick the same aggregate, so
-// that a GPU set-up coarsens as the host's does). Rows read `first` only: any thread count.
+// there (the first on ties, and on near-ties within kGreedyTie, so that a GPU set-up coarsens as
+// the host's does). Rows read `first` only: any thread count.
 void join_strongest(const CsrMatrix<double>& A, const std::vector<char>& strong,
                     const std::vector<index_t>& first, std::vector<index_t>& of) {
-  constexpr double kTie = 1e-10;
 #pragma omp parallel for schedule(static) if (worth_threads(A.rows))
   for (index_t i = 0; i < A.rows; ++i) {
     if (first[i] >= 0) continue;
     double best = -1;
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (strong[k] && first[A.col_idx[k]] >= 0 && std::abs(A.values[k]) > best * (1 + kTie)) {
+      if (strong[k] && first[A.col_idx[k]] >= 0 &&
+          std::abs(A.values[k]) > best * (1 + kGreedyTie)) {
         best = std::abs(A.values[k]);
         of[i] = first[A.col_idx[k]];
       }
@@ -655,6 +654,12 @@ double host_filtered_radius(const CsrMatrix<double>& A, const std::vector<double
 // bound g of D^-1 A alone, no iterations.
 Interval gershgorin_interval(double g) { return {g / 2, g, g, g}; }
 
+// Whether level `level` of `rows` rows may have a level below it: more rows than `coarse`, and
+// fewer levels than max_levels so far (build_hierarchy's rule; aggregation may still fail).
+bool may_coarsen(index_t rows, std::size_t level, const HierarchyOptions& options) {
+  return rows > options.coarse && int(level) + 1 < options.max_levels;
+}
+
 // Level l's numbers with the GPU set-up: everything by kernels on the level's operator where
 // the device holds it (GpuLevelValues's device path): no pass over its rows on the host, D_F
 // not copied, the next operator downloaded only at the first set-up, with host copies, or
@@ -680,8 +685,7 @@ void device_level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A
   const bool first_setup = next.rows == 0;
   const index_t next_rows = level.aggregates.count;
   const bool next_is_coarsest =
-      first_setup ? next_rows <= options.coarse || int(l) + 2 >= options.max_levels
-                  : !h.has_next(l + 1);
+      first_setup ? !may_coarsen(next_rows, l + 1, options) : !h.has_next(l + 1);
   // The blocks' greedy and the host's MIS(2) read the next level's values on the host.
   const bool aggregation_reads_values =
       options.blocked || (options.mis2 && !options.device_aggregation);
@@ -813,8 +817,8 @@ Hierarchy build_hierarchy(const CsrMatrix<double>& A, const HierarchyOptions& op
   Hierarchy h;
   h.levels.emplace_back();
   for (std::size_t l = 0;; ++l) {
-    const bool coarsen = h.op(A, l).rows > options.coarse && int(l) + 1 < options.max_levels &&
-                         level_pattern(h, l, A, options);
+    const bool coarsen =
+        may_coarsen(h.op(A, l).rows, l, options) && level_pattern(h, l, A, options);
     if (!coarsen && l > 0 && values_on_device_only(h.levels[l].A))  // the coarsest after all
       h.levels[l - 1].gpu->download_next_values(h.levels[l].A);
     level_values(h, l, A, options);

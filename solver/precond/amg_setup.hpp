@@ -38,6 +38,11 @@ struct Aggregates {
   index_t count = 0;
 };
 
+// The greedy's pass 2 counts two couplings within this relative tolerance as a tie (the first
+// wins): values that differ in their last bits only, as one Galerkin product summed in another
+// order gives them, pick the same aggregate on the host and on the device.
+inline constexpr double kGreedyTie = 1e-10;
+
 // Greedy aggregation (Vanek, Mandel, Brezina 1996, the three passes): rows in order, a row
 // whose strong neighbours are all free forms an aggregate with them; rows left join their
 // strongest aggregated neighbour; rows still left start aggregates with their free neighbours.
