@@ -52,8 +52,8 @@ struct Args {
   std::string solver = "direct";  // direct (sparse Cholesky) or cg
   std::string direct_backend = "auto";  // the sparse Cholesky's library (--direct-backend)
   std::string elimination_order;        // --elimination-order: junction IDs, one a line
-  std::string duration;           // empty: the file's DURATION
-  std::string trace;              // --trace: the periods whose trials are printed
+  std::string duration;                 // empty: the file's DURATION
+  std::string trace;                    // --trace: the periods whose trials are printed
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
@@ -84,8 +84,9 @@ std::vector<int> read_elimination_order(const std::string& path, const Network& 
     it->second = -1;
   }
   if (static_cast<int>(order.size()) != net.junction_count)
-    throw InputError(path, 0, std::to_string(order.size()) + " junctions listed, the network has " +
-                                  std::to_string(net.junction_count));
+    throw InputError(path, 0,
+                     std::to_string(order.size()) + " junctions listed, the network has " +
+                         std::to_string(net.junction_count));
   return order;
 }
 
@@ -160,19 +161,19 @@ void warn_unbalanced(const Network& net, const SimulationResults& s) {
                "netsolve: %s: warning: %d period(s) UNBALANCED, the first at %s after %d trials%s "
                "(exit %d)\n",
                net.source.c_str(), count, clock_text(first).c_str(), trials,
-               halted ? ("; UNBALANCED STOP: the run halted at " +
-                         clock_text(s.steps.back().time) + ", as EPANET's")
+               halted ? ("; UNBALANCED STOP: the run halted at " + clock_text(s.steps.back().time) +
+                         ", as EPANET's")
                             .c_str()
-                  : net.options.extra_trials >= 0
-                      ? "; the run went on (UNBALANCED CONTINUE)"
-                      : "; the run went on (UNBALANCED STOP halts only where the flows miss ACCURACY)",
+               : net.options.extra_trials >= 0
+                   ? "; the run went on (UNBALANCED CONTINUE)"
+                   : "; the run went on (UNBALANCED STOP halts only where the flows miss ACCURACY)",
                kExitCompletedWithWarnings);
 }
 
 const char* status_name(LinkStatus s) {
-  static const char* const names[] = {"closed (head too high)", "temporarily closed", "closed",
-                                      "open", "active", "open (flow too high)",
-                                      "open (XFCV)", "open (XPRESSURE)"};
+  static const char* const names[] = {
+      "closed (head too high)", "temporarily closed", "closed",          "open", "active",
+      "open (flow too high)",   "open (XFCV)",        "open (XPRESSURE)"};
   return names[static_cast<int>(s)];
 }
 
@@ -197,8 +198,9 @@ void print_trials(const Network& net, const PeriodSolve& p) {
                 t.scaled_residual, t.backward_error,
                 t.linear_converged ? "" : "  CG NOT CONVERGED");
     if (t.file_order)
-      std::printf("      solved in the file's junction order: the fill-reducing order met a pivot "
-                  "<= 0 that no control valve explains\n");
+      std::printf(
+          "      solved in the file's junction order: the fill-reducing order met a pivot "
+          "<= 0 that no control valve explains\n");
     for (const auto& [link, status] : t.status_changes)
       std::printf("      link %s: %s\n", net.links[link].id.c_str(), status_name(status));
   }
@@ -431,12 +433,15 @@ bool compare_reference(const Args& args, const Network& net, const SimulationRes
                                     .c_str(),
       c.ok() ? "match" : "MISMATCH");
   for (const auto& f : c.failures) std::printf("  %s\n", f.c_str());
-  report["reference"] = {
-      {"times_compared", c.times_compared},   {"times_missing", c.times_missing.size()},
-      {"max_head_error", c.max_head_error},   {"max_flow_error", c.max_flow_error},
-      {"max_demand_error", c.max_demand_error},
-      {"max_level_error", c.max_level_error}, {"status_mismatches", c.status_mismatches},
-      {"failures", c.failure_count},          {"match", c.ok()}};
+  report["reference"] = {{"times_compared", c.times_compared},
+                         {"times_missing", c.times_missing.size()},
+                         {"max_head_error", c.max_head_error},
+                         {"max_flow_error", c.max_flow_error},
+                         {"max_demand_error", c.max_demand_error},
+                         {"max_level_error", c.max_level_error},
+                         {"status_mismatches", c.status_mismatches},
+                         {"failures", c.failure_count},
+                         {"match", c.ok()}};
   return c.ok();
 }
 
@@ -472,10 +477,24 @@ int run(const Args& args, SolverCli& cli) {
     // --device gpu (or --study-batch): the batched engine; the baseline keeps --solver's solver.
     const bool gpu = request.backend.device == Device::gpu;
     StudyBatchEngine batch;
-    if (gpu || args.study.batch > 0) {
+    if (gpu || args.study.batch > 0 || args.study.batch_engine == "trials") {
       batch.refinement = args.refinement;
       const std::string& engine = args.study.batch_engine;
-      batch.direct = engine == "cholesky" || (engine == "auto" && args.solver != "cg");
+      // The trials engine (every trial on the device) where the scenarios' rows are the native
+      // direct solver's in EPANET's order; studies it cannot run go to the batched Cholesky.
+      const bool native = args.solver != "cg" && args.elimination_order.empty() &&
+                          (direct_backend(args) == DirectBackend::native ||
+                           direct_backend(args) == DirectBackend::automatic);
+      if (engine == "trials" && !native)
+        throw InputError(
+            "--batch-engine trials runs the native direct solver in EPANET's order "
+            "(not --solver cg, --direct-solver cholmod|eigen or --elimination-order)");
+      if (engine == "trials" || (engine == "auto" && gpu && native))
+        batch.trials = [gpu](const TrialNetwork& network) {
+          return gpu ? make_device_batch_trials(network) : make_host_batch_trials(network);
+        };
+      batch.direct =
+          engine == "cholesky" || engine == "trials" || (engine == "auto" && args.solver != "cg");
       if (batch.direct)
         batch.make = [gpu]() -> std::unique_ptr<BatchCg> {
           return gpu ? make_gpu_batch_cholesky() : make_cpu_batch_cholesky();
@@ -496,8 +515,8 @@ int run(const Args& args, SolverCli& cli) {
         },
         batch);
   }
-  auto solver = args.solver == "cg" ? make_cg_solver(request, args.refinement)
-                                    : make_direct(args, net);
+  auto solver =
+      args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct(args, net);
 
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);

@@ -56,8 +56,9 @@ class ProgressLine {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     if (done < total && elapsed - last_ < 0.2) return;
     last_ = elapsed;
-    std::fprintf(stderr, "\rstudy: %d/%d scenarios (%.1f%%), %d failed, %.1f s, about %.1f s left  ",
-                 done, total, 100.0 * done / total, failed, elapsed,
+    std::fprintf(stderr,
+                 "\rstudy: %d/%d scenarios (%.1f%%), %d failed, %.1f s, about %.1f s left  ", done,
+                 total, 100.0 * done / total, failed, elapsed,
                  done > 0 ? elapsed * (total - done) / done : 0.0);
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
@@ -74,7 +75,7 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   char detail[200];
   switch (o.spec.kind) {
     case StudyKind::fireflow:
-      std::snprintf(detail, sizeof detail, " (%s), fire flow %.6g %s", 
+      std::snprintf(detail, sizeof detail, " (%s), fire flow %.6g %s",
                     o.elements.empty() ? "every junction" : "listed junctions",
                     o.fire_flow * net.units.flow, to_string(net.units.flow_units).c_str());
       break;
@@ -91,7 +92,8 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   return text + detail + ", " +
          (o.duration == 0 ? std::string("steady state")
                           : "extended period to " + clock_text(o.duration)) +
-         (o.warm_start ? ", warm start from the baseline" : ", cold start (EPANET's initial flows)");
+         (o.warm_start ? ", warm start from the baseline"
+                       : ", cold start (EPANET's initial flows)");
 }
 
 // The scenario with the lowest minimum pressure, or -1.
@@ -112,8 +114,8 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
   std::printf("study %s\n", describe(o, net, n).c_str());
   std::printf("solver %s\n", r.solver_name.c_str());
   const ScenarioResult& b = r.baseline;
-  std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n",
-              b.ok ? "ok" : "FAILED", b.trials, b.min_pressure, pressure_unit_name(net),
+  std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n", b.ok ? "ok" : "FAILED",
+              b.trials, b.min_pressure, pressure_unit_name(net),
               b.min_node >= 0 ? net.nodes[b.min_node].id.c_str() : "-",
               b.reason.empty() ? "" : "; ", b.reason.c_str());
   long trials = 0;
@@ -126,6 +128,13 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
                       : "solver analyses not counted",
       r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
+  if (r.trial_calls > 0)
+    std::printf(
+        "trials engine: every scenario's trials in %d call(s), kernels %.1f ms, whole calls "
+        "%.1f ms; %d scenario(s) handed back to the host engine\n",
+        r.trial_calls, r.trial_kernel_ms, r.trial_call_ms, r.host_scenarios);
+  else if (o.trial_engine)
+    std::printf("trials engine not used: %s\n", r.engine_note.c_str());
   if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0 && o.batch_direct)
     std::printf(
         "batches: %ld solved, %.1f systems each (%d scenarios in flight), each system "
@@ -196,6 +205,13 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
   j["solver"] = {{"name", r.solver_name},
                  {"symbolic_analyses", r.analyses >= 0 ? nlohmann::json(r.analyses) : nullptr}};
   j["threads"] = r.threads;
+  if (r.trial_calls > 0)
+    j["trials_engine"] = {{"calls", r.trial_calls},
+                          {"kernel_ms", r.trial_kernel_ms},
+                          {"call_ms", r.trial_call_ms},
+                          {"host_scenarios", r.host_scenarios}};
+  else if (o.trial_engine)
+    j["trials_engine"] = {{"not_used", r.engine_note}};
   if (r.batch.launches > 0)
     j["batch"] = {{"scenarios_in_flight", r.threads},
                   {"batches", r.batch.launches},
@@ -249,8 +265,12 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "cholesky (a batched sparse Cholesky, EPANET's factorisation compiled once per "
                  "network and run one GPU thread a system, the direct study's rows; default 1024 "
                  "scenarios in flight), cg (the batched CG: the cluster-resident CG on the GPU, "
-                 "128 in flight) or auto (cg with --solver cg, else cholesky)")
-      ->check(CLI::IsMember({"auto", "cholesky", "cg"}));
+                 "128 in flight), trials (every scenario's trials on the engine, one GPU thread a "
+                 "scenario: coefficients, assembly, factorisation, status rules; steady state; "
+                 "--study-batch: scenarios a call) or auto (trials with --device gpu and the "
+                 "direct solver where the study allows it, else cg with --solver cg, else "
+                 "cholesky)")
+      ->check(CLI::IsMember({"auto", "cholesky", "cg", "trials"}));
   app.add_flag("--cold-start", a.cold_start,
                "Start every scenario from EPANET's initial flows instead of the baseline's "
                "solution (as epanet-scenarios without --warm)");
@@ -280,12 +300,15 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   o.batch_size = a.batch;
   o.refinement = batch_engine.refinement;
   o.batch_direct = batch_engine.direct;
+  o.trial_engine = batch_engine.trials;
+  o.trial_chunk = a.batch;
   ProgressLine progress(!quiet && isatty(fileno(stderr)));
   o.on_progress = [&](int done, int total, int failed) { progress.update(done, total, failed); };
   const StudyResults r = run_study(net, make_solver, o);
   if (!quiet) print_summary(net, o, r);
   if (!a.csv.empty()) write_study_csv(a.csv, net, r, o);
-  if (!report_path.empty()) write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
+  if (!report_path.empty())
+    write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
   int flagged = 0;
   for (const ScenarioResult& s : r.scenarios) flagged += !s.ok || !s.reason.empty();
   if (flagged == 0 && r.baseline.ok && r.baseline.reason.empty()) return 0;

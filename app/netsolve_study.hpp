@@ -10,14 +10,15 @@
 #include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
+#include "network/trial_batch.hpp"
 
 namespace cgs::net {
 
 struct StudyArgs {
-  std::string study;     // fireflow | closure | demand:N[:cv[:seed]]; empty: no study
-  std::string csv;       // --study-csv
-  std::string elements;  // --elements FILE
-  double flow = -1;      // --flow, the file's flow units; < 0: 1000 gpm in them
+  std::string study;               // fireflow | closure | demand:N[:cv[:seed]]; empty: no study
+  std::string csv;                 // --study-csv
+  std::string elements;            // --elements FILE
+  double flow = -1;                // --flow, the file's flow units; < 0: 1000 gpm in them
   double pressure_threshold = -1;  // the file's pressure units; < 0: 20 psi in them
   double residual_pressure = -1;   // < 0: no available-flow search
   bool cold_start = false;
@@ -25,7 +26,9 @@ struct StudyArgs {
   // takes it with kDefaultBatchSize)
   int batch = 0;
   // --batch-engine: what the batched engine solves with: cholesky (the batched sparse Cholesky),
-  // cg (the batched CG: the cluster CG on the GPU), auto (cg with --solver cg, else cholesky).
+  // cg (the batched CG: the cluster CG on the GPU), trials (every trial on the engine: the GPU
+  // with --device gpu, else the host's executor), auto (trials with --device gpu and the native
+  // direct solver where the study allows, else cg with --solver cg, else cholesky).
   std::string batch_engine = "auto";
 };
 
@@ -35,6 +38,8 @@ struct StudyBatchEngine {
   std::function<std::unique_ptr<BatchCg>()> make;
   RefinementOptions refinement;
   bool direct = false;  // make gives a batched Cholesky: the members are direct solvers
+  // The trials engine (StudyOptions::trial_engine), tried first where set.
+  std::function<std::unique_ptr<BatchTrials>(const TrialNetwork&)> trials;
 };
 
 void add_study_options(CLI::App& app, StudyArgs& args);

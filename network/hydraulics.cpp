@@ -1056,6 +1056,13 @@ bool GradientAlgorithm::apply_pressure_controls() {
   return any;
 }
 
+void GradientAlgorithm::export_trial_start(double* start, signed char* status) const {
+  for (const std::vector<double>* v :
+       {&head_, &demand_, &delivered_, &emitter_flow_, &flow_, &setting_})
+    start = std::copy(v->begin(), v->end(), start);
+  for (std::size_t k = 0; k < status_.size(); ++k) status[k] = static_cast<signed char>(status_[k]);
+}
+
 HydraulicResults GradientAlgorithm::results() const {
   HydraulicResults r;
   r.head = head_;

@@ -146,6 +146,18 @@ class GradientAlgorithm {
   int fix_bad_valve(int node);
 
   HydraulicResults results() const;
+
+  // For the trial engine of studies (network/trial_kernels.hpp, which runs the trials of a
+  // steady-state period elsewhere, e.g. on the GPU): the matrix structure, the resistances, and
+  // the state the trials start from, as that engine's per-scenario start (per node head, demand,
+  // delivered demand, emitter flow; per link flow, setting: 4 nodes + 2 links doubles) and each
+  // link's status.
+  const JunctionSystem& system() const { return system_; }
+  const std::vector<int>& diagonal_slots() const { return diag_slot_; }
+  const std::vector<int>& link_slots_ij() const { return link_slot_ij_; }
+  const std::vector<int>& link_slots_ji() const { return link_slot_ji_; }
+  const std::vector<double>& resistances() const { return R_; }
+  void export_trial_start(double* start, signed char* status) const;
   const std::vector<double>& heads() const { return head_; }
 
   // Tanks: EPANET's tanklevels (volumes after dt seconds of the current inflows, held to their

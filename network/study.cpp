@@ -100,6 +100,63 @@ class ScenarioRunner {
     return r;
   }
 
+  // The trials engine's input for a steady-state scenario: the state its trials start from, as
+  // run_network's first period begins (initial state, warm start, time 0's demands and
+  // controls), and what the engine needs to know of it.
+  void trial_start(int scenario, int element, double* start, signed char* status,
+                   trials::ScenarioSpec& spec) {
+    const std::function<void()> undo = change(scenario, element);
+    try {
+      GradientAlgorithm& state = workspace_.state;
+      state.initialise();
+      if (warm()) state.warm_start(baseline_.flows);
+      state.start_period(0);
+      state.export_trial_start(start, status);
+    } catch (...) {
+      undo();
+      throw;
+    }
+    undo();
+    spec = trials::ScenarioSpec{};
+    if (options_.spec.kind == StudyKind::fireflow) spec.watched = element;
+    if (warm())  // run_network's settling test (heads_settled)
+      for (std::size_t j = 0; j < settle_nodes_.size() && j < 2; ++j) {
+        spec.settle[j] = settle_nodes_[j];
+        spec.settle_head[j] = baseline_.heads[settle_nodes_[j]];
+      }
+  }
+
+  // The row of a scenario the trials engine solved, as run_network measures a steady state.
+  ScenarioResult trial_row(int scenario, int element, const trials::Outcome& o,
+                           const signed char* status) {
+    ScenarioResult r;
+    r.scenario = scenario;
+    r.element = element;
+    RunMeasure m;
+    m.trials = o.trials;
+    m.periods = 1;
+    m.min_pressure = o.min_pressure;
+    m.min_node = o.min_node;
+    m.below_threshold = o.below_threshold;
+    m.deficit = o.deficit;
+    statuses_.resize(net_.links.size());
+    for (std::size_t k = 0; k < statuses_.size(); ++k)
+      statuses_[k] = static_cast<LinkStatus>(status[k]);
+    cut_off_.assign(net_.junction_count, 0);
+    mark_cut_off(true);
+    for (int i = 0; i < net_.junction_count; ++i) m.cut_off += cut_off_[i];
+    m.min_cut_off = m.min_node >= 0 && cut_now_[m.min_node] != 0;
+    record(m, r);
+    if (options_.spec.kind == StudyKind::fireflow) r.element_pressure = o.watched_pressure;
+    if (options_.spec.kind == StudyKind::closure) r.element_pressure = 0;
+    return r;
+  }
+
+  // The trials' ACCURACY for a scenario (run_network's).
+  double scenario_accuracy() const { return warm() ? accuracy_ * kWarmAccuracyFactor : accuracy_; }
+  const GradientAlgorithm& structure() const { return workspace_.state; }
+  const Network& network() const { return net_; }
+
   ScenarioResult run_scenario(int scenario, int element) {
     ScenarioResult r;
     r.scenario = scenario;
@@ -253,13 +310,17 @@ class ScenarioRunner {
   // open/closed pattern of the links changed since the last search (of this run or an earlier
   // one: most scenarios end with the baseline's pattern).
   void mark_cut_off(const GradientAlgorithm& state, bool first_step) {
-    const std::size_t links = net_.links.size();
-    statuses_.resize(links);
-    closed_.resize(links);
-    for (std::size_t k = 0; k < links; ++k) {
+    statuses_.resize(net_.links.size());
+    for (std::size_t k = 0; k < statuses_.size(); ++k)
       statuses_[k] = state.status(static_cast<int>(k));
-      closed_[k] = is_closed(statuses_[k]);
-    }
+    mark_cut_off(first_step);
+  }
+
+  // The same for the link statuses in statuses_.
+  void mark_cut_off(bool first_step) {
+    const std::size_t links = statuses_.size();
+    closed_.resize(links);
+    for (std::size_t k = 0; k < links; ++k) closed_[k] = is_closed(statuses_[k]);
     if (!searched_ || closed_ != closed_before_) {
       closed_before_ = closed_;
       for (int node : last_cut_off_) cut_now_[node] = 0;
@@ -285,25 +346,71 @@ class ScenarioRunner {
     r.below_threshold = m.below_threshold;
   }
 
-  // The fire flow at `node` set to `flow` (cfs) on top of its first demand category, one run.
-  RunMeasure run_with_fire_flow(int node, double flow) {
+  // The scenario's change made to net_, with the junctions a warm start settles on
+  // (settle_nodes_); the returned function undoes it.
+  std::function<void()> change_fire_flow(int node, double flow) {
     settle_nodes_.assign(1, node);
     std::vector<Demand>& demands = net_.nodes[node].demands;
     const bool added = demands.empty();  // EPANET gives every junction a demand; kept safe
     if (added) demands.push_back(Demand{});
     const double saved = demands.front().base;
     demands.front().base = saved + flow;
+    return [this, node, added, saved] {
+      std::vector<Demand>& d = net_.nodes[node].demands;
+      d.front().base = saved;
+      if (added) d.pop_back();
+    };
+  }
+
+  std::function<void()> change_closure(int k) {
+    Link& link = net_.links[k];
+    settle_nodes_.clear();
+    for (int node : {link.from, link.to})
+      if (net_.is_junction(node)) settle_nodes_.push_back(node);
+    const LinkStatus saved = link.status;
+    link.status = LinkStatus::closed;
+    return [this, k, saved] { net_.links[k].status = saved; };
+  }
+
+  std::function<void()> change_demands(int scenario) {
+    settle_nodes_.clear();  // every junction changes: EPANET's test alone
+    const std::vector<double> factor =
+        demand_multipliers(options_.spec.seed, scenario - 1, net_.junction_count, options_.spec.cv);
+    std::vector<double> saved;
+    for (int i = 0; i < net_.junction_count; ++i)
+      for (Demand& d : net_.nodes[i].demands) saved.push_back(d.base), d.base *= factor[i];
+    return [this, saved = std::move(saved)] {
+      std::size_t k = 0;
+      for (int i = 0; i < net_.junction_count; ++i)
+        for (Demand& d : net_.nodes[i].demands) d.base = saved[k++];
+    };
+  }
+
+  std::function<void()> change(int scenario, int element) {
+    switch (options_.spec.kind) {
+      case StudyKind::fireflow: return change_fire_flow(element, options_.fire_flow);
+      case StudyKind::closure: return change_closure(element);
+      case StudyKind::demand: break;
+    }
+    return change_demands(scenario);
+  }
+
+  // One run of the changed network, the change undone after it whatever happens.
+  RunMeasure run_changed(const std::function<void()>& undo, int watched) {
     RunMeasure m;
     try {
-      m = run_network(node, nullptr);
+      m = run_network(watched, nullptr);
     } catch (...) {
-      demands.front().base = saved;
-      if (added) demands.pop_back();
+      undo();
       throw;
     }
-    demands.front().base = saved;
-    if (added) demands.pop_back();
+    undo();
     return m;
+  }
+
+  // The fire flow at `node` set to `flow` (cfs) on top of its first demand category, one run.
+  RunMeasure run_with_fire_flow(int node, double flow) {
+    return run_changed(change_fire_flow(node, flow), node);
   }
 
   void run_fire_flow(ScenarioResult& r) {
@@ -374,45 +481,12 @@ class ScenarioRunner {
   }
 
   void run_closure(ScenarioResult& r) {
-    Link& link = net_.links[r.element];
-    settle_nodes_.clear();
-    for (int node : {link.from, link.to})
-      if (net_.is_junction(node)) settle_nodes_.push_back(node);
-    const LinkStatus saved = link.status;
-    link.status = LinkStatus::closed;
-    RunMeasure m;
-    try {
-      m = run_network(-1, nullptr);
-    } catch (...) {
-      link.status = saved;
-      throw;
-    }
-    link.status = saved;
-    record(m, r);
+    record(run_changed(change_closure(r.element), -1), r);
     r.element_pressure = 0;  // as epanet-scenarios: no element pressure for a pipe
   }
 
   void run_demand_draw(ScenarioResult& r) {
-    settle_nodes_.clear();  // every junction changes: EPANET's test alone
-    const std::vector<double> factor = demand_multipliers(options_.spec.seed, r.scenario - 1,
-                                                          net_.junction_count, options_.spec.cv);
-    std::vector<double> saved;
-    for (int i = 0; i < net_.junction_count; ++i)
-      for (Demand& d : net_.nodes[i].demands) saved.push_back(d.base), d.base *= factor[i];
-    auto restore = [&] {
-      std::size_t k = 0;
-      for (int i = 0; i < net_.junction_count; ++i)
-        for (Demand& d : net_.nodes[i].demands) d.base = saved[k++];
-    };
-    RunMeasure m;
-    try {
-      m = run_network(-1, nullptr);
-    } catch (...) {
-      restore();
-      throw;
-    }
-    restore();
-    record(m, r);
+    record(run_changed(change_demands(r.scenario), -1), r);
   }
 };
 
@@ -448,6 +522,97 @@ std::string csv_field(const std::string& s) {
   std::string quoted = "\"";
   for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
   return quoted + "\"";
+}
+
+// f(thread, i) for i in 0..count-1 on `threads` threads (the caller's among them), indices taken
+// in order; the first exception is rethrown once every thread is done.
+template <typename F>
+void for_each_index(int threads, int count, F&& f) {
+  std::atomic<int> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&](int t) {
+    try {
+      for (int i; (i = next++) < count;) f(t, i);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      next = count;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// Why this study cannot run on the trials engine, or empty.
+std::string trials_study_limits(const Network& net, const StudyOptions& options) {
+  const long duration = options.duration >= 0 ? options.duration : net.times.duration;
+  if (duration != 0) return "it runs steady-state studies only (--duration 0)";
+  if (options.residual_pressure >= 0) return "the available-flow search runs on the host";
+  return trial_engine_limits(net);
+}
+
+// The study on the trials engine (StudyOptions::trial_engine): chunk after chunk, the host
+// threads write every scenario's start, the engine runs their trials, the threads read the rows
+// (and run on the host any scenario the engine handed back).
+void run_on_trial_engine(const StudyOptions& options, const std::vector<int>& elements,
+                         std::vector<std::unique_ptr<ScenarioRunner>>& runners,
+                         const std::function<std::unique_ptr<ScenarioRunner>()>& make_runner,
+                         StudyResults& out, Clock::time_point start) {
+  ScenarioRunner& first = *runners[0];
+  const std::unique_ptr<TrialNetwork> network = build_trial_network(
+      first.network(), first.structure(), first.scenario_accuracy(), options.pressure_threshold);
+  const std::unique_ptr<BatchTrials> engine = options.trial_engine(*network);
+  const trials::Layout layout = network->layout();
+  const int total = static_cast<int>(elements.size());
+  const int chunk =
+      std::min(total, options.trial_chunk > 0 ? options.trial_chunk : engine->capacity());
+  const int threads = out.threads;
+  runners.resize(static_cast<std::size_t>(threads));
+  for_each_index(threads, threads, [&](int, int t) {
+    if (!runners[t]) runners[t] = make_runner();
+  });
+  std::vector<double> starts(static_cast<std::size_t>(chunk) * layout.start());
+  std::vector<signed char> statuses(static_cast<std::size_t>(chunk) * layout.links);
+  std::vector<signed char> final_statuses(statuses.size());
+  std::vector<trials::ScenarioSpec> specs(static_cast<std::size_t>(chunk));
+  std::vector<trials::Outcome> outcomes(static_cast<std::size_t>(chunk));
+  engine->pin(starts.data(), starts.size() * sizeof(double));
+  engine->pin(statuses.data(), statuses.size());
+  engine->pin(final_statuses.data(), final_statuses.size());
+  out.setup_seconds = since(start);
+  const auto scenarios_start = Clock::now();
+  std::mutex progress_mutex;
+  int done = 0, failed = 0;
+  for (int base = 0; base < total; base += chunk) {
+    const int count = std::min(chunk, total - base);
+    for_each_index(threads, count, [&](int t, int i) {
+      runners[t]->trial_start(base + i + 1, elements[base + i], starts.data() + i * layout.start(),
+                              statuses.data() + i * layout.links, specs[i]);
+    });
+    engine->run(starts.data(), statuses.data(), specs.data(), count, outcomes.data(),
+                final_statuses.data());
+    ++out.trial_calls;
+    out.trial_kernel_ms += engine->kernel_ms();
+    out.trial_call_ms += engine->call_ms();
+    for_each_index(threads, count, [&](int t, int i) {
+      const int index = base + i;
+      ScenarioResult& row = out.scenarios[index];
+      const bool host = outcomes[i].needs_host != 0;
+      row = host ? runners[t]->run_scenario(index + 1, elements[index])
+                 : runners[t]->trial_row(index + 1, elements[index], outcomes[i],
+                                         final_statuses.data() + i * layout.links);
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      out.host_scenarios += host;
+      ++done;
+      failed += !row.ok;
+      if (options.on_progress) options.on_progress(done, total, failed);
+    });
+  }
+  out.scenario_seconds = since(scenarios_start);
 }
 
 }  // namespace
@@ -578,6 +743,26 @@ StudyResults run_study(const Network& net,
   };
   runners.push_back(std::make_unique<ScenarioRunner>(net, make_quiet_solver(), options, baseline));
   out.baseline = runners[0]->run_baseline(baseline);
+  if (options.trial_engine) {
+    out.engine_note = trials_study_limits(net, options);
+    if (out.engine_note.empty()) {
+      out.scenarios.resize(elements.size());
+      run_on_trial_engine(
+          options, elements, runners,
+          [&] {
+            std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
+            if (!copy) {
+              static std::mutex make_mutex;  // make_solver need not be thread-safe
+              const std::lock_guard<std::mutex> lock(make_mutex);
+              copy = make_quiet_solver();
+            }
+            return std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
+          },
+          out, start);
+      out.solver_name = runners[0]->solver().name();
+      return out;
+    }
+  }
   // The batched engine's members meet in groups, each with its own rendezvous and engine: two
   // for the batched Cholesky, so that one group's threads run their trials on the cores while
   // the other group's batch is on the device (a member waits only for its own group).

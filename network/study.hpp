@@ -24,6 +24,7 @@
 #include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
+#include "network/trial_batch.hpp"
 
 namespace cgs::net {
 
@@ -54,9 +55,9 @@ std::vector<double> demand_multipliers(std::uint64_t seed, int index, int juncti
 
 struct StudyOptions {
   StudySpec spec;
-  std::vector<int> elements;  // empty: every junction (fire flow) or every pipe (closure)
-  double fire_flow = 0;       // cfs, added to the junction's first demand category
-  long duration = 0;          // seconds; 0 the steady state, < 0 the file's DURATION
+  std::vector<int> elements;      // empty: every junction (fire flow) or every pipe (closure)
+  double fire_flow = 0;           // cfs, added to the junction's first demand category
+  long duration = 0;              // seconds; 0 the steady state, < 0 the file's DURATION
   double pressure_threshold = 0;  // the file's pressure units: junctions below it are counted
   // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
   // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
@@ -73,6 +74,13 @@ struct StudyOptions {
   // The members are direct solvers (make_batch_direct_member_solver) for a batched Cholesky
   // engine (make_*_batch_cholesky) instead of CG solvers.
   bool batch_direct = false;
+  // The trials engine (trial_batch.hpp): set, a steady-state study runs every scenario's trials
+  // there (on the GPU for netsolve --device gpu), the host threads only preparing each scenario's
+  // start and reading its row, chunk after chunk. Scenarios it hands back (trial_kernels.hpp:
+  // error 110, unbalanced) and studies it cannot run (StudyResults::engine_note says why) run on
+  // the host engine as without it. The baseline always runs on the host.
+  std::function<std::unique_ptr<BatchTrials>(const TrialNetwork&)> trial_engine;
+  int trial_chunk = 0;  // scenarios a call of the trials engine; 0: as many as fit
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };
@@ -94,9 +102,9 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 // One row of the study. Pressures in the file's units, taken over the junctions at every
 // hydraulic step that was solved, as epanet-scenarios takes them.
 struct ScenarioResult {
-  int scenario = 0;  // 0: the baseline (the unmodified network)
-  int element = -1;  // node (fire flow) or link (closure) index; -1 for the baseline and draws
-  bool ok = false;   // every period solved (EPANET's error 110 or a failed CG solve: not ok)
+  int scenario = 0;    // 0: the baseline (the unmodified network)
+  int element = -1;    // node (fire flow) or link (closure) index; -1 for the baseline and draws
+  bool ok = false;     // every period solved (EPANET's error 110 or a failed CG solve: not ok)
   std::string reason;  // why not ok; or a warning (unbalanced periods) when ok
   int trials = 0;      // gradient-algorithm trials over the periods solved (EPANET's iterations)
   int periods = 0;     // hydraulic steps solved
@@ -125,6 +133,11 @@ struct StudyResults {
   std::string solver_name;
   int analyses = -1;  // symbolic analyses over all solvers of the study (-1: not counted)
   BatchRendezvous::Counts batch;  // the batched engine's batches (launches 0: not batched)
+  // The trials engine: its calls, their kernels' and whole calls' time, the scenarios it handed
+  // back to the host; or why the study did not run on it (empty when it did, or was not asked).
+  int trial_calls = 0, host_scenarios = 0;
+  double trial_kernel_ms = 0, trial_call_ms = 0;
+  std::string engine_note;
   int failed() const;
 };
 

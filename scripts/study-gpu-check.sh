@@ -12,7 +12,8 @@
 # DEVICES ("cpu gpu"; "cpu": the CPU study against EPANET only, no GPU test or GPU column),
 # CPU_THREADS (--threads of the CPU study: 0, every core; 1 gives the per-thread ratio).
 # The 16-core CPU columns alone: SKIP_BUILD=1 DEVICES=cpu OUT=$OUT scripts/study-gpu-check.sh
-# GPU_ENGINE (cholesky: the batched sparse Cholesky, the default, over every element the CPU runs;
+# GPU_ENGINE (trials: every trial on the device, cholesky: the batched sparse Cholesky, each over
+# every element the CPU runs;
 # cg: the cluster CG, over the first GMAX), STUDIES ("fireflow closure"), SHARED (the data and
 # tools: ../shared, else .gpu-data/shared).
 # Issue 23's batched Cholesky (BENCHMARKS §19d), < 8 min:
@@ -44,7 +45,7 @@ log "built"
 
 test_rc=skipped
 if [ $gpu_wanted = 1 ]; then
-  timeout 150 "$BUILD/tests/test_gpu" -tc='*study*,GPU batch*' -d > "$OUT/test_gpu_study.log" 2>&1
+  timeout 150 "$BUILD/tests/test_gpu" -tc='*study*,GPU batch*,GPU trials*' -d > "$OUT/test_gpu_study.log" 2>&1
   test_rc=$?
   log "test_gpu (study): exit $test_rc"; tail -4 "$OUT/test_gpu_study.log"
   grep -B4 -A14 "ERROR\|FAILED" "$OUT/test_gpu_study.log" | head -60
@@ -93,7 +94,8 @@ for net in $NETS; do
     # EPANET and the CPU run every element (BWSN: the first MAX); the GPU the first GMAX of them.
     max=100000 gmax=${GMAX:-128}
     [ "$net" = BWSN_Network_2 ] && max=$MAX gmax=${GMAX_BWSN:-128}
-    [ "$GPU_ENGINE" = cholesky ] && gmax=${GMAX:-$max}  # thousands in flight: every element
+    # thousands in flight (cholesky) or every scenario in a call (trials): every element
+    [ "$GPU_ENGINE" = cholesky ] || [ "$GPU_ENGINE" = trials ] && gmax=${GMAX:-$max}
     tag=$net-$study
     elements "$inp" $section $max > "$OUT/$tag-elements.txt"
     head -n "$gmax" "$OUT/$tag-elements.txt" > "$OUT/$tag-gpu-elements.txt"

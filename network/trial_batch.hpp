@@ -1,0 +1,41 @@
+// The trials engine's network (trial_kernels.hpp's NetworkView and the arrays behind it), built
+// once per study from the network and its gradient algorithm's structure, and the engine's host
+// executor: the same period, one scenario after another on the cores (the device's reference,
+// netsolve --batch-engine trials without --device gpu).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "network/cholesky_schedule.hpp"
+#include "network/hydraulics.hpp"
+#include "network/network.hpp"
+#include "network/trial_kernels.hpp"
+#include "solver/cuda/batch_trials.hpp"
+
+namespace cgs::net {
+
+struct TrialNetwork {
+  std::vector<int> ints;      // every int array of the view, one after another
+  std::vector<double> reals;  // every double array
+  CholeskySchedule schedule;  // its arrays are copied into ints too
+  trials::NetworkView view;   // host pointers into ints and reals
+  trials::Layout layout() const { return trials::layout_of(view); }
+};
+
+// structure: a GradientAlgorithm of `net` (its matrix slots, resistances and EPANET's elimination
+// order). accuracy: the trials' ACCURACY; pressure_threshold in the file's units (the rows'
+// below-threshold count).
+std::unique_ptr<TrialNetwork> build_trial_network(const Network& net,
+                                                  const GradientAlgorithm& structure,
+                                                  double accuracy, double pressure_threshold);
+
+// Why `net` cannot run on the trials engine with these options, or empty.
+std::string trial_engine_limits(const Network& net);
+
+// The host executor: BatchTrials::run on the cores (OpenMP), one scenario per thread at a time.
+std::unique_ptr<BatchTrials> make_host_batch_trials(const TrialNetwork& network);
+// The device executor of the same network (DeviceError without a GPU).
+std::unique_ptr<BatchTrials> make_device_batch_trials(const TrialNetwork& network);
+
+}  // namespace cgs::net

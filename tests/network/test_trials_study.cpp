@@ -1,0 +1,155 @@
+// The trials engine (network/trial_kernels.hpp, trial_batch.hpp; netsolve --batch-engine trials)
+// on its host executor: each steady-state scenario's trials run by the engine's own copy of the
+// gradient algorithm over flat arrays, which must give the direct study's rows bit for bit -- the
+// same coefficients, assembly, factorisation order, status rules and settling test -- on fire
+// flow, closure, PDA and demand draws, on networks with pumps (power and custom curves), valves,
+// DAMPLIMIT and an unbalanced period (handed back to the host engine); studies it cannot run
+// (24 h, the available-flow search) declined with the reason; the CLI's choice.
+#include <doctest/doctest.h>
+
+#include "network/inp_reader.hpp"
+#include "network/study.hpp"
+#include "network/trial_batch.hpp"
+#include "network_test_data.hpp"
+#include "run_command.hpp"
+#include "spmv/cuda/cuda_backends.hpp"
+#include "study_test_util.hpp"
+
+using namespace cgs::net;
+
+namespace {
+
+const std::string kNetworks = test::repo_networks();
+const std::string kRegressions = kNetworks + "/regressions";
+
+std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
+
+StudyOptions on_trials(StudyOptions o, int chunk) {
+  o.trial_engine = [](const TrialNetwork& network) { return make_host_batch_trials(network); };
+  o.trial_chunk = chunk;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
+  StudyOptions demand = test::study_options(StudyKind::demand);
+  demand.spec.draws = 12;
+  demand.spec.cv = 0.4;
+  demand.spec.seed = 3;
+  const struct {
+    std::string network;
+    StudyOptions options;
+    const char* what;
+    bool pda;
+  } cases[] = {
+      {kNetworks + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow", false},
+      {kNetworks + "/Net3.inp", test::study_options(StudyKind::closure), "Net3 closure", false},
+      {kNetworks + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow, PDA",
+       true},
+      {kNetworks + "/Net3.inp", test::study_options(StudyKind::closure), "Net3 closure, PDA", true},
+      {kNetworks + "/Net3.inp", demand, "Net3 demand draws", false},
+      {kNetworks + "/Net1.inp", test::study_options(StudyKind::closure), "Net1 closure", false},
+      {kRegressions + "/Net1_damplimit.inp", test::study_options(StudyKind::fireflow), "DAMPLIMIT",
+       false},
+      {kRegressions + "/Net1_unbalanced.inp", test::study_options(StudyKind::closure), "unbalanced",
+       false},
+      {kRegressions + "/ctown_pump_curve.inp", test::study_options(StudyKind::fireflow),
+       "custom pump curves", false},
+      {kRegressions + "/richmond_pump_curve.inp", test::study_options(StudyKind::closure),
+       "pumps, closure", false},
+      {kRegressions + "/pump_closed_in_status.inp", test::study_options(StudyKind::fireflow),
+       "a pump closed in [STATUS]", false},
+      {kRegressions + "/Net2_elimination_order.inp", test::study_options(StudyKind::fireflow),
+       "Net2", false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    Network net = read_inp(c.network);
+    if (c.pda) {
+      net.options.demand.model = DemandModel::pda;
+      net.options.demand.required_pressure = 20;
+    }
+    const StudyResults reference = run_study(net, direct, c.options);
+    REQUIRE(!reference.scenarios.empty());
+    for (int chunk : {0, 7}) {  // 0: every scenario in one call; 7: calls that do not divide them
+      CAPTURE(chunk);
+      const StudyOptions o = on_trials(c.options, chunk);
+      const StudyResults r = run_study(net, direct, o);
+      CHECK(r.engine_note.empty());
+      const int scenarios = static_cast<int>(r.scenarios.size());
+      CHECK(r.trial_calls == (chunk == 0 ? 1 : (scenarios + chunk - 1) / chunk));
+      CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, reference, c.options));
+      // Only what it cannot do itself goes back to the host: none on Net3 and Net1.
+      if (c.network.find("/Net3.inp") != std::string::npos) CHECK(r.host_scenarios == 0);
+      if (std::string(c.what) == "unbalanced") CHECK(r.host_scenarios > 0);
+    }
+  }
+}
+
+TEST_CASE("trials engine: studies it cannot run are declined, with the reason, and still run") {
+  const Network net = read_inp(kNetworks + "/Net3.inp");
+  StudyOptions day = test::study_options(StudyKind::closure, 6 * 3600);
+  const StudyResults reference = run_study(net, direct, day);
+  const StudyOptions o = on_trials(day, 0);
+  const StudyResults r = run_study(net, direct, o);
+  CHECK(r.trial_calls == 0);
+  CHECK(r.engine_note.find("steady-state") != std::string::npos);
+  CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, reference, day));
+
+  StudyOptions search = test::study_options(StudyKind::fireflow);
+  search.elements = {0, 5};
+  search.residual_pressure = 20;
+  const StudyResults declined = run_study(net, direct, on_trials(search, 0));
+  CHECK(declined.trial_calls == 0);
+  CHECK(declined.engine_note.find("available-flow") != std::string::npos);
+}
+
+TEST_CASE("trials engine: the network's arrays and sizes") {
+  const Network net = read_inp(kRegressions + "/ctown_pump_curve.inp");
+  const GradientAlgorithm structure(net);
+  const auto trial_network = build_trial_network(net, structure, 1e-4, 20);
+  const trials::NetworkView& v = trial_network->view;
+  CHECK(v.o.nj == net.junction_count);
+  CHECK(v.o.links == static_cast<int>(net.links.size()));
+  CHECK(v.a_nnz == structure.system().A.nnz());
+  CHECK(v.valve_count == static_cast<int>(net.valves.size()));
+  CHECK(v.o.accuracy == 1e-4);
+  for (std::size_t k = 0; k < net.links.size(); ++k) {
+    CAPTURE(k);
+    REQUIRE(v.from[k] == net.links[k].from);
+    REQUIRE(v.to[k] == net.links[k].to);
+    REQUIRE(v.resistance[k] == structure.resistances()[k]);
+    if (net.links[k].pump >= 0)
+      REQUIRE(v.pump_curve[net.links[k].pump] == net.pumps[net.links[k].pump].head_curve);
+  }
+  int pressure_controls = 0;
+  for (const Control& c : net.controls) pressure_controls += c.node >= 0 && net.is_junction(c.node);
+  CHECK(v.control_count == pressure_controls);
+  CHECK(v.schedule.n == net.junction_count);
+  const trials::Layout l = trial_network->layout();
+  CHECK(l.start() == 4 * l.nodes + 2 * l.links);
+  CHECK(l.total() > l.start() + l.a_nnz + l.slots);
+}
+
+TEST_CASE("netsolve --batch-engine trials: the engine's line; refused with --solver cg") {
+  const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --network " + kNetworks +
+                               "/Net3.inp --study closure --batch-engine trials";
+  const auto run = cgs::testing::run_command(netsolve);
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find("trials engine: every scenario's trials in 1 call(s)") !=
+        std::string::npos);
+  const auto day = cgs::testing::run_command(netsolve + " --duration 2:00");
+  CHECK(day.exit_code == 0);
+  CHECK(day.output.find("trials engine not used: it runs steady-state studies only") !=
+        std::string::npos);
+  const auto cg = cgs::testing::run_command(netsolve + " --solver cg");
+  CHECK(cg.exit_code == 2);
+  CHECK(cg.output.find("--batch-engine trials runs the native direct solver") != std::string::npos);
+  std::string why;
+  if (!cgs::cuda_device_available(&why)) {  // --device gpu takes the trials engine: refused
+    const auto gpu = cgs::testing::run_command(netsolve + " --device gpu");
+    CHECK(gpu.exit_code == 4);
+    CHECK(gpu.output.find("the trials engine needs a GPU") != std::string::npos);
+  }
+}
