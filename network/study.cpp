@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <latch>
@@ -107,11 +108,7 @@ class ScenarioRunner {
                    trials::ScenarioSpec& spec) {
     const std::function<void()> undo = change(scenario, element);
     try {
-      GradientAlgorithm& state = workspace_.state;
-      state.initialise();
-      if (warm()) state.warm_start(baseline_.flows);
-      state.start_period(0);
-      state.export_trial_start(start, status);
+      trial_base(start, status);
     } catch (...) {
       undo();
       throw;
@@ -124,6 +121,15 @@ class ScenarioRunner {
         spec.settle[j] = settle_nodes_[j];
         spec.settle_head[j] = baseline_.heads[settle_nodes_[j]];
       }
+  }
+
+  // The same start for net_ as it is (the unchanged network: what scenarios differ from).
+  void trial_base(double* start, signed char* status) {
+    GradientAlgorithm& state = workspace_.state;
+    state.initialise();
+    if (warm()) state.warm_start(baseline_.flows);
+    state.start_period(0);
+    state.export_trial_start(start, status);
   }
 
   // The row of a scenario the trials engine solved, as run_network measures a steady state.
@@ -555,9 +561,55 @@ std::string trials_study_limits(const Network& net, const StudyOptions& options)
   return trial_engine_limits(net);
 }
 
+// One call's scenarios as the trials engine takes them: each the common start with a few changes.
+// Each scenario's lists are written by the thread that prepared it; flatten() joins them.
+struct ChunkChanges {
+  std::vector<std::vector<int>> index, status_index;
+  std::vector<std::vector<double>> value;
+  std::vector<std::vector<signed char>> status_value;
+  std::vector<long> ptr, status_ptr;
+  std::vector<int> flat_index, flat_status_index;
+  std::vector<double> flat_value;
+  std::vector<signed char> flat_status_value;
+
+  explicit ChunkChanges(int count)
+      : index(count), status_index(count), value(count), status_value(count) {}
+
+  // Scenario i's start and statuses against the common ones: the entries whose bits differ.
+  void record(int i, const std::vector<double>& base, const std::vector<signed char>& base_status,
+              const std::vector<double>& start, const std::vector<signed char>& status) {
+    index[i].clear(), value[i].clear(), status_index[i].clear(), status_value[i].clear();
+    for (std::size_t k = 0; k < start.size(); ++k)
+      if (std::memcmp(&start[k], &base[k], sizeof(double)) != 0)
+        index[i].push_back(static_cast<int>(k)), value[i].push_back(start[k]);
+    for (std::size_t k = 0; k < status.size(); ++k)
+      if (status[k] != base_status[k])
+        status_index[i].push_back(static_cast<int>(k)), status_value[i].push_back(status[k]);
+  }
+
+  trials::StartChanges flatten(int count) {
+    ptr.assign(1, 0), status_ptr.assign(1, 0);
+    flat_index.clear(), flat_value.clear(), flat_status_index.clear(), flat_status_value.clear();
+    for (int i = 0; i < count; ++i) {
+      flat_index.insert(flat_index.end(), index[i].begin(), index[i].end());
+      flat_value.insert(flat_value.end(), value[i].begin(), value[i].end());
+      flat_status_index.insert(flat_status_index.end(), status_index[i].begin(),
+                               status_index[i].end());
+      flat_status_value.insert(flat_status_value.end(), status_value[i].begin(),
+                               status_value[i].end());
+      ptr.push_back(static_cast<long>(flat_index.size()));
+      status_ptr.push_back(static_cast<long>(flat_status_index.size()));
+    }
+    return {ptr.data(),        flat_index.data(),        flat_value.data(),
+            status_ptr.data(), flat_status_index.data(), flat_status_value.data()};
+  }
+};
+
 // The study on the trials engine (StudyOptions::trial_engine): chunk after chunk, the host
-// threads write every scenario's start, the engine runs their trials, the threads read the rows
-// (and run on the host any scenario the engine handed back).
+// threads write every scenario's start as its changes of the unchanged network's, the engine runs
+// their trials, the threads read the rows (and run on the host any scenario the engine handed
+// back). What the host holds per call is the changes and the final statuses, so memory and set-up
+// do not grow with the study beyond the engine's capacity.
 void run_on_trial_engine(const StudyOptions& options, const std::vector<int>& elements,
                          std::vector<std::unique_ptr<ScenarioRunner>>& runners,
                          const std::function<std::unique_ptr<ScenarioRunner>()>& make_runner,
@@ -565,8 +617,18 @@ void run_on_trial_engine(const StudyOptions& options, const std::vector<int>& el
   ScenarioRunner& first = *runners[0];
   const std::unique_ptr<TrialNetwork> network = build_trial_network(
       first.network(), first.structure(), first.scenario_accuracy(), options.pressure_threshold);
+  // Warm-started scenarios take about the baseline's trials (BWSN_Network_2: 10 and 10.0); half
+  // as many again, at least 3 more, before a straggler goes to the host.
+  const int baseline_trials = std::max(1, out.baseline.trials);
+  network->view.o.trial_budget = options.trial_budget >= 0
+                                     ? options.trial_budget
+                                     : std::max(baseline_trials + 3, (3 * baseline_trials + 1) / 2);
   const std::unique_ptr<BatchTrials> engine = options.trial_engine(*network);
   const trials::Layout layout = network->layout();
+  std::vector<double> base(static_cast<std::size_t>(layout.start()));
+  std::vector<signed char> base_status(static_cast<std::size_t>(layout.links));
+  first.trial_base(base.data(), base_status.data());
+  engine->set_base(base.data(), base_status.data());
   const int total = static_cast<int>(elements.size());
   const int chunk =
       std::min(total, options.trial_chunk > 0 ? options.trial_chunk : engine->capacity());
@@ -575,31 +637,31 @@ void run_on_trial_engine(const StudyOptions& options, const std::vector<int>& el
   for_each_index(threads, threads, [&](int, int t) {
     if (!runners[t]) runners[t] = make_runner();
   });
-  std::vector<double> starts(static_cast<std::size_t>(chunk) * layout.start());
-  std::vector<signed char> statuses(static_cast<std::size_t>(chunk) * layout.links);
-  std::vector<signed char> final_statuses(statuses.size());
+  std::vector<std::vector<double>> scratch(static_cast<std::size_t>(threads), base);
+  std::vector<std::vector<signed char>> scratch_status(static_cast<std::size_t>(threads),
+                                                       base_status);
+  ChunkChanges changes(chunk);
+  std::vector<signed char> final_statuses(static_cast<std::size_t>(chunk) * layout.links);
   std::vector<trials::ScenarioSpec> specs(static_cast<std::size_t>(chunk));
   std::vector<trials::Outcome> outcomes(static_cast<std::size_t>(chunk));
-  engine->pin(starts.data(), starts.size() * sizeof(double));
-  engine->pin(statuses.data(), statuses.size());
-  engine->pin(final_statuses.data(), final_statuses.size());
   out.setup_seconds = since(start);
   const auto scenarios_start = Clock::now();
   std::mutex progress_mutex;
   int done = 0, failed = 0;
-  for (int base = 0; base < total; base += chunk) {
-    const int count = std::min(chunk, total - base);
+  for (int first_index = 0; first_index < total; first_index += chunk) {
+    const int count = std::min(chunk, total - first_index);
     for_each_index(threads, count, [&](int t, int i) {
-      runners[t]->trial_start(base + i + 1, elements[base + i], starts.data() + i * layout.start(),
-                              statuses.data() + i * layout.links, specs[i]);
+      runners[t]->trial_start(first_index + i + 1, elements[first_index + i], scratch[t].data(),
+                              scratch_status[t].data(), specs[i]);
+      changes.record(i, base, base_status, scratch[t], scratch_status[t]);
     });
-    engine->run(starts.data(), statuses.data(), specs.data(), count, outcomes.data(),
+    engine->run(changes.flatten(count), specs.data(), count, outcomes.data(),
                 final_statuses.data());
     ++out.trial_calls;
     out.trial_kernel_ms += engine->kernel_ms();
     out.trial_call_ms += engine->call_ms();
     for_each_index(threads, count, [&](int t, int i) {
-      const int index = base + i;
+      const int index = first_index + i;
       ScenarioResult& row = out.scenarios[index];
       const bool host = outcomes[i].needs_host != 0;
       row = host ? runners[t]->run_scenario(index + 1, elements[index])

@@ -81,6 +81,9 @@ struct StudyOptions {
   // the host engine as without it. The baseline always runs on the host.
   std::function<std::unique_ptr<BatchTrials>(const TrialNetwork&)> trial_engine;
   int trial_chunk = 0;  // scenarios a call of the trials engine; 0: as many as fit
+  // Trials a scenario may take on the engine before it goes to the host (trial_kernels.hpp's
+  // Options::trial_budget); < 0: the baseline's trials and half again, at least 3 more; 0: none.
+  int trial_budget = -1;
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };

@@ -179,18 +179,26 @@ class HostBatchTrials final : public BatchTrials {
   explicit HostBatchTrials(const TrialNetwork& network)
       : view_(network.view), layout_(network.layout()) {}
 
-  void run(const double* starts, const signed char* statuses, const trials::ScenarioSpec* specs,
-           int count, trials::Outcome* outcomes, signed char* final_statuses) override {
+  void set_base(const double* start, const signed char* statuses) override {
+    base_.assign(start, start + layout_.start());
+    base_status_.assign(statuses, statuses + layout_.links);
+  }
+
+  void run(const trials::StartChanges& c, const trials::ScenarioSpec* specs, int count,
+           trials::Outcome* outcomes, signed char* final_statuses) override {
     const auto started = std::chrono::steady_clock::now();
-    const long start = layout_.start(), links = layout_.links;
+    const long links = layout_.links;
 #pragma omp parallel
     {
       std::vector<double> state(static_cast<std::size_t>(layout_.total()));
 #pragma omp for schedule(dynamic, 1)
       for (int s = 0; s < count; ++s) {
-        std::copy(starts + s * start, starts + (s + 1) * start, state.begin());
+        std::copy(base_.begin(), base_.end(), state.begin());
+        for (long k = c.ptr[s]; k < c.ptr[s + 1]; ++k) state[c.index[k]] = c.value[k];
         signed char* status = final_statuses + s * links;
-        std::memcpy(status, statuses + s * links, static_cast<std::size_t>(links));
+        std::copy(base_status_.begin(), base_status_.end(), status);
+        for (long k = c.status_ptr[s]; k < c.status_ptr[s + 1]; ++k)
+          status[c.status_index[k]] = c.status_value[k];
         trials::State st = trials::state_at(layout_, state.data(), 1, status);
         outcomes[s] = trials::run_period(view_, st, specs[s]);
       }
@@ -198,7 +206,6 @@ class HostBatchTrials final : public BatchTrials {
     call_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
                    .count();
   }
-  void pin(void*, std::size_t) override {}
   int capacity() const override { return 1 << 20; }
   double kernel_ms() const override { return call_ms_; }
   double call_ms() const override { return call_ms_; }
@@ -206,6 +213,8 @@ class HostBatchTrials final : public BatchTrials {
  private:
   trials::NetworkView view_;
   trials::Layout layout_;
+  std::vector<double> base_;
+  std::vector<signed char> base_status_;
   double call_ms_ = 0;
 };
 

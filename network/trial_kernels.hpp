@@ -9,7 +9,8 @@
 // and pressure-control status rules, DAMPLIMIT, PDA's demand update and convergence test, a
 // warm-started study's settling test -- so that on the host its answers equal the direct study's
 // bit for bit. What it does not do it reports (Outcome::needs_host) instead of approximating: a
-// pivot <= 0 no valve explains (EPANET's error 110, or the file-order retry), trials exhausted.
+// pivot <= 0 no valve explains (EPANET's error 110, or the file-order retry), trials exhausted
+// or beyond the engine's budget (Options::trial_budget).
 // The study then runs that scenario on the host's own engine.
 #pragma once
 
@@ -43,6 +44,10 @@ struct Options {
   double viscosity = 0, rq_tolerance = 0, accuracy = 0, head_tolerance = 0, flow_tolerance = 0;
   double damp_limit = 0, emitter_exponent = 2;
   int max_trials = 0, extra_trials = -1, check_frequency = 2, max_check = 10;
+  // A scenario still unsettled after this many trials is handed back to the host (Outcome::
+  // needs_host): one thread a scenario, a call lasts as long as its slowest scenario, and the
+  // host does a straggler's 100 trials in milliseconds. 0: no limit but the trials' own.
+  int trial_budget = 0;
   bool emitter_backflow = true, pda = false;
   double pmin = 0, preq = 0, pexp = 0.5;  // ft, ft, -
   double unit_flow = 1, unit_length = 1, unit_pressure = 1;
@@ -179,6 +184,19 @@ CGS_TRIAL_HD State state_at(const Layout& l, double* base, long stride, signed c
   s.status = StatusColumn{status, stride};
   return s;
 }
+
+// A call's scenarios start from one common start (the unchanged network's, BatchTrials::
+// set_base) and differ from it in a few entries each (a fire flow's demand, a closed pipe's status
+// and flow): scenario s's entries of the start at index[ptr[s] .. ptr[s + 1]) take value[...]
+// (doubles: positions in Layout's start; statuses: links).
+struct StartChanges {
+  const long* ptr = nullptr;  // [count + 1]
+  const int* index = nullptr;
+  const double* value = nullptr;
+  const long* status_ptr = nullptr;  // [count + 1]
+  const int* status_index = nullptr;
+  const signed char* status_value = nullptr;
+};
 
 // The view with every array moved from one base to another (the host's pools to the device's).
 inline NetworkView rebase(NetworkView v, const int* from_ints, const int* to_ints,
@@ -857,6 +875,10 @@ CGS_TRIAL_HD Outcome run_period(const NetworkView& v, State& s, const ScenarioSp
   s.relax = 1.0;
   int trial = 1;
   while (trial <= max_trials) {
+    if (o.trial_budget > 0 && trial > o.trial_budget) {
+      out.needs_host = 1;
+      return out;
+    }
     assemble(v, s);
     const int failed = solve(v, s);
     if (failed >= 0) {

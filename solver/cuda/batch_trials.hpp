@@ -15,15 +15,16 @@ namespace cgs {
 class BatchTrials {
  public:
   virtual ~BatchTrials() = default;
-  // count scenarios, one after another: starts [count * layout.start()] (GradientAlgorithm's
-  // export_trial_start), statuses [count * links], specs [count]. Writes outcomes [count] and the
-  // final statuses [count * links]. One call: upload, the trials of every scenario, download.
-  virtual void run(const double* starts, const signed char* statuses,
-                   const net::trials::ScenarioSpec* specs, int count,
-                   net::trials::Outcome* outcomes, signed char* final_statuses) = 0;
-  // Page-locks host arrays later calls pass (as BatchCholesky::pin); nothing where refused.
-  virtual void pin(void* host, std::size_t bytes) = 0;
-  // The scenarios one call can hold in device memory (a quarter of what is free at creation).
+  // The start every later call's scenarios differ from (trial_kernels.hpp's StartChanges):
+  // layout.start() doubles, as GradientAlgorithm::export_trial_start writes them, and the links'
+  // statuses.
+  virtual void set_base(const double* start, const signed char* statuses) = 0;
+  // count scenarios, each the base with its changes (host arrays), specs [count]. Writes
+  // outcomes [count] and the final statuses [count * links], one scenario after another. One
+  // call: upload, the trials of every scenario, download.
+  virtual void run(const net::trials::StartChanges& changes, const net::trials::ScenarioSpec* specs,
+                   int count, net::trials::Outcome* outcomes, signed char* final_statuses) = 0;
+  // The scenarios one call can hold (on the device: half the memory free at creation).
   virtual int capacity() const = 0;
   virtual double kernel_ms() const = 0;  // the last call's kernels
   virtual double call_ms() const = 0;    // the last call, copies included
