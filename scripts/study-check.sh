@@ -8,14 +8,18 @@
 #
 #   scripts/study-check.sh [--build build-cpu] [--out DIR] [--studies "fireflow closure"]
 #                          [--durations "0 86400"] [--starts "warm cold"] [--timeout 900]
-#                          [--pda "PMIN PREQ PEXP"] [NET.inp ...]
+#                          [--pda "PMIN PREQ PEXP"] [--max N] [--netsolve-flags "..."]
+#                          [NET.inp ...]
 # --pda: pressure-driven demand in both (epanet-scenarios --pda, netsolve --demand-model pda ...).
+# --max N: the first N junctions (fire flow) or pipes without check valves (closure) only, the
+# elements epanet-scenarios --max N takes. --netsolve-flags: more flags for netsolve (e.g.
+# "--device gpu": the GPU study engines against EPANET).
 # Without networks: every network of ../shared/data/networks that EPANET accepts, but
 # BWSN_Network_2 (name it to include it: about 3 minutes a study for each program).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here/build-cpu out=$(mktemp -d /tmp/study-check.XXXXXX)
-studies="fireflow closure" durations="0 86400" starts="warm cold" limit=900 pda=""
+studies="fireflow closure" durations="0 86400" starts="warm cold" limit=900 pda="" max="" extra=""
 nets=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -26,11 +30,13 @@ while [ $# -gt 0 ]; do
     --starts) starts=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --pda) pda=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --max) max=$2; shift 2 ;;
+    --netsolve-flags) extra=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) nets+=("$1"); shift ;;
   esac
 done
-shared=$here/../shared
+shared=${SHARED:-$here/../shared}
 epanet=$shared/tools/epanet/epanet-scenarios
 netsolve=$build/app/netsolve
 [ -x "$epanet" ] || { echo "study-check.sh: $epanet not found" >&2; exit 2; }
@@ -49,20 +55,36 @@ if [ -n "$pda" ]; then
   netsolve_pda=(--demand-model pda --minimum-pressure "$pmin" --required-pressure "$preq" --pressure-exponent "$pexp")
   tag=_pda
 fi
+# elements FILE SECTION N: the first N IDs of an .inp section (junctions, or pipes without check
+# valves: the ones epanet-scenarios --max N closes), one a line.
+elements() {
+  awk -v want="[$2]" -v n="$3" '
+    { sub(/\r$/, "") }  # files with CRLF line ends
+    /^[ \t]*\[/ { inside = (toupper($1) == want); next }
+    { sub(/;.*/, "") }
+    inside && NF && !(want == "[PIPES]" && toupper($8) == "CV") && count < n { print $1; count++ }' "$1"
+}
 table=()
 for f in "${nets[@]}"; do
   n=$(basename "$f" .inp)
   for s in $studies; do
+    limited=() epanet_max=()
+    if [ -n "$max" ]; then
+      section=JUNCTIONS; [ "$s" = closure ] && section=PIPES
+      elements "$f" $section "$max" > "$out/elements_${n}_$s.txt"
+      limited=(--elements "$out/elements_${n}_$s.txt") epanet_max=(--max "$max")
+    fi
     for d in $durations; do
       ref=$out/epanet_${n}_${s}_$d$tag.csv
-      if ! timeout "$limit" "$epanet" "$f" --study "$s" --duration "$d" "${epanet_pda[@]}" --csv "$ref" > "$out/epanet_${n}_${s}_$d$tag.log" 2>&1; then
+      if ! timeout "$limit" "$epanet" "$f" --study "$s" --duration "$d" "${epanet_pda[@]}" "${epanet_max[@]}" --csv "$ref" > "$out/epanet_${n}_${s}_$d$tag.log" 2>&1; then
         table+=("$n $s $d - EPANET-did-not-complete"); continue
       fi
       for w in $starts; do
         mine=$out/netsolve_${n}_${s}_${d}_$w$tag.csv
         flag=; [ "$w" = cold ] && flag=--cold-start
         timeout "$limit" "$netsolve" --network "$f" --study "$s" --duration "${d}s" $flag \
-          "${netsolve_pda[@]}" --study-csv "$mine" --quiet 2> "$out/netsolve_${n}_${s}_${d}_$w$tag.err"
+          "${netsolve_pda[@]}" "${limited[@]}" $extra --study-csv "$mine" --quiet \
+          2> "$out/netsolve_${n}_${s}_${d}_$w$tag.err"
         rc=$?
         if [ $rc -ne 0 ] && [ $rc -ne 5 ]; then table+=("$n $s $d $w netsolve-exit-$rc"); continue; fi
         line=$("$here/scripts/compare_study.py" "$mine" "$ref" --quiet)

@@ -69,6 +69,7 @@ fi
 # valves: the ones epanet-scenarios --max N closes), one a line.
 elements() {
   awk -v want="[$2]" -v n="$3" '
+    { sub(/\r$/, "") }  # files with CRLF line ends
     /^[ \t]*\[/ { inside = (toupper($1) == want); next }
     { sub(/;.*/, "") }
     inside && NF && !(want == "[PIPES]" && toupper($8) == "CV") && count < n { print $1; count++ }' "$1"
