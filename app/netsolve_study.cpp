@@ -92,8 +92,9 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   return text + detail + ", " +
          (o.duration == 0 ? std::string("steady state")
                           : "extended period to " + clock_text(o.duration)) +
-         (o.warm_start ? ", warm start from the baseline"
-                       : ", cold start (EPANET's initial flows)");
+         (o.start_probe > 0 ? ", start chosen by probes"
+          : o.warm_start    ? ", warm start from the baseline"
+                            : ", cold start (EPANET's initial flows)");
 }
 
 // The scenario with the lowest minimum pressure, or -1.
@@ -128,6 +129,7 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
                       : "solver analyses not counted",
       r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
+  if (!r.start_note.empty()) std::printf("start: %s\n", r.start_note.c_str());
   if (r.trial_calls > 0)
     std::printf(
         "trials engine: every scenario's trials in %d call(s), kernels %.1f ms, whole calls "
@@ -195,7 +197,8 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
                 {"description", describe(o, net, n)},
                 {"scenarios", n},
                 {"duration_s", o.duration},
-                {"warm_start", o.warm_start},
+                {"warm_start", r.warm_start},
+                {"start_choice", r.start_note},
                 {"fire_flow", o.fire_flow * net.units.flow},
                 {"pressure_threshold", o.pressure_threshold},
                 {"residual_pressure", o.residual_pressure >= 0 ? nlohmann::json(o.residual_pressure)
@@ -271,9 +274,13 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "direct solver where the study allows it, else cg with --solver cg, else "
                  "cholesky)")
       ->check(CLI::IsMember({"auto", "cholesky", "cg", "trials"}));
-  app.add_flag("--cold-start", a.cold_start,
-               "Start every scenario from EPANET's initial flows instead of the baseline's "
-               "solution (as epanet-scenarios without --warm)");
+  app.add_option("--start", a.start,
+                 "Where each scenario's trials start: auto (the default: probe a few scenarios "
+                 "both ways and keep warm only where it agrees with EPANET's path and takes "
+                 "fewer trials), warm (the baseline's solution) or cold (EPANET's initial flows, "
+                 "its own path, as epanet-scenarios)")
+      ->check(CLI::IsMember({"auto", "warm", "cold"}));
+  app.add_flag("--cold-start", a.cold_start, "The same as --start cold");
 }
 
 void protect_study_files(const StudyArgs& a) {
@@ -295,7 +302,11 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   if (o.residual_pressure >= 0 && o.spec.kind != StudyKind::fireflow)
     throw InputError("--residual-pressure", 0, "applies to fireflow studies only");
   o.threads = threads;
-  o.warm_start = !a.cold_start;
+  if (a.cold_start && a.start != "auto" && a.start != "cold")
+    throw InputError("--cold-start", 0, "contradicts --start " + a.start);
+  const std::string start = a.cold_start ? "cold" : a.start;
+  o.warm_start = start != "cold";
+  o.start_probe = start == "auto" ? kDefaultStartProbes : 0;
   o.batch_engine = batch_engine.make;
   o.batch_size = a.batch;
   o.refinement = batch_engine.refinement;

@@ -21,7 +21,8 @@ struct StudyArgs {
   double flow = -1;                // --flow, the file's flow units; < 0: 1000 gpm in them
   double pressure_threshold = -1;  // the file's pressure units; < 0: 20 psi in them
   double residual_pressure = -1;   // < 0: no available-flow search
-  bool cold_start = false;
+  bool cold_start = false;         // --cold-start: --start cold
+  std::string start = "auto";      // --start auto|warm|cold
   // --study-batch N: the batched engine with N scenarios in flight (0: not asked; --device gpu
   // takes it with kDefaultBatchSize)
   int batch = 0;

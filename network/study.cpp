@@ -162,6 +162,7 @@ class ScenarioRunner {
   double scenario_accuracy() const { return warm() ? accuracy_ * kWarmAccuracyFactor : accuracy_; }
   const GradientAlgorithm& structure() const { return workspace_.state; }
   const Network& network() const { return net_; }
+  void set_warm_start(bool warm) { warm_start_ = warm; }
 
   ScenarioResult run_scenario(int scenario, int element) {
     ScenarioResult r;
@@ -204,7 +205,8 @@ class ScenarioRunner {
   // a cold start's 6.0). Only the first period: the later ones start from the period before, as
   // EPANET's do, and keep its ACCURACY (a tighter test there moves the tank levels off EPANET's).
   static constexpr double kWarmAccuracyFactor = 0.1;
-  bool warm() const { return options_.warm_start && baseline_.solved; }
+  bool warm() const { return warm_start_ && baseline_.solved; }
+  bool warm_start_ = options_.warm_start;
 
   // The junctions of the scenario's own change (the fire-flow junction, a closed pipe's ends):
   // a warm-started first period also waits until the last trial moved their heads by less than
@@ -553,6 +555,52 @@ void for_each_index(int threads, int count, F&& f) {
   if (error) std::rethrow_exception(error);
 }
 
+bool rows_agree(const ScenarioResult& a, const ScenarioResult& b) {
+  auto close = [](double x, double y) {
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) == std::isnan(y);
+    return std::abs(x - y) <= kStartProbeTolerance * std::max(1.0, std::abs(y));
+  };
+  return a.ok == b.ok && a.min_node == b.min_node && close(a.min_pressure, b.min_pressure) &&
+         close(a.element_pressure, b.element_pressure) && a.cut_off == b.cut_off;
+}
+
+// StudyOptions::start_probe: `probes` scenarios spread over the study, each run warm and cold on
+// `runner`. Warm where every pair of rows agrees and warm takes at least 10% fewer trials in all:
+// both reach EPANET's answer then and warm gets there sooner; otherwise EPANET's own path.
+bool choose_warm_start(ScenarioRunner& runner, const std::vector<int>& elements, int probes,
+                       std::string& note) {
+  if (runner.network().options.demand.model == DemandModel::pda) {
+    // PDA's test on delivered demands (1e-4 cfs) leaves its answers path-dependent to ~1e-3
+    // (Fossolo_FOS closures: warm and cold 1.1e-3 apart where the probes agreed): EPANET's path.
+    runner.set_warm_start(false);
+    note = "cold, EPANET's own path (pressure-driven demand: its answers depend on the path)";
+    return false;
+  }
+  const int total = static_cast<int>(elements.size());
+  probes = std::min(probes, total);
+  long warm_trials = 0, cold_trials = 0;
+  int differ = 0;
+  for (int p = 0; p < probes; ++p) {
+    const int i = static_cast<int>(static_cast<long>(p) * total / probes);
+    runner.set_warm_start(true);
+    const ScenarioResult warm = runner.run_scenario(i + 1, elements[i]);
+    runner.set_warm_start(false);
+    const ScenarioResult cold = runner.run_scenario(i + 1, elements[i]);
+    warm_trials += warm.trials, cold_trials += cold.trials;
+    differ += !rows_agree(warm, cold);
+  }
+  const bool keep_warm = differ == 0 && 10 * warm_trials <= 9 * cold_trials;
+  runner.set_warm_start(keep_warm);
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "%s (%d probe scenarios: warm %.2f trials each, cold %.2f; %d whose rows differ)",
+                keep_warm ? "warm, from the baseline's solution" : "cold, EPANET's own path",
+                probes, double(warm_trials) / std::max(1, probes),
+                double(cold_trials) / std::max(1, probes), differ);
+  note = text;
+  return keep_warm;
+}
+
 // Why this study cannot run on the trials engine, or empty.
 std::string trials_study_limits(const Network& net, const StudyOptions& options) {
   const long duration = options.duration >= 0 ? options.duration : net.times.duration;
@@ -805,6 +853,11 @@ StudyResults run_study(const Network& net,
   };
   runners.push_back(std::make_unique<ScenarioRunner>(net, make_quiet_solver(), options, baseline));
   out.baseline = runners[0]->run_baseline(baseline);
+  bool warm = options.warm_start && baseline.solved;
+  if (warm && options.start_probe > 0)
+    warm = choose_warm_start(*runners[0], elements, options.start_probe, out.start_note);
+  out.warm_start = warm;
+  runners[0]->set_warm_start(warm);
   if (options.trial_engine) {
     out.engine_note = trials_study_limits(net, options);
     if (out.engine_note.empty()) {
@@ -818,7 +871,9 @@ StudyResults run_study(const Network& net,
               const std::lock_guard<std::mutex> lock(make_mutex);
               copy = make_quiet_solver();
             }
-            return std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
+            auto runner = std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
+            runner->set_warm_start(warm);
+            return runner;
           },
           out, start);
       out.solver_name = runners[0]->solver().name();
@@ -843,11 +898,13 @@ StudyResults run_study(const Network& net,
   auto batch_of = [&](int t) { return batches.empty() ? nullptr : batches[t % batches.size()]; };
   // A member of the batch: a runner whose solver hands its systems to its group's rendezvous.
   auto make_member = [&](int t) {
-    return std::make_unique<ScenarioRunner>(
+    auto runner = std::make_unique<ScenarioRunner>(
         net,
         options.batch_direct ? make_batch_direct_member_solver(batch_of(t))
                              : make_batch_member_solver(batch_of(t), options.refinement),
         options, baseline);
+    runner->set_warm_start(warm);
+    return runner;
   };
   if (!batches.empty()) {
     runners.clear();                    // the baseline's runner: its solver is not a member
@@ -870,6 +927,7 @@ StudyResults run_study(const Network& net,
       copy = make_quiet_solver();
     }
     runners[t] = std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
+    runners[t]->set_warm_start(warm);
   };
 
   const int total = static_cast<int>(elements.size());

@@ -64,6 +64,12 @@ struct StudyOptions {
   double residual_pressure = -1;
   int threads = 0;         // 0: every core
   bool warm_start = true;  // false: EPANET's initial flows for every scenario (as EN_INITFLOW)
+  // Choose between the warm start and EPANET's own (cold) start with this many probe scenarios
+  // (netsolve --start auto): spread over the study, each run both ways on the baseline's runner;
+  // warm is kept where every probe's row agrees within kStartProbeTolerance and it takes at least
+  // 10% fewer trials, else cold (StudyResults::start_note says which and why). 0: warm_start as
+  // given. Only where warm_start is true and the baseline solved.
+  int start_probe = 0;
   // The batched engine (batch_cg.hpp; netsolve --device gpu): set, the scenarios run in lockstep,
   // batch_size of them at a time, each on its own thread with a CG solver whose inner solves are
   // batched on this engine (made once, before the scenarios; DeviceError where it cannot run).
@@ -102,6 +108,12 @@ inline constexpr int kDefaultDirectBatchSize = 1024;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
+// How close a probe scenario's warm and cold rows must be for --start auto to keep the warm start
+// (relative, above 1 in the pressure units): a tenth of the 1e-3 the rows are held to against
+// EPANET, whose answers are its cold path's.
+inline constexpr double kStartProbeTolerance = 1e-4;
+inline constexpr int kDefaultStartProbes = 8;
+
 // One row of the study. Pressures in the file's units, taken over the junctions at every
 // hydraulic step that was solved, as epanet-scenarios takes them.
 struct ScenarioResult {
@@ -136,6 +148,8 @@ struct StudyResults {
   std::string solver_name;
   int analyses = -1;  // symbolic analyses over all solvers of the study (-1: not counted)
   BatchRendezvous::Counts batch;  // the batched engine's batches (launches 0: not batched)
+  bool warm_start = false;        // the start the scenarios ran from
+  std::string start_note;         // StudyOptions::start_probe's choice and why (empty: none)
   // The trials engine: its calls, their kernels' and whole calls' time, the scenarios it handed
   // back to the host; or why the study did not run on it (empty when it did, or was not asked).
   int trial_calls = 0, host_scenarios = 0;

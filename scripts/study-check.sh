@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Scenario studies against EPANET 2.3.5's reference loop (../shared/tools/epanet/epanet-scenarios):
 # for each network, study (fireflow, closure), duration (0 = steady, seconds otherwise) and start
-# (warm: netsolve's default, from the baseline's solution; cold: --cold-start, EPANET's initial
-# flows as epanet-scenarios), both CSVs are written and compared by scripts/compare_study.py
+# (netsolve --start auto: its default, warm or cold chosen by probes; warm: from the baseline's
+# solution; cold: EPANET's initial flows as epanet-scenarios), both CSVs are written and compared by scripts/compare_study.py
 # (min_pressure, min_node, element_pressure, ok to 1e-3). Prints one line per comparison and a
 # table last; leaves the CSVs in --out.
 #
 #   scripts/study-check.sh [--build build-cpu] [--out DIR] [--studies "fireflow closure"]
-#                          [--durations "0 86400"] [--starts "warm cold"] [--timeout 900]
+#                          [--durations "0 86400"] [--starts "auto warm cold"] [--timeout 900]
 #                          [--pda "PMIN PREQ PEXP"] [--max N] [--netsolve-flags "..."]
 #                          [NET.inp ...]
 # --pda: pressure-driven demand in both (epanet-scenarios --pda, netsolve --demand-model pda ...).
@@ -81,7 +81,7 @@ for f in "${nets[@]}"; do
       fi
       for w in $starts; do
         mine=$out/netsolve_${n}_${s}_${d}_$w$tag.csv
-        flag=; [ "$w" = cold ] && flag=--cold-start
+        flag=--start=$w
         timeout "$limit" "$netsolve" --network "$f" --study "$s" --duration "${d}s" $flag \
           "${netsolve_pda[@]}" "${limited[@]}" $extra --study-csv "$mine" --quiet \
           2> "$out/netsolve_${n}_${s}_${d}_$w$tag.err"

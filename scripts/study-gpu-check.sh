@@ -10,7 +10,8 @@
 # EPANET and the CPU, 1000), GMAX / GMAX_BWSN (the GPU's: 128, one batch in flight), GPU_TIMEOUT (s a GPU study,
 # 60), DEADLINE (s from the start after which no study starts: 450), SKIP_BUILD=1 (use BUILD),
 # DEVICES ("cpu gpu"; "cpu": the CPU study against EPANET only, no GPU test or GPU column),
-# CPU_THREADS (--threads of the CPU study: 0, every core; 1 gives the per-thread ratio).
+# CPU_THREADS (--threads of the CPU study: 0, every core; 1 gives the per-thread ratio),
+# NETSOLVE_FLAGS (more flags for both netsolve runs, e.g. --cold-start).
 # The 16-core CPU columns alone: SKIP_BUILD=1 DEVICES=cpu OUT=$OUT scripts/study-gpu-check.sh
 # GPU_ENGINE (trials: every trial on the device, cholesky: the batched sparse Cholesky, each over
 # every element the CPU runs;
@@ -113,7 +114,7 @@ for net in $NETS; do
       list=$OUT/$tag-elements.txt t=$(limit 60) engine=()
       [ $device = gpu ] && list=$OUT/$tag-gpu-elements.txt t=$(limit "${GPU_TIMEOUT:-60}") engine=(--batch-engine "$GPU_ENGINE")
       rm -f "$OUT/$tag-$device.json" "$OUT/$tag-$device.csv"
-      [ "$t" -gt 0 ] && timeout "$t" "$netsolve" --network "$inp" --study $study --elements "$list" --device $device "${engine[@]}" --threads "${CPU_THREADS:-0}" \
+      [ "$t" -gt 0 ] && timeout "$t" "$netsolve" --network "$inp" --study $study --elements "$list" --device $device "${engine[@]}" --threads "${CPU_THREADS:-0}" ${NETSOLVE_FLAGS:-} \
         --study-csv "$OUT/$tag-$device.csv" --report "$OUT/$tag-$device.json" > "$OUT/$tag-$device.log" 2>&1
       rc=$?
       [ "$t" -gt 0 ] || rc=skipped
