@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Throughput of a scenario study, netsolve against EPANET 2.3.5's reference loop on one thread
 # (../shared/tools/epanet/epanet-scenarios), side by side in one run: for each network, RUNS rounds,
-# each running epanet-scenarios once, then netsolve --study with the default warm start and with
-# --cold-start (EPANET's own starting flows) on THREADS threads. Prints one line per run and a
+# each running epanet-scenarios once, then netsolve --study with --start warm (the baseline's
+# solution) and --start cold (EPANET's own starting flows) on THREADS threads (the default,
+# --start auto, takes one of the two after its probes). Prints one line per run and a
 # markdown table of medians last: ms per scenario (netsolve's includes its set-up: the baseline
 # run, the thread workspaces and solver copies; EPANET's is its scenario loop alone, after
 # EN_openH) and the speed-up over EPANET's one thread; then the CPU time per scenario of each
@@ -52,7 +53,7 @@ for f in "${nets[@]}"; do
     scenarios=$(sed -n 's/.*: \([0-9]*\) scenarios,.*/\1/p' "$tmp/cpu.out")
     echo "$n epanet $e $(python3 -c "import sys; print('%.4f' % (1e3*float(sys.argv[1])/int(sys.argv[2])))" "$(cat "$tmp/cpu.txt")" "$scenarios")" >> "$results"
     for start in warm cold; do
-      flag=; [ $start = cold ] && flag=--cold-start
+      flag=--start=$start
       cpu "$tmp/cpu.txt" "$netsolve" --network "$f" --study "$study" --duration "${duration}s" \
         --threads "$threads" $flag --quiet --report "$tmp/report.json" > /dev/null
       ms=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); n=j['study']['scenarios']; print('%.4f %.4f' % (1e3*(j['setup_seconds']+j['scenario_seconds'])/n, 1e3*float(sys.argv[2])/n))" "$tmp/report.json" "$(cat "$tmp/cpu.txt")")
