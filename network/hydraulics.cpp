@@ -7,74 +7,36 @@
 #include "formats/convert.hpp"
 #include "formats/types.hpp"
 #include "network/epanet_order.hpp"
+#include "network/trial_kernels.hpp"
 
 namespace cgs::net {
 namespace {
 
-// EPANET's constants (hydcoeffs.c, hydraul.c): big and small coefficients for closed/open links
-// and active valves, the flow that stands for zero, and the friction-factor constants.
-constexpr double kBig = 1.0e8;
-constexpr double kSmall = 1.0e-6;
+// EPANET's constants (hydcoeffs.c, hydraul.c), one copy with the trials engine's
+// (trial_kernels.hpp): big and small coefficients for closed/open links and active valves, the
+// Re = 2000 boundary of the friction factor; and the flow that stands for zero.
+using trials::kA2;
+using trials::kBig;
+using trials::kPi;
+using trials::kSmall;
+using trials::kTiny;
 constexpr double kZeroFlow = 1.0e-6;
-constexpr double kTiny = 1.0e-6;
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kA1 = 1000.0 * kPi;                 // Re = 4000 boundary (w = Re * pi / 4)
-constexpr double kA2 = 500.0 * kPi;                  // Re = 2000
-constexpr double kA8 = 4.61841319859066668690;       // 5.74 (pi/4)^0.9
-constexpr double kA9 = -0.868588963806503655300;     // -2 / ln 10
-constexpr double kAB = 3.28895476345399058690e-03;   // 5.74 / 4000^0.9
-constexpr double kAC = -5.14214965799093883760e-03;  // -2 * 0.9 * 2 / ln 10 * AB
+using trials::sign;  // EPANET's SGN: +1 at 0
 
-double sign(double x) { return x < 0 ? -1.0 : 1.0; }  // EPANET's SGN: +1 at 0
+// EPANET's barrier functions and the Darcy-Weisbach friction factor: one copy, shared with the
+// trials engine (trial_kernels.hpp).
+using trials::add_lower_barrier;
+using trials::add_upper_barrier;
+using trials::friction_factor;
 
-// EPANET's barrier functions (hydcoeffs.c): a smooth head loss that is ~0 on the allowed side of a
-// flow limit and rises with a slope of 1e9 beyond it. dq: the flow minus its lower (upper) limit.
-void add_lower_barrier(double dq, double& hloss, double& hgrad) {
-  const double a = 1e9 * dq, b = std::sqrt(a * a + 1e-6);
-  hloss += (a - b) / 2.0;
-  hgrad += 1e9 / 2.0 * (1.0 - a / b);
-}
-
-void add_upper_barrier(double dq, double& hloss, double& hgrad) {
-  const double a = 1e9 * dq, b = std::sqrt(a * a + 1e-6);
-  hloss += (a + b) / 2.0;
-  hgrad += 1e9 / 2.0 * (1.0 + a / b);
-}
-
-// pdaconverged's tolerance on delivered demands, a constant of its own in EPANET (cfs).
-constexpr double kPdaFlowTolerance = 0.0001;
+// pdaconverged's tolerance on delivered demands (cfs).
+using trials::kPdaFlowTolerance;
 
 bool is_pipe(LinkType t) { return t == LinkType::pipe || t == LinkType::cv_pipe; }
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Darcy-Weisbach friction factor and its derivative with respect to |q|: Swamee-Jain above
-// Re = 4000, Dunlop's cubic interpolation between Re = 2000 and 4000 (laminar flow is handled by
-// the caller). e = roughness / diameter, s = viscosity * diameter.
-double friction_factor(double q, double e, double s, double& dfdq) {
-  const double w = q / s;
-  if (w >= kA1) {
-    const double y1 = kA8 / std::pow(w, 0.9);
-    const double y2 = e / 3.7 + y1;
-    const double y3 = kA9 * std::log(y2);
-    const double f = 1.0 / (y3 * y3);
-    dfdq = 1.8 * f * y1 * kA9 / y2 / y3 / q;
-    return f;
-  }
-  const double y2 = e / 3.7 + kAB;
-  const double y3 = kA9 * std::log(y2);
-  const double fa = 1.0 / (y3 * y3);
-  const double fb = (2.0 + kAC / (y2 * y3)) * fa;
-  const double r = w / kA2;
-  const double x1 = 7.0 * fa - fb;
-  const double x2 = 0.128 - 17.0 * fa + 2.5 * fb;
-  const double x3 = -0.128 + 13.0 * fa - (fb + fb);
-  const double x4 = 0.032 - 3.0 * fa + 0.5 * fb;
-  dfdq = (x2 + r * (2.0 * x3 + r * 3.0 * x4)) / s / kA2;
-  return x1 + r * (x2 + r * (x3 + r * x4));
 }
 
 }  // namespace
@@ -866,14 +828,7 @@ void GradientAlgorithm::demand_deficit(PeriodSolve& out) const {
 
 // ---- status rules (EPANET's hydstatus.c) -------------------------------------------------------
 LinkStatus GradientAlgorithm::check_valve_status(LinkStatus s, double dh, double q) const {
-  const double htol = opt_.head_tolerance, qtol = opt_.flow_tolerance;
-  if (std::abs(dh) > htol) {
-    if (dh < -htol) return LinkStatus::closed;
-    if (q < -qtol) return LinkStatus::closed;
-    return LinkStatus::open;
-  }
-  if (q < -qtol) return LinkStatus::closed;
-  return s;
+  return trials::check_valve_status(s, dh, q, opt_.head_tolerance, opt_.flow_tolerance);
 }
 
 bool GradientAlgorithm::update_valve_status() {
@@ -887,60 +842,12 @@ bool GradientAlgorithm::update_valve_status() {
     const double h1 = head_[link.from], h2 = head_[link.to];
     const double q = flow_[k];
     const double hml = link.minor_loss * q * q;  // head loss when fully open
-    LinkStatus next = s;
-    if (link.type == LinkType::prv) {
-      const double hset = net_.nodes[link.to].elevation + setting_[k];
-      switch (s) {
-        case LinkStatus::active:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h1 - hml < hset - htol)
-            next = LinkStatus::open;
-          break;
-        case LinkStatus::open:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h2 >= hset + htol)
-            next = LinkStatus::active;
-          break;
-        case LinkStatus::closed:
-          if (h1 >= hset + htol && h2 < hset - htol)
-            next = LinkStatus::active;
-          else if (h1 < hset - htol && h1 > h2 + htol)
-            next = LinkStatus::open;
-          break;
-        case LinkStatus::xpressure:
-          if (q < -qtol) next = LinkStatus::closed;
-          break;
-        default: break;
-      }
-    } else {
-      const double hset = net_.nodes[link.from].elevation + setting_[k];
-      switch (s) {
-        case LinkStatus::active:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h2 + hml > hset + htol)
-            next = LinkStatus::open;
-          break;
-        case LinkStatus::open:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h1 < hset - htol)
-            next = LinkStatus::active;
-          break;
-        case LinkStatus::closed:
-          if (h2 > hset + htol && h1 > h2 + htol)
-            next = LinkStatus::open;
-          else if (h1 >= hset + htol && h1 > h2 + htol)
-            next = LinkStatus::active;
-          break;
-        case LinkStatus::xpressure:
-          if (q < -qtol) next = LinkStatus::closed;
-          break;
-        default: break;
-      }
-    }
+    const LinkStatus next =
+        link.type == LinkType::prv
+            ? trials::prv_status(s, h1, h2, net_.nodes[link.to].elevation + setting_[k], hml, q,
+                                 htol, qtol)
+            : trials::psv_status(s, h1, h2, net_.nodes[link.from].elevation + setting_[k], hml, q,
+                                 htol, qtol);
     status_[k] = next;
     change = change || next != s;
   }

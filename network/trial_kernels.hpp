@@ -28,7 +28,7 @@
 
 namespace cgs::net::trials {
 
-// EPANET's constants, as hydraulics.cpp.
+// EPANET's constants, one copy for this engine and GradientAlgorithm (hydraulics.cpp).
 inline constexpr double kBig = 1.0e8, kSmall = 1.0e-6, kTiny = 1.0e-6;
 inline constexpr double kPi = 3.14159265358979323846;
 inline constexpr double kA1 = 1000.0 * kPi, kA2 = 500.0 * kPi;
@@ -648,6 +648,49 @@ CGS_TRIAL_HD double update(const NetworkView& v, State& s) {
 }
 
 // ---- status rules (GradientAlgorithm's, from EPANET's hydstatus.c) ------------------------------
+// EPANET's prvstatus and psvstatus: the next status of a pressure-reducing (sustaining) valve from
+// its heads h1 (upstream) and h2, its target head hset, its fully open loss hml and its flow q.
+// Shared with GradientAlgorithm (hydraulics.cpp).
+CGS_TRIAL_HD LinkStatus prv_status(LinkStatus s, double h1, double h2, double hset, double hml,
+                                   double q, double htol, double qtol) {
+  switch (s) {
+    case LinkStatus::active:
+      if (q < -qtol) return LinkStatus::closed;
+      if (h1 - hml < hset - htol) return LinkStatus::open;
+      return s;
+    case LinkStatus::open:
+      if (q < -qtol) return LinkStatus::closed;
+      if (h2 >= hset + htol) return LinkStatus::active;
+      return s;
+    case LinkStatus::closed:
+      if (h1 >= hset + htol && h2 < hset - htol) return LinkStatus::active;
+      if (h1 < hset - htol && h1 > h2 + htol) return LinkStatus::open;
+      return s;
+    case LinkStatus::xpressure: return q < -qtol ? LinkStatus::closed : s;
+    default: return s;
+  }
+}
+
+CGS_TRIAL_HD LinkStatus psv_status(LinkStatus s, double h1, double h2, double hset, double hml,
+                                   double q, double htol, double qtol) {
+  switch (s) {
+    case LinkStatus::active:
+      if (q < -qtol) return LinkStatus::closed;
+      if (h2 + hml > hset + htol) return LinkStatus::open;
+      return s;
+    case LinkStatus::open:
+      if (q < -qtol) return LinkStatus::closed;
+      if (h1 < hset - htol) return LinkStatus::active;
+      return s;
+    case LinkStatus::closed:
+      if (h2 > hset + htol && h1 > h2 + htol) return LinkStatus::open;
+      if (h1 >= hset + htol && h1 > h2 + htol) return LinkStatus::active;
+      return s;
+    case LinkStatus::xpressure: return q < -qtol ? LinkStatus::closed : s;
+    default: return s;
+  }
+}
+
 CGS_TRIAL_HD bool update_valve_status(const NetworkView& v, const State& s) {
   bool change = false;
   const double htol = v.o.head_tolerance, qtol = v.o.flow_tolerance;
@@ -660,60 +703,10 @@ CGS_TRIAL_HD bool update_valve_status(const NetworkView& v, const State& s) {
     const double h1 = s.head[v.from[k]], h2 = s.head[v.to[k]];
     const double q = s.flow[k];
     const double hml = v.minor_loss[k] * q * q;
-    LinkStatus next = st;
-    if (t == LinkType::prv) {
-      const double hset = v.elevation[v.to[k]] + s.setting[k];
-      switch (st) {
-        case LinkStatus::active:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h1 - hml < hset - htol)
-            next = LinkStatus::open;
-          break;
-        case LinkStatus::open:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h2 >= hset + htol)
-            next = LinkStatus::active;
-          break;
-        case LinkStatus::closed:
-          if (h1 >= hset + htol && h2 < hset - htol)
-            next = LinkStatus::active;
-          else if (h1 < hset - htol && h1 > h2 + htol)
-            next = LinkStatus::open;
-          break;
-        case LinkStatus::xpressure:
-          if (q < -qtol) next = LinkStatus::closed;
-          break;
-        default: break;
-      }
-    } else {
-      const double hset = v.elevation[v.from[k]] + s.setting[k];
-      switch (st) {
-        case LinkStatus::active:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h2 + hml > hset + htol)
-            next = LinkStatus::open;
-          break;
-        case LinkStatus::open:
-          if (q < -qtol)
-            next = LinkStatus::closed;
-          else if (h1 < hset - htol)
-            next = LinkStatus::active;
-          break;
-        case LinkStatus::closed:
-          if (h2 > hset + htol && h1 > h2 + htol)
-            next = LinkStatus::open;
-          else if (h1 >= hset + htol && h1 > h2 + htol)
-            next = LinkStatus::active;
-          break;
-        case LinkStatus::xpressure:
-          if (q < -qtol) next = LinkStatus::closed;
-          break;
-        default: break;
-      }
-    }
+    const LinkStatus next =
+        t == LinkType::prv
+            ? prv_status(st, h1, h2, v.elevation[v.to[k]] + s.setting[k], hml, q, htol, qtol)
+            : psv_status(st, h1, h2, v.elevation[v.from[k]] + s.setting[k], hml, q, htol, qtol);
     s.status.set(k, next);
     change = change || next != st;
   }
@@ -745,8 +738,9 @@ CGS_TRIAL_HD bool pda_converged(const NetworkView& v, const State& s) {
   return true;
 }
 
-CGS_TRIAL_HD LinkStatus check_valve_status(const Options& o, LinkStatus st, double dh, double q) {
-  const double htol = o.head_tolerance, qtol = o.flow_tolerance;
+// EPANET's cvstatus: a check valve's next status from its head difference and flow.
+CGS_TRIAL_HD LinkStatus check_valve_status(LinkStatus st, double dh, double q, double htol,
+                                           double qtol) {
   if (fabs(dh) > htol) {
     if (dh < -htol) return LinkStatus::closed;
     if (q < -qtol) return LinkStatus::closed;
@@ -778,7 +772,8 @@ CGS_TRIAL_HD bool update_link_status(const NetworkView& v, const State& s) {
     const LinkStatus st = s.status(k);
     if (st == LinkStatus::xhead || st == LinkStatus::temp_closed) s.status.set(k, LinkStatus::open);
     if (type == LinkType::cv_pipe)
-      s.status.set(k, check_valve_status(o, s.status(k), dh, s.flow[k]));
+      s.status.set(
+          k, check_valve_status(s.status(k), dh, s.flow[k], o.head_tolerance, o.flow_tolerance));
     if (type == LinkType::pump && s.status(k) >= LinkStatus::open && s.setting[k] > 0.0) {
       const int p = v.pump[k];
       double hmax = 1e10;
