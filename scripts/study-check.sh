@@ -55,15 +55,7 @@ if [ -n "$pda" ]; then
   netsolve_pda=(--demand-model pda --minimum-pressure "$pmin" --required-pressure "$preq" --pressure-exponent "$pexp")
   tag=_pda
 fi
-# elements FILE SECTION N: the first N IDs of an .inp section (junctions, or pipes without check
-# valves: the ones epanet-scenarios --max N closes), one a line.
-elements() {
-  awk -v want="[$2]" -v n="$3" '
-    { sub(/\r$/, "") }  # files with CRLF line ends
-    /^[ \t]*\[/ { inside = (toupper($1) == want); next }
-    { sub(/;.*/, "") }
-    inside && NF && !(want == "[PIPES]" && toupper($8) == "CV") && count < n { print $1; count++ }' "$1"
-}
+. "$here/scripts/study_elements.sh"  # elements FILE SECTION N
 table=()
 for f in "${nets[@]}"; do
   n=$(basename "$f" .inp)

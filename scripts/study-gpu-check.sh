@@ -66,15 +66,7 @@ else
   ldd "$epanet" 2>&1 | head -5
 fi
 
-# elements FILE SECTION N: the first N IDs of an .inp section (junctions, or pipes without check
-# valves: the ones epanet-scenarios --max N closes), one a line.
-elements() {
-  awk -v want="[$2]" -v n="$3" '
-    { sub(/\r$/, "") }  # files with CRLF line ends
-    /^[ \t]*\[/ { inside = (toupper($1) == want); next }
-    { sub(/;.*/, "") }
-    inside && NF && !(want == "[PIPES]" && toupper($8) == "CV") && count < n { print $1; count++ }' "$1"
-}
+. scripts/study_elements.sh  # elements FILE SECTION N
 ms_of() {  # netsolve's JSON report: scenarios/s over the scenarios, and with the set-up
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); n=j['study']['scenarios']; \
 print('%d %.1f %.1f %s' % (n, j['scenarios_per_second'], n/(j['setup_seconds']+j['scenario_seconds']), j['failed']))" "$1"
