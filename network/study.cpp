@@ -163,6 +163,9 @@ class ScenarioRunner {
   const GradientAlgorithm& structure() const { return workspace_.state; }
   const Network& network() const { return net_; }
   void set_warm_start(bool warm) { warm_start_ = warm; }
+  // A probe of --start auto: the scenario's own row only (no available-flow search, which it does
+  // not compare and which can take 60 runs).
+  void set_probing(bool probing) { probing_ = probing; }
 
   ScenarioResult run_scenario(int scenario, int element) {
     ScenarioResult r;
@@ -207,6 +210,7 @@ class ScenarioRunner {
   static constexpr double kWarmAccuracyFactor = 0.1;
   bool warm() const { return warm_start_ && baseline_.solved; }
   bool warm_start_ = options_.warm_start;
+  bool probing_ = false;
 
   // The junctions of the scenario's own change (the fire-flow junction, a closed pipe's ends):
   // a warm-started first period also waits until the last trial moved their heads by less than
@@ -425,7 +429,7 @@ class ScenarioRunner {
     const RunMeasure m = run_with_fire_flow(r.element, options_.fire_flow);
     record(m, r);
     r.element_pressure = m.watched_last;
-    if (options_.residual_pressure >= 0) available_flow(r, m);
+    if (options_.residual_pressure >= 0 && !probing_) available_flow(r, m);
   }
 
   // The largest fire flow at the hydrant whose pressure stays at or above the residual pressure
@@ -580,6 +584,7 @@ bool choose_warm_start(ScenarioRunner& runner, const std::vector<int>& elements,
   probes = std::min(probes, total);
   long warm_trials = 0, cold_trials = 0;
   int differ = 0;
+  runner.set_probing(true);
   for (int p = 0; p < probes; ++p) {
     const int i = static_cast<int>(static_cast<long>(p) * total / probes);
     runner.set_warm_start(true);
@@ -589,6 +594,7 @@ bool choose_warm_start(ScenarioRunner& runner, const std::vector<int>& elements,
     warm_trials += warm.trials, cold_trials += cold.trials;
     differ += !rows_agree(warm, cold);
   }
+  runner.set_probing(false);
   const bool keep_warm = differ == 0 && 10 * warm_trials <= 9 * cold_trials;
   runner.set_warm_start(keep_warm);
   char text[200];
