@@ -42,12 +42,7 @@ TEST_CASE("GPU trials engine: the host executor's rows (the direct study's)") {
   StudyOptions demand = test::study_options(StudyKind::demand);
   demand.spec.draws = 40;
   demand.spec.cv = 0.4;
-  const struct {
-    std::string network;
-    StudyOptions options;
-    const char* what;
-    bool pda;
-  } cases[] = {
+  const test::StudyCase cases[] = {
       {nets + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow", false},
       {nets + "/Net3.inp", test::study_options(StudyKind::closure), "Net3 closure", false},
       {nets + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow, PDA", true},
@@ -60,13 +55,8 @@ TEST_CASE("GPU trials engine: the host executor's rows (the direct study's)") {
        "Richmond closure", false},
   };
   for (const auto& c : cases) {
-    const std::string what = c.what;
-    CAPTURE(what);
-    Network net = read_inp(c.network);
-    if (c.pda) {
-      net.options.demand.model = DemandModel::pda;
-      net.options.demand.required_pressure = 20;
-    }
+    CAPTURE(c.what);
+    const Network net = test::case_network(c);
     const StudyResults host = run_study(net, direct, with_engine(c.options, false, 0));
     for (int chunk : {0, 33}) {
       CAPTURE(chunk);
@@ -91,9 +81,9 @@ TEST_CASE("GPU trials engine: the host executor's rows (the direct study's)") {
         largest = std::max(largest, std::abs(g.min_pressure - h.min_pressure));
         identical += g.trials == h.trials && g.min_pressure == h.min_pressure;
       }
-      MESSAGE(what << ": " << identical << " of " << gpu.scenarios.size()
-                   << " rows identical to the host's bits, largest difference of the lowest "
-                   << "pressure " << largest << "; kernels " << gpu.trial_kernel_ms << " ms");
+      MESSAGE(c.what << ": " << identical << " of " << gpu.scenarios.size()
+                     << " rows identical to the host's bits, largest difference of the lowest "
+                     << "pressure " << largest << "; kernels " << gpu.trial_kernel_ms << " ms");
     }
   }
 }

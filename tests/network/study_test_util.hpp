@@ -13,10 +13,30 @@
 #include <sstream>
 #include <string>
 
+#include "network/inp_reader.hpp"
 #include "network/study.hpp"
 #include "network_test_data.hpp"
 
 namespace cgs::net::test {
+
+// A study the engines' tests run: a network, the options, a name for the failure messages, and
+// whether its demands are pressure-driven (PDA, a required pressure of 20 in the file's units).
+struct StudyCase {
+  std::string network;
+  StudyOptions options;
+  std::string what;
+  bool pda = false;
+};
+
+// The case's network as read, PDA set where the case asks.
+inline Network case_network(const StudyCase& c) {
+  Network net = read_inp(c.network);
+  if (c.pda) {
+    net.options.demand.model = DemandModel::pda;
+    net.options.demand.required_pressure = 20;
+  }
+  return net;
+}
 
 inline StudyOptions study_options(StudyKind kind, long duration = 0, int threads = 2) {
   StudyOptions o;

@@ -34,12 +34,7 @@ TEST_CASE("batched Cholesky study on the host: the direct study's rows, bit for 
   demand.spec.draws = 9;
   demand.spec.cv = 0.3;
   demand.spec.seed = 5;
-  const struct {
-    std::string network;
-    StudyOptions options;
-    const char* what;
-    bool pda;
-  } cases[] = {
+  const test::StudyCase cases[] = {
       {kNet3, test::study_options(StudyKind::fireflow), "Net3 fire flow, steady", false},
       {kNet3, test::study_options(StudyKind::closure), "Net3 closure, steady", false},
       {kNet3, test::study_options(StudyKind::fireflow), "Net3 fire flow, PDA", true},
@@ -48,11 +43,7 @@ TEST_CASE("batched Cholesky study on the host: the direct study's rows, bit for 
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
-    Network net = read_inp(c.network);
-    if (c.pda) {
-      net.options.demand.model = DemandModel::pda;
-      net.options.demand.required_pressure = 20;
-    }
+    const Network net = test::case_network(c);
     const StudyResults reference = run_study(net, direct, c.options);
     for (int batch_size : {1, 7, 1000}) {  // 1000: more than the scenarios, capped to them
       CAPTURE(batch_size);

@@ -38,12 +38,7 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
   demand.spec.draws = 12;
   demand.spec.cv = 0.4;
   demand.spec.seed = 3;
-  const struct {
-    std::string network;
-    StudyOptions options;
-    const char* what;
-    bool pda;
-  } cases[] = {
+  const test::StudyCase cases[] = {
       {kNetworks + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow", false},
       {kNetworks + "/Net3.inp", test::study_options(StudyKind::closure), "Net3 closure", false},
       {kNetworks + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow, PDA",
@@ -65,13 +60,8 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
        "Net2", false},
   };
   for (const auto& c : cases) {
-    const std::string what = c.what;
-    CAPTURE(what);
-    Network net = read_inp(c.network);
-    if (c.pda) {
-      net.options.demand.model = DemandModel::pda;
-      net.options.demand.required_pressure = 20;
-    }
+    CAPTURE(c.what);
+    const Network net = test::case_network(c);
     const StudyResults reference = run_study(net, direct, c.options);
     REQUIRE(!reference.scenarios.empty());
     // chunk 0: every scenario in one call; 7: calls that do not divide them. budget -1: the
@@ -89,7 +79,7 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
       // unbalanced period always.
       if (budget == 0 && c.network.find("/Net3.inp") != std::string::npos)
         CHECK(r.host_scenarios == 0);
-      if (what == "unbalanced") CHECK(r.host_scenarios > 0);
+      if (c.what == "unbalanced") CHECK(r.host_scenarios > 0);
       if (budget == 2) CHECK(r.host_scenarios > scenarios / 2);
     }
   }
