@@ -375,48 +375,19 @@ void GradientAlgorithm::pipe_coefficients(int k) {
     darcy_weisbach_coefficients(k);
     return;
   }
-  const double n = hexp(opt_.formula);
-  const double q = std::abs(flow_[k]);
-  const double ml = minor_loss_[k];
-  double hgrad = n * R_[k] * std::pow(q, n - 1.0);
-  double hloss;
-  // Low-flow linearisation: below RQtol the head loss is a straight line, so the gradient (and
-  // with it the matrix) never vanishes.
-  if (hgrad < opt_.rq_tolerance) {
-    hgrad = opt_.rq_tolerance / n;
-    hloss = hgrad * q;
-  } else {
-    hloss = hgrad * q / n;
-  }
-  if (ml > 0.0) {
-    hloss += ml * q * q;
-    hgrad += 2.0 * ml * q;
-  }
-  hloss *= sign(flow_[k]);
-  P_[k] = 1.0 / hgrad;
-  Y_[k] = hloss / hgrad;
+  set_coefficients(
+      k, trials::power_law(flow_[k], R_[k], hexp(opt_.formula), minor_loss_[k], opt_.rq_tolerance));
 }
 
 void GradientAlgorithm::darcy_weisbach_coefficients(int k) {
   const Link& link = net_.links[k];
-  const double q = std::abs(flow_[k]);
-  const double ml = link.minor_loss;
-  const double e = link.roughness / link.diameter;
-  const double s = opt_.viscosity * link.diameter;
-  double hloss, hgrad;
-  if (q <= kA2 * s) {  // laminar (Re <= 2000): Hagen-Poiseuille, f = 64 / Re
-    const double r = 16.0 * kPi * s * R_[k];
-    hloss = flow_[k] * (r + ml * q);
-    hgrad = r + 2.0 * ml * q;
-  } else {
-    double dfdq = 0.0;
-    const double f = friction_factor(q, e, s, dfdq);
-    const double r1 = f * R_[k] + ml;
-    hloss = r1 * q * flow_[k];
-    hgrad = 2.0 * r1 * q + dfdq * R_[k] * q * q;
-  }
-  P_[k] = 1.0 / hgrad;
-  Y_[k] = hloss / hgrad;
+  set_coefficients(k, trials::darcy_weisbach(flow_[k], R_[k], link.minor_loss, link.roughness,
+                                             link.diameter, opt_.viscosity));
+}
+
+void GradientAlgorithm::set_coefficients(int k, trials::Linearised c) {
+  P_[k] = c.P;
+  Y_[k] = c.Y;
 }
 
 void GradientAlgorithm::curve_segment(int curve, double q, double& h0, double& r) const {
@@ -490,26 +461,12 @@ void GradientAlgorithm::pump_coefficients(int k) {
 
 // Open, closed or throttled valve: minor loss h = km q^2, linearised at low flow like pipes.
 void GradientAlgorithm::valve_coefficients(int k, double km) {
-  const double q = flow_[k];
   if (is_closed(status_[k])) {
     P_[k] = 1.0 / kBig;
-    Y_[k] = q;
+    Y_[k] = flow_[k];
     return;
   }
-  if (km > 0.0) {
-    double hgrad = 2.0 * km * std::abs(q), hloss;
-    if (hgrad < opt_.rq_tolerance) {
-      hgrad = opt_.rq_tolerance / 2.0;
-      hloss = q * hgrad;
-    } else {
-      hloss = q * hgrad / 2.0;
-    }
-    P_[k] = 1.0 / hgrad;
-    Y_[k] = hloss / hgrad;
-  } else {
-    P_[k] = 1.0 / kSmall;
-    Y_[k] = q;
-  }
+  set_coefficients(k, trials::open_valve(flow_[k], km, opt_.rq_tolerance));
 }
 
 void GradientAlgorithm::pbv_coefficients(int k) {
@@ -525,12 +482,8 @@ void GradientAlgorithm::pbv_coefficients(int k) {
 
 void GradientAlgorithm::tcv_coefficients(int k) {
   const Link& link = net_.links[k];
-  double km = link.minor_loss;
-  if (setting_[k] != kMissing) {
-    const double d2 = link.diameter * link.diameter;
-    km = 0.02517 * setting_[k] / (d2 * d2);
-  }
-  valve_coefficients(k, km);
+  valve_coefficients(
+      k, setting_[k] != kMissing ? trials::tcv_loss(setting_[k], link.diameter) : link.minor_loss);
 }
 
 void GradientAlgorithm::gpv_coefficients(int k) {
@@ -547,17 +500,8 @@ void GradientAlgorithm::gpv_coefficients(int k) {
 }
 
 void GradientAlgorithm::emitter_headloss(int i, double& hloss, double& hgrad) const {
-  const double ke = std::max(kSmall, net_.nodes[i].emitter);
-  const double q = emitter_flow_[i];
-  const double n = opt_.emitter_exponent;
-  hgrad = n * ke * std::pow(std::abs(q), n - 1.0);
-  if (hgrad < opt_.rq_tolerance) {
-    hgrad = opt_.rq_tolerance / n;
-    hloss = hgrad * q;
-  } else {
-    hloss = hgrad * q / n;
-  }
-  if (!opt_.emitter_backflow) add_lower_barrier(q, hloss, hgrad);  // no negative emitter flow
+  trials::emitter_loss(emitter_flow_[i], net_.nodes[i].emitter, opt_.emitter_exponent,
+                       opt_.rq_tolerance, opt_.emitter_backflow, hloss, hgrad);
 }
 
 // EPANET's demandheadloss: pressure-driven demand as a virtual emitter. The delivered demand d
@@ -566,12 +510,7 @@ void GradientAlgorithm::emitter_headloss(int i, double& hloss, double& hgrad) co
 // between 0 and the full demand.
 void GradientAlgorithm::pda_headloss(int i, double dp, double n, double& hloss,
                                      double& hgrad) const {
-  const double d = delivered_[i], full = demand_[i];
-  const double r = std::abs(d) / full;
-  hgrad = n * dp * std::pow(r, n - 1.0) / full;
-  hloss = hgrad * d / n;
-  add_lower_barrier(d, hloss, hgrad);
-  add_upper_barrier(d - full, hloss, hgrad);
+  trials::demand_loss(delivered_[i], demand_[i], dp, n, hloss, hgrad);
 }
 
 // ---- matrix assembly --------------------------------------------------------------------------

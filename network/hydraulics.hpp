@@ -14,6 +14,7 @@
 #include "formats/csr.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
+#include "network/trial_kernels.hpp"
 
 namespace cgs::net {
 
@@ -217,6 +218,7 @@ class GradientAlgorithm {
   void darcy_weisbach_coefficients(int k);
   void pump_coefficients(int k);
   void valve_coefficients(int k, double minor_loss);
+  void set_coefficients(int k, trials::Linearised c);
   void pbv_coefficients(int k);
   void tcv_coefficients(int k);
   void gpv_coefficients(int k);

@@ -260,43 +260,20 @@ CGS_TRIAL_HD double friction_factor(double q, double e, double s, double& dfdq) 
 }
 
 // ---- head loss coefficients (GradientAlgorithm::headloss_coefficients and its parts) ----------
-CGS_TRIAL_HD void closed_link(const State& s, int k) {
-  s.P[k] = 1.0 / kBig;
-  s.Y[k] = s.flow[k];
-}
+// The linearisation a link enters the matrix with: P = 1 / (dh/dq), Y = h / (dh/dq). The pure
+// formulas below are GradientAlgorithm's too (hydraulics.cpp): one copy of EPANET's arithmetic.
+struct Linearised {
+  double P, Y;
+};
 
-CGS_TRIAL_HD void darcy_weisbach(const NetworkView& v, const State& s, int k) {
-  const double q = fabs(s.flow[k]);
-  const double ml = v.minor_loss[k];
-  const double e = v.roughness[k] / v.diameter[k];
-  const double sv = v.o.viscosity * v.diameter[k];
-  double hloss, hgrad;
-  if (q <= kA2 * sv) {
-    const double r = 16.0 * kPi * sv * v.resistance[k];
-    hloss = s.flow[k] * (r + ml * q);
-    hgrad = r + 2.0 * ml * q;
-  } else {
-    double dfdq = 0.0;
-    const double f = friction_factor(q, e, sv, dfdq);
-    const double r1 = f * v.resistance[k] + ml;
-    hloss = r1 * q * s.flow[k];
-    hgrad = 2.0 * r1 * q + dfdq * v.resistance[k] * q * q;
-  }
-  s.P[k] = 1.0 / hgrad;
-  s.Y[k] = hloss / hgrad;
-}
-
-CGS_TRIAL_HD void pipe(const NetworkView& v, const State& s, int k) {
-  if (closed(s.status(k))) return closed_link(s, k);
-  const auto formula = static_cast<HeadlossFormula>(v.o.formula);
-  if (formula == HeadlossFormula::darcy_weisbach) return darcy_weisbach(v, s, k);
-  const double n = formula == HeadlossFormula::hazen_williams ? 1.852 : 2.0;
-  const double q = fabs(s.flow[k]);
-  const double ml = v.minor_loss[k];
-  double hgrad = n * v.resistance[k] * pow(q, n - 1.0);
+// Hazen-Williams or Chezy-Manning, h = r |q|^n + ml q^2, linearised below RQtol so the gradient
+// (and with it the matrix) never vanishes.
+CGS_TRIAL_HD Linearised power_law(double flow, double r, double n, double ml, double rq_tolerance) {
+  const double q = fabs(flow);
+  double hgrad = n * r * pow(q, n - 1.0);
   double hloss;
-  if (hgrad < v.o.rq_tolerance) {
-    hgrad = v.o.rq_tolerance / n;
+  if (hgrad < rq_tolerance) {
+    hgrad = rq_tolerance / n;
     hloss = hgrad * q;
   } else {
     hloss = hgrad * q / n;
@@ -305,9 +282,95 @@ CGS_TRIAL_HD void pipe(const NetworkView& v, const State& s, int k) {
     hloss += ml * q * q;
     hgrad += 2.0 * ml * q;
   }
-  hloss *= sign(s.flow[k]);
-  s.P[k] = 1.0 / hgrad;
-  s.Y[k] = hloss / hgrad;
+  hloss *= sign(flow);
+  return {1.0 / hgrad, hloss / hgrad};
+}
+
+// Darcy-Weisbach, h = f(q) r q^2 + ml q^2; laminar (Re <= 2000): Hagen-Poiseuille, f = 64 / Re.
+CGS_TRIAL_HD Linearised darcy_weisbach(double flow, double r, double ml, double roughness,
+                                       double diameter, double viscosity) {
+  const double q = fabs(flow);
+  const double e = roughness / diameter;
+  const double sv = viscosity * diameter;
+  double hloss, hgrad;
+  if (q <= kA2 * sv) {
+    const double rl = 16.0 * kPi * sv * r;
+    hloss = flow * (rl + ml * q);
+    hgrad = rl + 2.0 * ml * q;
+  } else {
+    double dfdq = 0.0;
+    const double f = friction_factor(q, e, sv, dfdq);
+    const double r1 = f * r + ml;
+    hloss = r1 * q * flow;
+    hgrad = 2.0 * r1 * q + dfdq * r * q * q;
+  }
+  return {1.0 / hgrad, hloss / hgrad};
+}
+
+// An open valve's minor loss h = km q^2, linearised at low flow like pipes; no loss: an open link.
+CGS_TRIAL_HD Linearised open_valve(double q, double km, double rq_tolerance) {
+  if (!(km > 0.0)) return {1.0 / kSmall, q};
+  double hgrad = 2.0 * km * fabs(q), hloss;
+  if (hgrad < rq_tolerance) {
+    hgrad = rq_tolerance / 2.0;
+    hloss = q * hgrad;
+  } else {
+    hloss = q * hgrad / 2.0;
+  }
+  return {1.0 / hgrad, hloss / hgrad};
+}
+
+// A TCV's loss coefficient from its setting and diameter (EPANET's tcvcoeff).
+CGS_TRIAL_HD double tcv_loss(double setting, double diameter) {
+  const double d2 = diameter * diameter;
+  return 0.02517 * setting / (d2 * d2);
+}
+
+// An emitter's head loss and gradient at flow q (ke its coefficient, n its exponent); without
+// backflow, a barrier against negative flow.
+CGS_TRIAL_HD void emitter_loss(double q, double ke, double n, double rq_tolerance, bool backflow,
+                               double& hloss, double& hgrad) {
+  ke = fmax(kSmall, ke);
+  hgrad = n * ke * pow(fabs(q), n - 1.0);
+  if (hgrad < rq_tolerance) {
+    hgrad = rq_tolerance / n;
+    hloss = hgrad * q;
+  } else {
+    hloss = hgrad * q / n;
+  }
+  if (!backflow) add_lower_barrier(q, hloss, hgrad);
+}
+
+// EPANET's demandheadloss: pressure-driven demand as a virtual emitter carrying the delivered
+// demand d of a full demand, through dp (d / full)^n, barriers keeping d in [0, full].
+CGS_TRIAL_HD void demand_loss(double d, double full, double dp, double n, double& hloss,
+                              double& hgrad) {
+  const double r = fabs(d) / full;
+  hgrad = n * dp * pow(r, n - 1.0) / full;
+  hloss = hgrad * d / n;
+  add_lower_barrier(d, hloss, hgrad);
+  add_upper_barrier(d - full, hloss, hgrad);
+}
+
+CGS_TRIAL_HD void set_coefficients(const State& s, int k, Linearised c) {
+  s.P[k] = c.P;
+  s.Y[k] = c.Y;
+}
+
+CGS_TRIAL_HD void closed_link(const State& s, int k) {
+  set_coefficients(s, k, {1.0 / kBig, s.flow[k]});
+}
+
+CGS_TRIAL_HD void pipe(const NetworkView& v, const State& s, int k) {
+  if (closed(s.status(k))) return closed_link(s, k);
+  const auto formula = static_cast<HeadlossFormula>(v.o.formula);
+  if (formula == HeadlossFormula::darcy_weisbach)
+    return set_coefficients(s, k,
+                            darcy_weisbach(s.flow[k], v.resistance[k], v.minor_loss[k],
+                                           v.roughness[k], v.diameter[k], v.o.viscosity));
+  const double n = formula == HeadlossFormula::hazen_williams ? 1.852 : 2.0;
+  set_coefficients(s, k,
+                   power_law(s.flow[k], v.resistance[k], n, v.minor_loss[k], v.o.rq_tolerance));
 }
 
 CGS_TRIAL_HD void curve_segment(const NetworkView& v, int curve, double q, double& h0, double& r) {
@@ -372,26 +435,8 @@ CGS_TRIAL_HD void pump(const NetworkView& v, const State& s, int k) {
 }
 
 CGS_TRIAL_HD void valve(const NetworkView& v, const State& s, int k, double km) {
-  const double q = s.flow[k];
-  if (closed(s.status(k))) {
-    s.P[k] = 1.0 / kBig;
-    s.Y[k] = q;
-    return;
-  }
-  if (km > 0.0) {
-    double hgrad = 2.0 * km * fabs(q), hloss;
-    if (hgrad < v.o.rq_tolerance) {
-      hgrad = v.o.rq_tolerance / 2.0;
-      hloss = q * hgrad;
-    } else {
-      hloss = q * hgrad / 2.0;
-    }
-    s.P[k] = 1.0 / hgrad;
-    s.Y[k] = hloss / hgrad;
-  } else {
-    s.P[k] = 1.0 / kSmall;
-    s.Y[k] = q;
-  }
+  if (closed(s.status(k))) return closed_link(s, k);
+  set_coefficients(s, k, open_valve(s.flow[k], km, v.o.rq_tolerance));
 }
 
 CGS_TRIAL_HD void link_coefficients(const NetworkView& v, const State& s, int k) {
@@ -410,12 +455,8 @@ CGS_TRIAL_HD void link_coefficients(const NetworkView& v, const State& s, int k)
       break;
     }
     case LinkType::tcv: {
-      double km = v.minor_loss[k];
-      if (s.setting[k] != kMissing) {
-        const double d2 = v.diameter[k] * v.diameter[k];
-        km = 0.02517 * s.setting[k] / (d2 * d2);
-      }
-      valve(v, s, k, km);
+      const double set = s.setting[k];
+      valve(v, s, k, set != kMissing ? tcv_loss(set, v.diameter[k]) : v.minor_loss[k]);
       break;
     }
     case LinkType::gpv: {
@@ -444,27 +485,13 @@ CGS_TRIAL_HD void link_coefficients(const NetworkView& v, const State& s, int k)
 
 CGS_TRIAL_HD void emitter_headloss(const NetworkView& v, const State& s, int i, double& hloss,
                                    double& hgrad) {
-  const double ke = fmax(kSmall, v.emitter[i]);
-  const double q = s.emitter_flow[i];
-  const double n = v.o.emitter_exponent;
-  hgrad = n * ke * pow(fabs(q), n - 1.0);
-  if (hgrad < v.o.rq_tolerance) {
-    hgrad = v.o.rq_tolerance / n;
-    hloss = hgrad * q;
-  } else {
-    hloss = hgrad * q / n;
-  }
-  if (!v.o.emitter_backflow) add_lower_barrier(q, hloss, hgrad);
+  emitter_loss(s.emitter_flow[i], v.emitter[i], v.o.emitter_exponent, v.o.rq_tolerance,
+               v.o.emitter_backflow, hloss, hgrad);
 }
 
 CGS_TRIAL_HD void pda_headloss(const State& s, int i, double dp, double n, double& hloss,
                                double& hgrad) {
-  const double d = s.delivered[i], full = s.demand[i];
-  const double r = fabs(d) / full;
-  hgrad = n * dp * pow(r, n - 1.0) / full;
-  hloss = hgrad * d / n;
-  add_lower_barrier(d, hloss, hgrad);
-  add_upper_barrier(d - full, hloss, hgrad);
+  demand_loss(s.delivered[i], s.demand[i], dp, n, hloss, hgrad);
 }
 
 // ---- the junction system (GradientAlgorithm::assemble) ------------------------------------------
