@@ -1,5 +1,6 @@
 // CG and Jacobi-preconditioned CG through solve_system, on the CPU devices.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCore>
@@ -191,6 +192,22 @@ TEST_CASE("Jacobi refuses a non-positive diagonal: the matrix is not SPD") {
   SolveRequest o = cpu_options();
   o.precond = parse_precond("jacobi");
   CHECK_THROWS_WITH_AS(solve_system(A, b, x, o), doctest::Contains("A(1,1) = 0"), InputError);
+  // Rows on every core (n > 100,000): the first bad row is named, whichever thread found it.
+  CsrMatrix<double> B = poisson2d(400);
+  auto set_diagonal = [&B](index_t row, double value) {
+    for (index_t k = B.row_ptr[row]; k < B.row_ptr[row + 1]; ++k)
+      if (B.col_idx[k] == row) B.values[k] = value;
+  };
+  set_diagonal(150000, -1.0);
+  set_diagonal(70000, -2.5);
+  std::vector<double> c(B.rows, 1.0), y;
+  const int default_threads = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    CHECK_THROWS_WITH_AS(solve_system(B, c, y, o), doctest::Contains("A(70001,70001) = -2.5"),
+                         InputError);
+  }
+  omp_set_num_threads(default_threads);
 }
 
 TEST_CASE("b = 0 returns x = 0 at once, whatever x0 was") {

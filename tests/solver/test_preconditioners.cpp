@@ -251,6 +251,36 @@ TEST_CASE("every preconditioner's M^-1 is symmetric positive definite, from n = 
     }
 }
 
+TEST_CASE("jacobi: d = 1 / diag(A), duplicate diagonal entries summed, on every core") {
+  for (index_t n : {1, 33, 100001, 250007}) {
+    CAPTURE(n);
+    // A diagonal matrix whose row i holds its diagonal as two entries (i % 3 + 1 and 0.5) around
+    // an off-diagonal one: d_i = 1 / (i % 3 + 1.5).
+    CsrMatrix<double> A;
+    A.rows = A.cols = n;
+    A.row_ptr.assign(1, 0);
+    for (index_t i = 0; i < n; ++i) {
+      A.col_idx.push_back(i), A.values.push_back(double(i % 3) + 1);
+      if (n > 1) A.col_idx.push_back((i + 1) % n), A.values.push_back(-1e-3);
+      A.col_idx.push_back(i), A.values.push_back(0.5);
+      A.row_ptr.push_back(index_t(A.col_idx.size()));
+    }
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      auto M = make_preconditioner<double>(parse_precond("jacobi"), Device::omp, threads);
+      M->analyze(A);
+      REQUIRE(M->pointwise());
+      REQUIRE(M->diagonal() != nullptr);
+      index_t wrong = 0;
+      for (index_t i = 0; i < n; ++i) wrong += M->diagonal()[i] != 1.0 / (double(i % 3) + 1.5);
+      CHECK(wrong == 0);
+    }
+    auto F = make_preconditioner<float>(parse_precond("jacobi"), Device::omp, 2);
+    F->analyze(A);
+    CHECK(F->diagonal()[n - 1] == float(1.0 / (double((n - 1) % 3) + 1.5)));
+  }
+}
+
 TEST_CASE("set_values: new numbers on the same pattern give the preconditioner of the new A") {
   CsrMatrix<double> A = random_spd(45, 4, 17);
   for (const char* name :
