@@ -53,9 +53,8 @@ med() {
 }
 {
   printf '%-40s %-9s %-10s %9s %9s %8s\n' run kernel loop "us/iter" "spmv us" "inspect"
-  for m in gen:powerlaw:20000 gen:powerlaw:200000 data/matrices/bcsstk13.mtx \
-           data/matrices/gr_900_900_crg.mtx data/matrices/nos6.mtx \
-           data/systems/Exnet_EXN_step3.mtx.gz; do
+  for m in gen:powerlaw:20000 gen:powerlaw:200000 data/matrices/*.mtx data/matrices/*.mtx.gz \
+           data/systems/Exnet_EXN_step3.mtx.gz data/systems/Net3_step1.mtx.gz; do
     name=$(basename "$m")
     med 3 "$name default" --matrix "$m"
     med 3 "$name csr/cusparse generic" --matrix "$m" --kernel cusparse --gpu-loop generic
@@ -67,13 +66,13 @@ med() {
   one "powerlaw2M csr/cusparse generic" --matrix $m --kernel cusparse --gpu-loop generic
   one "powerlaw2M csr/stream generic" --matrix $m --kernel stream --gpu-loop generic
   one "powerlaw2M csr/balanced generic" --matrix $m --kernel balanced --gpu-loop generic
-  one "powerlaw2M --format hll (GPU default: no tail)" --matrix $m --format hll
+  one "powerlaw2M --format hll (default layout)" --matrix $m --format hll
   one "powerlaw2M --format hll --hll-tail 10" --matrix $m --format hll --hll-tail 10
   one "powerlaw2M --format hll --hll-tail none" --matrix $m --format hll --hll-tail 2147483647
   one "powerlaw2M --format auto" --matrix $m --format auto
 } 2>&1 | tee "$OUT/cgsolve.txt"
 
-timeout 150 "$BUILD/bench/spmvbench" gen:powerlaw:2000000 --devices gpu --sorted no --runs 30 --hll-tail 10 \
+timeout 150 "$BUILD/bench/spmvbench" gen:powerlaw:2000000 --devices gpu --sorted no --runs 30 \
   --gpu-kernels csr:cusparse,csr:stream,csr:balanced,hll:thread,hll:cusparse,coo:cusparse \
   --out-dir "$OUT/spmvbench" > "$OUT/spmvbench.log" 2>&1
 note "spmvbench rc $?:"
@@ -87,5 +86,24 @@ echo; echo "=== summary ($(( $(date +%s) - start )) s) ==="
 for line in "${summary[@]}"; do echo "$line"; done
 echo "--- cgsolve (us/iteration; SpMV median; inspection s) ---"
 cat "$OUT/cgsolve.txt"
+echo "--- default / the fastest row of the same matrix (target: <= 1.1) ---"
+python3 - "$OUT/cgsolve.txt" <<'PY'
+import collections, sys
+rows = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 6 or f[0] == 'run' or 'hll' in line or 'auto' in line:
+        continue
+    try:
+        us = float(f[-3])
+    except ValueError:
+        continue
+    rows[f[0]][' '.join(f[1:-5])] = us
+for m, r in rows.items():
+    if 'default' in r:
+        best = min(r.values())
+        print('  %-28s default %8.1f us  fastest %8.1f us (%s)  ratio %.2f' % (
+            m, r['default'], best, min(r, key=r.get), r['default'] / best))
+PY
 echo "--- spmvbench gen:powerlaw:2000000 ---"
 cat "$OUT/spmvbench.txt" 2>/dev/null

@@ -91,6 +91,9 @@ std::string count(long long n) {
 // iteration, the generic loop with the load-balanced stream kernel 196 (H100, issue 28); the
 // balanced kernel splits the work by nonzeros inside the fused loops' passes, so they keep
 // their fused vector updates and launch-free iterations (BENCHMARKS.md section 12).
+// Up to this many nonzeros irregular rows take the balanced kernel in the fused graph loop,
+// beyond it the generic loop with stream (the crossover measured at 0.9-1.1M, BENCHMARKS 12h).
+constexpr index_t kBalancedFusedMaxEntries = 1000000;
 }  // namespace
 
 std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
@@ -102,20 +105,24 @@ std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
   }
   const double mean = stats.mean_row_length;
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
-    // csr/balanced would keep the fused loop here, but it has not run on a GPU yet (written when
-    // the session's device time was spent, 2026-11-25): until scripts/irregular2-check.sh has
-    // measured it against stream, the default stays the generic loop with stream, the plan
-    // measured in BENCHMARKS.md section 12.
+    // Both load-balanced; which is faster depends on the size (H100, BENCHMARKS.md 12h): the
+    // balanced kernel in the fused graph loop saves the generic loop's vector launches but
+    // gathers z and p through every nonzero, so it wins while those gathers are few
+    // (gen:powerlaw 20k-130k rows, up to ~0.9M nonzeros: 15.3-29.5 us an iteration against
+    // 20.4-29.6) and loses beyond (160k: 32.7 against 31.7; 2M: 376 against 211).
     char why[400];
+    const bool fused = stats.nnz <= kBalancedFusedMaxEntries;
     std::snprintf(why, sizeof why,
-                  "kernel: stream (load-balanced: rows over %d entries hold %.1f%% of the "
-                  "nonzeros, the longest %d; a row per thread or lane group would serialise "
-                  "them; --kernel balanced, a warp per unit of %d nonzeros that keeps the fused "
-                  "loop, is not yet measured on a GPU)",
-                  int(spread.threshold), 100 * spread.long_share, int(spread.longest),
-                  kBalancedUnit);
+                  "kernel: %s (load-balanced: rows over %d entries hold %.1f%% of the nonzeros, "
+                  "the longest %d; a row per thread or lane group would serialise them; %s)",
+                  fused ? "balanced" : "stream", int(spread.threshold), 100 * spread.long_share,
+                  int(spread.longest),
+                  fused ? "a warp per unit of nonzeros inside the fused loop's passes, for up to "
+                          "1,000,000 nonzeros"
+                        : "over 1,000,000 nonzeros the generic loop with stream beats the fused "
+                          "loop's balanced passes, which gather z and p through every entry");
     plan.reasons.push_back(why);
-    return "stream";
+    return fused ? "balanced" : "stream";
   }
   // HLL with long rows: our kernel sums the HYB tail in load-balanced pieces (formats/hll.hpp);
   // cuSPARSE's sliced ELL would pad every hack to its longest row.
@@ -256,6 +263,14 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
   }
   // The cluster loop walks a row per thread: not for the rows the balanced kernel was chosen for.
   const bool balanced = plan.kernel == "balanced";
+  // Its passes as graph kernels: 1.16-1.4x faster than in the persistent kernel on gen:powerlaw
+  // 20k-130k rows (H100, BENCHMARKS.md 12h), where the row kernels prefer the persistent one.
+  if (balanced && r.gpu_loop == GpuLoopAsk::automatic) {
+    plan.reasons.push_back(
+        "loop: graph (the balanced kernel's passes ran faster as graph kernels than in the "
+        "persistent one)");
+    return Loop::graph;
+  }
   if (r.gpu_loop == GpuLoopAsk::cluster ||
       (r.gpu_loop == GpuLoopAsk::automatic && !balanced && auto_takes_cluster(plan))) {
     std::string why;

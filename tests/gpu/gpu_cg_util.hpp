@@ -17,6 +17,7 @@ struct Run {
   CgResult result;
   std::vector<double> x;
   Loop loop = Loop::generic;
+  std::string kernel;  // the plan's SpMV kernel
 };
 
 // loop: on the GPU the loop asked for (automatic lets the plan choose); on the CPU devices
@@ -44,6 +45,7 @@ Run run_loop_with(const CsrMatrix<double>& A, const std::vector<double>& b,
   const SolveReport report = solver->solve(b, run.x);
   run.result = report.cg;
   run.loop = report.plan.loop;
+  run.kernel = report.plan.kernel;
   return run;
 }
 

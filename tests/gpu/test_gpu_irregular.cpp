@@ -1,6 +1,7 @@
 // The default GPU plan on irregular rows (issue 28) solves as the CPU does: a power-law graph
 // and a matrix with one row holding a fifth of the nonzeros (n = 1,001, not a multiple of 32)
-// take csr/balanced in a fused loop and converge to the CPU's answer in its iteration count;
+// take csr/balanced in the fused graph loop (csr/stream in the generic loop past 1M nonzeros)
+// and converge to the CPU's answer in its iteration count;
 // the balanced kernel does so in every loop, also with n = 1 and with empty rows.
 // HLL with its HYB tail (formats/hll.hpp) does the same in every GPU loop: the generic loop's
 // SpMV sums the tail in pieces, the fused loops' row function walks it.
@@ -38,19 +39,31 @@ void check_same_answer(const CsrMatrix<double>& A, const std::vector<double>& b,
   CHECK(relative_difference(run.x, reference.x) <= 1e-6);
 }
 
-TEST_CASE("GPU default plan on long rows: csr/stream, generic loop, the CPU's answer") {
+TEST_CASE(
+    "GPU default plan on long rows: csr/balanced in the graph loop up to 1M nonzeros, "
+    "csr/stream in the generic loop beyond; the CPU's answer") {
   CGS_REQUIRE_GPU_OR_SKIP();
-  for (const CsrMatrix<double>& A :
-       {testing::hub_and_chain(1001), generate_matrix("gen:powerlaw:20000")}) {
-    const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 5);
+  struct Case {
+    CsrMatrix<double> A;
+    const char* kernel;
+    Loop loop;
+  };
+  const Case cases[] = {
+      {testing::hub_and_chain(1001), "balanced", Loop::graph},
+      {generate_matrix("gen:powerlaw:20000"), "balanced", Loop::graph},
+      {generate_matrix("gen:powerlaw:200000"), "stream", Loop::generic}};  // 1.4M nonzeros
+  for (const Case& c : cases) {
+    CAPTURE(c.A.rows);
+    const std::vector<double> b = random_vector<double>(std::size_t(c.A.rows), 5);
     CgOptions cg;
     cg.tol = 1e-10;
-    const Run reference = cpu_reference(A, b, cg);
+    const Run reference = cpu_reference(c.A, b, cg);
     BackendOptions gpu;
     gpu.device = Device::gpu;
-    const Run run = run_loop_with<double>(A, b, "jacobi", gpu, GpuLoopAsk::automatic, cg);
-    CHECK(run.loop == Loop::generic);  // until csr/balanced is measured (solver/plan.cpp)
-    check_same_answer(A, b, run, reference, cg);
+    const Run run = run_loop_with<double>(c.A, b, "jacobi", gpu, GpuLoopAsk::automatic, cg);
+    CHECK(run.kernel == c.kernel);
+    CHECK(run.loop == c.loop);
+    check_same_answer(c.A, b, run, reference, cg);
   }
 }
 

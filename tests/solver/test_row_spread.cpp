@@ -29,6 +29,14 @@ Plan gpu_plan(const CsrMatrix<double>& A, GpuLoopAsk loop = GpuLoopAsk::automati
   return plan;
 }
 
+// The whole plan (kernel and loop): for the kernels whose loop needs no device query.
+Plan whole_gpu_plan(const CsrMatrix<double>& A) {
+  SolveRequest r;
+  r.backend.device = Device::gpu;
+  r.backend.format = Format::csr;
+  return make_plan(r, A);
+}
+
 bool says(const Plan& plan, const std::string& text) {
   for (const std::string& reason : plan.reasons)
     if (reason.find(text) != std::string::npos) return true;
@@ -58,14 +66,20 @@ TEST_CASE("row spread: one row with half the nonzeros, a power-law graph, regula
 TEST_CASE("the default GPU plan takes the load-balanced kernel where rows are long, and says so") {
   for (const CsrMatrix<double>& A :
        {testing::hub_and_chain(1000), generate_matrix("gen:powerlaw:20000")}) {
-    const Plan plan = gpu_plan(A);
-    // stream in the generic loop until csr/balanced (fused) has been measured on a GPU.
-    CHECK(plan.kernel == "stream");
-    CHECK(plan.loop == Loop::generic);
+    const Plan plan = whole_gpu_plan(A);
+    // Up to 1M nonzeros: the balanced kernel in the fused graph loop (BENCHMARKS.md 12h).
+    CHECK(plan.kernel == "balanced");
+    CHECK(plan.loop == Loop::graph);
     CHECK(says(plan, "load-balanced"));
     CHECK(says(plan, "would serialise"));
-    CHECK(says(plan, "--kernel balanced"));
+    CHECK(says(plan, "a warp per unit of nonzeros"));
+    CHECK(says(plan, "ran faster as graph kernels"));
   }
+  // Past 1M nonzeros (1.4M here): stream in the generic loop.
+  const Plan big = whole_gpu_plan(generate_matrix("gen:powerlaw:200000"));
+  CHECK(big.kernel == "stream");
+  CHECK(big.loop == Loop::generic);
+  CHECK(says(big, "over 1,000,000 nonzeros the generic loop with stream"));
   // Regular rows of 42 entries on average (bcsstk13): the generic loop's stream kernel too.
   const Plan long_rows =
       gpu_plan(read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/bcsstk13.mtx"));
