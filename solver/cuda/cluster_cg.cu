@@ -2,6 +2,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -116,6 +117,17 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
   return l;
 }
 
+// The phases of an iteration as block 0's thread 0 lives them (CGSOLVE_CLUSTER_PHASES=1: their
+// cycles summed over the solve, printed after it): per pass, the cluster totals with the CG
+// decision and the block barrier after it; this thread's rows; the block's partial sums (their
+// barrier waits for every warp's rows); the cluster barrier.
+constexpr int kPhases = 8;
+const char* const kPhaseNames[kPhases] = {
+    "A: totals + decision + block barrier",       "A: own rows (p, SpMV, x)",
+    "A: block sums (waits for the block's rows)", "A: cluster barrier",
+    "B: totals + decision + block barrier",       "B: own rows (r, z)",
+    "B: block sums (waits for the block's rows)", "B: cluster barrier"};
+
 // Partial sums of a block, in slots: pass A writes kPq, the start and pass B the others.
 constexpr int kRr = 0, kRz = 1, kBb = 2, kPq = 3, kSlots = 4;
 
@@ -141,7 +153,8 @@ struct Args {
   double* spmv;
   long long spmv_capacity, spmv_every;
   bool time_spmv;
-  long long* clocks;  // system 0's launch: SM cycles and global-timer ns
+  long long* clocks;  // system 0's launch: SM cycles and global-timer ns, then kPhases sums
+  bool trace_phases;  // CGSOLVE_CLUSTER_PHASES: block 0's thread 0 sums each phase's cycles
   // A program (one block): op_count operations whose pointers into the packed buffers are
   // tagged where the layout copies that buffer to shared memory (see untag).
   const precond::Op<T>* ops;
@@ -498,7 +511,9 @@ __device__ __forceinline__ P buffer_of_pair(int which, P const (&pair)[2]) {
 
 // kProgram: the one-block variant that runs a program (a separate instance, so that the
 // pointwise kernel keeps its registers: the program's code in it made it spill).
-template <typename T, bool kProgram>
+// kTraced: the instance that sums its phases' cycles (CGSOLVE_CLUSTER_PHASES), apart so that the
+// kernel every solve runs keeps its registers (the trace's state made it spill).
+template <typename T, bool kProgram, bool kTraced = false>
 __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ Reduction red;
@@ -507,6 +522,18 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   const long long sys = blockIdx.x / cluster.num_blocks();
   const bool leader = rank == 0 && threadIdx.x == 0;
   const bool timed = leader && sys == 0 && a.time_spmv;
+  // Traced (CGSOLVE_CLUSTER_PHASES): block 0's thread 0 sums each phase's cycles in shared
+  // memory, the last phase's end in the extra slot (no register held across the loop: the
+  // kernel is at its 64).
+  __shared__ long long phase_cycles[kTraced ? kPhases + 1 : 1];
+  if (kTraced && timed)
+    for (long long& c : phase_cycles) c = 0;
+  auto phase_done = [&](int phase) {
+    if (!(kTraced && timed)) return;
+    const long long now = clock64();
+    phase_cycles[phase] += now - phase_cycles[kPhases];
+    phase_cycles[kPhases] = now;
+  };
   long long cycles0 = 0, ns0 = 0;
   if (timed) {
     cycles0 = clock64();
@@ -592,6 +619,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     // Pass A(k).
     long long pass_start = 0;
     if (timed) pass_start = clock64();
+    if (kTraced && timed) phase_cycles[kPhases] = pass_start;
     cluster_totals(cluster, red, {kRr, kRz, kBb}, [&](const double* total) {
       const double rr = total[kRr], rz = identity ? rr : total[kRz];
       bool stop;
@@ -604,6 +632,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       if (rank == 0 && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = rr;
       go = !stop;
     });
+    phase_done(0);
     const T alpha_prev = T(st.alpha);
     const T* p_old = buffer_of_pair<program>(int((k - 1) % 2), s.p);
     if (!go) {  // x_{k-1}: the update this pass would have made
@@ -630,16 +659,20 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       if (!first_step) x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
       pq[0] += double(pi) * double(qi);
     }
+    phase_done(1);
     block_partials(red, pq, {kPq});
+    phase_done(2);
     cluster.sync();
     if (timed && (k - 1) % a.spmv_every == 0) {
       const long long slot = (k - 1) / a.spmv_every;
       if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
     }
+    phase_done(3);
 
     // Pass B(k).
     cluster_totals(cluster, red, {kPq},
                    [&](const double* total) { go = cg::step(st, total[kPq], k); });
+    phase_done(4);
     if (!go) break;  // breakdown: x, r stay at k - 1
     const T alpha = T(st.alpha);
     double sums[2] = {0, 0};
@@ -653,9 +686,12 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
         sums[1] += double(ri) * double(zi);
       }
     }
+    phase_done(5);
     if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
     block_partials(red, sums, {kRr, kRz});
+    phase_done(6);
     cluster.sync();
+    phase_done(7);
   }
   if (!x_in_global)
     for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
@@ -663,8 +699,34 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   if (timed) {
     a.clocks[0] = clock64() - cycles0;
     a.clocks[1] = (long long)global_ns() - ns0;
+    if constexpr (kTraced)
+      for (int i = 0; i < kPhases; ++i) a.clocks[2 + i] = phase_cycles[i];
   }
   cluster.sync();  // no block leaves while another may still read its shared memory
+}
+
+// CGSOLVE_CLUSTER_PHASES=1: where an iteration's time goes, as block 0's thread 0 saw it (a
+// diagnostic: its clock reads and shared-memory sums lengthen that thread's chain a little).
+bool trace_phases() {  // read at each solve (a test turns it on and off)
+  const char* env = std::getenv("CGSOLVE_CLUSTER_PHASES");
+  return env && *env && *env != '0';
+}
+
+// Per iteration: each phase's cycles and microseconds (at the launch's own clock rate) to stderr.
+void print_phases(const long long* clocks, long long iterations) {
+  if (iterations <= 0 || clocks[0] <= 0) return;
+  const double us_per_cycle = double(clocks[1]) * 1e-3 / double(clocks[0]);
+  long long traced = 0;
+  for (int i = 0; i < kPhases; ++i) traced += clocks[2 + i];
+  std::fprintf(stderr, "cluster phases (block 0, thread 0; per iteration, %lld iterations):\n",
+               iterations);
+  for (int i = 0; i < kPhases; ++i)
+    std::fprintf(stderr, "  %-44s %8.0f cycles %7.3f us\n", kPhaseNames[i],
+                 double(clocks[2 + i]) / double(iterations),
+                 double(clocks[2 + i]) * us_per_cycle / double(iterations));
+  std::fprintf(stderr, "  %-44s %8.0f cycles %7.3f us\n", "all phases",
+               double(traced) / double(iterations),
+               double(traced) * us_per_cycle / double(iterations));
 }
 
 // The launch configuration of `blocks` per cluster and `count` clusters.
@@ -688,7 +750,8 @@ struct Launch {
 template <typename T>
 void allow_large_clusters(std::size_t bytes) {
   for (const void* kernel : {reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
-                             reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)}) {
+                             reinterpret_cast<const void*>(cluster_cg_kernel<T, true>),
+                             reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true>)}) {
     CGS_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -902,7 +965,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
         nnz_(row_ptr[std::size_t(n)]),
         d_(d),
         fit_(fit),
-        clocks_(2, "cluster CG clocks") {
+        clocks_(2 + kPhases, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
     layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
                       : layout_of<T>(rows, entries, fit.matrix_in_shared, nullptr, 0, fit.lean);
@@ -944,7 +1007,9 @@ class ClusterCgImpl final : public ClusterCg<T> {
     if (op_count_ > 0)
       CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
     else
-      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, false>, a));
+      CGS_CUDA_CHECK(cudaLaunchKernelEx(
+          &launch.config,
+          a.trace_phases ? cluster_cg_kernel<T, false, true> : cluster_cg_kernel<T, false>, a));
     CGS_CUDA_CHECK(cudaEventRecord(end_, stream()));
     cuda::synchronize();
     return results(count, x, options);
@@ -1027,6 +1092,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     spmv_every_ = a.spmv_every;
     a.time_spmv = o.time_spmv;
     a.clocks = clocks_.data();
+    a.trace_phases = trace_phases() && op_count_ == 0;  // the pointwise kernel's trace only
     return a;
   }
 
@@ -1071,8 +1137,9 @@ class ClusterCgImpl final : public ClusterCg<T> {
     const long long samples =
         std::min(spmv_capacity_, (iterations + spmv_every_ - 1) / spmv_every_);
     if (o.time_spmv && samples > 0 && !states[0].zero_rhs) {
-      long long clocks[2];
+      long long clocks[2 + kPhases];
       cuda::copy_to_host(clocks, clocks_.data(), sizeof clocks);
+      if (trace_phases() && op_count_ == 0) print_phases(clocks, iterations);
       std::vector<double> ticks(static_cast<std::size_t>(samples));
       cuda::copy_to_host(ticks.data(), spmv_.data(), ticks.size() * sizeof(double));
       const double seconds_per_cycle =

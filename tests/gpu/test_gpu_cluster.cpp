@@ -6,6 +6,7 @@
 // slice) falls back, and the plan says why. The batch
 // (one system per cluster) equals the single solves bit for bit, per-system values included.
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "formats/matrix_market.hpp"
@@ -229,6 +230,27 @@ TEST_CASE("Cluster CG: a batch in the lean layout equals the one-system loop") {
         CHECK(true_relative_residual(A, bs, xs) <= 1e-9);
       }
     }
+  }
+}
+
+TEST_CASE("Cluster CG: the phase trace (CGSOLVE_CLUSTER_PHASES) solves to the same bits") {
+  // The traced kernel is a separate instance (clock reads in block 0's thread 0): same answer.
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const CsrMatrix<double> A = testing::poisson2d(122);
+  const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 13);
+  CgOptions cg;
+  cg.tol = 1e-10;
+  for (const char* precond : {"none", "jacobi"}) {
+    CAPTURE(std::string(precond));
+    const Run plain = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+    setenv("CGSOLVE_CLUSTER_PHASES", "1", 1);
+    const Run traced = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+    unsetenv("CGSOLVE_CLUSTER_PHASES");
+    REQUIRE(traced.loop == Loop::cluster);
+    CHECK(traced.result.status == CgStatus::converged);
+    CHECK(traced.result.iterations == plain.result.iterations);
+    CHECK(traced.x == plain.x);
+    CHECK(!traced.result.spmv.samples.empty());
   }
 }
 
