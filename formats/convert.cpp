@@ -285,9 +285,7 @@ std::vector<T> diagonal(const CsrMatrix<T>& A) {
   std::vector<T> d(std::min(A.rows, A.cols), T(0));
   // Rows on every core: each solve's set-up reads it (Jacobi, Chebyshev, the SPD check).
 #pragma omp parallel for schedule(static) if (d.size() > 100000)
-  for (index_t r = 0; r < index_t(d.size()); ++r)
-    for (index_t k = A.row_ptr[r]; k < A.row_ptr[r + 1]; ++k)
-      if (A.col_idx[k] == r) d[r] += A.values[k];
+  for (index_t r = 0; r < index_t(d.size()); ++r) d[r] = diagonal_entry(A, r);
   return d;
 }
 

@@ -66,6 +66,15 @@ bool is_symmetric(const CsrMatrix<double>& A, double relative_tol, index_t* row,
 template <typename T>
 std::vector<T> to_dense(const CsrMatrix<T>& A);
 
+// Row i's diagonal: its diagonal entries summed in row order (0 where it has none).
+template <typename T>
+T diagonal_entry(const CsrMatrix<T>& A, index_t i) {
+  T d = 0;
+  for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+    if (A.col_idx[k] == i) d += A.values[k];
+  return d;
+}
+
 // The main diagonal (0 where a row has no diagonal entry).
 template <typename T>
 std::vector<T> diagonal(const CsrMatrix<T>& A);

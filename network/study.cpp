@@ -864,6 +864,9 @@ StudyResults run_study(const Network& net,
     warm = choose_warm_start(*runners[0], elements, options.start_probe, out.start_note);
   out.warm_start = warm;
   runners[0]->set_warm_start(warm);
+  // Every other runner starts as chosen (ScenarioRunner reads warm_start from its options).
+  StudyOptions chosen = options;
+  chosen.warm_start = warm;
   if (options.trial_engine) {
     out.engine_note = trials_study_limits(net, options);
     if (out.engine_note.empty()) {
@@ -877,9 +880,7 @@ StudyResults run_study(const Network& net,
               const std::lock_guard<std::mutex> lock(make_mutex);
               copy = make_quiet_solver();
             }
-            auto runner = std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
-            runner->set_warm_start(warm);
-            return runner;
+            return std::make_unique<ScenarioRunner>(net, std::move(copy), chosen, baseline);
           },
           out, start);
       out.solver_name = runners[0]->solver().name();
@@ -904,13 +905,11 @@ StudyResults run_study(const Network& net,
   auto batch_of = [&](int t) { return batches.empty() ? nullptr : batches[t % batches.size()]; };
   // A member of the batch: a runner whose solver hands its systems to its group's rendezvous.
   auto make_member = [&](int t) {
-    auto runner = std::make_unique<ScenarioRunner>(
+    return std::make_unique<ScenarioRunner>(
         net,
         options.batch_direct ? make_batch_direct_member_solver(batch_of(t))
                              : make_batch_member_solver(batch_of(t), options.refinement),
-        options, baseline);
-    runner->set_warm_start(warm);
-    return runner;
+        chosen, baseline);
   };
   if (!batches.empty()) {
     runners.clear();                    // the baseline's runner: its solver is not a member
@@ -932,8 +931,7 @@ StudyResults run_study(const Network& net,
       const std::lock_guard<std::mutex> lock(make_mutex);
       copy = make_quiet_solver();
     }
-    runners[t] = std::make_unique<ScenarioRunner>(net, std::move(copy), options, baseline);
-    runners[t]->set_warm_start(warm);
+    runners[t] = std::make_unique<ScenarioRunner>(net, std::move(copy), chosen, baseline);
   };
 
   const int total = static_cast<int>(elements.size());

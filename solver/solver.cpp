@@ -81,20 +81,14 @@ void check_sizes(const CsrMatrix<double>& A, const std::vector<double>& b, std::
 // ~40 ms of page faults at 9M rows on the H100 host, at every set-up).
 void check_positive_diagonal(const CsrMatrix<double>& A, const PrecondSpec& precond) {
   const index_t n = std::min(A.rows, A.cols);
-  auto diagonal_of_row = [&A](index_t i) {
-    double d = 0;
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (A.col_idx[k] == i) d += A.values[k];
-    return d;
-  };
   index_t first_bad = n;
 #pragma omp parallel for schedule(static) reduction(min : first_bad) if (n > 100000)
   for (index_t i = 0; i < n; ++i)
-    if (!(diagonal_of_row(i) > 0)) first_bad = std::min(first_bad, i);
+    if (!(diagonal_entry(A, i) > 0)) first_bad = std::min(first_bad, i);
   if (first_bad == n) return;
   throw InputError("the " + precond.name + " preconditioner needs a positive diagonal, but A(" +
-                   std::to_string(first_bad + 1) + "," + std::to_string(first_bad + 1) +
-                   ") = " + std::to_string(diagonal_of_row(first_bad)) + ": the matrix is not SPD");
+                   std::to_string(first_bad + 1) + "," + std::to_string(first_bad + 1) + ") = " +
+                   std::to_string(diagonal_entry(A, first_bad)) + ": the matrix is not SPD");
 }
 
 double true_relative_residual(const CsrMatrix<double>& A, const std::vector<double>& b,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "formats/convert.hpp"
 #include "solver/precond/amg_start.hpp"
 #include "solver/precond/prefault.hpp"
 
@@ -15,9 +16,7 @@ namespace {
 std::vector<double> diagonal_of(const CsrMatrix<double>& A) {
   std::vector<double> d(std::size_t(A.rows), 0.0);
 #pragma omp parallel for schedule(static) if (worth_threads(A.rows))
-  for (index_t i = 0; i < A.rows; ++i)
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (A.col_idx[k] == i) d[i] += A.values[k];
+  for (index_t i = 0; i < A.rows; ++i) d[i] = diagonal_entry(A, i);
   return d;
 }
 

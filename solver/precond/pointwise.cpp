@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "formats/convert.hpp"
 #include "solver/precond/prefault.hpp"
 
 namespace cgs::precond {
@@ -17,12 +18,8 @@ std::vector<T> Jacobi<T>::pointwise_diagonal(const CsrMatrix<double>& A) {
   reserve_prefaulted(inverse, std::size_t(n));
   inverse.resize(std::size_t(n));
 #pragma omp parallel for schedule(static) if (n > 100000)
-  for (std::int64_t i = 0; i < n; ++i) {
-    double d = 0;  // diagonal()'s sum, in its order
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-      if (A.col_idx[k] == i) d += A.values[k];
-    inverse[std::size_t(i)] = T(1.0 / d);
-  }
+  for (std::int64_t i = 0; i < n; ++i)
+    inverse[std::size_t(i)] = T(1.0 / diagonal_entry(A, index_t(i)));
   return inverse;
 }
 
