@@ -112,6 +112,33 @@ CGS_HD bool stepped(State& s, double rr, double rz, long long k) {
   return s.stopped != 0;
 }
 
+// The one-reduction iteration (the GPU cluster loop) has no p_{k+1} . q_{k+1} of its own: it
+// reduces, with r . r and r . z, the dots of its latest vectors z_k, w_k = A z_k, p_k and s_k = A
+// p_k (by recurrence) that p_{k+1} = z_k + beta p_k and s_{k+1} = w_k + beta s_k expand into:
+//   p.q = z.w + beta (z.s + p.w) + beta^2 p.s      (dots = {z.w, z.s + p.w, p.s})
+// Chronopoulos & Gear (1989) use z.w - beta rz / alpha instead (z.s = p.w = -rz / alpha and
+// p.s = rz_old / alpha by the residuals' M-orthogonality), one dot rather than three, but those
+// identities fail in rounding on ill-conditioned systems: on Exnet (tol 1e-10) it took 2x the
+// iterations of the two-pass CG, Net3 without a preconditioner diverged (H100, BENCHMARKS 13e).
+// z_0 . w_0 at k = 1 or after a restart. step() then takes it as any loop's p.q.
+CGS_HD double one_reduction_pq(const State& s, const double* dots, bool first_step) {
+  if (first_step) return dots[0];
+  return dots[0] + s.beta * dots[1] + s.beta * s.beta * dots[2];
+}
+
+// After a residual replacement at a stop on the recursive residual: the true residual's r . r
+// and r . z at the same iteration. Returns true when the stop stands (its norm within
+// `slack` x the threshold); otherwise the solve reopens from these values and its next step
+// starts again from p = z.
+CGS_HD bool replaced(State& s, double rr, double rz, double slack) {
+  if (rr <= s.rr_threshold * slack * slack || s.converged_at < 0) return true;
+  s.rr = rr;
+  s.rz = rz;
+  s.converged_at = -1;
+  s.stopped = 0;
+  return false;
+}
+
 // The vector updates of an iteration, one rounding each, the same expression in every loop.
 // p on the GPU is one fused multiply-add (__fma_rn, as nvcc would contract it anyway); the
 // host builds for x86-64 without FMA instructions, so there it is a multiply and an add.

@@ -47,6 +47,12 @@ struct Layout {
   // A batch's lean layout: only z, the two p buffers and q in shared memory (the vectors other
   // blocks read, and q between the passes); x and d in global memory, and r too where z is not r.
   bool lean = false;
+  // The one-reduction iteration's layout (one_reduction_cg_kernel): two sets of (r, w, s, d),
+  // the pass reading the previous pass's set (other blocks' rows too) while it writes its own,
+  // each vector `stride` entries after the one before, so that one mapped address reaches a
+  // row's four entries; then p (own rows only) and x. z, q, the second p and d unused.
+  bool one_reduction = false;
+  index_t stride = 0;
   std::size_t values = 0, z = 0, p0 = 0, p1 = 0, r = 0, q = 0, x = 0, d = 0, cols = 0,
               slice_ptr = 0, width = 0, bytes = 0;
   // A program (one block): its work vectors, always here; its operations and packed index and
@@ -75,10 +81,11 @@ std::size_t matrix_bytes(index_t slices, index_t entries) {
 template <typename T>
 Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
                  const ClusterProgramShape* program = nullptr, std::size_t room = 0,
-                 bool lean = false) {
+                 bool lean = false, bool one_reduction = false) {
   Layout l;
   l.rows = rows;
   l.lean = lean && !program;
+  l.one_reduction = one_reduction && !program && !l.lean;
   l.slices = (rows + kSlice - 1) / kSlice;
   l.entries = entries;
   std::size_t at = 0;
@@ -87,24 +94,32 @@ Layout layout_of(index_t rows, index_t entries, bool shared_matrix,
     at += aligned16(bytes);
     return start;
   };
-  for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q})
-    *v = take(l.lean && v == &l.r ? 0 : sizeof(T) * std::size_t(rows));
-  // With a program, x stays in global memory (pass A only updates it in place, row by row) and
-  // there is no d: room for the program's arrays. The lean layout reads x and d there too.
-  l.x = take(program || l.lean ? 0 : sizeof(T) * std::size_t(rows));
-  l.d = take(program || l.lean ? 0 : sizeof(T) * std::size_t(rows));
-  if (program) {
-    l.works = int(std::min<std::size_t>(program->work.size(), kMaxWork));
-    for (int i = 0; i < l.works; ++i) l.work[i] = take(sizeof(T) * program->work[i]);
-    auto stage = [&](std::size_t bytes, std::size_t& at_out, std::size_t& bytes_out, bool& in) {
-      bytes_out = bytes;
-      in = bytes > 0 && at + aligned16(bytes) <= room;
-      if (in) at_out = take(bytes);
-    };
-    stage(program->op_bytes, l.ops, l.op_bytes, l.ops_shared);
-    stage(program->index_bytes, l.index, l.index_bytes, l.index_shared);
-    stage(program->value_bytes, l.value, l.value_bytes, l.value_shared);
-    shared_matrix = at + matrix_bytes<T>(l.slices, entries) <= room;
+  const std::size_t vector = sizeof(T) * std::size_t(rows);
+  if (l.one_reduction) {
+    l.stride = index_t(aligned16(vector) / sizeof(T));
+    l.r = take(8 * aligned16(vector));  // the two sets: r, w, s, d each
+    l.p0 = take(vector);
+    l.x = take(vector);
+  } else {
+    for (std::size_t* v : {&l.z, &l.p0, &l.p1, &l.r, &l.q})
+      *v = take(l.lean && v == &l.r ? 0 : vector);
+    // With a program, x stays in global memory (pass A only updates it in place, row by row) and
+    // there is no d: room for the program's arrays. The lean layout reads x and d there too.
+    l.x = take(program || l.lean ? 0 : vector);
+    l.d = take(program || l.lean ? 0 : vector);
+    if (program) {
+      l.works = int(std::min<std::size_t>(program->work.size(), kMaxWork));
+      for (int i = 0; i < l.works; ++i) l.work[i] = take(sizeof(T) * program->work[i]);
+      auto stage = [&](std::size_t bytes, std::size_t& at_out, std::size_t& bytes_out, bool& in) {
+        bytes_out = bytes;
+        in = bytes > 0 && at + aligned16(bytes) <= room;
+        if (in) at_out = take(bytes);
+      };
+      stage(program->op_bytes, l.ops, l.op_bytes, l.ops_shared);
+      stage(program->index_bytes, l.index, l.index_bytes, l.index_shared);
+      stage(program->value_bytes, l.value, l.value_bytes, l.value_shared);
+      shared_matrix = at + matrix_bytes<T>(l.slices, entries) <= room;
+    }
   }
   l.shared_matrix = shared_matrix;
   const std::size_t stored = shared_matrix ? std::size_t(entries) : 0;
@@ -128,8 +143,13 @@ const char* const kPhaseNames[kPhases] = {
     "B: totals + decision + block barrier",       "B: own rows (r, z)",
     "B: block sums (waits for the block's rows)", "B: cluster barrier"};
 
-// Partial sums of a block, in slots: pass A writes kPq, the start and pass B the others.
-constexpr int kRr = 0, kRz = 1, kBb = 2, kPq = 3, kSlots = 4;
+// Partial sums of a block, in slots: pass A writes kPq, the start and pass B the others. The
+// one-reduction iteration writes its kOneSums sums (r.r, r.u, w.u, u.s + p.w, p.s: cg_step.hpp's
+// one_reduction_pq) into one of two sets (kOne + kOneSums x parity of the pass): with one
+// cluster barrier an iteration a block may write pass k's sums while a slower one still reads
+// pass k - 1's.
+constexpr int kOneSums = 5;
+constexpr int kRr = 0, kRz = 1, kBb = 2, kPq = 3, kOne = 4, kSlots = kOne + 2 * kOneSums;
 
 template <typename T>
 struct Args {
@@ -163,6 +183,7 @@ struct Args {
   const unsigned char* index_buffer;
   const unsigned char* value_buffer;
   bool sweeps;  // run a solve's triangular levels as one sweep (see Sweeps); false: level by level
+  double replacement_slack;  // the one-reduction kernel's (kReplacementSlack; tests: 0)
 };
 
 // A pointer of a staged operation: bit 0 set means (offset << 1 | 1) into the block's dynamic
@@ -400,43 +421,49 @@ struct Reduction {
 };
 
 // This block's sums of `local` (N slots) into red.partial; the caller then meets the cluster.
+// The N shuffle trees run side by side (one latency chain, not N; each slot's sum in the same
+// order as one tree at a time: the same bits).
 template <int N>
 __device__ void block_partials(Reduction& red, const double (&local)[N], const int (&slot)[N]) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int i = 0; i < N; ++i) {
-    double v = local[i];
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (lane == 0) red.warp[slot[i]][warp] = v;
-  }
+  double v[N];
+  for (int i = 0; i < N; ++i) v[i] = local[i];
+  for (int offset = 16; offset > 0; offset /= 2)
+    for (int i = 0; i < N; ++i) v[i] += __shfl_down_sync(0xffffffffu, v[i], offset);
+  if (lane == 0)
+    for (int i = 0; i < N; ++i) red.warp[slot[i]][warp] = v[i];
   __syncthreads();
   if (warp == 0) {
-    for (int i = 0; i < N; ++i) {
-      double v = red.warp[slot[i]][lane];  // kWarps == 32: a lane per warp
-      for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-      if (lane == 0) red.partial[slot[i]] = v;
-    }
+    for (int i = 0; i < N; ++i) v[i] = red.warp[slot[i]][lane];  // kWarps == 32: a lane per warp
+    for (int offset = 16; offset > 0; offset /= 2)
+      for (int i = 0; i < N; ++i) v[i] += __shfl_down_sync(0xffffffffu, v[i], offset);
+    if (lane == 0)
+      for (int i = 0; i < N; ++i) red.partial[slot[i]] = v[i];
   }
 }
 static_assert(kWarps == 32, "block_partials sums the warps' sums with one warp");
 
 // The cluster's totals of N slots (after the barrier that follows block_partials): lane b of the
-// first warp reads block b's partial, the same shuffle tree in every block gives the same bits.
-// Thread 0 then takes the CG decision on them (decide(totals)), which the block reads after the
-// barrier here: one copy of the state per block, not one per thread (its 13 words in registers
-// made the 1,024-thread kernel spill).
+// first warp reads block b's partials (all N loads in flight at once: the phase trace, BENCHMARKS
+// 13d, put pass A's three one after the other at ~2,100 cycles with the decision), the same
+// shuffle trees in every block give the same bits. Thread 0 then takes the CG decision on them
+// (decide(totals)), which the block reads after the barrier here: one copy of the state per
+// block, not one per thread (its 13 words in registers made the 1,024-thread kernel spill).
 template <int N, typename Decide>
 __device__ void cluster_totals(cgrp::cluster_group& cluster, Reduction& red, const int (&slot)[N],
                                Decide decide) {
   if (threadIdx.x < 32) {
     const unsigned lane = threadIdx.x;
     const unsigned blocks = cluster.num_blocks();
-    for (int i = 0; i < N; ++i) {
-      double v = 0;
-      if (lane < blocks) v = *cluster.map_shared_rank(&red.partial[slot[i]], lane);
-      for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-      if (lane == 0) red.total[slot[i]] = v;
+    double v[N];
+    for (int i = 0; i < N; ++i)
+      v[i] = lane < blocks ? *cluster.map_shared_rank(&red.partial[slot[i]], lane) : 0.0;
+    for (int offset = 16; offset > 0; offset /= 2)
+      for (int i = 0; i < N; ++i) v[i] += __shfl_down_sync(0xffffffffu, v[i], offset);
+    if (lane == 0) {
+      for (int i = 0; i < N; ++i) red.total[slot[i]] = v[i];
+      decide(red.total);
     }
-    if (lane == 0) decide(red.total);
   }
   __syncthreads();
 }
@@ -471,12 +498,13 @@ __device__ __forceinline__ T entry(cgrp::cluster_group& cluster, unsigned rank, 
 }
 
 // (A v)_i for a local row, v_at(owner, local) giving the vector's entries.
-template <typename T, typename VAt>
+// kUnroll: entries in flight (the one-reduction pass reads three or four vectors an entry: 2).
+template <int kUnroll = 4, typename T, typename VAt>
 __device__ __forceinline__ double row_product(const Shared<T>& s, index_t li, VAt v_at) {
   const index_t slice = li / kSlice;
   const index_t base = s.slice_ptr[slice] + li % kSlice, width = s.width[slice];
   double sum = 0;
-#pragma unroll 4
+#pragma unroll kUnroll
   for (index_t j = 0; j < width; ++j) {
     const index_t k = base + j * kSlice;
     const index_t c = s.cols[k];
@@ -705,6 +733,275 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   cluster.sync();  // no block leaves while another may still read its shared memory
 }
 
+// The one-reduction iteration (issue 27 item 1; opt-in: CGSOLVE_CLUSTER_REDUCTIONS=1, double
+// only): one pass and ONE cluster barrier an iteration instead of two. With w = A u, u = M^-1 r
+// (u = d .* r, or r without a preconditioner) and s = A p by recurrence:
+//   pass k: the totals of pass k - 1 give beta_k and alpha_k (cg_step.hpp's decisions, p.q by
+//   one_reduction_pq from r.r, r.u, w.u, u.s + p.w, p.s); then, row by row, p = u + beta p,
+//   s = w + beta s, x += alpha p, r -= alpha s, u = d .* r, and w = A u, whose entries u_j of
+//   other rows are computed on the fly from the previous pass's r_j, w_j, s_j, d_j (one mapped
+//   address: the set's four vectors at a stride): the same expressions, the same bits as their
+//   owner's, so the SpMV need not wait for a barrier after the updates.
+// r, w and s have two buffers (pass k reads k - 1's and writes its own), the partial sums two
+// slot sets. Where p.q comes out non-positive anyway, the pass forms p and A p and reduces p.q
+// as the two-pass CG does (two more barriers, that pass only). A stop on the recursive residual
+// is checked against b - A x and the solve restarts from it, p = u, where the true residual's
+// norm is above kReplacementSlack x the threshold (at most kMaxRestarts times;
+// CGSOLVE_CLUSTER_REPLACEMENT_SLACK=0 restarts at every stop: a test of the restart).
+// Not the default: measured on an H100 (BENCHMARKS 13e) it is 8-20% faster an iteration on
+// Poisson and Net3 but slower on BWSN_Network_2 and Exnet with Jacobi (four remote loads an
+// entry), and its recurrences cost iterations on the water networks (Exnet without a
+// preconditioner +27%, Net3 +3%); reliable updating of r and s every 100-fold drop (as the
+// distributed single-reduction CG) made that worse, and in float the recurrences diverge.
+constexpr double kReplacementSlack = 10;
+constexpr int kMaxRestarts = 3;
+constexpr int kOneUnroll = 1;
+constexpr int kOnePhases = 4;  // + 2 counts after them in the clocks
+static_assert(kOnePhases + 2 <= kPhases, "the clocks hold the phases and the counts");
+const char* const kOnePhaseNames[kOnePhases] = {
+    "totals + decision + block barrier", "own rows (p, s, x, r, SpMV w = A u)",
+    "block sums (waits for the block's rows)", "cluster barrier"};
+
+// A row's entries of one set (r, w, s, d at a stride): the owner's shared memory mapped once.
+template <typename T>
+struct SetEntries {
+  T r, w, s, d;
+};
+
+template <typename T>
+__device__ __forceinline__ SetEntries<T> set_entries(cgrp::cluster_group& cluster, unsigned rank,
+                                                     const T* set, index_t stride, unsigned owner,
+                                                     index_t j, bool s_too, bool d_too) {
+  const T* at = owner == rank ? set + j : cluster.map_shared_rank(set + j, owner);
+  return {at[0], at[stride], s_too ? at[2 * stride] : T(0), d_too ? at[3 * stride] : T(1)};
+}
+
+template <typename T, bool kTraced = false>
+__global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ Reduction red;
+  __shared__ cg::State st;
+  // Thread 0's decisions for the block: go on; restart (the next totals are the true
+  // residual's); form p and A p in this pass. And a count of the latter.
+  __shared__ int go, restart, form_p, fallbacks;
+  cgrp::cluster_group cluster = cgrp::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  const long long sys = blockIdx.x / cluster.num_blocks();  // a batch: one system a cluster
+  const bool timed = rank == 0 && threadIdx.x == 0 && sys == 0 && a.time_spmv;
+  __shared__ long long phase_cycles[kTraced ? kOnePhases + 1 : 1];
+  if (kTraced && timed)
+    for (long long& c : phase_cycles) c = 0;
+  auto phase_done = [&](int phase) {
+    if (!(kTraced && timed)) return;
+    const long long now = clock64();
+    phase_cycles[phase] += now - phase_cycles[kOnePhases];
+    phase_cycles[kOnePhases] = now;
+  };
+  long long cycles0 = 0, ns0 = 0;
+  if (timed) {
+    cycles0 = clock64();
+    ns0 = (long long)global_ns();
+  }
+  const Layout& l = a.layout;
+  const bool scaled = a.d != nullptr;
+  const index_t V = l.stride;
+  Shared<T> m = carve<T>(smem, l, true);             // the matrix's arrays
+  T* const sets = reinterpret_cast<T*>(smem + l.r);  // set k: sets + 4 V k: r, w, s, d
+  T* const p = reinterpret_cast<T*>(smem + l.p0);
+  T* const x = reinterpret_cast<T*>(smem + l.x);
+  const index_t first = index_t(rank) * l.rows;
+  const index_t mine = first >= a.n ? 0 : min(l.rows, a.n - first);
+  load_rows(a, smem, rank, sys);
+  const T* b = a.b + sys * a.n + first;
+  T* x_out = a.x + sys * a.n + first;
+  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    x[i] = x_out[i];
+    const T di = scaled ? a.d[sys * a.d_stride + first + i] : T(1);
+    sets[3 * V + i] = di;  // d in both sets
+    sets[7 * V + i] = di;
+  }
+  if (threadIdx.x == 0) restart = form_p = fallbacks = 0;
+  cluster.sync();
+
+  // (A v)_i of a vector every block holds its rows of (x, p).
+  auto product = [&](index_t i, const T* v) {
+    return T(row_product(
+        m, i, [&](unsigned owner, index_t j) { return entry<T>(cluster, rank, v, owner, j); }));
+  };
+  // r = b - A x into `set`; r.r (and b.b) into the set's slots.
+  auto residual = [&](T* set, int slots, bool with_bb) {
+    double sums[2] = {0, 0};
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      const T ri = b[i] - product(i, x);
+      set[i] = ri;
+      sums[0] += double(ri) * double(ri);
+      sums[1] += double(b[i]) * double(b[i]);
+    }
+    if (with_bb) {
+      block_partials(red, sums, {kOne + kOneSums * slots, kBb});
+    } else {  // b.b's slot is read at the first decision only, but read by every pass
+      const double rr[1] = {sums[0]};
+      block_partials(red, rr, {kOne + kOneSums * slots});
+    }
+    cluster.sync();
+  };
+  // w = A u of the set's r (u = d .* r) into the set; r.r, r.u, w.u into slot set `slots` (a
+  // first step: no p yet).
+  auto w_of_u = [&](T* set, int slots) {
+    double sums[3] = {0, 0, 0};
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      const T ri = set[i], ui = set[3 * V + i] * ri;
+      const T wi = T(row_product(m, i, [&](unsigned owner, index_t j) {
+        const SetEntries<T> e = set_entries(cluster, rank, set, V, owner, j, false, scaled);
+        return e.d * e.r;
+      }));
+      set[V + i] = wi;
+      sums[0] += double(ri) * double(ri);
+      sums[1] += double(ri) * double(ui);
+      sums[2] += double(wi) * double(ui);
+    }
+    const int at = kOne + kOneSums * slots;
+    block_partials(red, sums, {at, at + 1, at + 2});
+    cluster.sync();
+  };
+  residual(sets, 0, true);
+  w_of_u(sets, 0);
+
+  bool first_step = true;  // p = u: the first step, or the first after a restart
+  int restarts = 0;
+  for (long long k = 1;; ++k) {
+    const int old = int((k - 1) % 2), now = int(k % 2);
+    long long pass_start = 0;
+    if (timed) pass_start = clock64();
+    if (kTraced && timed) phase_cycles[kOnePhases] = pass_start;
+    const int at = kOne + kOneSums * old;
+    cluster_totals(cluster, red, {at, at + 1, at + 2, at + 3, at + 4, kBb},
+                   [&](const double* total) {
+                     const double rr = total[at], rz = total[at + 1];
+                     const bool first = k == 1 || restart;
+                     bool stop = false;
+                     if (k == 1) {
+                       st = cg::begin(total[kBb], a.tol, a.atol, a.max_iters);
+                       stop = cg::started(st, rr, rz);
+                     } else if (restart) {  // the true residual's sums, at the same iteration
+                       st.rr = rr;
+                       st.rz = rz;
+                     } else {
+                       stop = cg::stepped(st, rr, rz, k - 1);
+                     }
+                     const double pq = cg::one_reduction_pq(st, total + at + 2, first);
+                     // p.q lost to cancellation after all: form p and A p this pass (below)
+                     form_p = !stop && !first && !(pq > 0 && isfinite(pq));
+                     if (!stop && !form_p) stop = !cg::step(st, pq, k);
+                     if (rank == 0 && sys == 0 && k - 1 < a.history_capacity && !restart)
+                       a.history[k - 1] = rr;
+                     go = !stop;
+                     restart = 0;
+                   });
+    phase_done(0);
+    T* const set_old = sets + 4 * V * old;
+    T* const set_new = sets + 4 * V * now;
+    if (!go) {
+      // A stop on the recursive residual: replace it by b - A x and go on from there where the
+      // two differ (x is at iteration k - 1, every block's rows written before the last barrier;
+      // nobody reads the new set in this phase).
+      if (st.converged_at <= 0 || restarts >= kMaxRestarts) break;
+      residual(set_new, now, false);
+      if (threadIdx.x == 0) {
+        double rr = 0;
+        for (unsigned blk = 0; blk < cluster.num_blocks(); ++blk)
+          rr += *cluster.map_shared_rank(&red.partial[kOne + kOneSums * now], blk);
+        go = !cg::replaced(st, rr, 0, a.replacement_slack);
+        restart = go;
+      }
+      __syncthreads();
+      if (!go) break;
+      ++restarts;
+      // Restart at this iteration from r = b - A x: w = A u into the set the next pass reads.
+      for (index_t i = threadIdx.x; i < mine; i += kThreads) set_old[i] = set_new[i];
+      cluster.sync();
+      w_of_u(set_old, old);
+      first_step = true;
+      --k;  // the same iteration again, from the replaced residual
+      continue;
+    }
+    // p.q from the recurrence lost to cancellation: form p and s = A p and reduce p.s as the
+    // two-pass CG would, this pass only (two more cluster barriers); a true breakdown stays one.
+    const bool formed = form_p;
+    if (formed) {
+      const T beta = T(st.beta);
+      for (index_t i = threadIdx.x; i < mine; i += kThreads)
+        p[i] = cg::next_p(set_old[3 * V + i] * set_old[i], beta, p[i]);
+      cluster.sync();
+      double pq[1] = {0};
+      for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+        const T qi = product(i, p);
+        set_old[2 * V + i] = qi;  // s = A p, read by the rows below (nobody reads it now)
+        pq[0] += double(p[i]) * double(qi);
+      }
+      block_partials(red, pq, {kPq});
+      cluster.sync();
+      cluster_totals(cluster, red, {kPq}, [&](const double* total) {
+        go = cg::step(st, total[kPq], k);
+        form_p = 0;
+        ++fallbacks;
+      });
+      if (!go) break;  // a true breakdown: x and r stay at k - 1
+    }
+    const T alpha = T(st.alpha), beta = first_step ? T(0) : T(st.beta);
+    // s_j and u_j of this pass from the previous pass's r_j, w_j, s_j, d_j (any block's row
+    // j): one expression for the owner's update and for the SpMV's reads, the same bits.
+    auto next_s = [&](T wj, T sj) {
+      return formed ? sj : first_step ? wj : cg::next_p(wj, beta, sj);
+    };
+    auto u_new_at = [&](unsigned owner, index_t j) {
+      const SetEntries<T> e =
+          set_entries(cluster, rank, set_old, V, owner, j, formed || !first_step, scaled);
+      return e.d * cg::next_r(e.r, alpha, next_s(e.w, e.s));
+    };
+    double sums[kOneSums] = {0, 0, 0, 0, 0};
+    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      const T ri = set_old[i], di = set_old[3 * V + i], ui = di * ri;
+      const T pi = formed ? p[i] : first_step ? ui : cg::next_p(ui, beta, p[i]);
+      const T si = next_s(set_old[V + i], formed || !first_step ? set_old[2 * V + i] : T(0));
+      p[i] = pi;
+      x[i] = cg::next_x(x[i], alpha, pi);
+      const T rn = cg::next_r(ri, alpha, si), un = di * rn;
+      const T wn = T(row_product<kOneUnroll>(m, i, u_new_at));
+      set_new[i] = rn;
+      set_new[V + i] = wn;
+      set_new[2 * V + i] = si;
+      sums[0] += double(rn) * double(rn);
+      sums[1] += double(rn) * double(un);
+      sums[2] += double(wn) * double(un);
+      sums[3] += double(un) * double(si) + double(pi) * double(wn);
+      sums[4] += double(pi) * double(si);
+    }
+    first_step = false;
+    phase_done(1);
+    const int out = kOne + kOneSums * now;
+    block_partials(red, sums, {out, out + 1, out + 2, out + 3, out + 4});
+    phase_done(2);
+    cluster.sync();
+    if (timed && (k - 1) % a.spmv_every == 0) {
+      const long long sample = (k - 1) / a.spmv_every;
+      if (sample < a.spmv_capacity) a.spmv[sample] = double(clock64() - pass_start);
+    }
+    phase_done(3);
+  }
+  for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
+  if (rank == 0 && threadIdx.x == 0) a.out[sys] = st;
+  if (timed) {
+    a.clocks[0] = clock64() - cycles0;
+    a.clocks[1] = (long long)global_ns() - ns0;
+    if constexpr (kTraced)
+      for (int i = 0; i < kOnePhases; ++i) a.clocks[2 + i] = phase_cycles[i];
+    a.clocks[2 + kOnePhases] = fallbacks;  // passes that formed p and A p
+    a.clocks[3 + kOnePhases] = restarts;   // from b - A x after a stop that did not stand
+  }
+  cluster.sync();  // no block leaves while another may still read its shared memory
+}
+
 // CGSOLVE_CLUSTER_PHASES=1: where an iteration's time goes, as block 0's thread 0 saw it (a
 // diagnostic: its clock reads and shared-memory sums lengthen that thread's chain a little).
 bool trace_phases() {  // read at each solve (a test turns it on and off)
@@ -713,15 +1010,16 @@ bool trace_phases() {  // read at each solve (a test turns it on and off)
 }
 
 // Per iteration: each phase's cycles and microseconds (at the launch's own clock rate) to stderr.
-void print_phases(const long long* clocks, long long iterations) {
+void print_phases(const long long* clocks, long long iterations, const char* const* names,
+                  int phases) {
   if (iterations <= 0 || clocks[0] <= 0) return;
   const double us_per_cycle = double(clocks[1]) * 1e-3 / double(clocks[0]);
   long long traced = 0;
-  for (int i = 0; i < kPhases; ++i) traced += clocks[2 + i];
+  for (int i = 0; i < phases; ++i) traced += clocks[2 + i];
   std::fprintf(stderr, "cluster phases (block 0, thread 0; per iteration, %lld iterations):\n",
                iterations);
-  for (int i = 0; i < kPhases; ++i)
-    std::fprintf(stderr, "  %-44s %8.0f cycles %7.3f us\n", kPhaseNames[i],
+  for (int i = 0; i < phases; ++i)
+    std::fprintf(stderr, "  %-44s %8.0f cycles %7.3f us\n", names[i],
                  double(clocks[2 + i]) / double(iterations),
                  double(clocks[2 + i]) * us_per_cycle / double(iterations));
   std::fprintf(stderr, "  %-44s %8.0f cycles %7.3f us\n", "all phases",
@@ -751,7 +1049,9 @@ template <typename T>
 void allow_large_clusters(std::size_t bytes) {
   for (const void* kernel : {reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
                              reinterpret_cast<const void*>(cluster_cg_kernel<T, true>),
-                             reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true>)}) {
+                             reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true>),
+                             reinterpret_cast<const void*>(one_reduction_cg_kernel<T>),
+                             reinterpret_cast<const void*>(one_reduction_cg_kernel<T, true>)}) {
     CGS_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -760,12 +1060,14 @@ void allow_large_clusters(std::size_t bytes) {
 
 // How many clusters of this shape the device holds at once (0: it cannot launch one).
 template <typename T>
-int active_clusters(int blocks, std::size_t bytes, bool program = false) {
+int active_clusters(int blocks, std::size_t bytes, bool program = false,
+                    bool one_reduction = false) {
   allow_large_clusters<T>(bytes);
   Launch launch(blocks, 1, bytes);
   int clusters = 0;
-  const void* kernel = program ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)
-                               : reinterpret_cast<const void*>(cluster_cg_kernel<T, false>);
+  const void* kernel = program         ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)
+                       : one_reduction ? reinterpret_cast<const void*>(one_reduction_cg_kernel<T>)
+                                       : reinterpret_cast<const void*>(cluster_cg_kernel<T, false>);
   const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
@@ -870,6 +1172,18 @@ bool lean_from_environment() {
   return !(text && std::strcmp(text, "0") == 0);
 }
 
+// CGSOLVE_CLUSTER_REDUCTIONS=1 runs one system in double by the one-reduction iteration where its
+// vectors fit (see one_reduction_cg_kernel; benchmarks and tests compare), else the two passes.
+bool one_reduction_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_REDUCTIONS");
+  return text && std::strcmp(text, "1") == 0;
+}
+
+double replacement_slack_from_environment() {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_REPLACEMENT_SLACK");
+  return text && *text ? std::atof(text) : kReplacementSlack;
+}
+
 int blocks_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_BLOCKS");
   return text ? std::atoi(text) : 0;
@@ -918,14 +1232,20 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   for (int b : batch ? batch_order : single_order) {
     if (blocks > 0 && b != blocks) continue;
     const auto [rows, nnz] = split(n, row_ptr, b);
-    for (const bool lean : {false, true}) {
+    // One system in double, asked for: the one-reduction iteration where its vectors fit.
+    for (const int kind : {0, 1, 2}) {  // one reduction; two passes; two passes, lean
+      const bool one_reduction = kind == 0, lean = kind == 2;
+      if (one_reduction && (batch || sizeof(T) != 8 || !one_reduction_from_environment())) continue;
       if (lean && (!batch || !lean_from_environment())) continue;
-      const Layout l = layout_of<T>(rows, nnz, !batch, nullptr, 0, lean);
-      if (l.bytes > room || rows > kLocalMask || active_clusters<T>(b, l.bytes) < 1) continue;
+      const Layout l = layout_of<T>(rows, nnz, !batch, nullptr, 0, lean, one_reduction);
+      if (l.bytes > room || rows > kLocalMask ||
+          active_clusters<T>(b, l.bytes, false, one_reduction) < 1)
+        continue;
       fit.fits = true;
       fit.blocks = b;
       fit.bytes = l.bytes;
       fit.lean = lean;
+      fit.one_reduction = one_reduction;
       break;
     }
     if (fit.fits) break;
@@ -935,9 +1255,10 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
     std::snprintf(text, sizeof text,
                   "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s",
                   (long long)n, fit.blocks, fit.bytes / 1024,
-                  !batch     ? ""
-                  : fit.lean ? " (z, p and q; x, d, r and the matrix read from L2)"
-                             : " (vectors; the matrix read from L2)");
+                  fit.one_reduction ? ", one reduction and one cluster barrier an iteration"
+                  : !batch          ? ", two passes an iteration"
+                  : fit.lean        ? " (z, p and q; x, d, r and the matrix read from L2)"
+                                    : " (vectors; the matrix read from L2)");
   } else {
     const int b = blocks > 0 ? blocks : kMaxBlocks;
     const auto [rows, nnz] = split(n, row_ptr, b);
@@ -968,7 +1289,8 @@ class ClusterCgImpl final : public ClusterCg<T> {
         clocks_(2 + kPhases, "cluster CG clocks") {
     const auto [rows, entries] = split(n, row_ptr.data(), fit.blocks);
     layout_ = program ? layout_of<T>(rows, entries, true, shape, shared_room())
-                      : layout_of<T>(rows, entries, fit.matrix_in_shared, nullptr, 0, fit.lean);
+                      : layout_of<T>(rows, entries, fit.matrix_in_shared, nullptr, 0, fit.lean,
+                                     fit.one_reduction);
     if (program) place_program(*program);
     std::vector<index_t> col_idx(static_cast<std::size_t>(nnz_));
     cuda::copy_to_host(col_idx.data(), A_.col_idx, col_idx.size() * sizeof(index_t));
@@ -1006,6 +1328,10 @@ class ClusterCgImpl final : public ClusterCg<T> {
     CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
     if (op_count_ > 0)
       CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
+    else if (layout_.one_reduction)
+      CGS_CUDA_CHECK(cudaLaunchKernelEx(
+          &launch.config,
+          a.trace_phases ? one_reduction_cg_kernel<T, true> : one_reduction_cg_kernel<T>, a));
     else
       CGS_CUDA_CHECK(cudaLaunchKernelEx(
           &launch.config,
@@ -1093,6 +1419,7 @@ class ClusterCgImpl final : public ClusterCg<T> {
     a.time_spmv = o.time_spmv;
     a.clocks = clocks_.data();
     a.trace_phases = trace_phases() && op_count_ == 0;  // the pointwise kernel's trace only
+    a.replacement_slack = replacement_slack_from_environment();
     return a;
   }
 
@@ -1139,7 +1466,15 @@ class ClusterCgImpl final : public ClusterCg<T> {
     if (o.time_spmv && samples > 0 && !states[0].zero_rhs) {
       long long clocks[2 + kPhases];
       cuda::copy_to_host(clocks, clocks_.data(), sizeof clocks);
-      if (trace_phases() && op_count_ == 0) print_phases(clocks, iterations);
+      if (trace_phases() && op_count_ == 0) {
+        if (layout_.one_reduction) {
+          print_phases(clocks, iterations, kOnePhaseNames, kOnePhases);
+          std::fprintf(stderr,
+                       "  passes that formed p and A p: %lld; restarts from b - A x: %lld\n",
+                       clocks[2 + kOnePhases], clocks[3 + kOnePhases]);
+        } else
+          print_phases(clocks, iterations, kPhaseNames, kPhases);
+      }
       std::vector<double> ticks(static_cast<std::size_t>(samples));
       cuda::copy_to_host(ticks.data(), spmv_.data(), ticks.size() * sizeof(double));
       const double seconds_per_cycle =
@@ -1147,7 +1482,9 @@ class ClusterCgImpl final : public ClusterCg<T> {
       for (double& t : ticks) t *= seconds_per_cycle;
       first.spmv.samples = std::move(ticks);
       first.spmv.every = int(spmv_every_);
-      first.spmv.what = "SpMV pass (p and x updates fused in)";
+      first.spmv.what = layout_.one_reduction
+                            ? "the iteration's one pass (SpMV w = A u, the updates fused in)"
+                            : "SpMV pass (p and x updates fused in)";
     }
     return out;
   }

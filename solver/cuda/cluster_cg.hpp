@@ -53,6 +53,9 @@ struct ClusterFit {
   bool program = false;            // a program runs between the passes (one block)
   bool program_in_shared = false;  // its operations and arrays all copied to shared memory
   bool lean = false;  // a batch's lean layout: x, d and r in global memory (cluster_cg.cu)
+  // One system, opt-in (CGSOLVE_CLUSTER_REDUCTIONS=1): the one-reduction iteration (one pass,
+  // one cluster barrier; cluster_cg.cu says where it loses).
+  bool one_reduction = false;
   std::string reason;
 };
 

@@ -17,7 +17,8 @@ struct Run {
   CgResult result;
   std::vector<double> x;
   Loop loop = Loop::generic;
-  std::string kernel;  // the plan's SpMV kernel
+  std::string kernel;   // the plan's SpMV kernel
+  std::string reasons;  // the plan's reasons, one a line
 };
 
 // loop: on the GPU the loop asked for (automatic lets the plan choose); on the CPU devices
@@ -46,6 +47,7 @@ Run run_loop_with(const CsrMatrix<double>& A, const std::vector<double>& b,
   run.result = report.cg;
   run.loop = report.plan.loop;
   run.kernel = report.plan.kernel;
+  for (const std::string& why : report.plan.reasons) run.reasons += why + "\n";
   return run;
 }
 

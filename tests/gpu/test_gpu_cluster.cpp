@@ -22,6 +22,7 @@ using namespace gputest;
 struct System {
   std::string name;
   CsrMatrix<double> A;
+  bool network = false;  // an EPANET system: coefficients over 10^6 and more
 };
 
 CsrMatrix<double> one_by_one() { return csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}); }
@@ -30,8 +31,8 @@ std::vector<System> systems() {
   const std::string data = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
   return {{"poisson 31x31", testing::poisson2d(31)},
           {"poisson 122x122 (several blocks)", testing::poisson2d(122)},
-          {"Exnet step 3", read_matrix_market(data + "Exnet_EXN_step3.mtx.gz")},
-          {"Net3 step 1", read_matrix_market(data + "Net3_step1.mtx.gz")},
+          {"Exnet step 3", read_matrix_market(data + "Exnet_EXN_step3.mtx.gz"), true},
+          {"Net3 step 1", read_matrix_market(data + "Net3_step1.mtx.gz"), true},
           {"random SPD 1013", testing::random_spd(1013, 4, 41)},
           {"n = 33", testing::random_spd(33, 3, 5)},
           {"n = 1", one_by_one()}};
@@ -43,6 +44,18 @@ BackendOptions gpu_csr() {
   o.format = Format::csr;
   return o;
 }
+
+// The cluster loop's two iterations for one system: "1" the one-reduction pass where asked for
+// (CGSOLVE_CLUSTER_REDUCTIONS=1; double only), "2" the two passes (the default).
+struct Reductions {
+  explicit Reductions(const char* count) { setenv("CGSOLVE_CLUSTER_REDUCTIONS", count, 1); }
+  ~Reductions() { unsetenv("CGSOLVE_CLUSTER_REDUCTIONS"); }
+  Reductions(const Reductions&) = delete;
+  Reductions& operator=(const Reductions&) = delete;
+};
+
+const char* const kVariantReason[] = {"", "one reduction and one cluster barrier an iteration",
+                                      "two passes an iteration"};
 
 template <typename T>
 void same_as_persistent(double tol, double x_tol) {
@@ -56,15 +69,30 @@ void same_as_persistent(double tol, double x_tol) {
       CAPTURE(std::string(precond));
       const Run persistent =
           run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::persistent, cg);
-      const Run cluster = run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
-      REQUIRE(cluster.loop == Loop::cluster);
       REQUIRE(persistent.result.status == CgStatus::converged);
-      CHECK(cluster.result.status == CgStatus::converged);
-      const double its = double(persistent.result.iterations);
-      CHECK(std::abs(double(cluster.result.iterations) - its) <= std::max(1.0, 0.02 * its));
-      CHECK(relative_difference(cluster.x, persistent.x) <= x_tol);
-      CHECK(!cluster.result.spmv.samples.empty());  // every loop times its SpMV
-      for (double t : cluster.result.spmv.samples) CHECK(t > 0);
+      const double persistent_residual = true_relative_residual(s.A, b, persistent.x);
+      for (const int variant : {1, 2}) {
+        CAPTURE(variant);
+        const Reductions reductions(variant == 1 ? "1" : "2");
+        const Run cluster = run_loop_with<T>(s.A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+        REQUIRE(cluster.loop == Loop::cluster);
+        // In float the one-reduction recurrences diverge: the two passes run instead.
+        const bool one = variant == 1 && sizeof(T) == 8;
+        CHECK(cluster.reasons.find(kVariantReason[one ? 1 : 2]) != std::string::npos);
+        CHECK(cluster.result.status == CgStatus::converged);
+        const double its = double(persistent.result.iterations);
+        // Its recurrences cost iterations on the water networks (Exnet without a
+        // preconditioner: 1.27x on an H100, BENCHMARKS 13e), not elsewhere.
+        const double spread = one && s.network ? 0.35 : 0.02;
+        CHECK(std::abs(double(cluster.result.iterations) - its) <= std::max(1.0, spread * its));
+        CHECK(relative_difference(cluster.x, persistent.x) <= x_tol);
+        // As accurate as the persistent loop's answer (the one-reduction recurrences drift
+        // otherwise; its stop is checked against b - A x).
+        CHECK(true_relative_residual(s.A, b, cluster.x) <=
+              std::max(10 * tol, 2 * persistent_residual));
+        CHECK(!cluster.result.spmv.samples.empty());  // every loop times its SpMV
+        for (double t : cluster.result.spmv.samples) CHECK(t > 0);
+      }
     }
   }
 }
@@ -77,6 +105,37 @@ TEST_CASE("Cluster CG: the persistent loop's iterations and answers, double") {
 TEST_CASE("Cluster CG: the persistent loop's iterations and answers, float") {
   CGS_REQUIRE_GPU_OR_SKIP();
   same_as_persistent<float>(1e-5, 1e-3);
+}
+
+// The one-reduction pass's residual replacement: with the slack 0 every stop on the recursive
+// residual restarts from b - A x (at most three times), which the default slack leaves to
+// drifted recurrences. The restarted solve still converges to the persistent loop's answer, and
+// each restart costs iterations (p starts again from u).
+TEST_CASE("Cluster CG: the one-reduction pass restarts from b - A x and still converges") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const std::string data = std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/";
+  CgOptions cg;
+  cg.tol = 1e-10;
+  cg.max_iters = 200000;
+  for (const System& s :
+       {System{"poisson 122x122", testing::poisson2d(122)},
+        System{"Exnet step 3", read_matrix_market(data + "Exnet_EXN_step3.mtx.gz")}}) {
+    CAPTURE(s.name);
+    const std::vector<double> b = random_vector<double>(std::size_t(s.A.rows), 23);
+    const Run persistent =
+        run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::persistent, cg);
+    const Reductions one("1");
+    const Run plain = run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::cluster, cg);
+    setenv("CGSOLVE_CLUSTER_REPLACEMENT_SLACK", "0", 1);
+    const Run restarted =
+        run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::cluster, cg);
+    unsetenv("CGSOLVE_CLUSTER_REPLACEMENT_SLACK");
+    REQUIRE(restarted.loop == Loop::cluster);
+    CHECK(restarted.result.status == CgStatus::converged);
+    CHECK(restarted.result.iterations > plain.result.iterations);  // the restarts ran
+    CHECK(true_relative_residual(s.A, b, restarted.x) <= 1e-9);
+    CHECK(relative_difference(restarted.x, persistent.x) <= 1e-8);
+  }
 }
 
 TEST_CASE("Cluster CG: a system too big for a cluster runs persistent, and the plan says why") {
@@ -240,18 +299,21 @@ TEST_CASE("Cluster CG: the phase trace (CGSOLVE_CLUSTER_PHASES) solves to the sa
   const std::vector<double> b = random_vector<double>(std::size_t(A.rows), 13);
   CgOptions cg;
   cg.tol = 1e-10;
-  for (const char* precond : {"none", "jacobi"}) {
-    CAPTURE(std::string(precond));
-    const Run plain = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
-    setenv("CGSOLVE_CLUSTER_PHASES", "1", 1);
-    const Run traced = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
-    unsetenv("CGSOLVE_CLUSTER_PHASES");
-    REQUIRE(traced.loop == Loop::cluster);
-    CHECK(traced.result.status == CgStatus::converged);
-    CHECK(traced.result.iterations == plain.result.iterations);
-    CHECK(traced.x == plain.x);
-    CHECK(!traced.result.spmv.samples.empty());
-  }
+  for (const char* precond : {"none", "jacobi"})
+    for (const char* reductions : {"1", "2"}) {
+      CAPTURE(std::string(precond));
+      CAPTURE(std::string(reductions));
+      const Reductions variant(reductions);
+      const Run plain = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+      setenv("CGSOLVE_CLUSTER_PHASES", "1", 1);
+      const Run traced = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+      unsetenv("CGSOLVE_CLUSTER_PHASES");
+      REQUIRE(traced.loop == Loop::cluster);
+      CHECK(traced.result.status == CgStatus::converged);
+      CHECK(traced.result.iterations == plain.result.iterations);
+      CHECK(traced.x == plain.x);
+      CHECK(!traced.result.spmv.samples.empty());
+    }
 }
 
 TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compute-sanitizer)") {
@@ -269,20 +331,24 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
   cg.tol = 1e-12;
   cg.max_iters = 1000;
   std::vector<double> reference;
-  for (bool batch : {false, true})
-    for (int blocks : {1, 2, 4}) {
-      CAPTURE(batch);
-      CAPTURE(blocks);
-      auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
-      REQUIRE(engine->fit().blocks == blocks);
-      DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
-      const std::vector<CgResult> results =
-          engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
-      for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
-      const std::vector<double> xs = x.download();
-      if (reference.empty()) reference = xs;
-      CHECK(relative_difference(xs, reference) <= 1e-10);
-    }
+  for (const char* reductions : {"2", "1"})  // the one-reduction kernel: one system a cluster
+    for (bool batch : {false, true})
+      for (int blocks : {1, 2, 4}) {
+        CAPTURE(std::string(reductions));
+        CAPTURE(batch);
+        CAPTURE(blocks);
+        const Reductions variant(reductions);
+        auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
+        REQUIRE(engine->fit().blocks == blocks);
+        CHECK(engine->fit().one_reduction == (reductions[0] == '1' && !batch));
+        DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
+        const std::vector<CgResult> results =
+            engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
+        for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
+        const std::vector<double> xs = x.download();
+        if (reference.empty()) reference = xs;
+        CHECK(relative_difference(xs, reference) <= 1e-10);
+      }
 }
 
 }  // namespace
