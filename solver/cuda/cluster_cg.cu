@@ -19,8 +19,14 @@ namespace cgrp = cooperative_groups;
 using cuda::DeviceArray;
 using cuda::stream;
 
+// Threads a block: at most kThreads (a program's one block and a batch's blocks run that many);
+// one system's blocks run kSingleThreads (two rows a thread on poisson2d:122 in 16 blocks). On an
+// H100 (BENCHMARKS 13e) 512 threads made one system's iteration 3-7% faster than 1,024 (cheaper
+// block barriers and sums; 256 was slower again), and the batch of 64 BWSN systems slower (27x ->
+// 21x one persistent system: twice the rows a thread in its 2 blocks).
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
+constexpr int kSingleThreads = 512;
 constexpr int kMaxBlocks = 16;  // the largest (non-portable) cluster on Hopper
 // A column is stored as (block << kLocalBits) | local row: one load finds the owner's entry.
 constexpr int kLocalBits = 24;
@@ -198,7 +204,7 @@ __device__ __forceinline__ P* untag(P* p, unsigned char* smem) {
 __device__ void stage_words(unsigned char* to, const unsigned char* from, std::size_t bytes) {
   auto* dst = reinterpret_cast<unsigned*>(to);
   const auto* src = reinterpret_cast<const unsigned*>(from);
-  for (std::size_t i = threadIdx.x; i < bytes / 4; i += kThreads) dst[i] = src[i];
+  for (std::size_t i = threadIdx.x; i < bytes / 4; i += blockDim.x) dst[i] = src[i];
 }
 
 // Where the kernel keeps the program's operations: shared memory, else the global scratch copy
@@ -221,7 +227,7 @@ __device__ void stage_program(const Args<T>& a, unsigned char* smem) {
   stage_words(reinterpret_cast<unsigned char*>(ops), reinterpret_cast<const unsigned char*>(a.ops),
               l.op_bytes);
   __syncthreads();
-  for (int k = threadIdx.x; k < a.op_count; k += kThreads) {
+  for (int k = threadIdx.x; k < a.op_count; k += blockDim.x) {
     precond::Op<T>& o = ops[k];
     o.rows = untag(o.rows, smem);
     o.row_ptr = untag(o.row_ptr, smem);
@@ -291,10 +297,10 @@ __device__ void find_sweeps(const precond::Op<T>* ops, int count, Sweeps& sweeps
   }
 }
 
-// This thread's rows of every sweep. Position g of a sweep goes to warp g % 32, lane (g / 32) %
-// 32, round g / 1024: consecutive positions (often a chain, one row a level) sit in different
-// warps. (Measured on an H100, BENCHMARKS section 10i: 32 consecutive positions a warp, waiting
-// as one warp, was slower, and so was loading a row's entries before its wait.)
+// This thread's rows of every sweep. Position g of a sweep goes to warp g % kWarps, lane (g /
+// kWarps) % 32, round g / kThreads: consecutive positions (often a chain, one row a level) sit in
+// different warps. (Measured on an H100, BENCHMARKS section 10i: 32 consecutive positions a warp,
+// waiting as one warp, was slower, and so was loading a row's entries before its wait.)
 template <typename T>
 __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweeps,
                                   SweepRows& mine) {
@@ -304,7 +310,7 @@ __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweep
     const int end = s < sweeps.count ? sweeps.end_op[s] : 0;
     long long start = 0;  // position of op's first row in the sweep
     for (int round = 0; round < kSweepRounds; ++round) {
-      const long long g = (long long)round * kThreads + lane * 32 + warp;
+      const long long g = (long long)round * kThreads + lane * kWarps + warp;
       while (op < end && g >= start + ops[op].items) start += ops[op++].items;
       const bool has = op < end;
       const index_t local = index_t(g - start);
@@ -423,7 +429,8 @@ struct Reduction {
 // This block's sums of `local` (N slots) into red.partial; the caller then meets the cluster.
 // The N shuffle trees run side by side (one latency chain, not N; each slot's sum in the same
 // order as one tree at a time: the same bits).
-template <int N>
+// kBlockWarps: the block's warps (its threads / 32, a constant of the kernel's instance).
+template <int kBlockWarps, int N>
 __device__ void block_partials(Reduction& red, const double (&local)[N], const int (&slot)[N]) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   double v[N];
@@ -434,14 +441,15 @@ __device__ void block_partials(Reduction& red, const double (&local)[N], const i
     for (int i = 0; i < N; ++i) red.warp[slot[i]][warp] = v[i];
   __syncthreads();
   if (warp == 0) {
-    for (int i = 0; i < N; ++i) v[i] = red.warp[slot[i]][lane];  // kWarps == 32: a lane per warp
+    for (int i = 0; i < N; ++i)
+      v[i] = lane < kBlockWarps ? red.warp[slot[i]][lane] : 0.0;  // a lane a warp
     for (int offset = 16; offset > 0; offset /= 2)
       for (int i = 0; i < N; ++i) v[i] += __shfl_down_sync(0xffffffffu, v[i], offset);
     if (lane == 0)
       for (int i = 0; i < N; ++i) red.partial[slot[i]] = v[i];
   }
 }
-static_assert(kWarps == 32, "block_partials sums the warps' sums with one warp");
+static_assert(kWarps <= 32, "block_partials sums the warps' sums with one warp");
 
 // The cluster's totals of N slots (after the barrier that follows block_partials): lane b of the
 // first warp reads block b's partials (all N loads in flight at once: the phase trace, BENCHMARKS
@@ -479,11 +487,11 @@ __device__ void load_rows(const Args<T>& a, unsigned char* smem, unsigned rank, 
   const index_t first = index_t(rank) * l.slices;
   const index_t begin = a.slice_ptr[first], end = a.slice_ptr[first + l.slices];
   const T* from = a.values + sys * a.values_stride;
-  for (index_t i = threadIdx.x; i <= l.slices; i += kThreads) {
+  for (index_t i = threadIdx.x; i <= l.slices; i += blockDim.x) {
     slice_ptr[i] = a.slice_ptr[first + i] - begin;
     if (i < l.slices) width[i] = a.width[first + i];
   }
-  for (index_t k = begin + threadIdx.x; k < end; k += kThreads) {
+  for (index_t k = begin + threadIdx.x; k < end; k += blockDim.x) {
     cols[k - begin] = a.cols[k];
     values[k - begin] = from[k];
   }
@@ -541,8 +549,10 @@ __device__ __forceinline__ P buffer_of_pair(int which, P const (&pair)[2]) {
 // pointwise kernel keeps its registers: the program's code in it made it spill).
 // kTraced: the instance that sums its phases' cycles (CGSOLVE_CLUSTER_PHASES), apart so that the
 // kernel every solve runs keeps its registers (the trace's state made it spill).
-template <typename T, bool kProgram, bool kTraced = false>
-__global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
+// kBlock: the threads a block (the launch's blockDim), a constant so that the row loops' stride
+// costs no register (the 1,024-thread instance is at its 64).
+template <typename T, bool kProgram, bool kTraced = false, int kBlock = kThreads>
+__global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ Reduction red;
   cgrp::cluster_group cluster = cgrp::this_cluster();
@@ -610,7 +620,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
   T* x = x_in_global ? x_out : s.x;
   const T* d = l.lean ? d_in : s.d;
   if (l.lean && scaled) s.r = a.r_lean + sys * a.n + first;
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+  for (index_t i = threadIdx.x; i < mine; i += kBlock) {
     if (!x_in_global) x[i] = x_out[i];
     if (scaled && !l.lean) s.d[i] = d_in[i];
   }
@@ -623,7 +633,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
                          : entry<T>(cluster, rank, x, owner, j);
     };
     double sums[3] = {0, 0, 0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) {
       const T ri = b[i] - T(row_product(s, i, x0_at));
       s.r[i] = ri;
       sums[0] += double(ri) * double(ri);
@@ -635,7 +645,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       sums[2] += double(b[i]) * double(b[i]);
     }
     if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
-    block_partials(red, sums, {kRr, kRz, kBb});
+    block_partials<kBlock / 32>(red, sums, {kRr, kRz, kBb});
     cluster.sync();
   }
 
@@ -665,7 +675,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     const T* p_old = buffer_of_pair<program>(int((k - 1) % 2), s.p);
     if (!go) {  // x_{k-1}: the update this pass would have made
       if (k >= 2)
-        for (index_t i = threadIdx.x; i < mine; i += kThreads)
+        for (index_t i = threadIdx.x; i < mine; i += kBlock)
           x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
       break;
     }
@@ -679,7 +689,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     };
     T* p_new = buffer_of_pair<program>(int(k % 2), s.p);
     double pq[1] = {0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) {
       const T pi = first_step ? z[i] : cg::next_p(z[i], beta, p_old[i]);
       const T qi = T(row_product(s, i, p_at));
       p_new[i] = pi;
@@ -688,7 +698,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
       pq[0] += double(pi) * double(qi);
     }
     phase_done(1);
-    block_partials(red, pq, {kPq});
+    block_partials<kBlock / 32>(red, pq, {kPq});
     phase_done(2);
     cluster.sync();
     if (timed && (k - 1) % a.spmv_every == 0) {
@@ -704,7 +714,7 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     if (!go) break;  // breakdown: x, r stay at k - 1
     const T alpha = T(st.alpha);
     double sums[2] = {0, 0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) {
       const T ri = cg::next_r(s.r[i], alpha, s.q[i]);
       s.r[i] = ri;
       sums[0] += double(ri) * double(ri);
@@ -716,13 +726,13 @@ __global__ void __launch_bounds__(kThreads, 1) cluster_cg_kernel(Args<T> a) {
     }
     phase_done(5);
     if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
-    block_partials(red, sums, {kRr, kRz});
+    block_partials<kBlock / 32>(red, sums, {kRr, kRz});
     phase_done(6);
     cluster.sync();
     phase_done(7);
   }
   if (!x_in_global)
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) x_out[i] = x[i];
   if (leader) a.out[sys] = st;
   if (timed) {
     a.clocks[0] = clock64() - cycles0;
@@ -776,8 +786,8 @@ __device__ __forceinline__ SetEntries<T> set_entries(cgrp::cluster_group& cluste
   return {at[0], at[stride], s_too ? at[2 * stride] : T(0), d_too ? at[3 * stride] : T(1)};
 }
 
-template <typename T, bool kTraced = false>
-__global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a) {
+template <typename T, bool kTraced = false, int kBlock = kThreads>
+__global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ Reduction red;
   __shared__ cg::State st;
@@ -814,7 +824,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
   load_rows(a, smem, rank, sys);
   const T* b = a.b + sys * a.n + first;
   T* x_out = a.x + sys * a.n + first;
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+  for (index_t i = threadIdx.x; i < mine; i += kBlock) {
     x[i] = x_out[i];
     const T di = scaled ? a.d[sys * a.d_stride + first + i] : T(1);
     sets[3 * V + i] = di;  // d in both sets
@@ -831,17 +841,17 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
   // r = b - A x into `set`; r.r (and b.b) into the set's slots.
   auto residual = [&](T* set, int slots, bool with_bb) {
     double sums[2] = {0, 0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) {
       const T ri = b[i] - product(i, x);
       set[i] = ri;
       sums[0] += double(ri) * double(ri);
       sums[1] += double(b[i]) * double(b[i]);
     }
     if (with_bb) {
-      block_partials(red, sums, {kOne + kOneSums * slots, kBb});
+      block_partials<kBlock / 32>(red, sums, {kOne + kOneSums * slots, kBb});
     } else {  // b.b's slot is read at the first decision only, but read by every pass
       const double rr[1] = {sums[0]};
-      block_partials(red, rr, {kOne + kOneSums * slots});
+      block_partials<kBlock / 32>(red, rr, {kOne + kOneSums * slots});
     }
     cluster.sync();
   };
@@ -849,7 +859,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
   // first step: no p yet).
   auto w_of_u = [&](T* set, int slots) {
     double sums[3] = {0, 0, 0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) {
       const T ri = set[i], ui = set[3 * V + i] * ri;
       const T wi = T(row_product(m, i, [&](unsigned owner, index_t j) {
         const SetEntries<T> e = set_entries(cluster, rank, set, V, owner, j, false, scaled);
@@ -861,7 +871,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
       sums[2] += double(wi) * double(ui);
     }
     const int at = kOne + kOneSums * slots;
-    block_partials(red, sums, {at, at + 1, at + 2});
+    block_partials<kBlock / 32>(red, sums, {at, at + 1, at + 2});
     cluster.sync();
   };
   residual(sets, 0, true);
@@ -918,7 +928,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
       if (!go) break;
       ++restarts;
       // Restart at this iteration from r = b - A x: w = A u into the set the next pass reads.
-      for (index_t i = threadIdx.x; i < mine; i += kThreads) set_old[i] = set_new[i];
+      for (index_t i = threadIdx.x; i < mine; i += kBlock) set_old[i] = set_new[i];
       cluster.sync();
       w_of_u(set_old, old);
       first_step = true;
@@ -930,16 +940,16 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
     const bool formed = form_p;
     if (formed) {
       const T beta = T(st.beta);
-      for (index_t i = threadIdx.x; i < mine; i += kThreads)
+      for (index_t i = threadIdx.x; i < mine; i += kBlock)
         p[i] = cg::next_p(set_old[3 * V + i] * set_old[i], beta, p[i]);
       cluster.sync();
       double pq[1] = {0};
-      for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+      for (index_t i = threadIdx.x; i < mine; i += kBlock) {
         const T qi = product(i, p);
         set_old[2 * V + i] = qi;  // s = A p, read by the rows below (nobody reads it now)
         pq[0] += double(p[i]) * double(qi);
       }
-      block_partials(red, pq, {kPq});
+      block_partials<kBlock / 32>(red, pq, {kPq});
       cluster.sync();
       cluster_totals(cluster, red, {kPq}, [&](const double* total) {
         go = cg::step(st, total[kPq], k);
@@ -960,7 +970,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
       return e.d * cg::next_r(e.r, alpha, next_s(e.w, e.s));
     };
     double sums[kOneSums] = {0, 0, 0, 0, 0};
-    for (index_t i = threadIdx.x; i < mine; i += kThreads) {
+    for (index_t i = threadIdx.x; i < mine; i += kBlock) {
       const T ri = set_old[i], di = set_old[3 * V + i], ui = di * ri;
       const T pi = formed ? p[i] : first_step ? ui : cg::next_p(ui, beta, p[i]);
       const T si = next_s(set_old[V + i], formed || !first_step ? set_old[2 * V + i] : T(0));
@@ -980,7 +990,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
     first_step = false;
     phase_done(1);
     const int out = kOne + kOneSums * now;
-    block_partials(red, sums, {out, out + 1, out + 2, out + 3, out + 4});
+    block_partials<kBlock / 32>(red, sums, {out, out + 1, out + 2, out + 3, out + 4});
     phase_done(2);
     cluster.sync();
     if (timed && (k - 1) % a.spmv_every == 0) {
@@ -989,7 +999,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_reduction_cg_kernel(Args<T> a
     }
     phase_done(3);
   }
-  for (index_t i = threadIdx.x; i < mine; i += kThreads) x_out[i] = x[i];
+  for (index_t i = threadIdx.x; i < mine; i += kBlock) x_out[i] = x[i];
   if (rank == 0 && threadIdx.x == 0) a.out[sys] = st;
   if (timed) {
     a.clocks[0] = clock64() - cycles0;
@@ -1031,9 +1041,9 @@ void print_phases(const long long* clocks, long long iterations, const char* con
 struct Launch {
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute attribute[1]{};
-  Launch(int blocks, int count, std::size_t bytes) {
+  Launch(int blocks, int count, std::size_t bytes, int threads) {
     config.gridDim = dim3(unsigned(blocks) * unsigned(count));
-    config.blockDim = dim3(kThreads);
+    config.blockDim = dim3(unsigned(threads));
     config.dynamicSmemBytes = bytes;
     config.stream = stream();
     attribute[0].id = cudaLaunchAttributeClusterDimension;
@@ -1047,27 +1057,52 @@ struct Launch {
 
 template <typename T>
 void allow_large_clusters(std::size_t bytes) {
-  for (const void* kernel : {reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
-                             reinterpret_cast<const void*>(cluster_cg_kernel<T, true>),
-                             reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true>),
-                             reinterpret_cast<const void*>(one_reduction_cg_kernel<T>),
-                             reinterpret_cast<const void*>(one_reduction_cg_kernel<T, true>)}) {
+  for (const void* kernel :
+       {reinterpret_cast<const void*>(cluster_cg_kernel<T, true>),
+        reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
+        reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true>),
+        reinterpret_cast<const void*>(cluster_cg_kernel<T, false, false, kSingleThreads>),
+        reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true, kSingleThreads>),
+        reinterpret_cast<const void*>(one_reduction_cg_kernel<T>),
+        reinterpret_cast<const void*>(one_reduction_cg_kernel<T, true>),
+        reinterpret_cast<const void*>(one_reduction_cg_kernel<T, false, kSingleThreads>),
+        reinterpret_cast<const void*>(one_reduction_cg_kernel<T, true, kSingleThreads>)}) {
     CGS_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
 }
 
+template <typename T>
+using KernelFunction = void (*)(Args<T>);
+
+// The kernel instance a launch runs: a program's; else the pointwise one of the iteration
+// (one reduction or two passes), the block size (kSingleThreads or kThreads) and the trace.
+template <typename T>
+KernelFunction<T> kernel_of(bool program, bool one_reduction, int threads, bool traced) {
+  if (program) return cluster_cg_kernel<T, true>;
+  const bool single = threads == kSingleThreads;
+  if (one_reduction) {
+    if (single)
+      return traced ? one_reduction_cg_kernel<T, true, kSingleThreads>
+                    : one_reduction_cg_kernel<T, false, kSingleThreads>;
+    return traced ? one_reduction_cg_kernel<T, true> : one_reduction_cg_kernel<T, false>;
+  }
+  if (single)
+    return traced ? cluster_cg_kernel<T, false, true, kSingleThreads>
+                  : cluster_cg_kernel<T, false, false, kSingleThreads>;
+  return traced ? cluster_cg_kernel<T, false, true> : cluster_cg_kernel<T, false, false>;
+}
+
 // How many clusters of this shape the device holds at once (0: it cannot launch one).
 template <typename T>
-int active_clusters(int blocks, std::size_t bytes, bool program = false,
+int active_clusters(int blocks, std::size_t bytes, int threads, bool program = false,
                     bool one_reduction = false) {
   allow_large_clusters<T>(bytes);
-  Launch launch(blocks, 1, bytes);
+  Launch launch(blocks, 1, bytes, threads);
   int clusters = 0;
-  const void* kernel = program         ? reinterpret_cast<const void*>(cluster_cg_kernel<T, true>)
-                       : one_reduction ? reinterpret_cast<const void*>(one_reduction_cg_kernel<T>)
-                                       : reinterpret_cast<const void*>(cluster_cg_kernel<T, false>);
+  const void* kernel =
+      reinterpret_cast<const void*>(kernel_of<T>(program, one_reduction, threads, false));
   const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
@@ -1137,6 +1172,7 @@ template <typename T>
 ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramShape& program) {
   ClusterFit fit;
   fit.program = true;
+  fit.threads = kThreads;  // the program's operations are laid out for kThreads
   const std::size_t room = shared_room();
   const auto [rows, nnz] = split(n, row_ptr, 1);
   const Layout l = layout_of<T>(rows, nnz, true, &program, room);
@@ -1144,7 +1180,7 @@ ClusterFit program_fit(index_t n, const index_t* row_ptr, const ClusterProgramSh
   if (program.work.size() > std::size_t(kMaxWork)) {
     std::snprintf(text, sizeof text, "the program has %zu work vectors; one block holds %d",
                   program.work.size(), kMaxWork);
-  } else if (l.bytes > room || active_clusters<T>(1, l.bytes, true) < 1) {
+  } else if (l.bytes > room || active_clusters<T>(1, l.bytes, kThreads, true) < 1) {
     const std::size_t vectors = layout_of<T>(rows, nnz, true, &program, 0).bytes;  // nothing staged
     std::snprintf(text, sizeof text,
                   "n = %lld: the CG and program vectors need %zu KB of shared memory in one block "
@@ -1182,6 +1218,14 @@ bool one_reduction_from_environment() {
 double replacement_slack_from_environment() {
   const char* text = std::getenv("CGSOLVE_CLUSTER_REPLACEMENT_SLACK");
   return text && *text ? std::atof(text) : kReplacementSlack;
+}
+
+// CGSOLVE_CLUSTER_THREADS=512 or 1024 sets the threads of a pointwise loop's blocks (benchmarks
+// compare; the kernels are instantiated for these two); otherwise `chosen`.
+int threads_from_environment(int chosen) {
+  const char* text = std::getenv("CGSOLVE_CLUSTER_THREADS");
+  const int asked = text ? std::atoi(text) : 0;
+  return asked == kSingleThreads || asked == kThreads ? asked : chosen;
 }
 
 int blocks_from_environment() {
@@ -1229,6 +1273,8 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   // halves them, the lean one: BWSN_Network_2's 12,523 rows take 2 blocks instead of 4, so 64
   // systems run in one wave of an H100's 132 SMs instead of two.
   const int single_order[] = {16, 8, 4, 2, 1}, batch_order[] = {1, 2, 4, 8, 16};
+  const int threads = threads_from_environment(batch ? kThreads : kSingleThreads);
+  fit.threads = threads;
   for (int b : batch ? batch_order : single_order) {
     if (blocks > 0 && b != blocks) continue;
     const auto [rows, nnz] = split(n, row_ptr, b);
@@ -1239,7 +1285,7 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
       if (lean && (!batch || !lean_from_environment())) continue;
       const Layout l = layout_of<T>(rows, nnz, !batch, nullptr, 0, lean, one_reduction);
       if (l.bytes > room || rows > kLocalMask ||
-          active_clusters<T>(b, l.bytes, false, one_reduction) < 1)
+          active_clusters<T>(b, l.bytes, threads, false, one_reduction) < 1)
         continue;
       fit.fits = true;
       fit.blocks = b;
@@ -1253,8 +1299,9 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   char text[220];
   if (fit.fits) {
     std::snprintf(text, sizeof text,
-                  "n = %lld in one cluster of %d blocks, %zu KB of shared memory each%s",
-                  (long long)n, fit.blocks, fit.bytes / 1024,
+                  "n = %lld in one cluster of %d blocks of %d threads, %zu KB of shared memory "
+                  "each%s",
+                  (long long)n, fit.blocks, fit.threads, fit.bytes / 1024,
                   fit.one_reduction ? ", one reduction and one cluster barrier an iteration"
                   : !batch          ? ", two passes an iteration"
                   : fit.lean        ? " (z, p and q; x, d, r and the matrix read from L2)"
@@ -1323,19 +1370,12 @@ class ClusterCgImpl final : public ClusterCg<T> {
     if (op_count_ > 0 && count > 1)
       throw DeviceError("the cluster CG loop runs a program for one system at a time");
     Args<T> a = args(b, x, count, values, d, options);
-    Launch launch(fit_.blocks, count, layout_.bytes);
+    Launch launch(fit_.blocks, count, layout_.bytes, fit_.threads);
     allow_large_clusters<T>(layout_.bytes);  // this loop's bytes: another loop may have set less
     CGS_CUDA_CHECK(cudaEventRecord(begin_, stream()));
-    if (op_count_ > 0)
-      CGS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, cluster_cg_kernel<T, true>, a));
-    else if (layout_.one_reduction)
-      CGS_CUDA_CHECK(cudaLaunchKernelEx(
-          &launch.config,
-          a.trace_phases ? one_reduction_cg_kernel<T, true> : one_reduction_cg_kernel<T>, a));
-    else
-      CGS_CUDA_CHECK(cudaLaunchKernelEx(
-          &launch.config,
-          a.trace_phases ? cluster_cg_kernel<T, false, true> : cluster_cg_kernel<T, false>, a));
+    CGS_CUDA_CHECK(cudaLaunchKernelEx(
+        &launch.config,
+        kernel_of<T>(op_count_ > 0, layout_.one_reduction, fit_.threads, a.trace_phases), a));
     CGS_CUDA_CHECK(cudaEventRecord(end_, stream()));
     cuda::synchronize();
     return results(count, x, options);

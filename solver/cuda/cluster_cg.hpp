@@ -48,6 +48,7 @@ struct ClusterProgramShape {
 struct ClusterFit {
   bool fits = false;
   int blocks = 0;                  // blocks per cluster (1, 2, 4, 8 or 16)
+  int threads = 1024;              // threads a block (one system: 512; cluster_cg.cu)
   std::size_t bytes = 0;           // shared memory per block
   bool matrix_in_shared = true;    // false: a batch's blocks hold vectors, the rows stay in L2
   bool program = false;            // a program runs between the passes (one block)

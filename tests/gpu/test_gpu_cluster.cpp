@@ -331,24 +331,30 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
   cg.tol = 1e-12;
   cg.max_iters = 1000;
   std::vector<double> reference;
-  for (const char* reductions : {"2", "1"})  // the one-reduction kernel: one system a cluster
-    for (bool batch : {false, true})
-      for (int blocks : {1, 2, 4}) {
-        CAPTURE(std::string(reductions));
-        CAPTURE(batch);
-        CAPTURE(blocks);
-        const Reductions variant(reductions);
-        auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
-        REQUIRE(engine->fit().blocks == blocks);
-        CHECK(engine->fit().one_reduction == (reductions[0] == '1' && !batch));
-        DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
-        const std::vector<CgResult> results =
-            engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
-        for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
-        const std::vector<double> xs = x.download();
-        if (reference.empty()) reference = xs;
-        CHECK(relative_difference(xs, reference) <= 1e-10);
-      }
+  // Both kernels (the one-reduction one: one system a cluster), in both block sizes.
+  for (const char* threads : {"", "1024", "512"})
+    for (const char* reductions : {"2", "1"})
+      for (bool batch : {false, true})
+        for (int blocks : {1, 2, 4}) {
+          CAPTURE(std::string(threads));
+          CAPTURE(std::string(reductions));
+          CAPTURE(batch);
+          CAPTURE(blocks);
+          const Reductions variant(reductions);
+          if (*threads) setenv("CGSOLVE_CLUSTER_THREADS", threads, 1);
+          auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
+          unsetenv("CGSOLVE_CLUSTER_THREADS");
+          REQUIRE(engine->fit().blocks == blocks);
+          CHECK(engine->fit().threads == (*threads ? std::atoi(threads) : batch ? 1024 : 512));
+          CHECK(engine->fit().one_reduction == (reductions[0] == '1' && !batch));
+          DeviceBuffer<double> x(Device::gpu, std::vector<double>(3 * n, 0.0));
+          const std::vector<CgResult> results =
+              engine->solve_batch(b_gpu.data(), x.data(), 3, nullptr, nullptr, cg);
+          for (const CgResult& r : results) CHECK(r.status == CgStatus::converged);
+          const std::vector<double> xs = x.download();
+          if (reference.empty()) reference = xs;
+          CHECK(relative_difference(xs, reference) <= 1e-10);
+        }
 }
 
 }  // namespace
