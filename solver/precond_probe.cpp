@@ -166,6 +166,9 @@ std::string format_ms(double s) {
 // slower of the last third's and the last sixth's rates was tried: on BWSN_Network_2 it called
 // every candidate but fsai:2 not falling, ic0 included, which converges in 460; CG's running
 // minimum plateaus for longer than a sixth of 150 iterations.)
+// The fewest iterations of a continued run whose history is read for a new forecast.
+constexpr int kMinForecastIterations = 10;
+
 double predicted_iterations(const std::vector<double>& history, double target) {
   const std::size_t K = history.size() - 1, half = K - K / 3;
   if (K < 2 || history[K] <= 0) return double(K);
@@ -210,9 +213,17 @@ bool run_probe(Probe& p, const std::vector<double>& b, long iterations, bool go_
   if (!go_on) p.reached = 1;
   if (!history.empty() && b_norm > 0)
     p.reached = std::min(p.reached, *std::min_element(history.begin(), history.end()) / b_norm);
-  const double to_go =
-      p.converged ? double(cg.converged_at) : predicted_iterations(history, target);
-  p.predicted_iterations = double(before) + to_go;
+  // A run that goes on for too few iterations to read a rate from keeps the forecast of the
+  // runs before it: Jacobi's rent on a loaded machine can run one iteration, whose two-point
+  // history read as "done" once made auto keep Jacobi for a 3,000-iteration solve (the test
+  // "--precond auto stops probing once its first candidate's probe solved the system", CI).
+  if (go_on && !p.converged && history.size() <= std::size_t(kMinForecastIterations)) {
+    p.predicted_iterations = std::max(p.predicted_iterations, double(p.iterations));
+  } else {
+    const double to_go =
+        p.converged ? double(cg.converged_at) : predicted_iterations(history, target);
+    p.predicted_iterations = double(before) + to_go;
+  }
   p.estimate = p.setup_seconds + p.predicted_iterations * p.per_iteration;
   return true;
 }
