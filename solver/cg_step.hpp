@@ -118,8 +118,9 @@ CGS_HD bool stepped(State& s, double rr, double rz, long long k) {
 //   p.q = z.w + beta (z.s + p.w) + beta^2 p.s      (dots = {z.w, z.s + p.w, p.s})
 // Chronopoulos & Gear (1989) use z.w - beta rz / alpha instead (z.s = p.w = -rz / alpha and
 // p.s = rz_old / alpha by the residuals' M-orthogonality), one dot rather than three, but those
-// identities fail in rounding on ill-conditioned systems: on Exnet (tol 1e-10) it took 2x the
-// iterations of the two-pass CG, Net3 without a preconditioner diverged (H100, BENCHMARKS 13e).
+// identities fail in rounding on ill-conditioned systems: on Exnet without a preconditioner (tol
+// 1e-10, double) it took 1.66x the two-pass CG's iterations, 1.27x with these dots (H100,
+// BENCHMARKS 13e).
 // z_0 . w_0 at k = 1 or after a restart. step() then takes it as any loop's p.q.
 CGS_HD double one_reduction_pq(const State& s, const double* dots, bool first_step) {
   if (first_step) return dots[0];

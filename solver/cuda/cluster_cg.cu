@@ -758,11 +758,12 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
 // is checked against b - A x and the solve restarts from it, p = u, where the true residual's
 // norm is above kReplacementSlack x the threshold (at most kMaxRestarts times;
 // CGSOLVE_CLUSTER_REPLACEMENT_SLACK=0 restarts at every stop: a test of the restart).
-// Not the default: measured on an H100 (BENCHMARKS 13e) it is 8-20% faster an iteration on
-// Poisson and Net3 but slower on BWSN_Network_2 and Exnet with Jacobi (four remote loads an
-// entry), and its recurrences cost iterations on the water networks (Exnet without a
+// Not the default: measured on an H100 (BENCHMARKS 13e) it is 9-10% faster an iteration on
+// Poisson and Net3 but 2-5% slower on BWSN_Network_2 and Exnet with Jacobi (four remote loads
+// an entry), and its recurrences cost iterations on the water networks (Exnet without a
 // preconditioner +27%, Net3 +3%); reliable updating of r and s every 100-fold drop (as the
-// distributed single-reduction CG) made that worse, and in float the recurrences diverge.
+// distributed single-reduction CG) made that worse, and in float they drift until Exnet without
+// a preconditioner does not converge.
 constexpr double kReplacementSlack = 10;
 constexpr int kMaxRestarts = 3;
 constexpr int kOneUnroll = 1;
