@@ -161,14 +161,15 @@ std::string format_ms(double s) {
   return text;
 }
 
+// A continued probe run of fewer iterations than this keeps the forecast of the runs before it
+// (run_probe): its history is too short to read a rate from.
+constexpr int kMinForecastIterations = 10;
+
 // Iterations to reach tol from the history ||r_0|| .. ||r_K|| of a probe that did not converge:
 // the rate over its last third, extrapolated. Infinite when the residual does not fall. (The
 // slower of the last third's and the last sixth's rates was tried: on BWSN_Network_2 it called
 // every candidate but fsai:2 not falling, ic0 included, which converges in 460; CG's running
 // minimum plateaus for longer than a sixth of 150 iterations.)
-// The fewest iterations of a continued run whose history is read for a new forecast.
-constexpr int kMinForecastIterations = 10;
-
 double predicted_iterations(const std::vector<double>& history, double target) {
   const std::size_t K = history.size() - 1, half = K - K / 3;
   if (K < 2 || history[K] <= 0) return double(K);
