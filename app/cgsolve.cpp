@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <iostream>
 #include <new>
 
@@ -181,11 +182,17 @@ int run(Arguments& args) {
   RunSummary run;
   run.matrix_path = args.matrix;
   run.rhs_path = args.rhs;
+  // The device's context and the pinned buffers of large uploads are made while the input is
+  // read: no part of a solve, they would otherwise land in the first upload (~20 ms on the
+  // H100 host, BENCHMARKS 20p).
+  std::future<void> device_ready;
   if (request.backend.device == Device::gpu) {
     std::string why;
     if (!cuda_device_available(&why)) throw DeviceError(why);
+    device_ready = std::async(std::launch::async, cuda_prepare_uploads);
   }
   System sys = load_system(args, run);
+  if (device_ready.valid()) device_ready.get();
   if (args.info) return print_info(args, run);
   run.device_description = request.backend.device == Device::gpu      ? cuda_device_description()
                            : request.backend.device == Device::serial ? "CPU, 1 thread"
@@ -257,10 +264,10 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
     d.request.cg.progress = progress_printer(&progress_printed);
   dist::DistributedOutcome outcome;
   try {
-    outcome = per_rank ? dist::solve_distributed_generated(session, args.matrix, d, &run.stats)
-                       : dist::solve_distributed(session, root ? &sys.A : nullptr,
-                                                 root ? &sys.b : nullptr, root ? &sys.x : nullptr,
-                                                 d);
+    outcome = per_rank
+                  ? dist::solve_distributed_generated(session, args.matrix, d, &run.stats)
+                  : dist::solve_distributed(session, root ? &sys.A : nullptr,
+                                            root ? &sys.b : nullptr, root ? &sys.x : nullptr, d);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cgsolve: rank %d: %s\n", session.rank(), e.what());
     session.abort(kExitBadInput);
@@ -288,10 +295,11 @@ int main(int argc, char** argv) {
   CLI::App app{"cgsolve: conjugate gradient for sparse symmetric positive definite systems"};
   app.set_version_flag("--version", std::string("cgsolve ") + CGSOLVE_VERSION);
   Arguments args;
-  app.add_option("--matrix", args.matrix,
-                 "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
-                 "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
-                 "gen:waternet:N[:seed]")
+  app.add_option(
+         "--matrix", args.matrix,
+         "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
+         "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
+         "gen:waternet:N[:seed]")
       ->required();
   app.add_option("--rhs", args.rhs,
                  "Right-hand side b (Matrix Market array or n x 1 coordinate); "

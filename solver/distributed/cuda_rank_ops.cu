@@ -67,12 +67,12 @@ const NcclApi& nccl() {
   }
 }
 
-#define CGS_NCCL_CHECK(call)                                                                \
-  do {                                                                                      \
-    const ncclResult_t cgs_nccl_ = (call);                                                  \
-    if (cgs_nccl_ != ncclSuccess)                                                           \
-      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " +                  \
-                        nccl().error_string(cgs_nccl_));                                    \
+#define CGS_NCCL_CHECK(call)                                               \
+  do {                                                                     \
+    const ncclResult_t cgs_nccl_ = (call);                                 \
+    if (cgs_nccl_ != ncclSuccess)                                          \
+      throw DeviceError(std::string("NCCL call failed: ") + #call + ": " + \
+                        nccl().error_string(cgs_nccl_));                   \
   } while (0)
 
 constexpr int kBlock = 256;
@@ -236,7 +236,7 @@ class NcclTransport final : public Transport {
       CGS_NCCL_CHECK(nccl().recv(halo + r.offset, r.count, ncclDouble, r.rank, nccl_, s));
     for (std::size_t i = 0; i < sends.size(); ++i)
       CGS_NCCL_CHECK(nccl().send(packed + offsets[i], sends[i].local_rows.size(), ncclDouble,
-                              sends[i].rank, nccl_, s));
+                                 sends[i].rank, nccl_, s));
     CGS_NCCL_CHECK(nccl().group_end());
   }
 
@@ -385,6 +385,9 @@ class CudaRankOps final : public RankOps {
   }
 
   ~CudaRankOps() override {
+    // Frees go back to the pool in the shared stream's order; the exchange stream may not have
+    // finished with the halo buffers yet.
+    if (comm_stream_) (void)cudaStreamSynchronize(comm_stream_);
     for (void* p :
          {(void*)send_rows_, (void*)packed_, (void*)halo_, (void*)halo_rows_, (void*)halo_row_ptr_,
           (void*)halo_col_, (void*)halo_val_, (void*)partial_, (void*)sums_})

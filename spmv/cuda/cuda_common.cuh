@@ -73,6 +73,8 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes);  // waits
 // Seconds spent in copy_to_device since the program started (so that a backend can report the
 // transfer of its matrix apart from its conversion).
 double host_to_device_seconds();
+// Makes the pinned staging buffers of large uploads now (cuda_prepare_uploads).
+void prepare_staging();
 void copy_to_host(void* dst, const void* src, std::size_t bytes);    // waits
 void copy_on_device(void* dst, const void* src, std::size_t bytes);  // stream order
 void synchronize();                                                  // waits for the stream

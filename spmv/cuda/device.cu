@@ -27,6 +27,32 @@ std::string version_text(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+// Device memory comes from the device's stream-ordered pool (cudaMallocAsync / cudaFreeAsync on
+// the shared stream), which keeps what is freed for the next allocations instead of handing it
+// back: cudaFree waits for the device, and the GPU AMG set-up makes ~285 allocations and frees
+// (the frees 16 ms of host time on poisson2d:3000, 0.6 ms from the pool: BENCHMARKS 20p).
+// CGSOLVE_DEVICE_POOL=0 goes back to cudaMalloc / cudaFree.
+bool pool_on() {
+  static const bool on = [] {
+    const char* env = std::getenv("CGSOLVE_DEVICE_POOL");
+    return !(env && env[0] == '0');
+  }();
+  return on;
+}
+
+cudaMemPool_t device_pool(int device) {
+  cudaMemPool_t pool;
+  CGS_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  return pool;
+}
+
+void keep_freed_memory(int device) {
+  if (!pool_on()) return;
+  std::uint64_t keep = UINT64_MAX;
+  CGS_CUDA_CHECK(
+      cudaMemPoolSetAttribute(device_pool(device), cudaMemPoolAttrReleaseThreshold, &keep));
+}
+
 CudaContext* create_context() {
   std::string why;
   if (!cuda_device_available(&why)) throw DeviceError("no usable CUDA device: " + why);
@@ -37,6 +63,7 @@ CudaContext* create_context() {
   context->sm_count = props.multiProcessorCount;
   context->max_threads_per_sm = props.maxThreadsPerMultiProcessor;
   CGS_CUDA_CHECK(cudaStreamCreate(&context->stream));
+  keep_freed_memory(context->device);
   int runtime = 0, driver = 0;
   CGS_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   CGS_CUDA_CHECK(cudaDriverGetVersion(&driver));
@@ -93,6 +120,7 @@ struct Tally {
   };
   Kind allocate, free, to_device, to_host, sync;
   bool on = false;
+  bool each_copy = false;  // CGSOLVE_DEVICE_TALLY=2: also a line per upload of 1 MB or more
 };
 
 Tally& tally() {
@@ -100,6 +128,7 @@ Tally& tally() {
     auto* made = new Tally;
     const char* env = std::getenv("CGSOLVE_DEVICE_TALLY");
     made->on = env && *env && *env != '0';
+    made->each_copy = env && std::string(env) == "2";
     if (made->on)
       std::atexit([] {
         const Tally& s = tally();
@@ -112,6 +141,13 @@ Tally& tally() {
         line("to device", s.to_device);
         line("to host", s.to_host);
         line("sync", s.sync);
+        cudaMemPool_t pool;
+        std::uint64_t used = 0, reserved = 0;
+        if (pool_on() && cudaDeviceGetDefaultMemPool(&pool, cuda_context().device) == cudaSuccess &&
+            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &used) == cudaSuccess &&
+            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved) == cudaSuccess)
+          std::fprintf(stderr, "device tally: pool high water %.1f MB used, %.1f MB reserved\n",
+                       double(used) / 1e6, double(reserved) / 1e6);
       });
     return made;
   }();
@@ -146,7 +182,21 @@ void* device_allocate(std::size_t bytes, const char* what) {
   cuda_context();  // a clear DeviceError when there is no device at all
   const Counted counted(&Tally::allocate, bytes);
   void* p = nullptr;
-  const cudaError_t status = cudaMalloc(&p, bytes);
+  const auto start = std::chrono::steady_clock::now();
+  cudaError_t status =
+      pool_on() ? cudaMallocAsync(&p, bytes, cuda_context().stream) : cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation && pool_on()) {
+    // What the pool keeps may be what is missing: hand it back and ask once more.
+    (void)cudaGetLastError();
+    CGS_CUDA_CHECK(cudaStreamSynchronize(cuda_context().stream));
+    CGS_CUDA_CHECK(cudaMemPoolTrimTo(device_pool(cuda_context().device), 0));
+    status = cudaMallocAsync(&p, bytes, cuda_context().stream);
+  }
+  if (tally().each_copy && bytes >= (std::size_t(16) << 20))
+    std::fprintf(
+        stderr, "device tally: allocate %10zu bytes %7.2f ms (%s)\n", bytes,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e3,
+        what);
   if (status == cudaSuccess) return p;
   (void)cudaGetLastError();  // an allocation failure is not sticky: clear it
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -168,7 +218,8 @@ void* device_allocate(std::size_t bytes, const char* what) {
 void device_free(void* p) noexcept {
   if (!p) return;
   const Counted counted(&Tally::free);
-  (void)cudaFree(p);  // nothing useful to do with an error in a destructor
+  // nothing useful to do with an error in a destructor
+  (void)(pool_on() ? cudaFreeAsync(p, cuda_context().stream) : cudaFree(p));
 }
 
 namespace {
@@ -222,16 +273,26 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes) {
   const Counted counted(&Tally::to_device, bytes);
   const auto start = std::chrono::steady_clock::now();
   Staging* s = bytes >= 2 * Staging::kChunk ? staging() : nullptr;
+  const double staging_made =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (s)
     staged_copy_to_device(static_cast<char*>(dst), static_cast<const char*>(src), bytes, *s);
   else
     CGS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()));
   synchronize();
-  host_to_device_total +=
+  const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  host_to_device_total += seconds;
+  if (tally().each_copy && bytes >= (std::size_t(1) << 20))
+    std::fprintf(
+        stderr,
+        "device tally: upload %10zu bytes %7.2f ms (%5.1f GB/s; staging found in %.2f ms)\n", bytes,
+        seconds * 1e3, double(bytes) / seconds * 1e-9, staging_made * 1e3);
 }
 
 double host_to_device_seconds() { return host_to_device_total; }
+
+void prepare_staging() { (void)staging(); }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
@@ -287,6 +348,11 @@ void gpu_upload(void* device_dst, const void* host_src, std::size_t bytes) {
 }
 void gpu_download(void* host_dst, const void* device_src, std::size_t bytes) {
   cuda::copy_to_host(host_dst, device_src, bytes);
+}
+
+void cuda_prepare_uploads() {
+  cuda::cuda_context();
+  cuda::prepare_staging();
 }
 
 std::string cuda_device_description() {

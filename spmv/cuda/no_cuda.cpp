@@ -15,6 +15,8 @@ bool cuda_device_available(std::string* why) {
 
 std::string cuda_device_description() { return kNoCuda; }
 
+void cuda_prepare_uploads() { throw DeviceError(kNoCuda); }
+
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>&, const BackendOptions&) {
   throw DeviceError(kNoCuda);

@@ -3,6 +3,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "formats/row_order.hpp"
 #include "gpu_test_util.hpp"
@@ -35,9 +37,9 @@ struct KernelCase {
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  for (const char* k : {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive",
-                        "vector2", "vector4", "vector8", "vector16", "vector32", "cusparse",
-                        "balanced"}) {
+  for (const char* k :
+       {"", "scalar", "stream", "stream4", "stream8", "vector", "adaptive", "vector2", "vector4",
+        "vector8", "vector16", "vector32", "cusparse", "balanced"}) {
     cases.push_back({Format::csr, k});
   }
   cases.push_back({Format::csr, "vector4", 32, 64, 2});
@@ -213,6 +215,23 @@ TEST_CASE("GPU: without a device every entry point says so with a DeviceError") 
   CHECK_THROWS_AS(make_cuda_backend(A, options), DeviceError);
   CHECK_THROWS_AS(make_cuda_vector_ops<double>(10), DeviceError);
   CHECK_THROWS_AS(make_cuda_vector_ops<float>(10), DeviceError);
+  CHECK_THROWS_AS(cuda_prepare_uploads(), DeviceError);
+}
+
+TEST_CASE("GPU: upload buffers made ahead on another thread serve staged uploads") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  std::thread ahead(cuda_prepare_uploads);  // as cgsolve does while it reads its input
+  ahead.join();
+  cuda_prepare_uploads();  // a second call changes nothing
+  // 40 MB: above the size that is staged (two 16 MB chunks and a partial one).
+  const std::size_t count = (std::size_t(40) << 20) / sizeof(double) + 3;
+  std::vector<double> host(count), back(count, 0.0);
+  for (std::size_t i = 0; i < count; ++i) host[i] = double(i % 1000003) * 0.5 - 7.0;
+  void* device = gpu_allocate(count * sizeof(double), "test upload");
+  gpu_upload(device, host.data(), count * sizeof(double));
+  gpu_download(back.data(), device, count * sizeof(double));
+  gpu_free(device);
+  CHECK(back == host);
 }
 
 TEST_CASE("GPU: an allocation larger than the device reports the bytes asked for and free") {
