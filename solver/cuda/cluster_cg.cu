@@ -419,6 +419,45 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
+// A kernel's clocks, kept by the thread that is `timed` (block 0's thread 0 of system 0, when
+// the solve is timed): the whole solve's cycles and nanoseconds, and in a traced instance
+// (kTraced: CGSOLVE_CLUSTER_PHASES) each of kCount phases' cycles, summed in `cycles`, shared
+// memory of kCount + 1 slots whose last holds the last phase's end, so that no register is held
+// across the iterations for them (the kernels are at their 64 with 1,024 threads).
+template <bool kTraced, int kCount>
+struct KernelClocks {
+  long long* cycles;
+  bool timed;
+  long long cycles0 = 0, ns0 = 0;
+
+  __device__ __forceinline__ KernelClocks(long long* shared_cycles, bool is_timed)
+      : cycles(shared_cycles), timed(is_timed) {
+    if (kTraced && timed)
+      for (int i = 0; i <= kCount; ++i) cycles[i] = 0;
+    if (timed) {
+      cycles0 = clock64();
+      ns0 = (long long)global_ns();
+    }
+  }
+  // A pass begins at `now`: its first phase counts from there.
+  __device__ __forceinline__ void pass_begins(long long now) {
+    if (kTraced && timed) cycles[kCount] = now;
+  }
+  __device__ __forceinline__ void phase_done(int phase) {
+    if (!(kTraced && timed)) return;
+    const long long now = clock64();
+    cycles[phase] += now - cycles[kCount];
+    cycles[kCount] = now;
+  }
+  // out[0]: the solve's cycles, out[1]: its nanoseconds, out[2 + i]: phase i's cycles.
+  __device__ __forceinline__ void write(long long* out) const {
+    out[0] = clock64() - cycles0;
+    out[1] = (long long)global_ns() - ns0;
+    if constexpr (kTraced)
+      for (int i = 0; i < kCount; ++i) out[2 + i] = cycles[i];
+  }
+};
+
 // The partial sums and their totals, static shared memory of each block.
 struct Reduction {
   double warp[kSlots][kWarps];
@@ -560,23 +599,8 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
   const long long sys = blockIdx.x / cluster.num_blocks();
   const bool leader = rank == 0 && threadIdx.x == 0;
   const bool timed = leader && sys == 0 && a.time_spmv;
-  // Traced (CGSOLVE_CLUSTER_PHASES): block 0's thread 0 sums each phase's cycles in shared
-  // memory, the last phase's end in the extra slot (no register held across the loop: the
-  // kernel is at its 64).
   __shared__ long long phase_cycles[kTraced ? kPhases + 1 : 1];
-  if (kTraced && timed)
-    for (long long& c : phase_cycles) c = 0;
-  auto phase_done = [&](int phase) {
-    if (!(kTraced && timed)) return;
-    const long long now = clock64();
-    phase_cycles[phase] += now - phase_cycles[kPhases];
-    phase_cycles[kPhases] = now;
-  };
-  long long cycles0 = 0, ns0 = 0;
-  if (timed) {
-    cycles0 = clock64();
-    ns0 = (long long)global_ns();
-  }
+  KernelClocks<kTraced, kPhases> clocks(phase_cycles, timed);
   const Layout& l = a.layout;
   constexpr bool program = kProgram;
   const bool scaled = a.d != nullptr;         // z = d .* r
@@ -657,7 +681,7 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
     // Pass A(k).
     long long pass_start = 0;
     if (timed) pass_start = clock64();
-    if (kTraced && timed) phase_cycles[kPhases] = pass_start;
+    clocks.pass_begins(pass_start);
     cluster_totals(cluster, red, {kRr, kRz, kBb}, [&](const double* total) {
       const double rr = total[kRr], rz = identity ? rr : total[kRz];
       bool stop;
@@ -670,7 +694,7 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
       if (rank == 0 && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = rr;
       go = !stop;
     });
-    phase_done(0);
+    clocks.phase_done(0);
     const T alpha_prev = T(st.alpha);
     const T* p_old = buffer_of_pair<program>(int((k - 1) % 2), s.p);
     if (!go) {  // x_{k-1}: the update this pass would have made
@@ -697,20 +721,20 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
       if (!first_step) x[i] = cg::next_x(x[i], alpha_prev, p_old[i]);
       pq[0] += double(pi) * double(qi);
     }
-    phase_done(1);
+    clocks.phase_done(1);
     block_partials<kBlock / 32>(red, pq, {kPq});
-    phase_done(2);
+    clocks.phase_done(2);
     cluster.sync();
     if (timed && (k - 1) % a.spmv_every == 0) {
       const long long slot = (k - 1) / a.spmv_every;
       if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
     }
-    phase_done(3);
+    clocks.phase_done(3);
 
     // Pass B(k).
     cluster_totals(cluster, red, {kPq},
                    [&](const double* total) { go = cg::step(st, total[kPq], k); });
-    phase_done(4);
+    clocks.phase_done(4);
     if (!go) break;  // breakdown: x, r stay at k - 1
     const T alpha = T(st.alpha);
     double sums[2] = {0, 0};
@@ -724,22 +748,17 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
         sums[1] += double(ri) * double(zi);
       }
     }
-    phase_done(5);
+    clocks.phase_done(5);
     if constexpr (program) sums[1] = run_program(a, smem, table, sweeps, my_sweep_rows);
     block_partials<kBlock / 32>(red, sums, {kRr, kRz});
-    phase_done(6);
+    clocks.phase_done(6);
     cluster.sync();
-    phase_done(7);
+    clocks.phase_done(7);
   }
   if (!x_in_global)
     for (index_t i = threadIdx.x; i < mine; i += kBlock) x_out[i] = x[i];
   if (leader) a.out[sys] = st;
-  if (timed) {
-    a.clocks[0] = clock64() - cycles0;
-    a.clocks[1] = (long long)global_ns() - ns0;
-    if constexpr (kTraced)
-      for (int i = 0; i < kPhases; ++i) a.clocks[2 + i] = phase_cycles[i];
-  }
+  if (timed) clocks.write(a.clocks);
   cluster.sync();  // no block leaves while another may still read its shared memory
 }
 
@@ -800,19 +819,7 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
   const long long sys = blockIdx.x / cluster.num_blocks();  // a batch: one system a cluster
   const bool timed = rank == 0 && threadIdx.x == 0 && sys == 0 && a.time_spmv;
   __shared__ long long phase_cycles[kTraced ? kOnePhases + 1 : 1];
-  if (kTraced && timed)
-    for (long long& c : phase_cycles) c = 0;
-  auto phase_done = [&](int phase) {
-    if (!(kTraced && timed)) return;
-    const long long now = clock64();
-    phase_cycles[phase] += now - phase_cycles[kOnePhases];
-    phase_cycles[kOnePhases] = now;
-  };
-  long long cycles0 = 0, ns0 = 0;
-  if (timed) {
-    cycles0 = clock64();
-    ns0 = (long long)global_ns();
-  }
+  KernelClocks<kTraced, kOnePhases> clocks(phase_cycles, timed);
   const Layout& l = a.layout;
   const bool scaled = a.d != nullptr;
   const index_t V = l.stride;
@@ -884,7 +891,7 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
     const int old = int((k - 1) % 2), now = int(k % 2);
     long long pass_start = 0;
     if (timed) pass_start = clock64();
-    if (kTraced && timed) phase_cycles[kOnePhases] = pass_start;
+    clocks.pass_begins(pass_start);
     const int at = kOne + kOneSums * old;
     cluster_totals(cluster, red, {at, at + 1, at + 2, at + 3, at + 4, kBb},
                    [&](const double* total) {
@@ -909,7 +916,7 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
                      go = !stop;
                      restart = 0;
                    });
-    phase_done(0);
+    clocks.phase_done(0);
     T* const set_old = sets + 4 * V * old;
     T* const set_new = sets + 4 * V * now;
     if (!go) {
@@ -989,24 +996,21 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
       sums[4] += double(pi) * double(si);
     }
     first_step = false;
-    phase_done(1);
+    clocks.phase_done(1);
     const int out = kOne + kOneSums * now;
     block_partials<kBlock / 32>(red, sums, {out, out + 1, out + 2, out + 3, out + 4});
-    phase_done(2);
+    clocks.phase_done(2);
     cluster.sync();
     if (timed && (k - 1) % a.spmv_every == 0) {
       const long long sample = (k - 1) / a.spmv_every;
       if (sample < a.spmv_capacity) a.spmv[sample] = double(clock64() - pass_start);
     }
-    phase_done(3);
+    clocks.phase_done(3);
   }
   for (index_t i = threadIdx.x; i < mine; i += kBlock) x_out[i] = x[i];
   if (rank == 0 && threadIdx.x == 0) a.out[sys] = st;
   if (timed) {
-    a.clocks[0] = clock64() - cycles0;
-    a.clocks[1] = (long long)global_ns() - ns0;
-    if constexpr (kTraced)
-      for (int i = 0; i < kOnePhases; ++i) a.clocks[2 + i] = phase_cycles[i];
+    clocks.write(a.clocks);
     a.clocks[2 + kOnePhases] = fallbacks;  // passes that formed p and A p
     a.clocks[3 + kOnePhases] = restarts;   // from b - A x after a stop that did not stand
   }
@@ -1057,24 +1061,6 @@ struct Launch {
 };
 
 template <typename T>
-void allow_large_clusters(std::size_t bytes) {
-  for (const void* kernel :
-       {reinterpret_cast<const void*>(cluster_cg_kernel<T, true>),
-        reinterpret_cast<const void*>(cluster_cg_kernel<T, false>),
-        reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true>),
-        reinterpret_cast<const void*>(cluster_cg_kernel<T, false, false, kSingleThreads>),
-        reinterpret_cast<const void*>(cluster_cg_kernel<T, false, true, kSingleThreads>),
-        reinterpret_cast<const void*>(one_reduction_cg_kernel<T>),
-        reinterpret_cast<const void*>(one_reduction_cg_kernel<T, true>),
-        reinterpret_cast<const void*>(one_reduction_cg_kernel<T, false, kSingleThreads>),
-        reinterpret_cast<const void*>(one_reduction_cg_kernel<T, true, kSingleThreads>)}) {
-    CGS_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  }
-}
-
-template <typename T>
 using KernelFunction = void (*)(Args<T>);
 
 // The kernel instance a launch runs: a program's; else the pointwise one of the iteration
@@ -1093,6 +1079,27 @@ KernelFunction<T> kernel_of(bool program, bool one_reduction, int threads, bool 
     return traced ? cluster_cg_kernel<T, false, true, kSingleThreads>
                   : cluster_cg_kernel<T, false, false, kSingleThreads>;
   return traced ? cluster_cg_kernel<T, false, true> : cluster_cg_kernel<T, false, false>;
+}
+
+// Lets every instance kernel_of can return take `bytes` of dynamic shared memory and clusters
+// past the portable 8 blocks.
+template <typename T>
+void allow_large_clusters(std::size_t bytes) {
+  const void* done[16];
+  int count = 0;
+  for (bool program : {false, true})
+    for (bool one_reduction : {false, true})
+      for (int threads : {kThreads, kSingleThreads})
+        for (bool traced : {false, true}) {
+          const auto* kernel =
+              reinterpret_cast<const void*>(kernel_of<T>(program, one_reduction, threads, traced));
+          if (std::find(done, done + count, kernel) != done + count) continue;  // the program's
+          done[count++] = kernel;
+          CGS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(bytes)));
+          CGS_CUDA_CHECK(
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        }
 }
 
 // How many clusters of this shape the device holds at once (0: it cannot launch one).
