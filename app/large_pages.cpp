@@ -10,15 +10,7 @@
 // Measured in BENCHMARKS 20p. CGSOLVE_HUGE_PAGES=0 turns it off. Not built under a sanitizer,
 // whose runtime brings its own operator new.
 
-// GCC says a sanitizer is on by __SANITIZE_*__, clang by __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CGSOLVE_SANITIZER_NEW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define CGSOLVE_SANITIZER_NEW 1
-#endif
-#endif
+#include "large_pages.hpp"
 
 #if !defined(CGSOLVE_SANITIZER_NEW)
 

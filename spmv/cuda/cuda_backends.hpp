@@ -17,9 +17,10 @@ bool cuda_device_available(std::string* why = nullptr);
 // One line naming the device (e.g. "NVIDIA H100 80GB HBM3, 132 SMs, CUDA 13.0").
 std::string cuda_device_description();
 
-// Creates the device's context and the pinned buffers that large uploads are staged through
-// (~20 ms of cudaMallocHost on the H100 host), so that a program can do it while it reads its
-// input (cgsolve does, on a thread of its own) instead of inside its first upload. Safe to call
+// Creates the device's context and the pinned buffers that large copies (uploads and
+// downloads) are staged through (~20 ms of cudaMallocHost on the H100 host), so that a program
+// can do it while it reads its input (cgsolve does, on a thread of its own) instead of inside
+// its first upload. Safe to call
 // from any thread; does nothing the second time. Throws DeviceError without a usable device.
 void cuda_prepare_uploads();
 

@@ -121,7 +121,7 @@ struct Tally {
   };
   Kind allocate, free, to_device, to_host, sync;
   bool on = false;
-  bool each_copy = false;  // CGSOLVE_DEVICE_TALLY=2: also a line per upload of 1 MB or more
+  bool each_copy = false;  // =2: also a line per upload >= 1 MB and allocation >= 16 MB
 };
 
 Tally& tally() {

@@ -11,15 +11,7 @@
 #include <string>
 #include <vector>
 
-// As app/large_pages.cpp decides whether it is built.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CGSOLVE_SANITIZER_NEW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define CGSOLVE_SANITIZER_NEW 1
-#endif
-#endif
+#include "large_pages.hpp"  // CGSOLVE_SANITIZER_NEW: whether it is built
 
 namespace {
 
