@@ -23,11 +23,7 @@
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define CGS_HD __host__ __device__ __forceinline__
-#else
-#define CGS_HD inline
-#endif
+#include "base/host_device.hpp"
 
 namespace cgs::cg {
 
