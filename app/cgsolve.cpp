@@ -11,12 +11,13 @@
 #include <new>
 
 #include "cli_options.hpp"
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 #include "formats/convert.hpp"
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "report.hpp"
 #include "solver/distributed/distributed_solve.hpp"
+#include "solver/solve.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace cgs {

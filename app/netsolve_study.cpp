@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 #include "network/epanet_time.hpp"
 #include "network/study.hpp"

@@ -18,7 +18,7 @@
 
 #include "bench/lib/bench_util.hpp"
 #include "solver/cuda/cluster_cg.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/solver.hpp"
 
 namespace cgs::bench {

@@ -38,7 +38,7 @@
 #include "formats/matrix_market.hpp"
 #include "formats/row_order.hpp"
 #include "solver/plan.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "spmv/cpu/cpu_backends.hpp"
 
 namespace cgs::bench {

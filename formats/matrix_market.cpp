@@ -26,7 +26,7 @@
 #include <string_view>
 #include <utility>
 
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 #include "formats/convert.hpp"
 
 namespace cgs {
@@ -727,7 +727,7 @@ class AtomicFile {
  public:
   explicit AtomicFile(const std::string& path)
       : path_(path), temp_path_(path + ".tmp." + std::to_string(::getpid())) {
-    check_not_an_input(path);  // outputs never destroy inputs (formats/atomic_file.hpp)
+    check_not_an_input(path);  // outputs never destroy inputs (base/atomic_file.hpp)
     ignore_file_size_signal();  // a full disk fails the write, it does not kill us mid-file
     file_ = std::fopen(temp_path_.c_str(), "wb");
     if (file_ == nullptr) fail_with_errno("cannot create file");

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/input_error.hpp"
+
 namespace cgs {
 
 // 32-bit row and column indices, as the formats and kernels store them.
@@ -17,19 +19,5 @@ enum class Precision { single, double_ };
 
 std::string to_string(Format format);
 Format parse_format(const std::string& name);  // throws std::invalid_argument
-
-// Bad input (a file, a value, an option): the program reports it and exits 2.
-// `file` and `line` are empty/0 when the problem has no place in a file.
-class InputError : public std::runtime_error {
- public:
-  InputError(std::string file, long line, const std::string& message);
-  explicit InputError(const std::string& message) : InputError("", 0, message) {}
-  const std::string& file() const { return file_; }
-  long line() const { return line_; }
-
- private:
-  std::string file_;
-  long line_;
-};
 
 }  // namespace cgs

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "solver/solve.hpp"
+
 namespace cgs::net {
 
 void check_same_pattern(const CsrMatrix<double>& A, const CsrMatrix<double>& pattern) {

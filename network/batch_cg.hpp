@@ -81,7 +81,7 @@ std::unique_ptr<BatchCg> make_gpu_batch_cg(const CgOptions& options);
 // The batched sparse Cholesky (issue 23): the first system's pattern analysed once in its
 // elimination order (SparseCholesky, EPANET's order of operations), compiled into a flat schedule
 // (cholesky_schedule.hpp), and every batch factorised and solved by executing it -- on the GPU in
-// one call of three kernels, one thread a system (solver/cuda/batch_cholesky.hpp), or on the host
+// one call of three kernels, one thread a system (network/batch_cholesky.hpp), or on the host
 // one system after another (the fallback and the tests' reference). Both give SparseCholesky's
 // bits, so a batched study's rows equal the direct study's. The GPU one throws DeviceError where
 // this build has no CUDA or there is no GPU.

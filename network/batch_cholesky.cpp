@@ -1,7 +1,7 @@
 // The batched sparse Cholesky engines of the study (batch_cg.hpp: make_cpu_batch_cholesky,
 // make_gpu_batch_cholesky) and the members' direct solver that hands them its systems. Plain
 // C++: make_batch_cholesky answers DeviceError in a build without CUDA, so no #ifdef here.
-#include "solver/cuda/batch_cholesky.hpp"
+#include "network/batch_cholesky.hpp"
 
 #include <algorithm>
 #include <chrono>

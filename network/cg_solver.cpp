@@ -5,6 +5,7 @@
 
 #include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
+#include "solver/solve.hpp"
 
 namespace cgs::net {
 namespace {

@@ -1,4 +1,4 @@
-// SparseCholesky's analysis compiled into a flat schedule (solver/cuda/batch_cholesky.hpp says
+// SparseCholesky's analysis compiled into a flat schedule (network/batch_cholesky.hpp says
 // what the schedule is): once per network, then executed for any number of systems of the
 // pattern -- on the host by CholeskyScheduleExecutor (the reference, equal to SparseCholesky bit
 // for bit), on the device by BatchCholesky (netsolve --study ... --device gpu).
@@ -8,7 +8,7 @@
 
 #include "formats/csr.hpp"
 #include "network/sparse_cholesky.hpp"
-#include "solver/cuda/batch_cholesky.hpp"
+#include "network/cholesky_executor.hpp"
 
 namespace cgs::net {
 

@@ -7,7 +7,7 @@
 
 #include "network/batch_cg.hpp"
 #include "solver/cuda/cluster_cg.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace cgs::net {

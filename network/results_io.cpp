@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 
 namespace cgs::net {

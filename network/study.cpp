@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 #include "network/simulation.hpp"
 

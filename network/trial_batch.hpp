@@ -11,7 +11,7 @@
 #include "network/hydraulics.hpp"
 #include "network/network.hpp"
 #include "network/trial_kernels.hpp"
-#include "solver/cuda/batch_trials.hpp"
+#include "network/batch_trials.hpp"
 
 namespace cgs::net {
 

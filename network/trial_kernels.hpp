@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "network/network.hpp"
-#include "solver/cuda/batch_cholesky.hpp"  // CholeskyScheduleView, chol::
+#include "network/cholesky_executor.hpp"  // CholeskyScheduleView, chol::
 
 #if defined(__CUDACC__)
 #define CGS_TRIAL_HD __host__ __device__ inline

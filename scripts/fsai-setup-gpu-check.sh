@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21 item 3, FSAI's set-up on the device (solver/cuda/fsai_gpu.cu), on one GPU in one call:
+# Issue 21 item 3, FSAI's set-up on the device (solver/precond/fsai_gpu.cu), on one GPU in one call:
 # build (unless SKIP_BUILD=1), the GPU tests of the device set-up (tests/gpu/test_gpu_fsai_setup.cpp)
 # and the set-up tests beside them (test_gpu_precond_setup.cpp: fsai:2's apply and solve now take
 # the device path), compute-sanitizer memcheck over the new tests, the set-up table of

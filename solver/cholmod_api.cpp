@@ -3,7 +3,7 @@
 #if CGSOLVE_HAVE_CHOLMOD
 #include <stdexcept>
 
-#include "formats/shared_library.hpp"
+#include "base/shared_library.hpp"
 
 namespace cgs::cholmod {
 namespace {

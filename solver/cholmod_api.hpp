@@ -1,5 +1,5 @@
 // CHOLMOD's functions as this project calls them, resolved from its shared library on first use
-// (formats/shared_library.hpp says why), so that only a run that factorises with CHOLMOD (netsolve
+// (base/shared_library.hpp says why), so that only a run that factorises with CHOLMOD (netsolve
 // --direct-backend cholmod, cgsolve --validate) loads it and what it pulls in (LAPACK, BLAS,
 // gfortran, METIS, AMD...: about 4 ms of a process's start-up on a 2-core VM).
 // Only in builds that found CHOLMOD's header (CGSOLVE_HAVE_CHOLMOD).

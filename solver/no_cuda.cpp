@@ -1,7 +1,5 @@
-// Built instead of solver/cuda/*.cu when no CUDA compiler was found: every GPU request of the
-// solver fails with a DeviceError that says so (cgsolve exits 4); the CPU paths work as usual.
-#include "solver/cuda/batch_cholesky.hpp"
-#include "solver/cuda/batch_trials.hpp"
+// Built instead of solver/cuda/*.cu and solver/precond/*.cu when no CUDA compiler was found: every
+// GPU request of the solver fails with a DeviceError that says so (cgsolve exits 4).
 #include "solver/cuda/cluster_cg.hpp"
 #include "solver/cuda/cuda_ops.hpp"
 #include "solver/cuda/fused_cg.hpp"
@@ -41,15 +39,6 @@ ClusterFit cluster_fit(index_t, const index_t*, int, bool, const ClusterProgramS
 template <typename T>
 std::unique_ptr<ClusterCg<T>> make_cluster_cg(const CsrView<T>&, index_t, const T*, int, bool,
                                               const precond::DeviceProgramView<T>*) {
-  throw DeviceError(kNoCuda);
-}
-
-std::unique_ptr<BatchCholesky> make_batch_cholesky(const CholeskyScheduleView&) {
-  throw DeviceError(kNoCuda);
-}
-
-std::unique_ptr<BatchTrials> make_batch_trials(const net::trials::NetworkView&, const int*,
-                                               std::size_t, const double*, std::size_t) {
   throw DeviceError(kNoCuda);
 }
 

@@ -234,7 +234,7 @@ void set_up(Probe& p, const SolveRequest& request, const CsrMatrix<double>& A) {
   SolveRequest r = request;
   r.precond = parse_precond(p.name);
   const auto start = Clock::now();
-  p.planned = plan_and_analyze(r, A);
+  p.planned = r.needs_inspector() ? inspect(r, A) : analyze_planned(r, A);
   p.setup_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 }
 

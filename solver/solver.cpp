@@ -11,11 +11,9 @@
 #include "formats/convert.hpp"
 #include "formats/row_order.hpp"
 #include "solver/cuda/fused_cg.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "solver/generic_cg.hpp"
-#include "solver/inspector.hpp"
-#include "solver/precond_probe.hpp"
 #include "solver/vector_ops.hpp"
 
 namespace cgs {
@@ -64,15 +62,6 @@ double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void check_sizes(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x) {
-  if (b.size() != std::size_t(A.rows))
-    throw InputError("the right-hand side has " + std::to_string(b.size()) +
-                     " entries but the matrix has " + std::to_string(A.rows) + " rows");
-  if (x.empty()) x.assign(A.rows, 0.0);
-  if (x.size() != std::size_t(A.rows))
-    throw InputError("the initial guess has " + std::to_string(x.size()) +
-                     " entries but the matrix has " + std::to_string(A.rows) + " rows");
-}
 
 // A preconditioner that divides by the diagonal needs it positive; an entry <= 0 means A is not
 // SPD. Named in A's own numbering (1-based, as in the file).
@@ -329,39 +318,26 @@ class SolverImpl final : public Solver {
 
 }  // namespace
 
+void check_sizes(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x) {
+  if (b.size() != std::size_t(A.rows))
+    throw InputError("the right-hand side has " + std::to_string(b.size()) +
+                     " entries but the matrix has " + std::to_string(A.rows) + " rows");
+  if (x.empty()) x.assign(A.rows, 0.0);
+  if (x.size() != std::size_t(A.rows))
+    throw InputError("the initial guess has " + std::to_string(x.size()) +
+                     " entries but the matrix has " + std::to_string(A.rows) + " rows");
+}
+
 std::unique_ptr<Solver> make_solver(const Plan& plan) {
   if (plan.precision == Precision::single) return std::make_unique<SolverImpl<float>>(plan);
   return std::make_unique<SolverImpl<double>>(plan);
 }
 
-PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A,
-                               const std::vector<double>* rhs) {
-  if (request.precond_auto()) return choose_preconditioner(request, A, rhs);
-  if (request.needs_inspector()) return inspect(request, A);
+PlannedSolver analyze_planned(const SolveRequest& request, const CsrMatrix<double>& A) {
   PlannedSolver planned;
   planned.solver = make_solver(make_plan(request, A));
   planned.solver->analyze(A);
   return planned;
-}
-
-SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
-                         std::vector<double>& x, const SolveRequest& request) {
-  if (A.rows != A.cols)
-    throw InputError("CG needs a square matrix, got " + std::to_string(A.rows) + " x " +
-                     std::to_string(A.cols));
-  check_sizes(A, b, x);  // before planning or inspecting anything
-  PlannedSolver planned = plan_and_analyze(request, A, &b);
-  // auto's probe ran from zero on this b: where the caller gave no initial guess, the solve goes
-  // on from the probe's x instead of repeating its iterations.
-  const bool zero_guess = std::all_of(x.begin(), x.end(), [](double v) { return v == 0; });
-  const bool warm = !planned.warm_start.empty() && zero_guess;
-  if (warm) x = planned.warm_start;
-  SolveReport report = planned.solver->solve(b, x);
-  if (warm) report.probe_iterations = planned.warm_start_iterations;
-  if (warm) report.times.probe_kept_seconds = planned.warm_start_seconds;
-  report.times.inspect_seconds = planned.inspect_seconds;
-  report.times.thread_start_seconds = planned.thread_start_seconds;
-  return report;
 }
 
 }  // namespace cgs

@@ -7,7 +7,8 @@
 //                  values and the preconditioner's numeric part, nothing else;
 //   solve(b, x)    b and the initial guess in, x out in A's own order; the true residual
 //                  ||b - A x|| / ||b|| checked on the host in double against A itself.
-// solve_system() is the one-call path: plan (or inspect, for "auto"), analyze, solve.
+// solve_system() (solver/solve.hpp) is the one-call path: plan (or inspect, for "auto"), analyze,
+// solve.
 #pragma once
 
 #include <memory>
@@ -104,14 +105,12 @@ struct PlannedSolver {
   long warm_start_iterations = 0;
   double warm_start_seconds = 0;  // those iterations' time, inside inspect_seconds
 };
-// rhs: the right-hand side the solve will take, when known (--precond auto then probes on it:
-// a random one mispredicted which candidate wins, issue 21); null: not known (netsolve's trials).
-PlannedSolver plan_and_analyze(const SolveRequest& request, const CsrMatrix<double>& A,
-                               const std::vector<double>* rhs = nullptr);
+// An explicit request's plan (no auto anywhere: the choosers above this file decide those) and
+// a solver analyzed on A.
+PlannedSolver analyze_planned(const SolveRequest& request, const CsrMatrix<double>& A);
 
-// All of it, once: x holds the initial guess on entry (resized to zeros if empty).
-SolveReport solve_system(const CsrMatrix<double>& A, const std::vector<double>& b,
-                         std::vector<double>& x, const SolveRequest& request);
+// b and x checked against A before anything is planned: x is resized to zeros if empty.
+void check_sizes(const CsrMatrix<double>& A, const std::vector<double>& b, std::vector<double>& x);
 
 // y = A x on the host in double (the independent reference used for the true residual).
 std::vector<double> multiply(const CsrMatrix<double>& A, const std::vector<double>& x);

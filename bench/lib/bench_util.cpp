@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "bench/lib/references.hpp"
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 #include "formats/generators.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 

@@ -1,6 +1,6 @@
 // The fused GPU loop per format view, built in two sources (fused_cg_csr.cu: CSR with a thread
 // or a lane group per row; fused_cg_formats.cu: ELL, HLL, COO) so that they compile in parallel;
-// fused_cg.cu picks the one a backend's rows need.
+// fused_cg_factory.cu picks the one a backend's rows need.
 #pragma once
 
 #include "solver/cuda/fused_cg.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/shared_library.hpp"
+#include "base/shared_library.hpp"
 #include "solver/cg_step.hpp"
 #include "solver/distributed/cuda_rank_ops.hpp"
 #include "solver/distributed/mpi_comm.hpp"
@@ -29,7 +29,7 @@ namespace {
 using cuda::stream;
 
 // NCCL's functions, resolved from libnccl when the first GPU rank's transport is made
-// (formats/shared_library.hpp says why): linked, it cost every CPU run of cgsolve about 3 ms of
+// (base/shared_library.hpp says why): linked, it cost every CPU run of cgsolve about 3 ms of
 // start-up. The soname found at build time, then its path there (distributed/CMakeLists.txt).
 struct NcclApi {
   decltype(&::ncclGetErrorString) error_string;

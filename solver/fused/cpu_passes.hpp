@@ -1,7 +1,7 @@
 // The row passes of the fused CPU CG loops (solver/fused/cpu_serial.cpp, cpu_team.cpp), over a
 // range of rows, with the format's row walker inlined (spmv/cpu/kernels.hpp).
 //
-// An iteration k is two passes over the rows, as in the fused GPU loop (solver/cuda/fused_cg.cu):
+// An iteration k is two passes over the rows, as in the fused GPU loop (solver/cuda/fused_cg_impl.cuh):
 //   pass A(k): p_k = z + beta_k p_{k-1}, computed on the fly inside q = A p_k (the product reads
 //              z_j + beta_k p_{k-1,j}; the row's own p_k is written to the other of two buffers,
 //              since neighbours still read p_{k-1}); p.q; and x += alpha_{k-1} p_{k-1} (x lags

@@ -2,7 +2,7 @@
 // level, the numeric phases that cost most on the host, on the patterns the host made once.
 //   prolongator   P = (I - omega D_F^-1 A_F) T, one thread a row (the host's order and rounding)
 //   restriction   R = P^T's values, scattered through transpose_with_map's positions
-//   Galerkin      R A P as R (A P) by the project's sparse products (solver/cuda/galerkin_gpu.cuh):
+//   Galerkin      R A P as R (A P) by the project's sparse products (solver/precond/galerkin_gpu.cuh):
 //                 the patterns at the first set-up only, the values (equal to the host's R (A P)
 //                 bit for bit) at every set-up; cuSPARSE's SpGEMM with pattern reuse where
 //                 CGSOLVE_AMG_GALERKIN=cusparse (for the side-by-side measurement)
@@ -131,7 +131,7 @@ class GpuLevelValues {
 std::unique_ptr<GpuLevelValues> make_gpu_level_values();
 
 // R A P (R: nc x n, A: n x n, P: n x nc) by the GPU set-up's own Galerkin kernels
-// (solver/cuda/galerkin_gpu.cuh), the factors uploaded and the product downloaded: for its
+// (solver/precond/galerkin_gpu.cuh), the factors uploaded and the product downloaded: for its
 // tests. Where wide_rows is given it receives how many rows the bitmap path made (rows with
 // more columns than a warp's hash table holds). Built without CUDA it throws DeviceError.
 CsrMatrix<double> device_galerkin_product(const CsrMatrix<double>& R, const CsrMatrix<double>& A,

@@ -8,7 +8,7 @@
 
 #include "formats/convert.hpp"
 #include "solver/precond/amg_start.hpp"
-#include "solver/precond/prefault.hpp"
+#include "base/prefault.hpp"
 
 namespace cgs::precond::amg {
 namespace {

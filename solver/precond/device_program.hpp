@@ -1,4 +1,4 @@
-// A program placed in GPU memory (solver/cuda/device_program.cu): its operations and arrays
+// A program placed in GPU memory (solver/precond/device_program.cu): its operations and arrays
 // copied to the device once, the value arrays again on update_values(), and a table of the
 // slots' vectors that bind() points at r and z. The fused GPU loops read the view (operations
 // and slot table in device memory, item counts on the host); apply() runs one kernel per

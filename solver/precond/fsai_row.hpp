@@ -1,4 +1,4 @@
-// One row of FSAI's device set-up (solver/cuda/fsai_gpu.cu), written once for the device's
+// One row of FSAI's device set-up (solver/precond/fsai_gpu.cu), written once for the device's
 // kernels and for the host, so that a CPU test runs the kernels' own row code on every row of
 // its matrices against fsai_pattern and fsai_rows (solver/precond/fsai.hpp): a pattern row in a
 // small sorted set, and a row of G with A[p,p]'s lower triangle packed in a small local array.

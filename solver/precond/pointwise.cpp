@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "formats/convert.hpp"
-#include "solver/precond/prefault.hpp"
+#include "base/prefault.hpp"
 
 namespace cgs::precond {
 

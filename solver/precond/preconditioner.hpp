@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "formats/csr.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/precond/device_program.hpp"
 #include "solver/precond/host_program.hpp"
 #include "spmv/backend.hpp"

@@ -1,6 +1,6 @@
 // A program as a preconditioner's set-up writes it: operations that name their arrays by handle,
 // and the arrays themselves in host memory. Placing it on a device (HostProgram here,
-// DeviceProgram in solver/cuda/device_program.cuh) copies the arrays there and resolves the
+// DeviceProgram in solver/precond/device_program.cuh) copies the arrays there and resolves the
 // handles; new values for the same pattern (set_values) rewrite the value arrays only, same
 // handles and sizes, and the placed program copies just those again.
 // An array may instead be borrowed: memory already where the program runs (the AMG hierarchy's

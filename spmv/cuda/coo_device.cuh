@@ -1,4 +1,4 @@
-// The COO row product as a device function, for the fused CG loops (solver/cuda/fused_cg.cu):
+// The COO row product as a device function, for the fused CG loops (solver/cuda/fused_cg_impl.cuh):
 // the entries of a row are the run [row_start[row], row_start[row + 1]) of the row-sorted
 // arrays (row_start is built once with the backend; the COO arrays are unchanged and row_idx is
 // not read). The COO SpMV kernels (coo_segscan.cu) walk the entries instead.

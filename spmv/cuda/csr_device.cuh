@@ -1,5 +1,5 @@
 // The CSR row product as device functions: the scalar and vector kernels (csr_kernels.cu) and the
-// fused CG loops (solver/cuda/fused_cg.cu) all compute a row of A x with them, so the fused loop
+// fused CG loops (solver/cuda/fused_cg_impl.cuh) all compute a row of A x with them, so the fused loop
 // runs the format's own SpMV. x_at(col) returns x[col]: a plain load for the kernel, a value
 // computed on the fly (p = z + beta p) in the fused loop.
 #pragma once

@@ -29,7 +29,7 @@ template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>& A,
                                                   const BackendOptions& options);
 
-// Device memory for code outside the CUDA sources (solver/device_buffer.hpp): checked
+// Device memory for code outside the CUDA sources (spmv/device_buffer.hpp): checked
 // allocation (DeviceError with the bytes asked for and free), release, and waiting copies.
 void* gpu_allocate(std::size_t bytes, const char* what);
 void gpu_free(void* p) noexcept;

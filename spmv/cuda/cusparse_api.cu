@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "formats/shared_library.hpp"
+#include "base/shared_library.hpp"
 #include "spmv/backend.hpp"
 #include "spmv/cuda/cusparse_api.hpp"
 

@@ -1,5 +1,5 @@
 // cuSPARSE's functions as the cuSPARSE backend and the GPU AMG set-up call them, resolved from
-// libcusparse on first use (formats/shared_library.hpp says why): a run that never asks for
+// libcusparse on first use (base/shared_library.hpp says why): a run that never asks for
 // --kernel cusparse does not load it (with libnvJitLink, 15-20 ms of a CPU run's start-up on a
 // 2-core VM). Code calling cuSPARSE calls it through this table only: the library is not linked.
 #pragma once
@@ -23,7 +23,7 @@ struct CusparseApi {
   decltype(&::cusparseSpMV_bufferSize) spmv_buffer_size;
   decltype(&::cusparseSpMV_preprocess) spmv_preprocess;
   decltype(&::cusparseSpMV) spmv;
-  // AMG's Galerkin product on the GPU (solver/cuda/amg_gpu.cu)
+  // AMG's Galerkin product on the GPU (solver/precond/amg_gpu.cu)
   decltype(&::cusparseCsrSetPointers) csr_set_pointers;
   decltype(&::cusparseSpMatGetSize) sp_mat_get_size;
   decltype(&::cusparseSpGEMM_createDescr) spgemm_create_descr;

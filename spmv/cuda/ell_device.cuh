@@ -1,5 +1,5 @@
 // The ELLPACK row product as a device function, shared by ell_kernels.cu and the fused CG loops
-// (solver/cuda/fused_cg.cu); see csr_device.cuh for x_at. The layout is column-major
+// (solver/cuda/fused_cg_impl.cuh); see csr_device.cuh for x_at. The layout is column-major
 // (slot j * rows + row), so consecutive rows read consecutive slots; a row stops at its own
 // length, so padding is never read, unless full_width says every row runs to the width.
 #pragma once

@@ -1,5 +1,5 @@
 // The hacked-ELLPACK row product as a device function, shared by hll_kernels.cu and the fused
-// CG loops (solver/cuda/fused_cg.cu); see csr_device.cuh for x_at. The rows of a hack read their
+// CG loops (solver/cuda/fused_cg_impl.cuh); see csr_device.cuh for x_at. The rows of a hack read their
 // block column-major (hack_offset[h] + j * hack_size + r); a row stops at its own length.
 // A row longer than tail_from continues in the HYB tail (formats/hll.hpp): the row function
 // walks it on the same thread (the fused loops); the SpMV kernel has the tail summed in pieces

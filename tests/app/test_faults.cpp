@@ -3,7 +3,7 @@
 // and Inf in a matrix, a network that is disconnected or has a pump without a curve. Each must
 // give a clear error naming the file (or element), a non-zero exit, no output file, and leave the
 // inputs byte for byte and mtime as they were. Outputs go to a temporary file renamed into place
-// (formats/atomic_file.hpp); only a SIGKILL, which nothing can catch, leaves that temporary file.
+// (base/atomic_file.hpp); only a SIGKILL, which nothing can catch, leaves that temporary file.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>

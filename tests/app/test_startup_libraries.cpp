@@ -1,7 +1,7 @@
 // What a CPU run loads (issue 29 item 4): the optional libraries -- CHOLMOD with LAPACK/BLAS/
 // gfortran/METIS, cuSPARSE with nvJitLink, cuBLAS, the shared CUDA runtime -- cost a small run
 // several times its own work when they are loaded at start-up. They are opened only where a run
-// uses them (formats/shared_library.hpp). The dynamic loader's own account (LD_DEBUG=files) says
+// uses them (base/shared_library.hpp). The dynamic loader's own account (LD_DEBUG=files) says
 // which files a process opened; the checks run on both kinds of build, the CUDA ones matter in a
 // CUDA build.
 #include <doctest/doctest.h>

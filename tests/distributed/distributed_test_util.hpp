@@ -7,7 +7,7 @@
 
 #include "formats/matrix_market.hpp"
 #include "solver/distributed/distributed_solve.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 
 namespace cgs::testing {
 

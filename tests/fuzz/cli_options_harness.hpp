@@ -25,7 +25,7 @@
 #include "formats/generators.hpp"
 #include "formats/types.hpp"
 #include "network/epanet_time.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "spmv/backend.hpp"
 
 namespace cgs::fuzz {

@@ -16,7 +16,7 @@
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/amg_start.hpp"

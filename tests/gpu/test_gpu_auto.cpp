@@ -8,7 +8,7 @@
 #include "formats/matrix_market.hpp"
 #include "gpu_test_util.hpp"
 #include "solver/precond_test_util.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 
 namespace cgs {
 namespace {

@@ -1,4 +1,4 @@
-// The batched sparse Cholesky on the device (solver/cuda/batch_cholesky.cu) against the schedule's
+// The batched sparse Cholesky on the device (network/batch_cholesky_gpu.cu) against the schedule's
 // host executor (network/cholesky_schedule.hpp, itself equal to SparseCholesky bit for bit:
 // tests/network/test_cholesky_schedule.cpp) on EPANET's trial systems with perturbed values, a
 // failing pivot in one system of the batch, batch sizes 1, 31, 33 and 1000; and the GPU study on

@@ -13,7 +13,7 @@
 #include "gpu_cg_util.hpp"
 #include "solver/cpu_ops.hpp"
 #include "solver/cuda/cuda_ops.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 
 namespace cgs {
 namespace {

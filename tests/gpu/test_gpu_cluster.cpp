@@ -12,7 +12,7 @@
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
 #include "solver/cuda/cluster_cg.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 
 namespace cgs {
 namespace {

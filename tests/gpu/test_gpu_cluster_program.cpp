@@ -15,6 +15,7 @@
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
 #include "solver/cuda/cluster_cg.hpp"
+#include "solver/solve.hpp"
 
 namespace cgs {
 namespace {

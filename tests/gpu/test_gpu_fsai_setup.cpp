@@ -1,4 +1,4 @@
-// FSAI's set-up on the device (solver/cuda/fsai_gpu.cu) against the host's (fsai.cpp), issue 21
+// FSAI's set-up on the device (solver/precond/fsai_gpu.cu) against the host's (fsai.cpp), issue 21
 // item 3:
 //   - G's and G^T's patterns the same arrays, their values equal to 1e-10 relative (the device's
 //     FMAs), entry by entry, on a Poisson grid, an EPANET system, a random SPD matrix (n = 1013,
@@ -20,7 +20,7 @@
 
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/precond/fsai.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/sparse_parts.hpp"

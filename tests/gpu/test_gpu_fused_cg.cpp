@@ -9,6 +9,7 @@
 
 #include "gpu_cg_util.hpp"
 #include "solver/inspector.hpp"
+#include "solver/solve.hpp"
 
 namespace cgs {
 namespace {

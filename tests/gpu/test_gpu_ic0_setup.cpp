@@ -1,5 +1,5 @@
 // IC(0)'s set-up on the GPU (issue 21 item 3), checked against the host's:
-//   - the device set-up itself (solver/cuda/ic0_gpu.cu, ic0_gpu.hpp) on a 5-point grid in
+//   - the device set-up itself (solver/precond/ic0_gpu.cu, ic0_gpu.hpp) on a 5-point grid in
 //     natural order, random SPD matrices with irregular rows (n = 1013, not a multiple of 32),
 //     rows without off-diagonal entries, one long row, n = 1: L's pattern the host's arrays, its
 //     values and diagonal the host's factor (ic0_factor_on_host) to 1e-12 entrywise (the device
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "gpu_cg_util.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/precond/ic0_gpu.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/sparse_parts.hpp"

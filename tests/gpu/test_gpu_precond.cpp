@@ -11,7 +11,7 @@
 
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/precond/preconditioner.hpp"
 
 namespace cgs {

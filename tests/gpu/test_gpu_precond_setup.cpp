@@ -20,7 +20,7 @@
 
 #include "formats/convert.hpp"
 #include "gpu_cg_util.hpp"
-#include "solver/device_buffer.hpp"
+#include "spmv/device_buffer.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond/spectrum.hpp"
 #include "solver/precond/spectrum_gpu.hpp"

@@ -1,4 +1,4 @@
-// The trials engine on the GPU (solver/cuda/batch_trials.cu; netsolve --study ... --device gpu):
+// The trials engine on the GPU (network/batch_trials_gpu.cu; netsolve --study ... --device gpu):
 // one thread a scenario runs network/trial_kernels.hpp's period; its rows against the same
 // engine's host executor (which test_trials_study.cpp holds equal to the direct study bit for
 // bit) -- fire flow, closure, PDA, demand draws, pumps with custom curves, DAMPLIMIT, an

@@ -16,7 +16,7 @@
 #include "solver/precond/amg_start.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond_test_util.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "spmv/backend.hpp"
 #include "test_matrices.hpp"
 

@@ -6,7 +6,7 @@
 #include <Eigen/SparseCore>
 #include <cmath>
 
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "solver/validate.hpp"
 #include "test_matrices.hpp"
 

@@ -8,7 +8,7 @@
 #include "formats/row_order.hpp"
 #include "solver/fused/cpu_loop.hpp"
 #include "solver/generic_cg.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;

@@ -18,7 +18,7 @@
 #include "precond_test_util.hpp"
 #include "solver/plan.hpp"
 #include "solver/precond/sparse_parts.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;

@@ -13,6 +13,7 @@
 #include "bench/lib/auto_verdict.hpp"
 #include "formats/generators.hpp"
 #include "solver/inspector.hpp"
+#include "solver/solve.hpp"
 #include "spmv/kernel_registry.hpp"
 #include "test_matrices.hpp"
 

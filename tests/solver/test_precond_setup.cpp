@@ -181,7 +181,7 @@ TEST_CASE("fsai:2 and fsai:3 on a random SPD matrix: G from the definition on tr
   }
 }
 
-// The host's share of fsai's device set-up (solver/cuda/fsai_gpu.cu makes the rows longer than
+// The host's share of fsai's device set-up (solver/precond/fsai_gpu.cu makes the rows longer than
 // kFsaiDeviceRowMax with these): the listed rows' patterns and values, against the whole matrix's
 // (fsai_pattern, fsai_rows), and the least listed row whose block is not SPD.
 TEST_CASE("fsai's listed rows (the device set-up's long rows) are the whole set-up's rows") {

@@ -12,7 +12,7 @@
 #include "formats/matrix_market.hpp"
 #include "solver/precond/preconditioner.hpp"
 #include "solver/precond_test_util.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "test_matrices.hpp"
 
 using namespace cgs;

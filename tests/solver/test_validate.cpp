@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "formats/matrix_market.hpp"
-#include "solver/solver.hpp"
+#include "solver/solve.hpp"
 #include "solver/validate.hpp"
 #include "test_matrices.hpp"
 

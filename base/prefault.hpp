@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace cgs::precond {
+namespace cgs {
 
 // The pages wholly inside [data, data + bytes) mapped writable, each thread a share (prefault.cpp).
 void prefault_pages(void* data, std::size_t bytes);
@@ -24,4 +24,4 @@ void reserve_prefaulted(std::vector<T>& v, std::size_t n) {
   prefault_pages(v.data(), n * sizeof(T));
 }
 
-}  // namespace cgs::precond
+}  // namespace cgs

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "solver/cuda/setup_util.cuh"
+#include "solver/precond/setup_util.cuh"
 #include "solver/precond/fsai.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 

@@ -25,7 +25,7 @@
 #include <cub/block/block_scan.cuh>
 #include <memory>
 
-#include "solver/cuda/setup_util.cuh"
+#include "solver/precond/setup_util.cuh"
 #include "solver/precond/program_spec.hpp"  // CsrArrays
 #include "spmv/cuda/cuda_common.cuh"
 

@@ -9,8 +9,8 @@
 #include <numeric>
 #include <string>
 
-#include "solver/cuda/galerkin_gpu.cuh"
-#include "solver/cuda/setup_util.cuh"
+#include "solver/precond/galerkin_gpu.cuh"
+#include "solver/precond/setup_util.cuh"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/amg_start.hpp"

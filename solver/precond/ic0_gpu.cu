@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "formats/types.hpp"
-#include "solver/cuda/setup_util.cuh"
+#include "solver/precond/setup_util.cuh"
 #include "solver/precond/ic0_gpu.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 

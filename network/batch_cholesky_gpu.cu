@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "solver/cuda/batch_cholesky.hpp"
-#include "solver/device_buffer.hpp"
+#include "network/batch_cholesky.hpp"
+#include "spmv/device_buffer.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 

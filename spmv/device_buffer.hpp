@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "solver/precond/prefault.hpp"
+#include "base/prefault.hpp"
 #include "spmv/backend.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
@@ -62,7 +62,7 @@ class DeviceBuffer {
   std::vector<T> download() const {
     if (!gpu_) return host_;
     std::vector<T> out;
-    precond::reserve_prefaulted(out, n_);  // its pages faulted in on every core (prefault.hpp)
+    reserve_prefaulted(out, n_);  // its pages faulted in on every core (prefault.hpp)
     out.resize(n_);
     gpu_download(out.data(), gpu_data_, n_ * sizeof(T));
     return out;

@@ -1,6 +1,6 @@
 // A sparse Cholesky factorisation compiled into a flat schedule, and its executor: the same code
 // on the host (one system, the reference) and on the device (a batch of systems of one pattern,
-// one thread a system; netsolve --study ... --device gpu, issue 23).
+// one thread a system: the batched Cholesky engine, batch_cholesky.hpp, and the trials engine).
 //
 // The schedule (network/cholesky_schedule.cpp compiles it from SparseCholesky's analysis) names
 // every operation of EPANET's left-looking factorisation by slot: a system's factor is one array,
@@ -15,13 +15,8 @@
 #pragma once
 
 #include <cmath>
-#include <cstddef>
-#include <memory>
-#include <string>
-#include <vector>
 
-#include "solver/cg_step.hpp"  // CGS_HD
-
+#include "base/host_device.hpp"
 
 namespace cgs {
 
@@ -131,30 +126,5 @@ CGS_HD void substitute(const CholeskyScheduleView& s, ConstStrided factor, Strid
 }
 
 }  // namespace chol
-
-// The batched factorisation and solve on the device, for one schedule (one network's pattern and
-// elimination order), one thread a system.
-class BatchCholesky {
- public:
-  virtual ~BatchCholesky() = default;
-  // count systems of the schedule's pattern, host arrays one system after another: values
-  // [count * a_nnz] (A's values in CSR order), b and x [count * n] (A's row order). x gets each
-  // solution; failed_row[s] is -1, or the row of A whose pivot was <= 0 (x of that system is
-  // left as it was). One call: upload, gather into the interleaved layout, factorise, sweep,
-  // download; the systems do not wait for each other's failures.
-  virtual void factorize_solve(const double* values, const double* b, double* x, int count,
-                               int* failed_row) = 0;
-  // Page-locks host memory that later calls will pass (a caller's staging arrays, allocated once),
-  // until this object is destroyed: their copies then go by DMA at the link's rate instead of
-  // through the driver's pageable staging. Where the driver refuses, nothing changes.
-  virtual void pin(void* host, std::size_t bytes) = 0;
-  // Milliseconds of the last call on the device (the kernels, without the copies), and of the
-  // whole call.
-  virtual double kernel_ms() const = 0;
-  virtual double call_ms() const = 0;
-};
-
-// The schedule copied to the device (a host view). DeviceError without CUDA or a GPU.
-std::unique_ptr<BatchCholesky> make_batch_cholesky(const CholeskyScheduleView& schedule);
 
 }  // namespace cgs

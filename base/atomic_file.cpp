@@ -1,4 +1,4 @@
-#include "formats/atomic_file.hpp"
+#include "base/atomic_file.hpp"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "formats/types.hpp"
+#include "base/input_error.hpp"
 
 namespace cgs {
 

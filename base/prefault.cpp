@@ -1,4 +1,4 @@
-#include "solver/precond/prefault.hpp"
+#include "base/prefault.hpp"
 
 #include <omp.h>
 
@@ -9,7 +9,7 @@
 #include <unistd.h>
 #endif
 
-namespace cgs::precond {
+namespace cgs {
 
 void prefault_pages(void* data, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
@@ -35,4 +35,4 @@ void prefault_pages(void* data, std::size_t bytes) {
 #endif
 }
 
-}  // namespace cgs::precond
+}  // namespace cgs

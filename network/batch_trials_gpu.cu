@@ -8,8 +8,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "solver/cuda/batch_trials.hpp"
-#include "solver/device_buffer.hpp"
+#include "network/batch_trials.hpp"
+#include "spmv/device_buffer.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 

@@ -6,7 +6,7 @@
 #include <cub/device/device_scan.cuh>
 #include <vector>
 
-#include "solver/precond/prefault.hpp"
+#include "base/prefault.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 
 namespace cgs::cuda {
@@ -33,11 +33,11 @@ E download_one(const E* device) {
 }
 
 // host = the device's `count` elements; host's pages faulted in on every core first
-// (solver/precond/prefault.hpp: a fresh 108 MB vector's resize took 60-65 ms on one thread
+// (base/prefault.hpp: a fresh 108 MB vector's resize took 60-65 ms on one thread
 // against 10 ms for the copy into it, BENCHMARKS 20j).
 template <typename E>
 void download_into(std::vector<E>& host, const E* device, std::size_t count) {
-  precond::reserve_prefaulted(host, count);
+  reserve_prefaulted(host, count);
   host.resize(count);
   if (count > 0) copy_to_host(host.data(), device, count * sizeof(E));
 }

@@ -1,4 +1,4 @@
-#include "formats/shared_library.hpp"
+#include "base/shared_library.hpp"
 
 #include <dlfcn.h>
 
