@@ -39,15 +39,15 @@ if [[ -z "${NCCL_ROOT:-}" ]] && nccl=$(python3 -c "import nvidia.nccl, os; print
   export NCCL_ROOT="$nccl"
 fi
 
-# Optional: matplotlib for scripts/plot-study.py (maps of a study) and plot_bench.py. A failure
+# Optional: matplotlib for scripts/plot_study.py (maps of a study) and plot_bench.py. A failure
 # here does not stop the setup; those scripts then say what is missing.
 if ! python3 -c "import matplotlib" 2>/dev/null; then
-  echo "setup: installing python3-matplotlib (optional, for scripts/plot-study.py)"
+  echo "setup: installing python3-matplotlib (optional, for scripts/plot_study.py)"
   sudo=""
   [[ $(id -u) -ne 0 ]] && sudo="sudo"
   { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
     python3-matplotlib >/dev/null; } ||
-    echo "setup: python3-matplotlib not installed (optional): scripts/plot-study.py will not run"
+    echo "setup: python3-matplotlib not installed (optional): scripts/plot_study.py will not run"
 fi
 
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then

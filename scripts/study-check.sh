@@ -55,7 +55,7 @@ if [ -n "$pda" ]; then
   netsolve_pda=(--demand-model pda --minimum-pressure "$pmin" --required-pressure "$preq" --pressure-exponent "$pexp")
   tag=_pda
 fi
-. "$here/scripts/study_elements.sh"  # elements FILE SECTION N
+. "$here/scripts/study-elements.sh"  # elements FILE SECTION N
 table=()
 for f in "${nets[@]}"; do
   n=$(basename "$f" .inp)

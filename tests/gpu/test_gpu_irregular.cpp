@@ -149,8 +149,8 @@ TEST_CASE("GPU HLL with a HYB tail: every loop converges to the CPU's answer") {
 
 // SELL-C-sigma: the SpMV kernel writes through the storage order, the fused loops' row function
 // finds each row's slot (row_slot). Windows chosen from the row lengths (the power-law matrix
-// sorts), of 64 rows, and past n; the tail chosen or everything in it. Light runs (memcheck in
-// scripts/hllsigma-check.sh) leave out the 20,000-row matrix.
+// sorts), of 64 rows, and past n; the tail chosen or everything in it. Light runs (under
+// compute-sanitizer, CGS_GPU_TESTS_LIGHT) leave out the 20,000-row matrix.
 TEST_CASE("GPU HLL sorted in windows (SELL-C-sigma): every loop converges to the CPU's answer") {
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const NamedMatrix& m : irregular_systems()) {

@@ -155,7 +155,7 @@ TEST_CASE("GPU SpMV: every kernel matches the host reference, sorted and unsorte
 }
 
 // The HLL kernels alone (SELL-C-sigma windows, HYB tails, cuSPARSE's sliced ELL): what
-// compute-sanitizer checks in scripts/hllsigma-check.sh, in less time than every kernel.
+// a selection short enough for compute-sanitizer, in less time than every kernel.
 TEST_CASE("GPU SpMV: the HLL kernels (sorted windows, HYB tails) match the host reference") {
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const NamedMatrix& matrix : spmv_test_matrices()) {

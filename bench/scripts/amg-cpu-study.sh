@@ -2,11 +2,11 @@
 # AMG against Jacobi-CG on the CPU (issue 22's CPU targets): for each generated matrix and each
 # preconditioner, iterations, set-up, solve and time to solution (set-up + solve, generation
 # excluded), operator complexity and levels; the median of RUNS runs by time to solution.
-# Usage: scripts/amg-cpu-study.sh [build dir (default build)]
+# Usage: bench/scripts/amg-cpu-study.sh [build dir (default build)]
 #   Env: RUNS=3, TOL=1e-8, THREADS=0 (all cores), MATRICES="gen:poisson2d:500 gen:poisson2d:1000",
 #        PRECONDS="amg jacobi"
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 RUNS=${RUNS:-3}
 TOL=${TOL:-1e-8}

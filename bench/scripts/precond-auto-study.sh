@@ -3,15 +3,15 @@
 # solve) against the best fixed candidate's, on the five EPANET systems of DATA and on the
 # matrices in data/matrices (b = A * 1), in one call on one machine (BENCHMARKS §10l).
 # Time to solution = inspect + reorder + format + preconditioner + upload + solve from cgsolve's
-# JSON report (file read excluded, as scripts/precond-gpu-study.sh), the median of RUNS runs; a
+# JSON report (file read excluded, as bench/scripts/precond-gpu-study.sh), the median of RUNS runs; a
 # candidate that does not converge is not a "best fixed" one. Also runs the GPU tests of auto.
 # Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [OUT=dir] [RUNS=3] [DEVICE=gpu] [TOL=1e-10]
-#        [CANDS="jacobi chol ic0 fsai:2 cheb:8 bjacobi:64"] [ONLY=regex] scripts/auto-gpu-check.sh [DATA]
+#        [CANDS="jacobi chol ic0 fsai:2 cheb:8 bjacobi:64"] [ONLY=regex] bench/scripts/precond-auto-study.sh [DATA]
 #   DATA: the EPANET systems (NAME_stepK.mtx[.gz] with NAME_stepK_b.mtx[.gz]), default .gpu-data;
 #   DEVICE=serial runs the same table on one CPU core (no tests then).
 # Logs under $OUT/auto-logs; the table is printed last. < 4 min on one H100.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH=/usr/local/cuda/bin:$PATH
 B=${BUILD:-build-gpu}
 OUT=${OUT:-/tmp/auto-out}

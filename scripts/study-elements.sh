@@ -1,4 +1,4 @@
-# Sourced by the study scripts (study-check.sh, study-gpu-check.sh): which elements a study of the
+# Sourced by the study scripts (scripts/study-check.sh, bench/scripts/study-gpu-bench.sh): which elements a study of the
 # first N takes, as epanet-scenarios --max N takes them.
 # elements FILE SECTION N: the first N IDs of an .inp section (junctions, or pipes without check
 # valves: the ones epanet-scenarios --max N closes), one a line.

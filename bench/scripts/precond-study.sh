@@ -2,10 +2,10 @@
 # Iterations and time to solution of each preconditioner on EPANET's own linear systems
 # (../shared/data/epanet-systems, else data/systems), cgsolve's criterion ||r|| <= tol ||b||,
 # against Jacobi-CG and a direct Cholesky (the validation reference, timed by --validate).
-# Usage: scripts/precond-study.sh [build dir (default build)] [device (default serial)]
+# Usage: bench/scripts/precond-study.sh [build dir (default build)] [device (default serial)]
 #        PRECONDS="jacobi ic0 ..." TOL=1e-10 ONLY=regex (system names) to change what runs.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 DEVICE=${2:-serial}
 TOL=${TOL:-1e-10}

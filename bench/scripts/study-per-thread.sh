@@ -4,12 +4,12 @@
 # check valves with STUDY=closure) and then each NETSOLVE binary given with --threads 1 on the same
 # elements (--elements). Prints the medians of the scenario loops alone (EPANET's printed
 # "ms a scenario", netsolve's scenario_seconds / scenarios) and each ratio to EPANET's.
-#   scripts/study-per-thread.sh NET N ROUNDS NETSOLVE... (NET: a name in ../shared/data/networks)
+#   bench/scripts/study-per-thread.sh NET N ROUNDS NETSOLVE... (NET: a name in ../shared/data/networks)
 # Env: STUDY (fireflow), TMP (a scratch folder; default mktemp).
 set -u
 [ $# -ge 4 ] || { sed -n '2,8p' "$0"; exit 2; }
 net=$1 max=$2 rounds=$3; shift 3
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 nets=$here/../shared/data/networks epanet=$here/../shared/tools/epanet/epanet-scenarios
 study=${STUDY:-fireflow} tmp=${TMP:-$(mktemp -d /tmp/study-per-thread.XXXXXX)}
 section=JUNCTIONS; [ "$study" = closure ] && section=PIPES

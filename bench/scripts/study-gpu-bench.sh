@@ -5,22 +5,22 @@
 # epanet-scenarios on one thread (where its binary runs on this host), the same elements for all
 # three; each GPU and CPU CSV compared with EPANET's (scripts/compare_study.py) and with each
 # other. Logs and CSVs to $OUT; a summary table last.
-# Usage: OUT=dir scripts/study-gpu-check.sh
+# Usage: OUT=dir bench/scripts/study-gpu-bench.sh
 # Env: BUILD (build-gpu), NETS (networks of ../shared/data/networks), MAX (BWSN's scenarios for
 # EPANET and the CPU, 1000), GMAX / GMAX_BWSN (the GPU's: 128, one batch in flight), GPU_TIMEOUT (s a GPU study,
 # 60), DEADLINE (s from the start after which no study starts: 450), SKIP_BUILD=1 (use BUILD),
 # DEVICES ("cpu gpu"; "cpu": the CPU study against EPANET only, no GPU test or GPU column),
 # CPU_THREADS (--threads of the CPU study: 0, every core; 1 gives the per-thread ratio),
 # NETSOLVE_FLAGS (more flags for both netsolve runs, e.g. --cold-start).
-# The 16-core CPU columns alone: SKIP_BUILD=1 DEVICES=cpu OUT=$OUT scripts/study-gpu-check.sh
+# The 16-core CPU columns alone: SKIP_BUILD=1 DEVICES=cpu OUT=$OUT bench/scripts/study-gpu-bench.sh
 # GPU_ENGINE (trials: every trial on the device, cholesky: the batched sparse Cholesky, each over
 # every element the CPU runs;
 # cg: the cluster CG, over the first GMAX), STUDIES ("fireflow closure"), SHARED (the data and
 # tools: ../shared, else .gpu-data/shared).
 # Issue 23's batched Cholesky (BENCHMARKS §19d), < 8 min:
-#   SKIP_BUILD=1 BUILD=build-gpu NETS="BWSN_Network_2 Exnet_EXN Net3" STUDIES=fireflow OUT=$OUT scripts/study-gpu-check.sh
+#   SKIP_BUILD=1 BUILD=build-gpu NETS="BWSN_Network_2 Exnet_EXN Net3" STUDIES=fireflow OUT=$OUT bench/scripts/study-gpu-bench.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-gpu-out}
 BUILD=${BUILD:-build-gpu}
 MAX=${MAX:-1000}
@@ -66,7 +66,7 @@ else
   ldd "$epanet" 2>&1 | head -5
 fi
 
-. scripts/study_elements.sh  # elements FILE SECTION N
+. scripts/study-elements.sh  # elements FILE SECTION N
 ms_of() {  # netsolve's JSON report: scenarios/s over the scenarios, and with the set-up
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); n=j['study']['scenarios']; \
 print('%d %.1f %.1f %s' % (n, j['scenarios_per_second'], n/(j['setup_seconds']+j['scenario_seconds']), j['failed']))" "$1"

@@ -4,7 +4,7 @@
 # preconditioner, upload, --precond auto's probe), time per iteration and time to solution
 # (set-up + solve, file read excluded), the median of RUNS runs each; the last column is the
 # ratio to CPU serial ic0's time to solution on the same system.
-# Usage: scripts/precond-gpu-study.sh [build dir (default build)] [systems dir]
+# Usage: bench/scripts/precond-gpu-study.sh [build dir (default build)] [systems dir]
 #   systems dir: EPANET's exported systems (*_stepN.mtx.gz with _b), default
 #   ../shared/data/epanet-systems, else data/systems; "none": generated matrices only.
 #   Env: RUNS=3, TOL=1e-10, ONLY=regex (system names), PRECONDS="jacobi ic0 ...",
@@ -12,7 +12,7 @@
 #        GEN="gen:poisson2d:1000 data/matrices/nos6.mtx" (generated matrices or Matrix Market
 #        files to run too, b = A*1), MAXITERS=400000.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 SYSTEMS=${2:-../shared/data/epanet-systems}
 [[ -d $SYSTEMS || $SYSTEMS == none ]] || SYSTEMS=data/systems

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draw a network from its .inp [COORDINATES]/[VERTICES], coloured by a column of a study CSV.
 
-    scripts/plot-study.py NET.inp STUDY.csv [--column element_pressure] [-o map.png]
+    scripts/plot_study.py NET.inp STUDY.csv [--column element_pressure] [-o map.png]
                           [--vmin V] [--vmax V] [--title TEXT]
 
 STUDY.csv is netsolve --study ... --study-csv (or epanet-scenarios' --csv). Each row's element is
@@ -21,7 +21,7 @@ import sys
 
 
 def fail(message):
-    print(f"plot-study.py: {message}", file=sys.stderr)
+    print(f"plot_study.py: {message}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -103,7 +103,7 @@ def main():
         from matplotlib.collections import LineCollection
     except ImportError:
         fail("needs matplotlib (apt-get install python3-matplotlib; with another python3 first on "
-             "PATH, run it as /usr/bin/python3 scripts/plot-study.py ...)")
+             "PATH, run it as /usr/bin/python3 scripts/plot_study.py ...)")
 
     nodes, kinds, links, vertices = read_inp(a.network)
     values = read_column(a.study_csv, a.column)
@@ -157,7 +157,7 @@ def main():
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     fig.savefig(a.output, dpi=120)
-    print(f"plot-study.py: wrote {a.output} ({len(values)} {what}s coloured by {a.column})")
+    print(f"plot_study.py: wrote {a.output} ({len(values)} {what}s coloured by {a.column})")
 
 
 if __name__ == "__main__":

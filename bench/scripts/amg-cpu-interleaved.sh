@@ -4,8 +4,8 @@
 # falls on each pair alike; per pair the median of RUNS by time to solution (format +
 # preconditioner set-up + solve; generation and reading excluded), with its iterations and the
 # AMG set-up's phase times of that run.
-# Usage: scripts/amg-cpu-interleaved.sh "binary:precond" ...   e.g.
-#   RUNS=5 scripts/amg-cpu-interleaved.sh build-cpu/app/cgsolve:amg build-cpu/app/cgsolve:jacobi
+# Usage: bench/scripts/amg-cpu-interleaved.sh "binary:precond" ...   e.g.
+#   RUNS=5 bench/scripts/amg-cpu-interleaved.sh build-cpu/app/cgsolve:amg build-cpu/app/cgsolve:jacobi
 #   Env: RUNS=5, MATRIX=gen:poisson2d:1000, THREADS=2, TOL=1e-8
 set -uo pipefail
 RUNS=${RUNS:-5}
