@@ -75,6 +75,7 @@ compare() {
   for f in "$old"/*; do
     local name
     name=$(basename "$f")
+    [[ $name == DONE ]] && continue
     if [[ ! -e "$new/$name" ]]; then
       echo "missing: $name"
       bad=1
