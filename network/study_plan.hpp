@@ -13,7 +13,7 @@
 //                     threads only preparing starts and reading rows.
 //
 // The start is the one choice the plan cannot finish alone: --start auto probes a few scenarios
-// both ways after the baseline ran (study.cpp's choose_start), and a warm start needs the
+// both ways after the baseline ran (study.cpp's probe_start), and a warm start needs the
 // baseline solved; run_study records what it decided in the plan it returns.
 #pragma once
 

@@ -10,6 +10,7 @@
 
 #include "gpu_test_util.hpp"
 #include "network/batch_cg.hpp"
+#include "network/batch_cholesky.hpp"
 #include "network/cholesky_schedule.hpp"
 #include "network/inp_reader.hpp"
 #include "network/schedule_test_systems.hpp"
