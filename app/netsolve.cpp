@@ -107,6 +107,11 @@ std::unique_ptr<LinearSolver> make_direct(const Args& args, const Network& net) 
 
 std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
+// --trace: the time whose periods' trials are printed; -1 without it.
+long trace_time(const Args& args) {
+  return args.trace.empty() ? -1 : parse_duration(args.trace, "--trace");
+}
+
 // "auto: inspected once, on the first system: chose ... (why); inspector 1.2 ms (0.5% of the
 // linear solves); the choice reused for the 17 later CG solves (same sparsity pattern)"
 std::string describe_autotune(const AutotuneRecord& a, double linear_seconds) {
@@ -445,17 +450,23 @@ bool compare_reference(const Args& args, const Network& net, const SimulationRes
   return c.ok();
 }
 
-int run(const Args& args, SolverCli& cli) {
-  cli.resolve();
-  const auto start = Clock::now();
-  RunInfo info;
-  Network file_net = read_inp(args.network);
-  apply_demand_model_flags(args.demand_model, file_net);
-  const Network& net = file_net;
-  info.read_seconds = since(start);
-  SolveRequest request = cli.request;
-  if (request.cg.max_iters == 0)  // these systems need far more than 10 n iterations (README)
+// The network as read, with --demand-model and its options over the file's.
+Network read_network(const Args& args) {
+  Network net = read_inp(args.network);
+  apply_demand_model_flags(args.demand_model, net);
+  return net;
+}
+
+// The CG request of every trial: --max-iters' default is raised, these systems needing far more
+// than 10 n iterations (README).
+SolveRequest network_request(SolveRequest request, const Network& net) {
+  if (request.cg.max_iters == 0)
     request.cg.max_iters = std::max<long>(200000, 100L * net.junction_count);
+  return request;
+}
+
+// Inputs registered before anything runs, outputs checked against them (never written over one).
+void protect_files(const Args& args) {
   protect_input(args.network);
   if (!args.reference_dir.empty()) {
     const std::string base = args.reference_dir + "/" + stem(args.network);
@@ -469,55 +480,39 @@ int run(const Args& args, SolverCli& cli) {
       {"--export-systems", &args.export_dir}};
   for (const auto& [option, path] : outputs)
     if (!path->empty()) check_not_an_input(*path, option);
-  if (!args.study.study.empty()) {
-    protect_study_files(args.study);
-    // --threads spreads the scenarios; each thread's CG (--solver cg) then runs on one.
-    const int threads = request.backend.threads;
-    request.backend.threads = 1;
-    // --device gpu (or --study-batch): the batched engine; the baseline keeps --solver's solver.
-    const bool gpu = request.backend.device == Device::gpu;
-    StudyBatchEngine batch;
-    if (gpu || args.study.batch > 0 || args.study.batch_engine == "trials") {
-      batch.refinement = args.refinement;
-      const std::string& engine = args.study.batch_engine;
-      // The trials engine (every trial on the device) where the scenarios' rows are the native
-      // direct solver's in EPANET's order; studies it cannot run go to the batched Cholesky.
-      const bool native = args.solver != "cg" && args.elimination_order.empty() &&
-                          (direct_backend(args) == DirectBackend::native ||
-                           direct_backend(args) == DirectBackend::automatic);
-      if (engine == "trials" && !native)
-        throw InputError(
-            "--batch-engine trials runs the native direct solver in EPANET's order "
-            "(not --solver cg, --direct-solver cholmod|eigen or --elimination-order)");
-      if (engine == "trials" || (engine == "auto" && gpu && native))
-        batch.trials = [gpu](const TrialNetwork& network) {
-          return gpu ? make_device_batch_trials(network) : make_host_batch_trials(network);
-        };
-      batch.direct =
-          engine == "cholesky" || engine == "trials" || (engine == "auto" && args.solver != "cg");
-      if (batch.direct)
-        batch.make = [gpu]() -> std::unique_ptr<BatchCg> {
-          return gpu ? make_gpu_batch_cholesky() : make_cpu_batch_cholesky();
-        };
-      else
-        batch.make = [request, gpu]() -> std::unique_ptr<BatchCg> {
-          return gpu ? make_gpu_batch_cg(request.cg) : make_cpu_batch_cg(request);
-        };
-    }
-    SolveRequest baseline_request = request;
-    if (baseline_request.backend.device == Device::gpu)
-      baseline_request.backend.device = Device::omp;
-    return run_study_command(
-        args.study, net, args.duration, threads, args.report, args.quiet,
-        [&]() -> std::unique_ptr<LinearSolver> {
-          if (args.solver == "cg") return make_cg_solver(baseline_request, args.refinement);
-          return make_direct(args, net);
-        },
-        batch);
-  }
-  auto solver =
-      args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct(args, net);
+}
 
+std::unique_ptr<LinearSolver> make_solver(const Args& args, const Network& net,
+                                          const SolveRequest& request) {
+  return args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct(args, net);
+}
+
+// --study: the scenarios as the study's plan says (network/study_plan.hpp chooses engine, start,
+// batch and threads from what is asked here); the baseline on --solver's solver, on the host.
+int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
+  protect_study_files(args.study);
+  StudyRunRequest run;
+  // --threads spreads the scenarios; each thread's CG (--solver cg) then runs on one.
+  run.threads = request.backend.threads;
+  request.backend.threads = 1;
+  run.gpu = request.backend.device == Device::gpu;
+  const DirectBackend backend = direct_backend(args);
+  const bool native = args.elimination_order.empty() &&
+                      (backend == DirectBackend::native || backend == DirectBackend::automatic);
+  run.solver = args.solver == "cg" ? StudySolver::cg
+               : native            ? StudySolver::native_direct
+                                   : StudySolver::other_direct;
+  run.cg = request;
+  run.refinement = args.refinement;
+  SolveRequest baseline = request;
+  if (baseline.backend.device == Device::gpu) baseline.backend.device = Device::omp;
+  return run_study_command(args.study, net, args.duration, run, args.report, args.quiet,
+                           [&] { return make_solver(args, net, baseline); });
+}
+
+// The run over --duration (or the file's), each trial's system exported where asked.
+SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
+                                   RunInfo& info) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
@@ -533,31 +528,57 @@ int run(const Args& args, SolverCli& cli) {
     write_matrix_market(base + ".mtx", system.A, true, comment);
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
-  const long trace_time = args.trace.empty() ? -1 : parse_duration(args.trace, "--trace");
-  sim.run.trace = trace_time >= 0;
-  const SimulationResults s = simulate(net, *solver, sim);
-  info.total_seconds = since(start);
-  if (!args.quiet) print_summary(net, s, *solver, info);
+  sim.run.trace = trace_time(args) >= 0;
+  return simulate(net, solver, sim);
+}
+
+// The summary (unless --quiet), the traced periods' trials, and the error line.
+void print_results(const Args& args, const Network& net, const SimulationResults& s,
+                   const LinearSolver& solver, const RunInfo& info) {
+  if (!args.quiet) print_summary(net, s, solver, info);
   for (const StepReport& r : s.steps) {
-    if (r.time != trace_time) continue;
+    if (r.time != trace_time(args)) continue;
     std::printf("trials at %s:\n", clock_text(r.time).c_str());
     print_trials(net, r.solve);
   }
   if (!s.error.empty())
     std::fprintf(stderr, "netsolve: %s: %s\n", net.source.c_str(), s.error.c_str());
-  // Written whole, also when a period could not be solved: the reporting times up to it.
+}
+
+// Written whole, also when a period could not be solved: the reporting times up to it.
+void write_series(const Args& args, const Network& net, const SimulationResults& s) {
   if (!args.nodes_csv.empty()) write_node_series_csv(args.nodes_csv, net, s);
   if (!args.links_csv.empty()) write_link_series_csv(args.links_csv, net, s);
   if (!args.tanks_csv.empty()) write_tank_series_csv(args.tanks_csv, net, s);
-  nlohmann::json report = json_report(net, s, *solver, info);
-  const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
-  if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
+}
+
+int exit_code(const Network& net, const SimulationResults& s, bool reference_ok) {
   if (!s.error.empty() || !totals_of(s).linear_ok || !reference_ok) return kExitNotConverged;
   if (s.unbalanced) {
     warn_unbalanced(net, s);
     return kExitCompletedWithWarnings;
   }
   return s.completed ? kExitOk : kExitNotConverged;
+}
+
+int run(const Args& args, SolverCli& cli) {
+  cli.resolve();
+  const auto start = Clock::now();
+  RunInfo info;
+  const Network net = read_network(args);
+  info.read_seconds = since(start);
+  const SolveRequest request = network_request(cli.request, net);
+  protect_files(args);
+  if (!args.study.study.empty()) return run_scenarios(args, net, request);
+  const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
+  const SimulationResults s = simulate_network(args, net, *solver, info);
+  info.total_seconds = since(start);
+  print_results(args, net, s, *solver, info);
+  write_series(args, net, s);
+  nlohmann::json report = json_report(net, s, *solver, info);
+  const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
+  if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
+  return exit_code(net, s, reference_ok);
 }
 
 }  // namespace

@@ -92,9 +92,9 @@ std::string describe(const StudyOptions& o, const Network& net, int scenarios) {
   return text + detail + ", " +
          (o.duration == 0 ? std::string("steady state")
                           : "extended period to " + clock_text(o.duration)) +
-         (o.start_probe > 0 ? ", start chosen by probes"
-          : o.warm_start    ? ", warm start from the baseline"
-                            : ", cold start (EPANET's initial flows)");
+         (o.run.start == StudyStart::probe  ? ", start chosen by probes"
+          : o.run.start == StudyStart::warm ? ", warm start from the baseline"
+                                            : ", cold start (EPANET's initial flows)");
 }
 
 // The scenario with the lowest minimum pressure, or -1.
@@ -114,6 +114,8 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
               net.links.size());
   std::printf("study %s\n", describe(o, net, n).c_str());
   std::printf("solver %s\n", r.solver_name.c_str());
+  std::printf("plan: %s\n", r.plan.summary().c_str());
+  for (const std::string& why : r.plan.reasons) std::printf("  %s\n", why.c_str());
   const ScenarioResult& b = r.baseline;
   std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n", b.ok ? "ok" : "FAILED",
               b.trials, b.min_pressure, pressure_unit_name(net),
@@ -124,30 +126,28 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
   std::printf(
       "time: set-up %.4g s (baseline run, %d thread workspaces, %s), scenarios %.4g s on %d "
       "threads: %.4g ms a scenario, %.1f scenarios/s, %.2f trials each\n",
-      r.setup_seconds, r.threads,
+      r.setup_seconds, r.plan.threads,
       r.analyses >= 0 ? (std::to_string(r.analyses) + " symbolic analysis(es) in all").c_str()
                       : "solver analyses not counted",
-      r.scenario_seconds, r.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
+      r.scenario_seconds, r.plan.threads, n ? 1e3 * r.scenario_seconds / n : 0.0,
       r.scenario_seconds > 0 ? n / r.scenario_seconds : 0.0, n ? double(trials) / n : 0.0);
-  if (!r.start_note.empty()) std::printf("start: %s\n", r.start_note.c_str());
   if (r.trial_calls > 0)
     std::printf(
         "trials engine: every scenario's trials in %d call(s), kernels %.1f ms, whole calls "
         "%.1f ms; %d scenario(s) handed back to the host engine\n",
         r.trial_calls, r.trial_kernel_ms, r.trial_call_ms, r.host_scenarios);
-  else if (o.trial_engine)
-    std::printf("trials engine not used: %s\n", r.engine_note.c_str());
-  if (const BatchRendezvous::Counts& c = r.batch; c.launches > 0 && o.batch_direct)
+  if (const BatchRendezvous::Counts& c = r.batch;
+      c.launches > 0 && r.plan.engine == StudyEngine::batched_cholesky)
     std::printf(
         "batches: %ld solved, %.1f systems each (%d scenarios in flight), each system "
         "factorised and solved once\n",
-        c.launches, double(c.systems) / c.launches, r.threads);
+        c.launches, double(c.systems) / c.launches, r.plan.threads);
   else if (c.launches > 0)
     std::printf(
         "batches: %ld solved, %.1f systems each (%d scenarios in flight), %.0f CG iterations a "
         "system, %.0f in the slowest of a batch\n",
-        c.launches, double(c.systems) / c.launches, r.threads, double(c.iterations) / c.systems,
-        double(c.critical_iterations) / c.launches);
+        c.launches, double(c.systems) / c.launches, r.plan.threads,
+        double(c.iterations) / c.systems, double(c.critical_iterations) / c.launches);
   const int failed = r.failed();
   std::printf("failed: %d of %d scenarios", failed, n);
   for (const ScenarioResult& s : r.scenarios)
@@ -185,6 +185,24 @@ nlohmann::json json_row(const Network& net, StudyKind kind, const ScenarioResult
           {"reason", s.reason}};
 }
 
+// The plan as run: each choice and the reasons, as cgsolve's report has its Plan.
+nlohmann::json plan_json(const StudyPlan& p) {
+  return {{"engine", to_string(p.engine)},
+          {"device", p.engine == StudyEngine::host ? "cpu"
+                     : p.gpu                       ? "gpu"
+                                                   : "cpu"},
+          {"start", to_string(p.start)},
+          {"batch", p.batch},
+          {"groups", p.groups},
+          {"threads", p.threads},
+          {"trial_budget",
+           p.engine == StudyEngine::trials ? nlohmann::json(p.trial_budget) : nlohmann::json()},
+          {"trials_declined",
+           p.trials_declined.empty() ? nlohmann::json() : nlohmann::json(p.trials_declined)},
+          {"summary", p.summary()},
+          {"reasons", p.reasons}};
+}
+
 nlohmann::json json_report(const Network& net, const StudyOptions& o, const StudyResults& r) {
   const int n = static_cast<int>(r.scenarios.size());
   nlohmann::json j;
@@ -197,8 +215,8 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
                 {"description", describe(o, net, n)},
                 {"scenarios", n},
                 {"duration_s", o.duration},
-                {"warm_start", r.warm_start},
-                {"start_choice", r.start_note},
+                {"warm_start", r.plan.warm()},
+                {"start_choice", r.plan.reason("start")},
                 {"fire_flow", o.fire_flow * net.units.flow},
                 {"pressure_threshold", o.pressure_threshold},
                 {"residual_pressure", o.residual_pressure >= 0 ? nlohmann::json(o.residual_pressure)
@@ -207,16 +225,15 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
     j["study"]["demand"] = {{"draws", o.spec.draws}, {"cv", o.spec.cv}, {"seed", o.spec.seed}};
   j["solver"] = {{"name", r.solver_name},
                  {"symbolic_analyses", r.analyses >= 0 ? nlohmann::json(r.analyses) : nullptr}};
-  j["threads"] = r.threads;
+  j["plan"] = plan_json(r.plan);
+  j["threads"] = r.plan.threads;
   if (r.trial_calls > 0)
     j["trials_engine"] = {{"calls", r.trial_calls},
                           {"kernel_ms", r.trial_kernel_ms},
                           {"call_ms", r.trial_call_ms},
                           {"host_scenarios", r.host_scenarios}};
-  else if (o.trial_engine)
-    j["trials_engine"] = {{"not_used", r.engine_note}};
   if (r.batch.launches > 0)
-    j["batch"] = {{"scenarios_in_flight", r.threads},
+    j["batch"] = {{"scenarios_in_flight", r.plan.threads},
                   {"batches", r.batch.launches},
                   {"systems", r.batch.systems},
                   {"cg_iterations", r.batch.iterations},
@@ -288,10 +305,30 @@ void protect_study_files(const StudyArgs& a) {
   if (!a.csv.empty()) check_not_an_input(a.csv, "--study-csv");
 }
 
+namespace {
+
+// The study's start as asked: --start, or --cold-start (which --start may only repeat).
+StudyStart start_asked(const StudyArgs& a) {
+  if (a.cold_start && a.start != "auto" && a.start != "cold")
+    throw InputError("--cold-start", 0, "contradicts --start " + a.start);
+  const std::string start = a.cold_start ? "cold" : a.start;
+  return start == "cold"   ? StudyStart::cold
+         : start == "warm" ? StudyStart::warm
+                           : StudyStart::probe;
+}
+
+BatchEngineChoice batch_engine_asked(const std::string& engine) {
+  if (engine == "cholesky") return BatchEngineChoice::cholesky;
+  if (engine == "cg") return BatchEngineChoice::cg;
+  if (engine == "trials") return BatchEngineChoice::trials;
+  return BatchEngineChoice::automatic;
+}
+
+}  // namespace
+
 int run_study_command(const StudyArgs& a, const Network& net, const std::string& duration,
-                      int threads, const std::string& report_path, bool quiet,
-                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
-                      const StudyBatchEngine& batch_engine) {
+                      StudyRunRequest run, const std::string& report_path, bool quiet,
+                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver) {
   StudyOptions o;
   o.spec = parse_study(a.study);
   if (!a.elements.empty()) o.elements = read_study_elements(a.elements, net, o.spec.kind);
@@ -301,18 +338,11 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   o.residual_pressure = a.residual_pressure;
   if (o.residual_pressure >= 0 && o.spec.kind != StudyKind::fireflow)
     throw InputError("--residual-pressure", 0, "applies to fireflow studies only");
-  o.threads = threads;
-  if (a.cold_start && a.start != "auto" && a.start != "cold")
-    throw InputError("--cold-start", 0, "contradicts --start " + a.start);
-  const std::string start = a.cold_start ? "cold" : a.start;
-  o.warm_start = start != "cold";
-  o.start_probe = start == "auto" ? kDefaultStartProbes : 0;
-  o.batch_engine = batch_engine.make;
-  o.batch_size = a.batch;
-  o.refinement = batch_engine.refinement;
-  o.batch_direct = batch_engine.direct;
-  o.trial_engine = batch_engine.trials;
-  o.trial_chunk = a.batch;
+  run.start = start_asked(a);
+  run.start_probes = kDefaultStartProbes;
+  run.batch = a.batch;
+  run.batch_engine = batch_engine_asked(a.batch_engine);
+  o.run = run;
   ProgressLine progress(!quiet && isatty(fileno(stderr)));
   o.on_progress = [&](int done, int total, int failed) { progress.update(done, total, failed); };
   const StudyResults r = run_study(net, make_solver, o);

@@ -7,10 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
-#include "network/trial_batch.hpp"
+#include "network/study_plan.hpp"
 
 namespace cgs::net {
 
@@ -33,16 +32,6 @@ struct StudyArgs {
   std::string batch_engine = "auto";
 };
 
-// The batched engine of a study (network/batch_cg.hpp): how to make its batch CG (empty: the
-// threaded engine), and the refinement of its members' CG solvers.
-struct StudyBatchEngine {
-  std::function<std::unique_ptr<BatchCg>()> make;
-  RefinementOptions refinement;
-  bool direct = false;  // make gives a batched Cholesky: the members are direct solvers
-  // The trials engine (StudyOptions::trial_engine), tried first where set.
-  std::function<std::unique_ptr<BatchTrials>(const TrialNetwork&)> trials;
-};
-
 void add_study_options(CLI::App& app, StudyArgs& args);
 
 // Files the study reads and writes, registered before anything runs (outputs never over inputs).
@@ -50,9 +39,10 @@ void protect_study_files(const StudyArgs& args);
 
 // Runs the study; returns the exit code (0: every scenario ok, 5: completed with failed or
 // unbalanced scenarios, flagged in the CSV). duration: --duration's text (empty: steady state).
+// run: how netsolve's other options (--threads, --device, --solver) ask the study to run; the
+// study's own (--start, --study-batch, --batch-engine) are added from args.
 int run_study_command(const StudyArgs& args, const Network& net, const std::string& duration,
-                      int threads, const std::string& report_path, bool quiet,
-                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
-                      const StudyBatchEngine& batch_engine = {});
+                      StudyRunRequest run, const std::string& report_path, bool quiet,
+                      const std::function<std::unique_ptr<LinearSolver>()>& make_solver);
 
 }  // namespace cgs::net

@@ -183,24 +183,23 @@ void write_node_series_csv(const std::string& path, const Network& net,
   const char* header =
       "time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,"
       "deficit_pct\n";
-  write_series(path, header, s,
-               [&](const Snapshot& snap, std::string& text) {
-                 std::vector<char> cut(net.nodes.size(), 0);
-                 for (int n : snap.cut_off) cut[n] = 1;
-                 const std::string time = std::to_string(snap.time) + ",";
-                 for (std::size_t i = 0; i < net.nodes.size(); ++i) {
-                   text += time;
-                   text += net.nodes[i].id;
-                   text += ',';
-                   append_number(text, user_head(net, snap.head[i]));
-                   text += ',';
-                   append_number(text, user_pressure(net, static_cast<int>(i), snap.head[i]));
-                   text += ',';
-                   append_number(text, user_flow(net, snap.demand[i]));
-                   text += cut[i] ? ",1," : ",0,";
-                   append_demands(text, net, snap.required_demand[i], snap.delivered_demand[i]);
-                 }
-               });
+  write_series(path, header, s, [&](const Snapshot& snap, std::string& text) {
+    std::vector<char> cut(net.nodes.size(), 0);
+    for (int n : snap.cut_off) cut[n] = 1;
+    const std::string time = std::to_string(snap.time) + ",";
+    for (std::size_t i = 0; i < net.nodes.size(); ++i) {
+      text += time;
+      text += net.nodes[i].id;
+      text += ',';
+      append_number(text, user_head(net, snap.head[i]));
+      text += ',';
+      append_number(text, user_pressure(net, static_cast<int>(i), snap.head[i]));
+      text += ',';
+      append_number(text, user_flow(net, snap.demand[i]));
+      text += cut[i] ? ",1," : ",0,";
+      append_demands(text, net, snap.required_demand[i], snap.delivered_demand[i]);
+    }
+  });
 }
 
 void write_link_series_csv(const std::string& path, const Network& net,
@@ -323,113 +322,156 @@ std::string at(const std::string& id, long time) {
   return id + " at " + std::to_string(time) + " s";
 }
 
+// One comparison of a run's reporting times with EPANET's node and link CSVs: each row of the
+// reference at a time the run reported is compared with that snapshot; rows at other times are
+// noted as missing.
+class SeriesCheck {
+ public:
+  SeriesCheck(const Network& net, const SimulationResults& s, double head_tolerance,
+              double flow_tolerance, double flow_noise_floor)
+      : net_(net),
+        s_(s),
+        head_tolerance_(head_tolerance),
+        flow_tolerance_(flow_tolerance),
+        flow_noise_floor_(flow_noise_floor),
+        cut_(s.reports.size(), std::vector<char>(net.nodes.size(), 0)) {
+    for (std::size_t i = 0; i < s.reports.size(); ++i) snapshot_at_[s.reports[i].time] = i;
+    for (std::size_t i = 0; i < s.reports.size(); ++i)
+      for (int n : s.reports[i].cut_off) cut_[i][n] = 1;
+  }
+
+  void compare_nodes(const std::string& path) {
+    CsvReader in(path);
+    if (!in.next(f_)) throw InputError(path, 0, "empty reference results");
+    const Layout l = layout_of(f_, path);
+    while (in.next(f_)) {
+      if (f_.size() <= l.value) throw InputError(path, in.line(), "missing fields");
+      const long time = l.series ? static_cast<long>(in.number(f_[0])) : 0;
+      if (const Snapshot* snap = snapshot_of(time)) compare_node(time, *snap, in, l);
+    }
+  }
+
+  void compare_links(const std::string& path) {
+    CsvReader in(path);
+    if (!in.next(f_)) throw InputError(path, 0, "empty reference results");
+    const Layout l = layout_of(f_, path);
+    while (in.next(f_)) {
+      if (f_.size() <= l.status) throw InputError(path, in.line(), "missing fields");
+      const long time = l.series ? static_cast<long>(in.number(f_[0])) : 0;
+      if (const Snapshot* snap = snapshot_of(time)) compare_link(time, *snap, in, l);
+    }
+  }
+
+  SeriesComparison result() {
+    c_.times_compared = static_cast<int>(compared_.size());
+    c_.times_missing.assign(missing_.begin(), missing_.end());
+    return c_;
+  }
+
+ private:
+  const Network& net_;
+  const SimulationResults& s_;
+  const double head_tolerance_, flow_tolerance_, flow_noise_floor_;
+  SeriesComparison c_;
+  std::map<long, std::size_t> snapshot_at_;
+  std::vector<std::vector<char>> cut_;  // per reporting time, per node: cut off
+  std::set<long> compared_, missing_;
+  std::vector<std::string> f_;  // the row being compared
+
+  void fail(const std::string& what) {
+    if (c_.failures.size() < 20) c_.failures.push_back(what);
+    ++c_.failure_count;
+  }
+
+  // The snapshot of a reference row's time, or none (noted as missing).
+  const Snapshot* snapshot_of(long time) {
+    const auto it = snapshot_at_.find(time);
+    if (it == snapshot_at_.end()) {
+      missing_.insert(time);
+      return nullptr;
+    }
+    compared_.insert(time);
+    return &s_.reports[it->second];
+  }
+
+  // A node's head (a tank's also counted as its level), then a junction's demand.
+  void compare_node(long time, const Snapshot& snap, const CsvReader& in, const Layout& l) {
+    const std::vector<std::string>& f = f_;
+    const int n = net_.find_node(f[l.id]);
+    if (n < 0) {
+      fail("node " + f[l.id] + " is in the reference but not in the network");
+      return;
+    }
+    if (cut_[snapshot_at_[time]][n]) {
+      ++c_.cut_off_skipped;
+      return;
+    }
+    const double expected = in.number(f[l.value]), ours = user_head(net_, snap.head[n]);
+    const double error = std::abs(ours - expected);
+    ++c_.values_compared;
+    const bool tank = net_.nodes[n].type == NodeType::tank;
+    if (error > c_.max_head_error) c_.max_head_error = error, c_.worst_head = at(f[l.id], time);
+    if (tank && error > c_.max_level_error)
+      c_.max_level_error = error, c_.worst_level = at(f[l.id], time);
+    if (!(error <= head_tolerance_))
+      fail((tank ? "tank " : "node ") + at(f[l.id], time) + ": head " + format(ours) +
+           " vs EPANET " + format(expected));
+    if (net_.is_junction(n) && f.size() > l.demand) compare_demand(n, time, snap, in, l);
+  }
+
+  // A junction's demand (delivered, emitters included) as a flow: within flow_tolerance
+  // (absolute or relative) or the noise floor.
+  void compare_demand(int n, long time, const Snapshot& snap, const CsvReader& in,
+                      const Layout& l) {
+    const std::vector<std::string>& f = f_;
+    const double expected = in.number(f[l.demand]), ours = user_flow(net_, snap.demand[n]);
+    const double absolute = std::abs(ours - expected);
+    const double error = std::min(absolute, absolute / std::max(std::abs(expected), 1e-300));
+    ++c_.values_compared;
+    if (error > c_.max_demand_error)
+      c_.max_demand_error = error, c_.worst_demand = at(f[l.id], time);
+    if (!(error <= flow_tolerance_) && !(absolute <= flow_noise_floor_))
+      fail("node " + at(f[l.id], time) + ": demand " + format(ours) + " vs EPANET " +
+           format(expected));
+  }
+
+  // A link's flow and whether it is closed; links with both ends cut off are skipped.
+  void compare_link(long time, const Snapshot& snap, const CsvReader& in, const Layout& l) {
+    const std::vector<std::string>& f = f_;
+    const int k = net_.find_link(f[l.id]);
+    if (k < 0) {
+      fail("link " + f[l.id] + " is in the reference but not in the network");
+      return;
+    }
+    const std::vector<char>& cut_now = cut_[snapshot_at_[time]];
+    if (cut_now[net_.links[k].from] && cut_now[net_.links[k].to]) return;
+    const double expected = in.number(f[l.value]), ours = user_flow(net_, snap.flow[k]);
+    const double absolute = std::abs(ours - expected);
+    const double error = std::min(absolute, absolute / std::max(std::abs(expected), 1e-300));
+    ++c_.values_compared;
+    if (error > c_.max_flow_error) c_.max_flow_error = error, c_.worst_flow = at(f[l.id], time);
+    if (!(error <= flow_tolerance_) && !(absolute <= flow_noise_floor_))
+      fail("link " + at(f[l.id], time) + ": flow " + format(ours) + " vs EPANET " +
+           format(expected));
+    const bool closed = is_closed(snap.status[k]);
+    if (closed != (f[l.status] == "closed")) {
+      ++c_.status_mismatches;
+      fail("link " + at(f[l.id], time) + ": " + (closed ? "closed" : "open") + " vs EPANET " +
+           f[l.status]);
+    }
+  }
+};
+
 }  // namespace
 
 SeriesComparison compare_series_with_reference(const Network& net, const SimulationResults& s,
                                                const std::string& nodes_csv,
                                                const std::string& links_csv, double head_tolerance,
                                                double flow_tolerance, double flow_noise_floor) {
-  SeriesComparison c;
-  std::map<long, std::size_t> snapshot_at;
-  for (std::size_t i = 0; i < s.reports.size(); ++i) snapshot_at[s.reports[i].time] = i;
-  std::vector<std::vector<char>> cut(s.reports.size(), std::vector<char>(net.nodes.size(), 0));
-  for (std::size_t i = 0; i < s.reports.size(); ++i)
-    for (int n : s.reports[i].cut_off) cut[i][n] = 1;
-  std::set<long> compared, missing;
-  auto fail = [&](const std::string& what) {
-    if (c.failures.size() < 20) c.failures.push_back(what);
-    ++c.failure_count;
-  };
-  // The snapshot of a reference row's time, or none (noted as missing).
-  auto snapshot_of = [&](long time) -> const Snapshot* {
-    const auto it = snapshot_at.find(time);
-    if (it == snapshot_at.end()) {
-      missing.insert(time);
-      return nullptr;
-    }
-    compared.insert(time);
-    return &s.reports[it->second];
-  };
-  // A junction's demand (delivered, emitters included) as a flow: within flow_tolerance
-  // (absolute or relative) or the noise floor.
-  auto compare_demand = [&](int n, long time, const Snapshot& snap, const CsvReader& in,
-                            const std::vector<std::string>& f, const Layout& l) {
-    const double expected = in.number(f[l.demand]), ours = user_flow(net, snap.demand[n]);
-    const double absolute = std::abs(ours - expected);
-    const double error = std::min(absolute, absolute / std::max(std::abs(expected), 1e-300));
-    ++c.values_compared;
-    if (error > c.max_demand_error) c.max_demand_error = error, c.worst_demand = at(f[l.id], time);
-    if (!(error <= flow_tolerance) && !(absolute <= flow_noise_floor))
-      fail("node " + at(f[l.id], time) + ": demand " + format(ours) + " vs EPANET " +
-           format(expected));
-  };
-  std::vector<std::string> f;
-  {
-    CsvReader in(nodes_csv);
-    if (!in.next(f)) throw InputError(nodes_csv, 0, "empty reference results");
-    const Layout l = layout_of(f, nodes_csv);
-    while (in.next(f)) {
-      if (f.size() <= l.value) throw InputError(nodes_csv, in.line(), "missing fields");
-      const long time = l.series ? static_cast<long>(in.number(f[0])) : 0;
-      const Snapshot* snap = snapshot_of(time);
-      if (!snap) continue;
-      const int n = net.find_node(f[l.id]);
-      if (n < 0) {
-        fail("node " + f[l.id] + " is in the reference but not in the network");
-        continue;
-      }
-      if (cut[snapshot_at[time]][n]) {
-        ++c.cut_off_skipped;
-        continue;
-      }
-      const double expected = in.number(f[l.value]), ours = user_head(net, snap->head[n]);
-      const double error = std::abs(ours - expected);
-      ++c.values_compared;
-      const bool tank = net.nodes[n].type == NodeType::tank;
-      if (error > c.max_head_error) c.max_head_error = error, c.worst_head = at(f[l.id], time);
-      if (tank && error > c.max_level_error)
-        c.max_level_error = error, c.worst_level = at(f[l.id], time);
-      if (!(error <= head_tolerance))
-        fail((tank ? "tank " : "node ") + at(f[l.id], time) + ": head " + format(ours) +
-             " vs EPANET " + format(expected));
-      if (net.is_junction(n) && f.size() > l.demand) compare_demand(n, time, *snap, in, f, l);
-    }
-  }
-  {
-    CsvReader in(links_csv);
-    if (!in.next(f)) throw InputError(links_csv, 0, "empty reference results");
-    const Layout l = layout_of(f, links_csv);
-    while (in.next(f)) {
-      if (f.size() <= l.status) throw InputError(links_csv, in.line(), "missing fields");
-      const long time = l.series ? static_cast<long>(in.number(f[0])) : 0;
-      const Snapshot* snap = snapshot_of(time);
-      if (!snap) continue;
-      const int k = net.find_link(f[l.id]);
-      if (k < 0) {
-        fail("link " + f[l.id] + " is in the reference but not in the network");
-        continue;
-      }
-      const std::vector<char>& cut_now = cut[snapshot_at[time]];
-      if (cut_now[net.links[k].from] && cut_now[net.links[k].to]) continue;
-      const double expected = in.number(f[l.value]), ours = user_flow(net, snap->flow[k]);
-      const double absolute = std::abs(ours - expected);
-      const double error = std::min(absolute, absolute / std::max(std::abs(expected), 1e-300));
-      ++c.values_compared;
-      if (error > c.max_flow_error) c.max_flow_error = error, c.worst_flow = at(f[l.id], time);
-      if (!(error <= flow_tolerance) && !(absolute <= flow_noise_floor))
-        fail("link " + at(f[l.id], time) + ": flow " + format(ours) + " vs EPANET " +
-             format(expected));
-      const bool closed = is_closed(snap->status[k]);
-      if (closed != (f[l.status] == "closed")) {
-        ++c.status_mismatches;
-        fail("link " + at(f[l.id], time) + ": " + (closed ? "closed" : "open") + " vs EPANET " +
-             f[l.status]);
-      }
-    }
-  }
-  c.times_compared = static_cast<int>(compared.size());
-  c.times_missing.assign(missing.begin(), missing.end());
-  return c;
+  SeriesCheck comparison(net, s, head_tolerance, flow_tolerance, flow_noise_floor);
+  comparison.compare_nodes(nodes_csv);
+  comparison.compare_links(links_csv);
+  return comparison.result();
 }
 
 }  // namespace cgs::net

@@ -1,4 +1,5 @@
-// Scenario studies (study.hpp): the scenarios, the per-thread runners and the CSV.
+// Scenario studies (study.hpp): the per-thread scenario runner, the start's probes and the three
+// engines that run a study as its plan says (host threads, batched, trials).
 #include "network/study.hpp"
 
 #include <algorithm>
@@ -8,16 +9,14 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <latch>
 #include <mutex>
-#include <random>
-#include <sstream>
 #include <thread>
+#include <utility>
 
-#include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 #include "network/simulation.hpp"
+#include "network/trial_batch.hpp"
 
 namespace cgs::net {
 namespace {
@@ -25,25 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-double parse_number(const std::string& text, const std::string& what) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(value))
-    throw InputError("--study", 0, what + " '" + text + "' is not a number");
-  return value;
 }
 
 bool is_plain_pipe(LinkType type) { return type == LinkType::pipe; }
@@ -76,7 +56,7 @@ struct RunMeasure {
 class ScenarioRunner {
  public:
   ScenarioRunner(const Network& net, std::unique_ptr<LinearSolver> solver,
-                 const StudyOptions& options, const Baseline& baseline)
+                 const StudyOptions& options, const Baseline& baseline, bool warm)
       : net_(net),
         workspace_(net_),
         solver_(std::move(solver)),
@@ -84,7 +64,8 @@ class ScenarioRunner {
         baseline_(baseline),
         lowest_(net_.junction_count),
         cut_now_(net_.junction_count, 0),
-        accuracy_(net.options.accuracy) {
+        accuracy_(net.options.accuracy),
+        warm_start_(warm) {
     // Read at every junction after every period: out of the 168-byte Node records once.
     elevation_.reserve(static_cast<std::size_t>(net_.junction_count));
     for (int i = 0; i < net_.junction_count; ++i) elevation_.push_back(net_.nodes[i].elevation);
@@ -209,7 +190,7 @@ class ScenarioRunner {
   // EPANET's do, and keep its ACCURACY (a tighter test there moves the tank levels off EPANET's).
   static constexpr double kWarmAccuracyFactor = 0.1;
   bool warm() const { return warm_start_ && baseline_.solved; }
-  bool warm_start_ = options_.warm_start;
+  bool warm_start_;
   bool probing_ = false;
 
   // The junctions of the scenario's own change (the fire-flow junction, a closed pipe's ends):
@@ -516,26 +497,6 @@ std::vector<int> study_elements(const Network& net, const StudyOptions& options)
   return out;
 }
 
-int thread_count(int asked, std::size_t scenarios) {
-  int n = asked > 0 ? asked : static_cast<int>(std::thread::hardware_concurrency());
-  n = std::max(1, n);
-  return static_cast<int>(std::min<std::size_t>(n, std::max<std::size_t>(1, scenarios)));
-}
-
-std::string format_number(double v) {
-  if (std::isnan(v)) return "";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.10g", v);
-  return text;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-  return quoted + "\"";
-}
-
 // f(thread, i) for i in 0..count-1 on `threads` threads (the caller's among them), indices taken
 // in order; the first exception is rethrown once every thread is done.
 template <typename F>
@@ -568,18 +529,12 @@ bool rows_agree(const ScenarioResult& a, const ScenarioResult& b) {
          close(a.element_pressure, b.element_pressure) && a.cut_off == b.cut_off;
 }
 
-// StudyOptions::start_probe: `probes` scenarios spread over the study, each run warm and cold on
-// `runner`. Warm where every pair of rows agrees and warm takes at least 10% fewer trials in all:
-// both reach EPANET's answer then and warm gets there sooner; otherwise EPANET's own path.
-bool choose_warm_start(ScenarioRunner& runner, const std::vector<int>& elements, int probes,
-                       std::string& note) {
-  if (runner.network().options.demand.model == DemandModel::pda) {
-    // PDA's test on delivered demands (1e-4 cfs) leaves its answers path-dependent to ~1e-3
-    // (Fossolo_FOS closures: warm and cold 1.1e-3 apart where the probes agreed): EPANET's path.
-    runner.set_warm_start(false);
-    note = "cold, EPANET's own path (pressure-driven demand: its answers depend on the path)";
-    return false;
-  }
+// --start auto after the baseline: `probes` scenarios spread over the study, each run warm and
+// cold on `runner`. Warm where every pair of rows agrees and warm takes at least 10% fewer trials
+// in all: both reach EPANET's answer then and warm gets there sooner; otherwise EPANET's own path.
+// Returns the start and its reason.
+std::pair<StudyStart, std::string> probe_start(ScenarioRunner& runner,
+                                               const std::vector<int>& elements, int probes) {
   const int total = static_cast<int>(elements.size());
   probes = std::min(probes, total);
   long warm_trials = 0, cold_trials = 0;
@@ -596,23 +551,13 @@ bool choose_warm_start(ScenarioRunner& runner, const std::vector<int>& elements,
   }
   runner.set_probing(false);
   const bool keep_warm = differ == 0 && 10 * warm_trials <= 9 * cold_trials;
-  runner.set_warm_start(keep_warm);
   char text[200];
   std::snprintf(text, sizeof text,
                 "%s (%d probe scenarios: warm %.2f trials each, cold %.2f; %d whose rows differ)",
                 keep_warm ? "warm, from the baseline's solution" : "cold, EPANET's own path",
                 probes, double(warm_trials) / std::max(1, probes),
                 double(cold_trials) / std::max(1, probes), differ);
-  note = text;
-  return keep_warm;
-}
-
-// Why this study cannot run on the trials engine, or empty.
-std::string trials_study_limits(const Network& net, const StudyOptions& options) {
-  const long duration = options.duration >= 0 ? options.duration : net.times.duration;
-  if (duration != 0) return "it runs steady-state studies only (--duration 0)";
-  if (options.residual_pressure >= 0) return "the available-flow search runs on the host";
-  return trial_engine_limits(net);
+  return {keep_warm ? StudyStart::warm : StudyStart::cold, text};
 }
 
 // One call's scenarios as the trials engine takes them: each the common start with a few changes.
@@ -659,370 +604,311 @@ struct ChunkChanges {
   }
 };
 
-// The study on the trials engine (StudyOptions::trial_engine): chunk after chunk, the host
-// threads write every scenario's start as its changes of the unchanged network's, the engine runs
-// their trials, the threads read the rows (and run on the host any scenario the engine handed
-// back). What the host holds per call is the changes and the final statuses, so memory and set-up
-// do not grow with the study beyond the engine's capacity.
-void run_on_trial_engine(const StudyOptions& options, const std::vector<int>& elements,
-                         std::vector<std::unique_ptr<ScenarioRunner>>& runners,
-                         const std::function<std::unique_ptr<ScenarioRunner>()>& make_runner,
-                         StudyResults& out, Clock::time_point start) {
-  ScenarioRunner& first = *runners[0];
-  const std::unique_ptr<TrialNetwork> network = build_trial_network(
-      first.network(), first.structure(), first.scenario_accuracy(), options.pressure_threshold);
-  // Warm-started scenarios take about the baseline's trials (BWSN_Network_2: 10 and 10.0); half
-  // as many again, at least 3 more, before a straggler goes to the host.
-  const int baseline_trials = std::max(1, out.baseline.trials);
-  network->view.o.trial_budget = options.trial_budget >= 0
-                                     ? options.trial_budget
-                                     : std::max(baseline_trials + 3, (3 * baseline_trials + 1) / 2);
-  const std::unique_ptr<BatchTrials> engine = options.trial_engine(*network);
-  const trials::Layout layout = network->layout();
-  std::vector<double> base(static_cast<std::size_t>(layout.start()));
-  std::vector<signed char> base_status(static_cast<std::size_t>(layout.links));
-  first.trial_base(base.data(), base_status.data());
-  engine->set_base(base.data(), base_status.data());
-  const int total = static_cast<int>(elements.size());
-  const int chunk =
-      std::min(total, options.trial_chunk > 0 ? options.trial_chunk : engine->capacity());
-  const int threads = out.threads;
-  runners.resize(static_cast<std::size_t>(threads));
-  for_each_index(threads, threads, [&](int, int t) {
-    if (!runners[t]) runners[t] = make_runner();
-  });
-  std::vector<std::vector<double>> scratch(static_cast<std::size_t>(threads), base);
-  std::vector<std::vector<signed char>> scratch_status(static_cast<std::size_t>(threads),
-                                                       base_status);
-  ChunkChanges changes(chunk);
-  std::vector<signed char> final_statuses(static_cast<std::size_t>(chunk) * layout.links);
-  std::vector<trials::ScenarioSpec> specs(static_cast<std::size_t>(chunk));
-  std::vector<trials::Outcome> outcomes(static_cast<std::size_t>(chunk));
-  out.setup_seconds = since(start);
-  const auto scenarios_start = Clock::now();
-  std::mutex progress_mutex;
-  int done = 0, failed = 0;
-  for (int first_index = 0; first_index < total; first_index += chunk) {
-    const int count = std::min(chunk, total - first_index);
-    for_each_index(threads, count, [&](int t, int i) {
-      runners[t]->trial_start(first_index + i + 1, elements[first_index + i], scratch[t].data(),
-                              scratch_status[t].data(), specs[i]);
-      changes.record(i, base, base_status, scratch[t], scratch_status[t]);
-    });
-    engine->run(changes.flatten(count), specs.data(), count, outcomes.data(),
-                final_statuses.data());
-    ++out.trial_calls;
-    out.trial_kernel_ms += engine->kernel_ms();
-    out.trial_call_ms += engine->call_ms();
-    for_each_index(threads, count, [&](int t, int i) {
-      const int index = first_index + i;
-      ScenarioResult& row = out.scenarios[index];
-      const bool host = outcomes[i].needs_host != 0;
-      row = host ? runners[t]->run_scenario(index + 1, elements[index])
-                 : runners[t]->trial_row(index + 1, elements[index], outcomes[i],
-                                         final_statuses.data() + i * layout.links);
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      out.host_scenarios += host;
-      ++done;
-      failed += !row.ok;
-      if (options.on_progress) options.on_progress(done, total, failed);
-    });
+// Scenarios done and failed, handed to StudyOptions::on_progress as each finishes.
+class Progress {
+ public:
+  Progress(const StudyOptions& options, int total) : options_(options), total_(total) {}
+  void done(bool ok) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++done_;
+    failed_ += !ok;
+    if (options_.on_progress) options_.on_progress(done_, total_, failed_);
   }
-  out.scenario_seconds = since(scenarios_start);
-}
 
-}  // namespace
+ private:
+  const StudyOptions& options_;
+  const int total_;
+  std::mutex mutex_;
+  int done_ = 0, failed_ = 0;
+};
 
-std::string to_string(StudyKind kind) {
-  switch (kind) {
-    case StudyKind::fireflow: return "fireflow";
-    case StudyKind::closure: return "closure";
-    case StudyKind::demand: return "demand";
-  }
-  return "?";
-}
+// What the engines share: the study, its elements, the baseline and the runners (the first is
+// the baseline's until an engine replaces it), and the results with the plan.
+struct StudyRun {
+  StudyRun(const Network& n, const std::function<std::unique_ptr<LinearSolver>()>& make,
+           const StudyOptions& o, std::vector<int> e)
+      : net(n), make_solver(make), options(o), elements(std::move(e)) {}
 
-StudySpec parse_study(const std::string& text) {
-  StudySpec spec;
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
-  if (parts.empty()) parts.push_back("");
-  if (parts[0] == "fireflow" || parts[0] == "closure") {
-    if (parts.size() > 1)
-      throw InputError("--study", 0, "'" + parts[0] + "' takes no arguments (got '" + text + "')");
-    spec.kind = parts[0] == "fireflow" ? StudyKind::fireflow : StudyKind::closure;
-    return spec;
-  }
-  if (parts[0] != "demand")
-    throw InputError("--study", 0,
-                     "unknown study '" + text + "' (fireflow, closure or demand:N[:cv[:seed]])");
-  if (parts.size() < 2 || parts.size() > 4)
-    throw InputError("--study", 0, "'" + text + "': demand:N[:cv[:seed]] expected");
-  spec.kind = StudyKind::demand;
-  const double draws = parse_number(parts[1], "the number of draws");
-  if (draws < 1 || draws != std::floor(draws) || draws > 1e8)
-    throw InputError("--study", 0,
-                     "the number of draws must be a whole number >= 1, not '" + parts[1] + "'");
-  spec.draws = static_cast<int>(draws);
-  if (parts.size() > 2) spec.cv = parse_number(parts[2], "the coefficient of variation");
-  if (spec.cv < 0 || spec.cv > 10)
-    throw InputError("--study", 0,
-                     "the coefficient of variation must be in [0, 10], not '" + parts[2] + "'");
-  if (parts.size() > 3) {
-    const double seed = parse_number(parts[3], "the seed");
-    if (seed < 0 || seed != std::floor(seed) || seed > 9.0e15)
-      throw InputError("--study", 0,
-                       "the seed must be a whole number >= 0, not '" + parts[3] + "'");
-    spec.seed = static_cast<std::uint64_t>(seed);
-  }
-  return spec;
-}
-
-std::vector<int> read_study_elements(const std::string& path, const Network& net, StudyKind kind) {
-  if (kind == StudyKind::demand)
-    throw InputError(path, 0, "--elements applies to fireflow and closure studies only");
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "cannot open the --elements file");
-  std::vector<int> out;
-  long line_number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_number;
-    const std::string id = trim(line.substr(0, line.find(';')));
-    if (id.empty()) continue;
-    if (kind == StudyKind::fireflow) {
-      const int node = net.find_node(id);
-      if (node < 0)
-        throw InputError(path, line_number, "'" + id + "' is not a node of " + net.source);
-      if (!net.is_junction(node))
-        throw InputError(path, line_number,
-                         "'" + id + "' is a " + to_string(net.nodes[node].type) +
-                             ", not a junction: fire flow is studied at junctions");
-      out.push_back(node);
-    } else {
-      const int link = net.find_link(id);
-      if (link < 0)
-        throw InputError(path, line_number, "'" + id + "' is not a link of " + net.source);
-      if (!is_plain_pipe(net.links[link].type))
-        throw InputError(path, line_number,
-                         "'" + id + "' is a " + to_string(net.links[link].type) +
-                             ", not a pipe: closure is studied on pipes");
-      out.push_back(link);
-    }
-  }
-  if (out.empty()) throw InputError(path, line_number, "no element IDs in the --elements file");
-  return out;
-}
-
-std::vector<double> demand_multipliers(std::uint64_t seed, int index, int junctions, double cv) {
-  std::seed_seq seeds{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                      static_cast<std::uint32_t>(index)};
-  std::mt19937_64 generator(seeds);
-  // Uniform in (0, 1] from the top 53 bits: the same numbers with any standard library (the
-  // std::*_distribution classes are not specified bit for bit).
-  auto uniform = [&] { return (static_cast<double>(generator() >> 11) + 1.0) * 0x1.0p-53; };
-  const double sigma = std::sqrt(std::log1p(cv * cv)), mu = -0.5 * sigma * sigma;
-  constexpr double kTwoPi = 6.283185307179586;
-  std::vector<double> out(static_cast<std::size_t>(std::max(0, junctions)));
-  for (std::size_t i = 0; i < out.size(); i += 2) {
-    const double radius = std::sqrt(-2.0 * std::log(uniform())), angle = kTwoPi * uniform();
-    out[i] = std::exp(mu + sigma * radius * std::cos(angle));
-    if (i + 1 < out.size()) out[i + 1] = std::exp(mu + sigma * radius * std::sin(angle));
-  }
-  return out;
-}
-
-int StudyResults::failed() const {
-  return static_cast<int>(
-      std::count_if(scenarios.begin(), scenarios.end(), [](const auto& r) { return !r.ok; }));
-}
-
-StudyResults run_study(const Network& net,
-                       const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
-                       const StudyOptions& options) {
-  const auto start = Clock::now();
-  const std::vector<int> elements = study_elements(net, options);
-  if (elements.empty())
-    throw InputError(
-        net.source, 0,
-        "nothing to study: the network has no " +
-            std::string(options.spec.kind == StudyKind::fireflow ? "junction" : "pipe"));
+  const Network& net;
+  const std::function<std::unique_ptr<LinearSolver>()>& make_solver;
+  const StudyOptions& options;
+  std::vector<int> elements;
+  Clock::time_point start = Clock::now();
   StudyResults out;
-  out.threads = thread_count(options.threads, elements.size());
   Baseline baseline;
   std::vector<std::unique_ptr<ScenarioRunner>> runners;
+  std::mutex make_mutex;  // make_solver need not be thread-safe
+
+  int total() const { return static_cast<int>(elements.size()); }
   // The rows read no residuals: the direct solvers skip measuring them (clones inherit it).
-  auto make_quiet_solver = [&] {
+  std::unique_ptr<LinearSolver> quiet_solver() {
     std::unique_ptr<LinearSolver> solver = make_solver();
     solver->measure_residuals(false);
     return solver;
-  };
-  runners.push_back(std::make_unique<ScenarioRunner>(net, make_quiet_solver(), options, baseline));
-  out.baseline = runners[0]->run_baseline(baseline);
-  bool warm = options.warm_start && baseline.solved;
-  if (warm && options.start_probe > 0)
-    warm = choose_warm_start(*runners[0], elements, options.start_probe, out.start_note);
-  out.warm_start = warm;
-  runners[0]->set_warm_start(warm);
-  // Every other runner starts as chosen (ScenarioRunner reads warm_start from its options).
-  StudyOptions chosen = options;
-  chosen.warm_start = warm;
-  if (options.trial_engine) {
-    out.engine_note = trials_study_limits(net, options);
-    if (out.engine_note.empty()) {
-      out.scenarios.resize(elements.size());
-      run_on_trial_engine(
-          options, elements, runners,
-          [&] {
-            std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
-            if (!copy) {
-              static std::mutex make_mutex;  // make_solver need not be thread-safe
-              const std::lock_guard<std::mutex> lock(make_mutex);
-              copy = make_quiet_solver();
-            }
-            return std::make_unique<ScenarioRunner>(net, std::move(copy), chosen, baseline);
-          },
-          out, start);
-      out.solver_name = runners[0]->solver().name();
-      return out;
-    }
   }
-  // The batched engine's members meet in groups, each with its own rendezvous and engine: two
-  // for the batched Cholesky, so that one group's threads run their trials on the cores while
-  // the other group's batch is on the device (a member waits only for its own group).
-  std::vector<std::shared_ptr<BatchRendezvous>> batches;
-  if (options.batch_engine) {
-    const int in_flight = options.batch_size > 0 ? options.batch_size
-                          : options.batch_direct ? kDefaultDirectBatchSize
-                                                 : kDefaultBatchSize;
-    out.threads = thread_count(in_flight, elements.size());
-    const int groups = options.batch_direct && out.threads >= 2 ? 2 : 1;
-    for (int g = 0; g < groups; ++g)
-      batches.push_back(std::make_shared<BatchRendezvous>(
-          options.batch_engine(), out.threads / groups + (g < out.threads % groups)));
+  std::unique_ptr<ScenarioRunner> runner(std::unique_ptr<LinearSolver> solver) {
+    return std::make_unique<ScenarioRunner>(net, std::move(solver), options, baseline,
+                                            out.plan.warm());
   }
-  // Thread t's group (null: not batched).
-  auto batch_of = [&](int t) { return batches.empty() ? nullptr : batches[t % batches.size()]; };
-  // A member of the batch: a runner whose solver hands its systems to its group's rendezvous.
-  auto make_member = [&](int t) {
-    return std::make_unique<ScenarioRunner>(
-        net,
-        options.batch_direct ? make_batch_direct_member_solver(batch_of(t))
-                             : make_batch_member_solver(batch_of(t), options.refinement),
-        chosen, baseline);
-  };
-  if (!batches.empty()) {
-    runners.clear();                    // the baseline's runner: its solver is not a member
-    runners.push_back(make_member(0));  // the others are built by their threads (below)
-  }
-  // The other threads' runners (a network copy, a workspace, a copy of the analysed solver) are
-  // built by their own threads, at once: on a small network with many cores, building them one
-  // after another and then starting the threads cost more than the scenarios (Net3 on 16 cores:
-  // 92 scenarios in 1.2 ms). The study's clock starts when every runner is built.
-  runners.resize(static_cast<std::size_t>(out.threads));
-  std::mutex make_mutex;  // make_solver need not be thread-safe
-  auto build_runner = [&](int t) {
-    if (!batches.empty()) {
-      runners[t] = make_member(t);
-      return;
-    }
+  // A host thread's runner: a copy of the baseline's analysed solver, or a new solver where it
+  // cannot be copied.
+  std::unique_ptr<ScenarioRunner> host_runner() {
     std::unique_ptr<LinearSolver> copy = runners[0]->solver().clone_analysed();
     if (!copy) {
       const std::lock_guard<std::mutex> lock(make_mutex);
-      copy = make_quiet_solver();
+      copy = quiet_solver();
     }
-    runners[t] = std::make_unique<ScenarioRunner>(net, std::move(copy), chosen, baseline);
-  };
+    return runner(std::move(copy));
+  }
+  // The solver's name and the symbolic analyses over every runner's solver.
+  void record_solvers() {
+    out.solver_name = runners[0]->solver().name();
+    for (const auto& r : runners) {
+      const int a = r->solver().analyses();
+      if (a < 0) break;
+      out.analyses = std::max(0, out.analyses) + a;
+    }
+  }
+};
 
-  const int total = static_cast<int>(elements.size());
-  out.scenarios.resize(elements.size());
+// The baseline on the first runner, then the start: a warm start needs the baseline solved, and
+// --start auto probes scenarios both ways on the baseline's runner.
+void run_baseline(StudyRun& s) {
+  StudyPlan& plan = s.out.plan;
+  s.runners.push_back(s.runner(s.quiet_solver()));
+  s.out.baseline = s.runners[0]->run_baseline(s.baseline);
+  if (plan.start != StudyStart::cold && !s.baseline.solved) {
+    plan.start = StudyStart::cold;
+    plan.set_reason("start",
+                    "cold, EPANET's own path (the baseline did not solve: no solution "
+                    "to start from)");
+  } else if (plan.start == StudyStart::probe) {
+    const auto [start, why] = probe_start(*s.runners[0], s.elements, plan.start_probes);
+    plan.start = start;
+    plan.set_reason("start", why);
+  }
+  s.runners[0]->set_warm_start(plan.warm());
+}
+
+// Scenario after scenario on the plan's threads until none is left. Thread t's runner, where
+// runners[t] is empty, is built by build(t) on that thread, every thread at once: on a small
+// network with many cores, building them one after another and then starting the threads cost
+// more than the scenarios (Net3 on 16 cores: 92 scenarios in 1.2 ms). The study's clock starts
+// when every runner is built. group(t): the rendezvous thread t's solver belongs to, or null.
+template <typename Build, typename Group>
+void run_threads(StudyRun& s, Build&& build, Group&& group) {
+  const int total = s.total(), threads = s.out.plan.threads;
+  s.runners.resize(static_cast<std::size_t>(threads));
+  s.out.scenarios.resize(s.elements.size());
   std::atomic<int> next{0};
-  std::mutex progress_mutex;
-  int done = 0, failed = 0;
+  Progress progress(s.options, total);
+  std::mutex error_mutex;
   std::exception_ptr error;
   auto stop_with = [&](std::exception_ptr e) {  // not a scenario's failure (those are rows)
-    const std::lock_guard<std::mutex> lock(progress_mutex);
+    const std::lock_guard<std::mutex> lock(error_mutex);
     if (!error) error = e;
     next = total;
   };
   auto work = [&](int t) {
-    ScenarioRunner& runner = *runners[t];
-    const BatchMembership membership(batch_of(t).get());  // leaves when out of scenarios
+    ScenarioRunner& runner = *s.runners[t];
+    const BatchMembership membership(group(t));  // leaves when out of scenarios
     try {
       for (int i; (i = next++) < total;) {
-        out.scenarios[i] = runner.run_scenario(i + 1, elements[i]);
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        ++done;
-        failed += !out.scenarios[i].ok;
-        if (options.on_progress) options.on_progress(done, total, failed);
+        s.out.scenarios[i] = runner.run_scenario(i + 1, s.elements[i]);
+        progress.done(s.out.scenarios[i].ok);
       }
     } catch (...) {
       stop_with(std::current_exception());
     }
   };
-  std::latch built(out.threads);
+  std::latch built(threads);
   auto thread_main = [&](int t) {
-    if (!runners[t]) {
+    if (!s.runners[t]) {
       try {
-        build_runner(t);
+        s.runners[t] = build(t);
       } catch (...) {
         stop_with(std::current_exception());
       }
     }
     built.arrive_and_wait();
-    if (runners[t]) work(t);
+    if (s.runners[t]) work(t);
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < out.threads; ++t) threads.emplace_back(thread_main, t);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(thread_main, t);
   built.arrive_and_wait();
-  out.setup_seconds = since(start);
+  s.out.setup_seconds = since(s.start);
   const auto scenarios_start = Clock::now();
   work(0);
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
-  for (const auto& batch : batches)  // an engine failed
-    if (batch->error()) std::rethrow_exception(batch->error());
-  out.scenario_seconds = since(scenarios_start);
-  for (const auto& batch : batches) {
-    const BatchRendezvous::Counts c = batch->counts();
-    out.batch.launches += c.launches;
-    out.batch.systems += c.systems;
-    out.batch.iterations += c.iterations;
-    out.batch.critical_iterations += c.critical_iterations;
-  }
-  out.solver_name = runners[0]->solver().name();
-  for (const auto& runner : runners) {
-    const int a = runner->solver().analyses();
-    if (a < 0) break;
-    out.analyses = std::max(0, out.analyses) + a;
-  }
-  return out;
+  s.out.scenario_seconds = since(scenarios_start);
 }
 
-std::string study_element_name(const Network& net, StudyKind kind, const ScenarioResult& r) {
-  if (r.scenario == 0) return "baseline";
-  if (kind == StudyKind::demand) return "draw" + std::to_string(r.scenario);
-  return kind == StudyKind::fireflow ? net.nodes[r.element].id : net.links[r.element].id;
+// The host engine: every thread with its own copy of the baseline's analysed solver.
+void run_on_host(StudyRun& s) {
+  run_threads(
+      s, [&](int) { return s.host_runner(); }, [](int) -> BatchRendezvous* { return nullptr; });
+  s.record_solvers();
 }
 
-void write_study_csv(const std::string& path, const Network& net, const StudyResults& results,
-                     const StudyOptions& options) {
-  std::string text =
-      "scenario,element,ok,iterations,min_pressure,min_node,element_pressure,below_threshold,"
-      "cut_off,min_cut_off,deficit_pct,available_flow,reason\n";
-  auto row = [&](const ScenarioResult& r) {
-    text += std::to_string(r.scenario) + "," +
-            csv_field(study_element_name(net, options.spec.kind, r)) + "," + (r.ok ? "1" : "0") +
-            "," + std::to_string(r.trials) + "," + format_number(r.min_pressure) + "," +
-            (r.min_node >= 0 ? csv_field(net.nodes[r.min_node].id) : "") + "," +
-            format_number(r.element_pressure) + "," + std::to_string(r.below_threshold) + "," +
-            std::to_string(r.cut_off) + "," + (r.min_cut_off ? "1" : "0") + "," +
-            format_number(r.demand_deficit) + "," + format_number(r.available_flow) + "," +
-            csv_field(r.reason) + "\n";
+std::unique_ptr<BatchCg> make_batch_engine(const StudyPlan& plan) {
+  if (plan.engine == StudyEngine::batched_cholesky)
+    return plan.gpu ? make_gpu_batch_cholesky() : make_cpu_batch_cholesky();
+  return plan.gpu ? make_gpu_batch_cg(plan.cg.cg) : make_cpu_batch_cg(plan.cg);
+}
+
+// The batched engines: the scenarios in lockstep, one thread each, whose solvers hand their
+// systems to their group's rendezvous; each group has its own engine, and a member waits only
+// for its own group.
+void run_batched(StudyRun& s) {
+  const StudyPlan& plan = s.out.plan;
+  std::vector<std::shared_ptr<BatchRendezvous>> groups;
+  for (int g = 0; g < plan.groups; ++g)
+    groups.push_back(std::make_shared<BatchRendezvous>(
+        make_batch_engine(plan), plan.threads / plan.groups + (g < plan.threads % plan.groups)));
+  auto group_of = [&](int t) { return groups[static_cast<std::size_t>(t) % groups.size()]; };
+  auto member = [&](int t) {
+    return s.runner(plan.engine == StudyEngine::batched_cholesky
+                        ? make_batch_direct_member_solver(group_of(t))
+                        : make_batch_member_solver(group_of(t), plan.refinement));
   };
-  row(results.baseline);
-  for (const ScenarioResult& r : results.scenarios) row(r);
-  write_file_atomically(path, text);
+  s.runners.clear();               // the baseline's runner: its solver is not a member
+  s.runners.push_back(member(0));  // the others are built by their threads
+  run_threads(s, member, [&](int t) { return group_of(t).get(); });
+  for (const auto& group : groups)  // an engine failed
+    if (group->error()) std::rethrow_exception(group->error());
+  for (const auto& group : groups) {
+    const BatchRendezvous::Counts c = group->counts();
+    s.out.batch.launches += c.launches;
+    s.out.batch.systems += c.systems;
+    s.out.batch.iterations += c.iterations;
+    s.out.batch.critical_iterations += c.critical_iterations;
+  }
+  s.record_solvers();
+}
+
+// The trials engine's per-call buffers: the scenarios' changes, specs, outcomes and final link
+// statuses, and each host thread's scratch start.
+struct TrialCall {
+  const trials::Layout layout;
+  std::vector<double> base;
+  std::vector<signed char> base_status;
+  std::vector<std::vector<double>> scratch;
+  std::vector<std::vector<signed char>> scratch_status;
+  ChunkChanges changes;
+  std::vector<signed char> final_statuses;
+  std::vector<trials::ScenarioSpec> specs;
+  std::vector<trials::Outcome> outcomes;
+
+  TrialCall(const trials::Layout& l, int chunk)
+      : layout(l),
+        base(static_cast<std::size_t>(l.start())),
+        base_status(static_cast<std::size_t>(l.links)),
+        changes(chunk),
+        final_statuses(static_cast<std::size_t>(chunk) * l.links),
+        specs(static_cast<std::size_t>(chunk)),
+        outcomes(static_cast<std::size_t>(chunk)) {}
+};
+
+// One call of the trials engine: scenarios first..first+count-1 prepared on the host threads,
+// their trials run by the engine, their rows read (on the host where the engine handed one back).
+void run_trial_call(StudyRun& s, BatchTrials& engine, TrialCall& call, int first, int count,
+                    Progress& progress) {
+  const int threads = s.out.plan.threads;
+  for_each_index(threads, count, [&](int t, int i) {
+    s.runners[t]->trial_start(first + i + 1, s.elements[first + i], call.scratch[t].data(),
+                              call.scratch_status[t].data(), call.specs[i]);
+    call.changes.record(i, call.base, call.base_status, call.scratch[t], call.scratch_status[t]);
+  });
+  engine.run(call.changes.flatten(count), call.specs.data(), count, call.outcomes.data(),
+             call.final_statuses.data());
+  ++s.out.trial_calls;
+  s.out.trial_kernel_ms += engine.kernel_ms();
+  s.out.trial_call_ms += engine.call_ms();
+  for_each_index(threads, count, [&](int t, int i) {
+    const int index = first + i;
+    ScenarioResult& row = s.out.scenarios[index];
+    const trials::Outcome& outcome = call.outcomes[i];
+    row = outcome.needs_host != 0
+              ? s.runners[t]->run_scenario(index + 1, s.elements[index])
+              : s.runners[t]->trial_row(index + 1, s.elements[index], outcome,
+                                        call.final_statuses.data() + i * call.layout.links);
+    progress.done(row.ok);
+  });
+  for (int i = 0; i < count; ++i) s.out.host_scenarios += call.outcomes[i].needs_host != 0;
+}
+
+// The trials engine: chunk after chunk, the host threads write every scenario's start as its
+// changes of the unchanged network's, the engine runs their trials, the threads read the rows.
+// What the host holds per call is the changes and the final statuses, so memory and set-up do not
+// grow with the study beyond the engine's capacity.
+void run_on_trials(StudyRun& s) {
+  StudyPlan& plan = s.out.plan;
+  ScenarioRunner& first = *s.runners[0];
+  const std::unique_ptr<TrialNetwork> network = build_trial_network(
+      first.network(), first.structure(), first.scenario_accuracy(), s.options.pressure_threshold);
+  if (plan.trial_budget < 0) {
+    // Warm-started scenarios take about the baseline's trials (BWSN_Network_2: 10 and 10.0);
+    // half as many again, at least 3 more, before a straggler goes to the host.
+    const int baseline_trials = std::max(1, s.out.baseline.trials);
+    plan.trial_budget = std::max(baseline_trials + 3, (3 * baseline_trials + 1) / 2);
+    plan.reasons.push_back("trial budget: " + std::to_string(plan.trial_budget) +
+                           " trials before a scenario goes to the host (the baseline's " +
+                           std::to_string(s.out.baseline.trials) +
+                           " and half again, at least 3 "
+                           "more)");
+  }
+  network->view.o.trial_budget = plan.trial_budget;
+  const std::unique_ptr<BatchTrials> engine =
+      plan.gpu ? make_device_batch_trials(*network) : make_host_batch_trials(*network);
+  const int total = s.total();
+  if (plan.batch == 0)
+    plan.set_reason("batch", std::to_string(std::min(total, engine->capacity())) +
+                                 " scenarios a call (as many as the engine holds, at most the "
+                                 "study's)");
+  plan.batch = std::min(total, plan.batch > 0 ? plan.batch : engine->capacity());
+  TrialCall call(network->layout(), plan.batch);
+  first.trial_base(call.base.data(), call.base_status.data());
+  engine->set_base(call.base.data(), call.base_status.data());
+  const int threads = plan.threads;
+  s.runners.resize(static_cast<std::size_t>(threads));
+  for_each_index(threads, threads, [&](int, int t) {
+    if (!s.runners[t]) s.runners[t] = s.host_runner();
+  });
+  call.scratch.assign(static_cast<std::size_t>(threads), call.base);
+  call.scratch_status.assign(static_cast<std::size_t>(threads), call.base_status);
+  s.out.scenarios.resize(s.elements.size());
+  s.out.setup_seconds = since(s.start);
+  const auto scenarios_start = Clock::now();
+  Progress progress(s.options, total);
+  for (int index = 0; index < total; index += plan.batch)
+    run_trial_call(s, *engine, call, index, std::min(plan.batch, total - index), progress);
+  s.out.scenario_seconds = since(scenarios_start);
+  s.out.solver_name = s.runners[0]->solver().name();
+}
+
+}  // namespace
+
+StudyResults run_study(const Network& net,
+                       const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
+                       const StudyOptions& options) {
+  StudyRun s(net, make_solver, options, study_elements(net, options));
+  if (s.elements.empty())
+    throw InputError(
+        net.source, 0,
+        "nothing to study: the network has no " +
+            std::string(options.spec.kind == StudyKind::fireflow ? "junction" : "pipe"));
+  const long duration = options.duration >= 0 ? options.duration : net.times.duration;
+  s.out.plan =
+      make_study_plan(options.run, net, {s.total(), duration, options.residual_pressure >= 0});
+  run_baseline(s);
+  switch (s.out.plan.engine) {
+    case StudyEngine::host: run_on_host(s); break;
+    case StudyEngine::batched_cg:
+    case StudyEngine::batched_cholesky: run_batched(s); break;
+    case StudyEngine::trials: run_on_trials(s); break;
+  }
+  return std::move(s.out);
 }
 
 }  // namespace cgs::net

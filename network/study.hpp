@@ -24,7 +24,7 @@
 #include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
-#include "network/trial_batch.hpp"
+#include "network/study_plan.hpp"
 
 namespace cgs::net {
 
@@ -62,49 +62,14 @@ struct StudyOptions {
   // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
   // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
   double residual_pressure = -1;
-  int threads = 0;         // 0: every core
-  bool warm_start = true;  // false: EPANET's initial flows for every scenario (as EN_INITFLOW)
-  // Choose between the warm start and EPANET's own (cold) start with this many probe scenarios
-  // (netsolve --start auto): spread over the study, each run both ways on the baseline's runner;
-  // warm is kept where every probe's row agrees within kStartProbeTolerance and it takes at least
-  // 10% fewer trials, else cold (StudyResults::start_note says which and why). 0: warm_start as
-  // given. Only where warm_start is true and the baseline solved.
-  int start_probe = 0;
-  // The batched engine (batch_cg.hpp; netsolve --device gpu): set, the scenarios run in lockstep,
-  // batch_size of them at a time, each on its own thread with a CG solver whose inner solves are
-  // batched on this engine (made once, before the scenarios; DeviceError where it cannot run).
-  // The baseline still runs on make_solver's solver, so the warm start is the CPU study's.
-  std::function<std::unique_ptr<BatchCg>()> batch_engine;
-  int batch_size = 0;            // scenarios in flight; 0: kDefaultBatchSize
-  RefinementOptions refinement;  // the batched CG solvers' (as netsolve --solver cg's)
-  // The members are direct solvers (make_batch_direct_member_solver) for a batched Cholesky
-  // engine (make_*_batch_cholesky) instead of CG solvers.
-  bool batch_direct = false;
-  // The trials engine (trial_batch.hpp): set, a steady-state study runs every scenario's trials
-  // there (on the GPU for netsolve --device gpu), the host threads only preparing each scenario's
-  // start and reading its row, chunk after chunk. Scenarios it hands back (trial_kernels.hpp:
-  // error 110, unbalanced) and studies it cannot run (StudyResults::engine_note says why) run on
-  // the host engine as without it. The baseline always runs on the host.
-  std::function<std::unique_ptr<BatchTrials>(const TrialNetwork&)> trial_engine;
-  int trial_chunk = 0;  // scenarios a call of the trials engine; 0: as many as fit
-  // Trials a scenario may take on the engine before it goes to the host (trial_kernels.hpp's
-  // Options::trial_budget); < 0: the baseline's trials and half again, at least 3 more; 0: none.
-  int trial_budget = -1;
+  // How it runs: engine, device, start, batch, threads (make_study_plan turns it into the
+  // StudyPlan that StudyResults::plan reports). Where the trials engine runs a study, scenarios it
+  // hands back (trial_kernels.hpp: error 110, unbalanced) run on the host engine; the baseline
+  // always runs on the host, on make_solver's solver.
+  StudyRunRequest run;
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };
-
-// Scenarios in flight in a batched study unless asked: on an H100, a cluster of 1-4 blocks per
-// system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
-// converged early are replaced.
-inline constexpr int kDefaultBatchSize = 128;
-// The same for the batched Cholesky, in two groups (one on the device while the other's threads
-// run their trials): one GPU thread a system, so a launch wants many systems, but each is a host
-// thread with its own network copy and workspace, whose set-up (EPANET's ordering among it) costs
-// 20-60 ms of a core on BWSN_Network_2. Measured there (H100 host, 3,000 fire flows, BENCHMARKS
-// §19d): 512 in flight 377 scenarios/s (set-up 1.3 s), 1,024 553/s (2.2 s), 2,048 613/s (4.8 s):
-// 1,024 gives the most with its set-up counted.
-inline constexpr int kDefaultDirectBatchSize = 1024;
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
@@ -112,7 +77,6 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 // (relative, above 1 in the pressure units): a tenth of the 1e-3 the rows are held to against
 // EPANET, whose answers are its cold path's.
 inline constexpr double kStartProbeTolerance = 1e-4;
-inline constexpr int kDefaultStartProbes = 8;
 
 // One row of the study. Pressures in the file's units, taken over the junctions at every
 // hydraulic step that was solved, as epanet-scenarios takes them.
@@ -142,25 +106,23 @@ struct ScenarioResult {
 struct StudyResults {
   ScenarioResult baseline;
   std::vector<ScenarioResult> scenarios;
-  int threads = 1;
+  StudyPlan plan;               // what ran, the start as decided after the baseline
   double setup_seconds = 0;     // baseline run and the threads' workspaces and solver copies
   double scenario_seconds = 0;  // the scenarios, wall clock
   std::string solver_name;
   int analyses = -1;  // symbolic analyses over all solvers of the study (-1: not counted)
   BatchRendezvous::Counts batch;  // the batched engine's batches (launches 0: not batched)
-  bool warm_start = false;        // the start the scenarios ran from
-  std::string start_note;         // StudyOptions::start_probe's choice and why (empty: none)
   // The trials engine: its calls, their kernels' and whole calls' time, the scenarios it handed
-  // back to the host; or why the study did not run on it (empty when it did, or was not asked).
+  // back to the host.
   int trial_calls = 0, host_scenarios = 0;
   double trial_kernel_ms = 0, trial_call_ms = 0;
-  std::string engine_note;
   int failed() const;
 };
 
-// Runs the baseline, then every scenario. make_solver makes the baseline's solver; the threads'
-// solvers are copies of it once analysed (LinearSolver::clone_analysed), or new ones from
-// make_solver where it cannot be copied; with options.batch_engine, batched CG solvers instead.
+// Runs the baseline, then every scenario, as make_study_plan(options.run, ...) plans it.
+// make_solver makes the baseline's solver; the host threads' solvers are copies of it once
+// analysed (LinearSolver::clone_analysed), or new ones from make_solver where it cannot be
+// copied; the batched engines' members hand their systems to the engine instead.
 // Throws InputError for a network that cannot be studied (no junction or pipe to study, a listed
 // element of the wrong kind).
 StudyResults run_study(const Network& net,

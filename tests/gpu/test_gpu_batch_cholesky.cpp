@@ -10,6 +10,7 @@
 
 #include "gpu_test_util.hpp"
 #include "network/batch_cg.hpp"
+#include "network/batch_cholesky.hpp"
 #include "network/cholesky_schedule.hpp"
 #include "network/inp_reader.hpp"
 #include "network/schedule_test_systems.hpp"
@@ -97,9 +98,9 @@ TEST_CASE("GPU batch Cholesky study: the CPU direct study's rows (Net3 fire flow
     }
     const StudyOptions o = test::study_options(c.kind);
     StudyOptions g = o;
-    g.batch_size = c.batch_size;
-    g.batch_direct = true;
-    g.batch_engine = [] { return make_gpu_batch_cholesky(); };
+    g.run.batch = c.batch_size;
+    g.run.gpu = true;
+    g.run.batch_engine = BatchEngineChoice::cholesky;
     const StudyResults cpu = run_study(net, direct, o);
     const StudyResults gpu = run_study(net, direct, g);
     CHECK(gpu.solver_name.find("on the GPU, one thread a system") != std::string::npos);

@@ -25,8 +25,10 @@ const std::string kNet3 = std::string(CGSOLVE_SOURCE_DIR) + "/data/networks/Net3
 std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
 
 StudyOptions on_gpu(StudyOptions o, int batch_size = 0) {
-  o.batch_size = batch_size;
-  o.batch_engine = [] { return make_gpu_batch_cg(test::network_cg().cg); };
+  o.run.batch = batch_size;
+  o.run.gpu = true;
+  o.run.batch_engine = BatchEngineChoice::cg;
+  o.run.cg = test::network_cg();
   return o;
 }
 

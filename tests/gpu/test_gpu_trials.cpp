@@ -26,11 +26,10 @@ std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
 // No trial budget unless asked: a scenario at the budget's edge could go back to the host on one
 // engine and not on the other (a trial more or less, below).
 StudyOptions with_engine(StudyOptions o, bool gpu, int chunk, int budget = 0) {
-  o.trial_engine = [gpu](const TrialNetwork& network) {
-    return gpu ? make_device_batch_trials(network) : make_host_batch_trials(network);
-  };
-  o.trial_chunk = chunk;
-  o.trial_budget = budget;
+  o.run.gpu = gpu;
+  o.run.batch_engine = BatchEngineChoice::trials;
+  o.run.batch = chunk;
+  o.run.trial_budget = budget;
   return o;
 }
 
@@ -62,7 +61,7 @@ TEST_CASE("GPU trials engine: the host executor's rows (the direct study's)") {
       CAPTURE(chunk);
       const StudyOptions o = with_engine(c.options, true, chunk);
       const StudyResults gpu = run_study(net, direct, o);
-      CHECK(gpu.engine_note.empty());
+      CHECK(gpu.plan.trials_declined.empty());
       CHECK(gpu.trial_calls >= 1);
       CHECK(gpu.host_scenarios == host.host_scenarios);
       REQUIRE(gpu.scenarios.size() == host.scenarios.size());

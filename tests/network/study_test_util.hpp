@@ -42,7 +42,7 @@ inline StudyOptions study_options(StudyKind kind, long duration = 0, int threads
   StudyOptions o;
   o.spec.kind = kind;
   o.duration = duration;
-  o.threads = threads;
+  o.run.threads = threads;
   o.fire_flow = 1000.0 / 448.831;  // 1000 gpm in cfs (Net1 and Net3 are in GPM)
   o.pressure_threshold = 20;
   return o;

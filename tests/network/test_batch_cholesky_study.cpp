@@ -23,9 +23,8 @@ const std::string kNet3 = test::repo_networks() + "/Net3.inp";
 std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
 
 StudyOptions batched_cholesky(StudyOptions o, int batch_size) {
-  o.batch_size = batch_size;
-  o.batch_direct = true;
-  o.batch_engine = [] { return make_cpu_batch_cholesky(); };
+  o.run.batch = batch_size;
+  o.run.batch_engine = BatchEngineChoice::cholesky;
   return o;
 }
 
@@ -50,7 +49,7 @@ TEST_CASE("batched Cholesky study on the host: the direct study's rows, bit for 
       const StudyOptions o = batched_cholesky(c.options, batch_size);
       const StudyResults r = run_study(net, direct, o);
       CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, reference, c.options));
-      CHECK(r.threads == std::min<int>(batch_size, static_cast<int>(r.scenarios.size())));
+      CHECK(r.plan.threads == std::min<int>(batch_size, static_cast<int>(r.scenarios.size())));
       CHECK(r.solver_name.find("batched sparse Cholesky") != std::string::npos);
       REQUIRE(r.batch.launches > 0);
       long trials = 0;

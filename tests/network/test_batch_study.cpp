@@ -31,8 +31,9 @@ std::unique_ptr<LinearSolver> cg() { return make_cg_solver(test::network_cg()); 
 std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
 
 StudyOptions batched(StudyOptions o, int batch_size) {
-  o.batch_size = batch_size;
-  o.batch_engine = [] { return make_cpu_batch_cg(test::network_cg()); };
+  o.run.batch = batch_size;
+  o.run.batch_engine = BatchEngineChoice::cg;
+  o.run.cg = test::network_cg();
   return o;
 }
 
@@ -50,7 +51,7 @@ TEST_CASE("batched study on the CPU batch CG: the per-scenario CG study's rows, 
   demand.spec.seed = 5;
   StudyOptions pda_fire = test::study_options(StudyKind::fireflow);
   StudyOptions cold_fire = test::study_options(StudyKind::fireflow);
-  cold_fire.warm_start = false;
+  cold_fire.run.start = StudyStart::cold;
   StudyOptions hydrants = test::study_options(StudyKind::fireflow);
   hydrants.residual_pressure = 20;
   const Case cases[] = {
@@ -75,7 +76,7 @@ TEST_CASE("batched study on the CPU batch CG: the per-scenario CG study's rows, 
       const StudyOptions o = batched(c.options, batch_size);
       const StudyResults r = run_study(net, cg, o);
       CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, threaded, c.options));
-      CHECK(r.threads == std::min<int>(batch_size, static_cast<int>(r.scenarios.size())));
+      CHECK(r.plan.threads == std::min<int>(batch_size, static_cast<int>(r.scenarios.size())));
       CHECK(r.solver_name.find("batched: cpu batch cg") == 0);
       REQUIRE(r.batch.launches > 0);
       // Each trial solves at least one correction system; with several scenarios in flight the
@@ -159,25 +160,15 @@ TEST_CASE("rendezvous: every member still running is in each batch; leaving memb
   CHECK(rendezvous.counts().critical_iterations == 1 + 2 + 3 + 4);
 }
 
-namespace {
-
-class FailingBatchCg final : public BatchCg {
- public:
-  void solve(const std::vector<BatchCgSystem*>&) override {
-    throw cgs::DeviceError("the device went away");
-  }
-  std::string name() const override { return "failing"; }
-};
-
-}  // namespace
-
 TEST_CASE("batched study: an engine that fails stops the study with its error, no member hangs") {
   const Network net = read_inp(kNet3);
   StudyOptions o = test::study_options(StudyKind::closure);
-  o.batch_size = 8;
-  o.batch_engine = [] { return std::make_unique<FailingBatchCg>(); };
-  CHECK_THROWS_WITH_AS(run_study(net, direct, o), doctest::Contains("the device went away"),
-                       cgs::DeviceError);
+  o.run.batch = 8;
+  o.run.batch_engine = BatchEngineChoice::cg;
+  o.run.cg = test::network_cg();
+  o.run.cg.precond.name = "no-such-preconditioner";  // the engine fails on its first batch
+  CHECK_THROWS_WITH_AS(run_study(net, direct, o), doctest::Contains("no-such-preconditioner"),
+                       cgs::InputError);
 }
 
 TEST_CASE("batch CG: a system of another pattern is refused, naming the problem") {

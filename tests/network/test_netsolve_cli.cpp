@@ -235,3 +235,79 @@ TEST_CASE("netsolve: bad times, controls and rules exit 2 naming the file and li
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("netsolve --study: the study's plan in the summary and the report, as the engine ran") {
+  const fs::path dir = scratch_dir();
+  const std::string net3 = cgs::net::test::repo_networks() + "/Net3.inp";
+  // The report of a fire-flow study on Net3 with these options (the summary printed too).
+  auto study = [&](const std::string& options, std::string* output = nullptr) {
+    const fs::path report = dir / "study.json";
+    const Run r = netsolve("--network " + net3 + " --study fireflow --report " + report.string() +
+                           " " + options);
+    REQUIRE(r.exit_code == 0);
+    if (output) *output = r.output;
+    std::ifstream in(report);
+    return nlohmann::json::parse(in);
+  };
+  auto has_reason = [](const nlohmann::json& plan, const std::string& start) {
+    for (const auto& why : plan["reasons"])
+      if (why.get<std::string>().rfind(start, 0) == 0) return true;
+    return false;
+  };
+
+  std::string output;
+  const auto host = study("--threads 2", &output);
+  const auto& plan = host["plan"];
+  CHECK(plan["engine"] == "host");
+  CHECK(plan["device"] == "cpu");
+  CHECK(plan["threads"] == 2);
+  CHECK(host["threads"] == 2);
+  CHECK(!host.contains("batch"));  // no batched launch ran
+  CHECK(!host.contains("trials_engine"));
+  CHECK(has_reason(plan, "engine: host (neither --device gpu nor --study-batch"));
+  CHECK(has_reason(plan, "threads: 2 (--threads 2)"));
+  // --start auto: decided by the probes after the baseline, the same in the study's own fields.
+  CHECK(plan["start"] == "warm");
+  CHECK(has_reason(plan, "start: warm, from the baseline's solution (8 probe scenarios"));
+  CHECK(host["study"]["warm_start"] == true);
+  CHECK(contains(output, "plan: host, 2 thread(s), warm start\n"));
+  CHECK(contains(output, "\n  engine: host"));
+
+  const auto batched = study("--study-batch 16 --quiet");
+  CHECK(batched["plan"]["engine"] == "batched Cholesky");
+  CHECK(batched["plan"]["device"] == "cpu");
+  CHECK(batched["plan"]["batch"] == 16);
+  CHECK(batched["plan"]["groups"] == 2);
+  CHECK(batched["plan"]["threads"] == 16);
+  CHECK(has_reason(batched["plan"], "engine: batched Cholesky on the host (--study-batch with "
+                                    "the direct solver)"));
+  CHECK(has_reason(batched["plan"], "batch: 16 scenarios in flight in 2 groups (--study-batch 16)"));
+  REQUIRE(batched.contains("batch"));  // the batched engine ran: its launches
+  CHECK(batched["batch"]["batches"].get<long>() > 0);
+  CHECK(batched["batch"]["scenarios_in_flight"] == 16);
+
+  const auto cg = study("--study-batch 8 --solver cg --start cold --quiet");
+  CHECK(cg["plan"]["engine"] == "batched CG");
+  CHECK(cg["plan"]["start"] == "cold");
+  CHECK(has_reason(cg["plan"], "start: cold, EPANET's own path (asked)"));
+  CHECK(has_reason(cg["plan"], "engine: batched CG on the host (--study-batch with --solver cg)"));
+  REQUIRE(cg.contains("batch"));
+  CHECK(cg["batch"]["cg_iterations"].get<long>() > 0);
+  CHECK(cg["plan"]["groups"] == 1);
+
+  const auto trials = study("--batch-engine trials --quiet");
+  CHECK(trials["plan"]["engine"] == "trials");
+  CHECK(trials["plan"]["batch"] == 92);  // every junction in one call: as many as the engine holds
+  CHECK(trials["plan"]["trial_budget"].get<int>() > 0);
+  CHECK(has_reason(trials["plan"], "trial budget: "));
+  REQUIRE(trials.contains("trials_engine"));  // the trials engine ran
+  CHECK(trials["trials_engine"]["calls"] == 1);
+
+  // Not steady: the trials engine declines, the batched Cholesky runs, and the plan says why.
+  const auto day = study("--batch-engine trials --duration 2:00 --quiet");
+  CHECK(day["plan"]["engine"] == "batched Cholesky");
+  CHECK(contains(day["plan"]["trials_declined"].get<std::string>(), "steady-state studies only"));
+  CHECK(!day.contains("trials_engine"));
+  REQUIRE(day.contains("batch"));
+  fs::remove_all(dir);
+}

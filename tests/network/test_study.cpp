@@ -35,8 +35,8 @@ StudyOptions study(StudyKind kind, long duration, bool warm, int threads) {
   StudyOptions o;
   o.spec.kind = kind;
   o.duration = duration;
-  o.warm_start = warm;
-  o.threads = threads;
+  o.run.start = warm ? StudyStart::warm : StudyStart::cold;
+  o.run.threads = threads;
   o.fire_flow = 1000.0 / 448.831;  // 1000 gpm in cfs (Net1 and Net3 are in GPM)
   o.pressure_threshold = 20;
   return o;
@@ -192,9 +192,9 @@ TEST_CASE(
       net.options.demand.required_pressure = 20;
     }
     StudyOptions o = study(c.kind, 0, true, 2);
-    o.start_probe = kDefaultStartProbes;
+    o.run.start = StudyStart::probe;
     const StudyResults r = run_study(net, direct, o);
-    CHECK(!r.warm_start);
+    CHECK(!r.plan.warm());
     check_against_reference(net, c.kind, r, kReferences + "/" + c.reference);
   }
 }
@@ -212,9 +212,9 @@ TEST_CASE("study rows are the same for 1 and 3 threads") {
   for (StudyOptions* o : {&closure, &demand, &fire}) {
     CAPTURE(to_string(o->spec.kind));
     const std::string one = csv_text(net, run_study(net, direct, *o), *o);
-    o->threads = 3;
+    o->run.threads = 3;
     const StudyResults r3 = run_study(net, direct, *o);
-    CHECK(r3.threads == 3);
+    CHECK(r3.plan.threads == 3);
     CHECK(csv_text(net, r3, *o) == one);
   }
 }
@@ -252,7 +252,7 @@ TEST_CASE("demand study: reproducible by seed, and a draw of cv 0 is the baselin
   CHECK(other.scenarios[0].min_pressure != first.scenarios[0].min_pressure);
   // cv 0, cold start: exactly the baseline's run.
   o.spec.cv = 0;
-  o.warm_start = false;
+  o.run.start = StudyStart::cold;
   const StudyResults same = run_study(net, direct, o);
   CHECK(same.scenarios[0].min_pressure == same.baseline.min_pressure);
   CHECK(same.scenarios[0].trials == same.baseline.trials);

@@ -25,9 +25,9 @@ const std::string kRegressions = kNetworks + "/regressions";
 std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
 
 StudyOptions on_trials(StudyOptions o, int chunk, int budget = -1) {
-  o.trial_engine = [](const TrialNetwork& network) { return make_host_batch_trials(network); };
-  o.trial_chunk = chunk;
-  o.trial_budget = budget;
+  o.run.batch_engine = BatchEngineChoice::trials;
+  o.run.batch = chunk;
+  o.run.trial_budget = budget;
   return o;
 }
 
@@ -71,7 +71,7 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
       CAPTURE(budget);
       const StudyOptions o = on_trials(c.options, chunk, budget);
       const StudyResults r = run_study(net, direct, o);
-      CHECK(r.engine_note.empty());
+      CHECK(r.plan.trials_declined.empty());
       const int scenarios = static_cast<int>(r.scenarios.size());
       CHECK(r.trial_calls == (chunk == 0 ? 1 : (scenarios + chunk - 1) / chunk));
       CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, reference, c.options));
@@ -92,7 +92,7 @@ TEST_CASE("trials engine: studies it cannot run are declined, with the reason, a
   const StudyOptions o = on_trials(day, 0);
   const StudyResults r = run_study(net, direct, o);
   CHECK(r.trial_calls == 0);
-  CHECK(r.engine_note.find("steady-state") != std::string::npos);
+  CHECK(r.plan.trials_declined.find("steady-state") != std::string::npos);
   CHECK(test::study_csv_text(net, r, o) == test::study_csv_text(net, reference, day));
 
   StudyOptions search = test::study_options(StudyKind::fireflow);
@@ -100,7 +100,7 @@ TEST_CASE("trials engine: studies it cannot run are declined, with the reason, a
   search.residual_pressure = 20;
   const StudyResults declined = run_study(net, direct, on_trials(search, 0));
   CHECK(declined.trial_calls == 0);
-  CHECK(declined.engine_note.find("available-flow") != std::string::npos);
+  CHECK(declined.plan.trials_declined.find("available-flow") != std::string::npos);
 }
 
 TEST_CASE("trials engine: the network's arrays and sizes") {
@@ -139,12 +139,14 @@ TEST_CASE("netsolve --batch-engine trials: the engine's line; refused with --sol
         std::string::npos);
   const auto day = cgs::testing::run_command(netsolve + " --duration 2:00");
   CHECK(day.exit_code == 0);
-  CHECK(day.output.find("trials engine not used: it runs steady-state studies only") !=
+  CHECK(day.output.find("engine: batched Cholesky on the host (the trials engine declined: it "
+                        "runs steady-state studies only") != std::string::npos);
+  // --start auto: the choice and why, after the probes
+  CHECK(run.output.find("\n  start: warm, from the baseline's solution (8 probe scenarios") !=
         std::string::npos);
-  CHECK(run.output.find("\nstart: ") != std::string::npos);  // --start auto: the choice, why
   const auto cold = cgs::testing::run_command(netsolve + " --start cold");
   CHECK(cold.exit_code == 0);
-  CHECK(cold.output.find("\nstart: ") == std::string::npos);
+  CHECK(cold.output.find("\n  start: cold, EPANET's own path (asked)") != std::string::npos);
   const auto both = cgs::testing::run_command(netsolve + " --cold-start --start warm");
   CHECK(both.exit_code == 2);
   CHECK(both.output.find("--cold-start") != std::string::npos);
@@ -167,10 +169,10 @@ TEST_CASE("--start auto: warm only where probes agree with the cold start and sa
       net.options.demand.required_pressure = 20;
     }
     StudyOptions o = test::study_options(kind);
-    o.start_probe = kDefaultStartProbes;
+    o.run.start = StudyStart::probe;
     const StudyResults r = run_study(net, direct, o);
     StudyOptions fixed = test::study_options(kind);
-    fixed.warm_start = r.warm_start;
+    fixed.run.start = r.plan.start;
     // The rows are those of the start it chose, whatever the probes ran before them.
     CHECK(test::study_csv_text(net, r, o) ==
           test::study_csv_text(net, run_study(net, direct, fixed), fixed));
@@ -178,16 +180,17 @@ TEST_CASE("--start auto: warm only where probes agree with the cold start and sa
   };
   // Net3: warm saves a third of the trials (4.1 against 5.9) and every probe agrees.
   const StudyResults net3 = probe(kNetworks + "/Net3.inp", StudyKind::fireflow, false);
-  CHECK(net3.warm_start);
-  CHECK(net3.start_note.find("warm, from the baseline's solution (8 probe scenarios") == 0);
+  CHECK(net3.plan.warm());
+  CHECK(net3.plan.reason("start").find("warm, from the baseline's solution (8 probe scenarios") ==
+        0);
   // C-Town's pumps and valves: the warm start ends elsewhere than EPANET's path (and takes more
   // trials), so EPANET's path is kept.
   const StudyResults ctown =
       probe(kRegressions + "/ctown_pump_curve.inp", StudyKind::fireflow, false);
-  CHECK(!ctown.warm_start);
-  CHECK(ctown.start_note.find("cold, EPANET's own path") == 0);
+  CHECK(!ctown.plan.warm());
+  CHECK(ctown.plan.reason("start").find("cold, EPANET's own path") == 0);
   // Pressure-driven demand: cold without probing.
   const StudyResults pda = probe(kNetworks + "/Net3.inp", StudyKind::closure, true);
-  CHECK(!pda.warm_start);
-  CHECK(pda.start_note.find("pressure-driven demand") != std::string::npos);
+  CHECK(!pda.plan.warm());
+  CHECK(pda.plan.reason("start").find("pressure-driven demand") != std::string::npos);
 }

@@ -1,0 +1,189 @@
+// The .inp reader (inp_reader_impl.hpp): [OPTIONS] and [TIMES].
+#include <algorithm>
+#include <cmath>
+
+#include "network/epanet_time.hpp"
+#include "network/inp_reader_impl.hpp"
+
+namespace cgs::net::inp {
+
+void InpReader::read_option(const Record& r) {
+  const auto& t = r.tokens;
+  const std::string key = upper(t[0]);
+  auto value = [&](std::size_t i) { return number(r, i, "option " + key); };
+  // Counts are read as numbers and truncated, as EPANET does, within limits that keep the
+  // trial loop's int arithmetic (trials + extra trials, trial + CHECKFREQ) from overflowing.
+  auto count = [&](std::size_t i, int min, const char* what) {
+    const double v = value(i);
+    if (!(v >= min && v <= kMaxCount))
+      fail(r.line, std::string(what) + " must be between " + std::to_string(min) + " and " +
+                       std::to_string(kMaxCount));
+    return static_cast<int>(v);
+  };
+  auto word = [&](std::size_t i) {
+    if (i >= t.size()) fail(r.line, "missing value for option " + key);
+    return upper(t[i]);
+  };
+  auto& o = net_.options;
+  if (key == "UNITS") {
+    flow_units_text_ = word(1);
+  } else if (key == "HEADLOSS") {
+    const std::string f = word(1);
+    if (f == "H-W")
+      o.formula = HeadlossFormula::hazen_williams;
+    else if (f == "D-W")
+      o.formula = HeadlossFormula::darcy_weisbach;
+    else if (f == "C-M")
+      o.formula = HeadlossFormula::chezy_manning;
+    else
+      fail(r.line, "unknown HEADLOSS formula '" + t[1] + "' (H-W, D-W or C-M)");
+  } else if (key == "VISCOSITY") {
+    viscosity_input_ = value(1);
+  } else if (key == "SPECIFIC") {
+    o.specific_gravity = value(t.size() > 2 ? 2 : 1);
+    if (o.specific_gravity <= 0) fail(r.line, "SPECIFIC GRAVITY must be positive");
+  } else if (key == "TRIALS") {
+    o.max_trials = count(1, 1, "TRIALS");
+  } else if (key == "ACCURACY") {
+    o.accuracy = value(1);
+    if (o.accuracy < 1e-8 || o.accuracy > 1e-1) fail(r.line, "ACCURACY out of range");
+  } else if (key == "UNBALANCED") {
+    const std::string w = word(1);
+    if (w == "STOP")
+      o.extra_trials = -1;
+    else if (starts_with_keyword(w, "CONT"))
+      o.extra_trials = t.size() > 2 ? count(2, 0, "UNBALANCED CONTINUE") : 0;
+    else
+      fail(r.line, "UNBALANCED must be STOP or CONTINUE [n]");
+  } else if (key == "PATTERN") {
+    if (t.size() > 1) o.default_pattern_id = t[1];
+  } else if (key == "DEMAND") {
+    const std::string w = word(1);
+    if (w == "MULTIPLIER") {
+      o.demand_multiplier = value(2);
+    } else if (w == "MODEL") {
+      read_demand_model(r);
+    } else {
+      fail(r.line, "unknown option DEMAND " + t[1]);
+    }
+  } else if (key == "EMITTER") {
+    if (word(1) == "EXPONENT")
+      emitter_exponent_input_ = value(2);
+    else if (word(1) == "BACKFLOW")
+      o.emitter_backflow = word(2) == "YES";
+  } else if (key == "CHECKFREQ") {
+    o.check_frequency = count(1, 0, "CHECKFREQ");
+  } else if (key == "MAXCHECK") {
+    o.max_check = count(1, 0, "MAXCHECK");
+  } else if (key == "DAMPLIMIT") {
+    o.damp_limit = value(1);
+  } else if (key == "HEADERROR") {
+    o.head_error_limit = value(1);
+  } else if (key == "FLOWCHANGE") {
+    o.flow_change_limit = value(1);
+  } else if (key == "PRESSURE" && t.size() > 1 && starts_with_keyword(t[1], "EXP")) {
+    pda_value(r, set_pressure_exponent);
+  } else if (key == "PRESSURE") {
+    if (t.size() > 1 && !is_number(t[1])) pressure_units_text_ = upper(t[1]);
+  } else if (starts_with_keyword(key, "MINI")) {
+    pda_value(r, set_minimum_pressure);
+  } else if (starts_with_keyword(key, "REQ")) {
+    pda_value(r, set_required_pressure);
+  } else if (key == "HYDRAULICS") {
+    fail(r.line, "HYDRAULICS USE/SAVE files are not supported");
+  } else {
+    // QUALITY, DIFFUSIVITY, TOLERANCE, MAP, ...: they do not change the hydraulics.
+    net_.notes.push_back("option " + key + " ignored (no effect on hydraulics at time 0)");
+  }
+}
+
+// DEMAND MODEL DDA|PDA, matched by prefix as EPANET's findmatch.
+void InpReader::read_demand_model(const Record& r) {
+  need(r, 3, "DEMAND MODEL DDA or PDA");
+  DemandModelOptions& d = net_.options.demand;
+  if (starts_with_keyword(r.tokens[2], "DDA"))
+    d.model = DemandModel::dda;
+  else if (starts_with_keyword(r.tokens[2], "PDA"))
+    d.model = DemandModel::pda;
+  else
+    fail(r.line,
+         "invalid option value (EPANET error 213): DEMAND MODEL " + r.tokens[2] + " (DDA or PDA)");
+}
+
+void InpReader::pda_value(const Record& r, PdaSetter set) {
+  // The option's name from the tokens there are: a bare "MINIMUM" has no second one (its
+  // message once read past the record, found by fuzz_eps).
+  const std::string name =
+      r.tokens.size() > 1 ? upper(r.tokens[0]) + " " + upper(r.tokens[1]) : upper(r.tokens[0]);
+  need(r, 3, name + " value");
+  const std::string error = set(net_.options.demand, number(r, 2, "option " + upper(r.tokens[0])));
+  if (!error.empty()) fail(r.line, error);
+}
+
+// [TIMES] as EPANET's timedata: the value is the last token when it is a number or a time
+// (h:mm[:ss]), else the token before it with the last as its unit; rounded to the second.
+void InpReader::read_time(const Record& r) {
+  const auto& t = r.tokens;
+  if (t.size() < 2) fail(r.line, "missing value in [TIMES]");
+  if (starts_with_keyword(t[0], "STAT")) return;  // STATISTIC: reporting only
+  const std::size_t n = t.size() - 1;
+  double hours = 0;
+  if (!parse_number(t[n], hours)) {
+    hours = epanet_hours(t[n], "");
+    if (hours < 0 && n >= 2) hours = epanet_hours(t[n - 1], t[n]);
+    if (hours < 0) {
+      const std::string value = n >= 2 ? t[n - 1] + " " + t[n] : t[n];
+      fail(r.line, "invalid option value " + t[n >= 2 ? n - 1 : n] + " in [TIMES] section ('" +
+                       value +
+                       "' is not a time: hours, h:mm[:ss], or a number with SEC, MIN, HOURS, "
+                       "DAYS, AM or PM)");
+    }
+  }
+  if (!(hours >= 0) || !std::isfinite(hours))
+    fail(r.line, "invalid option value " + t[n] + " in [TIMES] section: negative time");
+  if (hours > kMaxHours)  // beyond this the conversion to whole seconds is undefined
+    fail(r.line, "invalid option value " + t[n] + " in [TIMES] section: over " +
+                     std::to_string(long(kMaxHours)) + " hours");
+  const long seconds = static_cast<long>(3600.0 * hours + 0.5);
+  auto& times = net_.times;
+  auto second_word = [&](long& time_value, long& start_value) {
+    if (t.size() > 2 && starts_with_keyword(t[1], "TIME"))
+      time_value = seconds;
+    else if (t.size() > 2 && starts_with_keyword(t[1], "STAR"))
+      start_value = seconds;
+    else
+      fail(r.line, "unknown [TIMES] keyword " + t[0] + " " + t[1]);
+  };
+  if (starts_with_keyword(t[0], "DURA"))
+    times.duration = seconds;
+  else if (starts_with_keyword(t[0], "HYDR"))
+    times.hydraulic_step = seconds;
+  else if (starts_with_keyword(t[0], "QUAL") || starts_with_keyword(t[0], "MINI"))
+    return;  // water quality is not simulated
+  else if (starts_with_keyword(t[0], "RULE"))
+    rule_step_ = seconds;
+  else if (starts_with_keyword(t[0], "PATT"))
+    second_word(times.pattern_step, times.pattern_start);
+  else if (starts_with_keyword(t[0], "REPO"))
+    second_word(times.report_step, times.report_start);
+  else if (starts_with_keyword(t[0], "STAR"))
+    times.start_clocktime = seconds % 86400;
+  else
+    fail(r.line, "unknown [TIMES] keyword " + t[0]);
+}
+
+// EPANET's adjustdata for the time steps.
+void InpReader::adjust_times() {
+  auto& times = net_.times;
+  if (times.pattern_step <= 0) times.pattern_step = 3600;
+  if (times.report_step == 0) times.report_step = times.pattern_step;
+  if (times.hydraulic_step <= 0) times.hydraulic_step = 3600;
+  times.hydraulic_step = std::min({times.hydraulic_step, times.pattern_step, times.report_step});
+  if (times.report_start > times.duration) times.report_start = 0;
+  times.rule_step = rule_step_ == 0 ? times.hydraulic_step / 10 : rule_step_;
+  times.rule_step = std::min(times.rule_step, times.hydraulic_step);
+  if (times.report_step <= 0) times.report_step = times.hydraulic_step;
+  if (times.rule_step <= 0) times.rule_step = 1;
+}
+
+}  // namespace cgs::net::inp
