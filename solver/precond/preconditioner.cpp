@@ -64,6 +64,30 @@ std::string preconditioner_names() {
   return names;
 }
 
+std::string preconditioner_list() {
+  std::string text;
+  for (const PrecondEntry& e : preconditioners()) {
+    const std::string argument = e.argument;
+    const auto colon = argument.find(": ");
+    if (argument.empty())
+      text += std::string(e.name) + ": " + e.what + "\n";
+    else
+      text += std::string(e.name) + "[:" + argument.substr(0, colon) + "]: " + e.what + "; " +
+              argument.substr(colon + 2) + "\n";
+  }
+  return text;
+}
+
+std::string preconditioner_help(const std::string& name) {
+  const PrecondEntry& e = find_preconditioner(name);
+  std::string text = std::string(e.name) + ": " + e.what + "\n";
+  if (e.options)
+    text += e.options();
+  else if (*e.argument)
+    text += std::string(e.name) + ":" + e.argument + "\n";
+  return text;
+}
+
 template <typename T>
 std::unique_ptr<Preconditioner<T>> make_preconditioner(const PrecondSpec& spec, Device device,
                                                        int threads) {
