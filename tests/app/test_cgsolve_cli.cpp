@@ -355,7 +355,7 @@ TEST_CASE("--help lists the registry's preconditioners; --help-precond prints on
   CHECK(contains(amg.output, cgs::precond::amg_options_help()));
   const Run fsai = cgsolve("--help-precond fsai");
   CHECK(fsai.exit_code == 0);
-  CHECK(contains(fsai.output, "fsai:k: G on the pattern of tril(A^k)"));
+  CHECK(contains(fsai.output, "fsai[:k]: G on the pattern of tril(A^k)"));
   const Run unknown = cgsolve("--help-precond gs");
   CHECK(unknown.exit_code == 2);
   CHECK(contains(unknown.output, "unknown preconditioner 'gs'"));
