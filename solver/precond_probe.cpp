@@ -137,6 +137,8 @@ constexpr double kSwitchMargin = 2;
 // candidate's probe goes on as the solve.
 constexpr double kProbeOthersAbove = 1.0;  // seconds
 
+// ---- a probe: one candidate set up on A and run, its forecast and its report ----
+
 struct Probe {
   std::string name;
   PlannedSolver planned;
@@ -380,6 +382,8 @@ bool fsai_of_a_power(const char* name) {
 }
 
 }  // namespace
+
+// ---- set-up estimates made before paying a set-up, and Jacobi's rent ----
 
 FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A) {
   FsaiSetupEstimate e;
