@@ -1,8 +1,36 @@
 #include "cli_options.hpp"
 
+#include <iostream>
 #include <limits>
 
 namespace cgs {
+
+namespace {
+
+// --precond, its help listing the registry's preconditioners (name, argument, a line each), and
+// --help-precond NAME, which prints one's argument and options table and exits.
+void add_precond_options(CLI::App& app, SolverCli& cli) {
+  app.add_option("--precond", cli.precond,
+                 "Preconditioner, name[:argument]:\n" + preconditioner_list() +
+                     "auto: probe the candidates on A and take the shortest estimated time to "
+                     "solution")
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+      "--help-precond",
+      [](const std::string& name) {
+        std::string help;
+        try {
+          help = preconditioner_help(name);
+        } catch (const InputError& e) {
+          throw CLI::ValidationError("--help-precond", e.what());
+        }
+        std::cout << help;
+        throw CLI::Success();
+      },
+      "Print a preconditioner's argument and options (amg's keys and defaults) and exit");
+}
+
+}  // namespace
 
 void add_solver_options(CLI::App& app, SolverCli& cli) {
   SolveRequest& r = cli.request;
@@ -28,10 +56,7 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
   app.add_option("--threads", r.backend.threads, "OpenMP threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--precond", cli.precond,
-                 "Preconditioner: " + preconditioner_names() +
-                     " (some take an argument: name:value, see README)")
-      ->capture_default_str();
+  add_precond_options(app, cli);
   app.add_option("--tol", r.cg.tol, "Stop when ||r|| <= tol * ||b||")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

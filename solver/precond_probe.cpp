@@ -1,7 +1,7 @@
 // --precond auto (solver/precond_probe.hpp). First a short Jacobi probe (kJacobiProbeIterations
 // iterations on the solve's right-hand side, or a fixed random one): Jacobi has no set-up of its
 // own, and on small well-conditioned matrices its whole solve costs less than any other candidate's
-// set-up (data/matrices on an H100: Jacobi 0.75-28 ms, auto 1.66-20x that when it set up a stronger
+// set-up (data/matrices on the GPU: Jacobi 0.75-28 ms, auto 1.66-20x that when it set up a stronger
 // candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x, when it solved
 // the system or its trusted forecast (kJacobiHorizon) leaves less than kKeepJacobiBelow (or its own
 // set-up, which every other candidate pays as well). Otherwise a trusted Jacobi is the best so far,
@@ -10,7 +10,7 @@
 // other candidate is set up, a Jacobi that is not beaten yet goes on from its x for a rent
 // (jacobi_rent, ski rental): at least the least set-up any candidate pays, up to that candidate's
 // estimated set-up as far as Jacobi's forecast is believed. Where that solves the system (nos6,
-// bcsstk13: Jacobi was best by 2-4x on an H100, BENCHMARKS 10l) nothing else is set up; where not,
+// bcsstk13: Jacobi was best by 2-4x on the GPU, BENCHMARKS 10l) nothing else is set up; where not,
 // the candidate is tried as before, and at most its own set-up (or the least one) was lost. Then
 // the strongest candidate for the device runs once from x = 0 on the solve's own b for up to
 // auto_first_probe_seconds, as the solve's start; the time to solution is estimated from the
@@ -18,7 +18,7 @@
 // lowest remaining cost wins. The winner's solver, as probed, is the one that solves, and it starts
 // from its probe's x (PlannedSolver::warm_start), so the probe of the winner is not repeated.
 //
-// The probe is bounded (issue 21: at most max(5 ms, 20% of the chosen solve)): when a probe
+// The probe is bounded (at most max(5 ms, 20% of the chosen solve)): when a probe
 // already converged nothing else is tried (nothing can beat a solved system), nor when the first
 // strong candidate's rate says it will finish in under kProbeOthersAbove (the others' set-ups and
 // probes would cost more than they could save); the others are tried only while the probing spent
@@ -48,17 +48,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Jacobi first (its short probe, see the top), then the candidate that is usually best on the
-// device, so that the bound on the others is tight early: on the CPU ic0 (issue 13's table), on
+// device, so that the bound on the others is tight early: on the CPU ic0 (BENCHMARKS 9), on
 // the GPU fsai:2, whose two products a GPU runs at full width (best or within 1.6x of the best on
-// EPANET's five systems, H100 2026-11-25), where ic0's level-scheduled solves pay a grid sync per
-// level (its 150-iteration probe alone cost 240 ms on BWSN_Network_2).
-// chol (the complete factor) comes first after Jacobi wherever its factor is small (a network's
-// near-tree graph: 1.2-1.5x tril(A)'s entries): it solves in 1-2 iterations, faster than every
-// other candidate on EPANET's five systems on both devices (BENCHMARKS 10m), so its probe is the
-// solve and nothing else is tried. Where it would fill in (meshes) its count, made first, skips it.
+// EPANET's five systems, BENCHMARKS 10b-10c), where ic0's level-scheduled solves pay a grid sync
+// per level (its 150-iteration probe alone cost 240 ms on BWSN_Network_2). chol (the complete
+// factor) comes first after Jacobi wherever its factor is small (a network's near-tree
+// graph: 1.2-1.5x tril(A)'s entries): it solves in 1-2 iterations, faster than every other
+// candidate on EPANET's five systems on both devices (BENCHMARKS 10m), so its probe is the solve
+// and nothing else is tried. Where it would fill in (meshes) its count, made first, skips it.
 const char* const kCpuCandidates[] = {"jacobi", "chol", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
 // ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
-// set-up and first run alone outspend the probe's budget (H100, 2026-11-25).
+// set-up and first run alone outspend the probe's budget (BENCHMARKS 10b-10c).
 const char* const kGpuCandidates[] = {"jacobi", "chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
 // chol is counted (its ordering and symbolic analysis) only up to this many rows: beyond, the
 // count alone costs more than a probe (AMD over ~1M rows takes about a second), and such systems
@@ -71,7 +71,7 @@ constexpr double kCholeskySecondsPerFlop = 1e-9;
 // what can be trusted), short enough that on the systems where it loses (EPANET's: 1,851-121,203
 // Jacobi iterations) it costs a few percent of the solve: a GPU iteration of a small system is
 // ~8 us, a serial CPU one 5-15 us against ic0's 1-4 ms solves.
-// The solve goes on from its x when it is kept: measured on this VM (serial, tol 1e-10), the
+// The solve goes on from its x when it is kept: measured serial on 2 cores (tol 1e-10), the
 // iterations after 30 from the probe's x were 399 / 1,396 / 35 / 89 / 2,114 against 407 / 1,426 /
 // 46 / 93 / 2,121 from zero on 494_bus / bcsstk13 / gr_900_900_crg / nos6 / Exnet step 3 (a
 // restart keeps a little; an unbroken run would save the probe's own iterations).
@@ -79,7 +79,7 @@ constexpr int kJacobiProbeIterations = 50;
 // ... but on the GPU, where Jacobi goes first, as long as its rent's least part (jacobi_rent:
 // kKeepJacobiBelowGpu, 2 ms): ~200 iterations of a small system (7-8 us each, BENCHMARKS 10l),
 // in one run. Run on after a 50-iteration probe instead, CG restarts from the probe's x, which can
-// cost the probe's whole 50 (nos6 then needs 93 more, its count from zero, this VM serial), and a
+// cost the probe's whole 50 (nos6 then needs 93 more, its count from zero, serial), and a
 // second solve call.
 constexpr int kJacobiProbeIterationsGpu = 200;
 // A Jacobi forecast further than this many times its probe's length is not trusted: the residual's
@@ -90,7 +90,7 @@ constexpr int kJacobiProbeIterationsGpu = 200;
 constexpr double kJacobiHorizon = 1.5;
 // ... but fsai:2's set-up estimate is held against it at this many times its forecast (bcsstk13's
 // was 8.5x short): bcsstk13's fsai:2 (8e8 flops, 0.5-1.5 s of set-up) is not built where Jacobi's
-// probe forecast 4 ms (GPU) to 75 ms (this loaded 2-core VM, serial) more.
+// probe forecast 4 ms (GPU) to 75 ms (2 loaded cores, serial) more.
 constexpr double kUntrustedJacobi = 10;
 // Jacobi's rent (jacobi_rent) believes a trusted forecast up to this many times: running on from
 // its x restarts CG, which can cost up to the iterations already run (BENCHMARKS 10l).
@@ -98,12 +98,12 @@ constexpr double kTrustedJacobi = 2;
 // Jacobi is kept when its trusted forecast remaining time is below this (or below its own set-up,
 // which any other candidate pays too): a stronger candidate's set-up alone costs about this much
 // on small systems (GPU: 1.3-2.5 ms before the first iteration, plus ~1.3 ms of auto's own
-// bookkeeping, H100/H200 BENCHMARKS 10h-10i; CPU serial: ic0 0.1-0.8 ms, 10i).
+// bookkeeping, BENCHMARKS 10h-10i; CPU serial: ic0 0.1-0.8 ms, 10i).
 constexpr double kKeepJacobiBelowGpu = 2e-3, kKeepJacobiBelowCpu = 0.2e-3;  // seconds
 // fsai:2's set-up is dominated by a dense Cholesky of each row's block of A on tril(A^2)'s
 // pattern, m^3/6 flops for a row of m entries; seconds per such flop on a host (bcsstk13: 8.1e8
-// flops, its values phase 0.51 s on the H100 host, BENCHMARKS 10i, 1.26-1.34 s on this 2-core
-// VM, serial and loaded, 2026-11-26). Only used against bounds many times apart.
+// flops, its values phase 0.51 s on a 16-core GPU host, BENCHMARKS 10i, 1.26-1.34 s on 2
+// loaded cores, serial). Only used against bounds many times apart.
 constexpr double kFsaiSecondsPerFlop = 1e-9;
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many
 // iterations on Exnet), short enough to cost a few solves of the cheapest candidate.
@@ -115,27 +115,29 @@ constexpr int kFirstRun = 20;
 // the GPU, beside the product with A): its probe is then one run from x = 0, as long as
 // auto_first_probe_seconds allow by that cost, and it is the solve's start where it wins. (2 cut
 // ic0's run on bcsstk13 at 515 of the 654 iterations it needs, at 1.4x Jacobi's time an
-// iteration, this VM serial: the rest was a restarted solve.)
+// iteration, serial: the rest was a restarted solve.)
 constexpr double kStrongOverJacobi = 1.5;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // A later candidate replaces the best so far only when its estimated remaining cost is this many
 // times lower: a 150-iteration rate is optimistic for the weaker preconditioners (cheb:8 on
-// BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445; H100,
-// 2026-11-25), and both set-ups are paid by then.
+// BWSN_Network_2 was estimated below fsai:2 and took 18,198 iterations, fsai:2 9,445 on the GPU,
+// BENCHMARKS 10b-10c), and both set-ups are paid by then.
 constexpr double kSwitchMargin = 2;
 // The first candidate's probe, on the solve's own right-hand side, runs for
 // SolveRequest::auto_first_probe_seconds (0.25 s; at least kProbeIterations) before anything is
 // extrapolated: its iterations are the solve's start, so they are not lost if it wins, and a
 // rate read off 150 iterations misjudges superlinear CG by up to 7x (BWSN_Network_2 step 10: ic0
 // predicted 2,269 iterations, took 337 on the CPU; on the GPU fsai:2's estimate let cheb:8
-// replace it at 4.1x the time, H100, 2026-11-25). Most solves that the first candidate can do
+// replace it at 4.1x the time, BENCHMARKS 10b-10c). Most solves that the first candidate can do
 // in this time end inside the probe.
 // Below this estimated remaining time of the first candidate, nothing else is probed: on EPANET's
 // systems (solves of 1-200 ms) probing the others cost more than any of them could save (it made
-// auto 1.6-4x the best fixed candidate's time on the GPU, H100, 2026-11-25), and the first
+// auto 1.6-4x the best fixed candidate's time on the GPU, BENCHMARKS 10b-10c), and the first
 // candidate's probe goes on as the solve.
 constexpr double kProbeOthersAbove = 1.0;  // seconds
+
+// ---- a probe: one candidate set up on A and run, its forecast and its report ----
 
 struct Probe {
   std::string name;
@@ -381,6 +383,8 @@ bool fsai_of_a_power(const char* name) {
 
 }  // namespace
 
+// ---- set-up estimates made before paying a set-up, and Jacobi's rent ----
+
 FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A) {
   FsaiSetupEstimate e;
   const index_t n = A.rows;
@@ -489,6 +493,8 @@ void run_jacobi_on(Probe& jacobi, const std::vector<double>& b, const JacobiRent
 
 }  // namespace
 
+namespace {
+
 // chol's factor counted once for the whole choice (nothing where A has too many rows to count).
 struct CholeskyCount {
   bool counted = false;
@@ -508,10 +514,10 @@ CholeskyCount count_cholesky(const CsrMatrix<double>& A) {
 // about ic0's set-up, so chol is probed first, before Jacobi and without counting its factor
 // first (chol's own analysis still refuses a factor that fills in). Jacobi's probe and the count,
 // a second device plan and a second ordering, had cost 1.5-2.8x chol's whole solve there (GPU,
-// H100, BENCHMARKS 10m). A system of at most kJacobiProbeIterationsGpu rows is not taken for
+// BENCHMARKS 10m). A system of at most kJacobiProbeIterationsGpu rows is not taken for
 // one: CG ends within n steps in exact arithmetic, so Jacobi's probe has every chance to solve
 // it, and at that size every candidate's time is its fixed cost (LFAT5, 14 rows: Jacobi 0.49
-// ms, chol 0.66, auto with chol first 0.94; H100, BENCHMARKS 10l).
+// ms, chol 0.66, auto with chol first 0.94 on the GPU, BENCHMARKS 10l).
 constexpr double kNetworkDegree = 3.0;
 bool network_graph(const CsrMatrix<double>& A) {
   return A.rows > kJacobiProbeIterationsGpu && A.rows <= kCholeskyCountedRows &&
@@ -534,155 +540,208 @@ std::string cholesky_not_worth(const CholeskyCount& c, double seconds) {
   return text + format_ms(setup) + " of set-up";
 }
 
-PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
-                                    const std::vector<double>* rhs) {
-  const auto start = Clock::now();
-  // The solve's own right-hand side where it is known: its residual history is the one the solve
-  // will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
-  // converge where it does not).
-  const bool own = rhs && rhs->size() == std::size_t(A.rows) && norm2(*rhs) > 0;
-  std::vector<double> b(std::size_t(A.rows));
-  if (own) {
-    b = *rhs;
-  } else {
-    std::mt19937_64 rng(20261123);
-    std::uniform_real_distribution<double> uniform(-1, 1);
-    for (double& v : b) v = uniform(rng);
-  }
+// ---- the rules: which candidates, in which order, and why one is not probed ----
 
-  std::vector<Probe> probes;
-  Probe* best = nullptr;
-  std::string not_tried;
-  const bool gpu = request.backend.device == Device::gpu;
+// Jacobi first (its short probe), then the device's order; chol before Jacobi on a network's
+// graph (see kNetworkDegree).
+std::vector<const char*> candidate_order(bool gpu, bool network) {
   std::vector<const char*> candidates(std::begin(gpu ? kGpuCandidates : kCpuCandidates),
                                       std::end(gpu ? kGpuCandidates : kCpuCandidates));
-  const bool network = network_graph(A);
-  if (network)  // chol before Jacobi (see kNetworkDegree)
-    std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
-  probes.reserve(candidates.size());  // `best` points into it
-  const double inf = std::numeric_limits<double>::infinity();
-  const double keep_jacobi_below = gpu ? kKeepJacobiBelowGpu : kKeepJacobiBelowCpu;
+  if (network) std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
+  return candidates;
+}
+
+// The solve's own right-hand side where it is known: its residual history is the one the solve
+// will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
+// converge where it does not); else a fixed random one. `own` says which.
+std::vector<double> probe_rhs(const std::vector<double>* rhs, index_t n, bool& own) {
+  own = rhs && rhs->size() == std::size_t(n) && norm2(*rhs) > 0;
+  if (own) return *rhs;
+  std::vector<double> b(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(20261123);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (double& v : b) v = uniform(rng);
+  return b;
+}
+
+// What the choice knows so far: the candidates, their probes, the best, what was not tried and
+// why, and the set-up estimates made once (for Jacobi's rent and for the candidates' own rules).
+struct Choice {
+  const SolveRequest& request;
+  const CsrMatrix<double>& A;
+  Clock::time_point start = Clock::now();
+  bool own = false;  // b is the solve's own right-hand side (a probe's x is then its start)
+  std::vector<double> b;
+  bool gpu = false;
+  bool network = false;
+  std::vector<const char*> candidates;
+  double keep_jacobi_below = 0;
+  int jacobi_iterations = 0;  // Jacobi's probe: on the GPU on the solve's b, its rent's least part
+  std::vector<Probe> probes;  // capacity for every candidate: `best` points into it
+  Probe* best = nullptr;
   std::size_t first_strong = 0;  // index in `probes` of the first candidate probed by time
-  auto skip = [&](const char* name, const std::string& why) {
-    not_tried += std::string("; ") + name + " (not tried: " + why + ")";
-  };
-  // Jacobi's probe: on the GPU, where it goes first on the solve's b, its rent's least part.
-  const int jacobi_iterations =
-      gpu && own && !network ? kJacobiProbeIterationsGpu : kJacobiProbeIterations;
-  // chol's and fsai:2's set-up estimates, each made once (for Jacobi's rent and their own checks).
+  std::string not_tried;
   std::optional<CholeskyCount> cholesky;
   std::optional<FsaiSetupEstimate> fsai_cost;
-  auto cholesky_count = [&]() -> const CholeskyCount& {
+
+  Choice(const SolveRequest& r, const CsrMatrix<double>& matrix, const std::vector<double>* rhs)
+      : request(r), A(matrix) {
+    b = probe_rhs(rhs, A.rows, own);
+    gpu = request.backend.device == Device::gpu;
+    network = network_graph(A);
+    candidates = candidate_order(gpu, network);
+    probes.reserve(candidates.size());
+    keep_jacobi_below = gpu ? kKeepJacobiBelowGpu : kKeepJacobiBelowCpu;
+    jacobi_iterations = gpu && own && !network ? kJacobiProbeIterationsGpu : kJacobiProbeIterations;
+  }
+  const CholeskyCount& cholesky_count() {
     if (!cholesky) cholesky = count_cholesky(A);
     return *cholesky;
-  };
-  auto fsai_estimate = [&]() -> const FsaiSetupEstimate& {
+  }
+  const FsaiSetupEstimate& fsai_estimate() {
     if (!fsai_cost) fsai_cost = estimate_fsai_setup(A);
     return *fsai_cost;
-  };
-  // What `name` will cost at least before its first iteration, as far as it is estimated (0: not
-  // estimated); negative where it is not set up whatever Jacobi does (chol that would refuse).
-  auto setup_estimate = [&](const char* name) {
+  }
+  // What `name` will cost at least before its first iteration, as far as it is estimated (0:
+  // not estimated); negative where it is not set up whatever Jacobi does (chol that would
+  // refuse).
+  double setup_estimate(const char* name) {
     if (std::string(name) == "chol") {
       const CholeskyCount& c = cholesky_count();
       return c.counted && c.estimate.refusal.empty() ? c.estimate.flops * kCholeskySecondsPerFlop
                                                      : -1.0;
     }
     return fsai_of_a_power(name) ? fsai_estimate().seconds : 0.0;
-  };
-  for (const char* name : candidates) {
-    if (std::string(name) == "jacobi") {
-      if (best && best->converged && own) {
-        skip(name, best->name + "'s probe solved the system");
-        continue;
-      }
-      probes.push_back(probe_jacobi(request, A, b, own, jacobi_iterations));
-      if (!best && usable(probes.back()))
-        best = &probes.back();
-      else if (best)  // after chol's probe (a sparse factor goes first)
-        best = pick_best(probes);
-      first_strong = probes.size();
-      continue;
-    }
-    // Ski rental (jacobi_rent): a running Jacobi goes on from its x before this candidate's
-    // set-up is paid; where that solves the system, this candidate and the rest are not tried.
-    // Its least part first, which needs no estimate (chol's count costs a little too).
-    if (Probe* jacobi = own ? running_jacobi(probes, best) : nullptr) {
-      const double least = std::max(keep_jacobi_below, jacobi->setup_seconds);
-      const double none = 0, not_falling = inf;
-      run_jacobi_on(*jacobi, b, jacobi_rent(name, least, none, 0, not_falling, false), name);
-      const double candidate_setup = running_jacobi(probes, best) ? setup_estimate(name) : 0;
-      if (candidate_setup > least)
-        run_jacobi_on(*jacobi, b,
-                      jacobi_rent(name, least, candidate_setup, jacobi->run_seconds,
-                                  remaining(*jacobi), jacobi->trusted),
-                      name);
-      best = pick_best(probes);
-    }
-    // What probing has cost beyond the best candidate's set-up and the run the solve continues.
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double useful =
-        best ? best->setup_seconds + (best->resumable ? best->run_seconds : 0) : 0;
-    const bool first = probes.size() == first_strong;
-    const double budget =
-        best && !first ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful)
-                       : inf;
-    if (best && best->converged && own) {
-      skip(name, best->name + "'s probe solved the system");
-      continue;
-    }
-    if (best && best->name == "jacobi" && best->trusted &&
-        remaining(*best) <= std::max(keep_jacobi_below, best->setup_seconds)) {
-      skip(name, "jacobi has about " + format_ms(remaining(*best)) +
-                     " left, less than another candidate's set-up");
-      continue;
-    }
-    if (best && probes.size() > first_strong && best == &probes[first_strong] &&
-        remaining(*best) < kProbeOthersAbove) {
-      skip(name, best->name + " has about " + format_ms(remaining(*best)) +
-                     " left, less than probing could save");
-      continue;
-    }
-    if (budget <= 0) {
-      skip(name, "the probe's budget, " +
-                     format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) + ", is spent");
-      continue;
-    }
-    if (best && fsai_of_a_power(name)) {
-      const std::string too_costly = fsai_setup_above(
-          fsai_estimate(), remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi));
-      if (!too_costly.empty()) {
-        skip(name, too_costly + ", above " + best->name + "'s remaining " +
-                       format_ms(remaining(*best)) +
-                       (best->trusted ? "" : " x " + std::to_string(int(kUntrustedJacobi))));
-        continue;
-      }
-    }
-    if (std::string(name) == "chol" && !(network && probes.empty())) {
-      const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
-      const std::string not_worth = cholesky_not_worth(cholesky_count(), limit);
-      if (!not_worth.empty()) {
-        skip(name, not_worth + (best && limit < inf
-                                    ? ", against " + best->name + "'s remaining " + format_ms(limit)
-                                    : ""));
-        continue;
-      }
-    }
-    const Probe* jacobi =
-        probes.empty() || probes.front().name != "jacobi" ? nullptr : &probes.front();
-    const double jacobi_per_iteration =
-        jacobi && jacobi->failure.empty() ? jacobi->per_iteration : 0.0;
-    probes.push_back(
-        probe(request, A, name, b, bound(best), budget, own, own && first, jacobi_per_iteration));
-    best = pick_best(probes);
   }
+  void skip(const char* name, const std::string& why) {
+    not_tried += std::string("; ") + name + " (not tried: " + why + ")";
+  }
+  bool solved() const { return best && best->converged && own; }
+};
+
+// What a candidate's probe may spend besides its set-up: a share of the best estimate, less
+// what probing has cost beyond the best candidate's set-up and the run the solve continues;
+// unbounded for the first candidate after Jacobi, or before any estimate.
+double probe_budget(const Choice& c) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Probe* best = c.best;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - c.start).count();
+  const double useful = best ? best->setup_seconds + (best->resumable ? best->run_seconds : 0) : 0;
+  const bool first = c.probes.size() == c.first_strong;
+  return best && !first ? std::max(kMinBudget, kBudgetShare * best->estimate) - (elapsed - useful)
+                        : inf;
+}
+
+// Why candidate `name` (not Jacobi) is not probed, in the order the rules are asked; empty: it
+// is probed. The best has solved the system; Jacobi is about to; the first strong candidate
+// will finish before probing could pay; the budget is spent; fsai:2's or chol's estimated
+// set-up alone costs more than the best's remaining time.
+std::string why_not_probed(Choice& c, const char* name, double budget) {
+  const Probe* best = c.best;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (c.solved()) return best->name + "'s probe solved the system";
+  if (best && best->name == "jacobi" && best->trusted &&
+      remaining(*best) <= std::max(c.keep_jacobi_below, best->setup_seconds))
+    return "jacobi has about " + format_ms(remaining(*best)) +
+           " left, less than another candidate's set-up";
+  if (best && c.probes.size() > c.first_strong && best == &c.probes[c.first_strong] &&
+      remaining(*best) < kProbeOthersAbove)
+    return best->name + " has about " + format_ms(remaining(*best)) +
+           " left, less than probing could save";
+  if (budget <= 0)
+    return "the probe's budget, " + format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
+           ", is spent";
+  if (best && fsai_of_a_power(name)) {
+    const std::string too_costly = fsai_setup_above(
+        c.fsai_estimate(), remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi));
+    if (!too_costly.empty())
+      return too_costly + ", above " + best->name + "'s remaining " + format_ms(remaining(*best)) +
+             (best->trusted ? "" : " x " + std::to_string(int(kUntrustedJacobi)));
+  }
+  if (std::string(name) == "chol" && !(c.network && c.probes.empty())) {
+    const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
+    const std::string not_worth = cholesky_not_worth(c.cholesky_count(), limit);
+    if (!not_worth.empty())
+      return not_worth + (best && limit < inf
+                              ? ", against " + best->name + "'s remaining " + format_ms(limit)
+                              : "");
+  }
+  return "";
+}
+
+// ---- the probe loop ----
+
+// Jacobi's short probe, unless the best so far (chol, on a network) solved the system.
+void probe_jacobi_first(Choice& c) {
+  if (c.solved()) {
+    c.skip("jacobi", c.best->name + "'s probe solved the system");
+    return;
+  }
+  c.probes.push_back(probe_jacobi(c.request, c.A, c.b, c.own, c.jacobi_iterations));
+  if (!c.best && usable(c.probes.back()))
+    c.best = &c.probes.back();
+  else if (c.best)  // after chol's probe (a sparse factor goes first)
+    c.best = pick_best(c.probes);
+  c.first_strong = c.probes.size();
+}
+
+// Ski rental (jacobi_rent): a running Jacobi goes on from its x before `name`'s set-up is paid;
+// where that solves the system, this candidate and the rest are not tried. Its least part
+// first, which needs no estimate (chol's count costs a little too).
+void rent_jacobi_before(Choice& c, const char* name) {
+  Probe* jacobi = c.own ? running_jacobi(c.probes, c.best) : nullptr;
+  if (!jacobi) return;
+  const double least = std::max(c.keep_jacobi_below, jacobi->setup_seconds);
+  const double none = 0, not_falling = std::numeric_limits<double>::infinity();
+  run_jacobi_on(*jacobi, c.b, jacobi_rent(name, least, none, 0, not_falling, false), name);
+  const double candidate_setup = running_jacobi(c.probes, c.best) ? c.setup_estimate(name) : 0;
+  if (candidate_setup > least)
+    run_jacobi_on(*jacobi, c.b,
+                  jacobi_rent(name, least, candidate_setup, jacobi->run_seconds, remaining(*jacobi),
+                              jacobi->trusted),
+                  name);
+  c.best = pick_best(c.probes);
+}
+
+// Candidate `name` set up and probed within `budget`, bounded by the best so far.
+void probe_candidate(Choice& c, const char* name, double budget) {
+  const bool first = c.probes.size() == c.first_strong;
+  const Probe* jacobi =
+      c.probes.empty() || c.probes.front().name != "jacobi" ? nullptr : &c.probes.front();
+  const double jacobi_per_iteration =
+      jacobi && jacobi->failure.empty() ? jacobi->per_iteration : 0.0;
+  c.probes.push_back(probe(c.request, c.A, name, c.b, bound(c.best), budget, c.own, c.own && first,
+                           jacobi_per_iteration));
+  c.best = pick_best(c.probes);
+}
+
+void run_probes(Choice& c) {
+  for (const char* name : c.candidates) {
+    if (std::string(name) == "jacobi") {
+      probe_jacobi_first(c);
+      continue;
+    }
+    rent_jacobi_before(c, name);
+    const double budget = probe_budget(c);
+    const std::string why_not = why_not_probed(c, name, budget);
+    if (why_not.empty())
+      probe_candidate(c, name, budget);
+    else
+      c.skip(name, why_not);
+  }
+}
+
+// The winner's solver, as probed, with why it won, what each probe cost and, where the solve
+// goes on from the winner's probe, its x as the solve's start.
+PlannedSolver chosen_solver(Choice& c) {
+  Probe* best = c.best;
   std::string why;
   if (best) {
     why = best->name + ": about " + std::to_string(long(best->predicted_iterations)) +
           " iterations x " + format_ms(best->per_iteration) + " + set-up " +
           format_ms(best->setup_seconds) + " = " + format_ms(best->estimate);
   } else {  // nothing to extrapolate: the lowest residual reached, never a refusal
-    for (Probe& p : probes)
+    for (Probe& p : c.probes)
       if (p.failure.empty() && p.planned.solver && (!best || p.reached < best->reached)) best = &p;
     if (!best) throw InputError("--precond auto: no candidate could be set up on this matrix");
     char reached[32];
@@ -691,18 +750,18 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
           reached + " of ||b||, the lowest";
   }
   why += "; tried:";
-  for (const Probe& p : probes) why += " " + describe(p) + (&p == &probes.back() ? "" : ",");
-  why += not_tried;
+  for (const Probe& p : c.probes) why += " " + describe(p) + (&p == &c.probes.back() ? "" : ",");
+  why += c.not_tried;
   PlannedSolver chosen = std::move(best->planned);
-  const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-  why += "; probing " + std::to_string(probes.size()) + " of " +
-         std::to_string(std::size(candidates)) + " candidates (jacobi for " +
-         std::to_string(jacobi_iterations) + " iterations, " +
-         (own ? "the first of the others for up to " + format_ms(request.auto_first_probe_seconds) +
-                    ", the rest at most "
-              : std::string("the others at most ")) +
+  const double spent = std::chrono::duration<double>(Clock::now() - c.start).count();
+  why += "; probing " + std::to_string(c.probes.size()) + " of " +
+         std::to_string(c.candidates.size()) + " candidates (jacobi for " +
+         std::to_string(c.jacobi_iterations) + " iterations, " +
+         (c.own ? "the first of the others for up to " +
+                      format_ms(c.request.auto_first_probe_seconds) + ", the rest at most "
+                : std::string("the others at most ")) +
          std::to_string(kProbeIterations) + " iterations each, on " +
-         (own ? "the solve's right-hand side" : "a random right-hand side") + ") cost " +
+         (c.own ? "the solve's right-hand side" : "a random right-hand side") + ") cost " +
          format_ms(spent);
   if (best->resumable && !best->x.empty()) {  // the solve goes on from the winner's probe's x
     chosen.warm_start = std::move(best->x);
@@ -716,6 +775,15 @@ PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix
   chosen.solver->note_inspection("preconditioner " + why +
                                  (format_choice.empty() ? "" : "; format " + format_choice));
   return chosen;
+}
+
+}  // namespace
+
+PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
+                                    const std::vector<double>* rhs) {
+  Choice c(request, A, rhs);
+  run_probes(c);
+  return chosen_solver(c);
 }
 
 }  // namespace cgs

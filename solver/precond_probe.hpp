@@ -32,7 +32,7 @@ FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A);
 // best candidate so far still needs); empty when it is below.
 std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds);
 
-// Ski rental (issue 21: auto within 1.5x of the best fixed candidate; BENCHMARKS 10l): Jacobi,
+// Ski rental (auto within 1.5x of the best fixed candidate; BENCHMARKS 10l): Jacobi,
 // set up and running on the solve's own b, goes on from its x before `candidate` is set up, until
 // its runs (its probe's included) have taken `seconds`. At least `least_setup` (what any other
 // candidate pays before its first iteration: the device's plan and upload, as Jacobi's own

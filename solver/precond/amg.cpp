@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "formats/types.hpp"
+#include "solver/precond/amg_options.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/sparse_parts.hpp"
@@ -36,14 +37,6 @@ double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-enum class Smoother { chebyshev, jacobi };
-
-struct AmgOptions {
-  amg::HierarchyOptions hierarchy;
-  Smoother smoother = Smoother::chebyshev;
-  int sweeps = 2;  // Chebyshev degree, or Jacobi steps, before and after
-};
-
 // The coarsest level is inverted densely up to this many rows (or `coarse` if larger); past it
 // (coarsening that stalled) the smoother stands in for the coarse solve.
 constexpr index_t kDenseRows = 1000;
@@ -51,78 +44,6 @@ constexpr index_t kDenseRows = 1000;
 // part is the coarse levels' (hypre's default is 0.3 b). On poisson2d:1000, degree 1 (2): 19
 // (14) iterations with a ratio of 30, 13 (11) with 10 or 4.
 constexpr double kChebyshevRatio = 4;
-
-// ---- options: "levels=6,smoother=jacobi,sweeps=3,theta=0.1,coarse=500" ----
-
-[[noreturn]] void bad_option(const PrecondSpec& spec, const std::string& why) {
-  throw InputError("amg: " + why + " in '" + spec.text() +
-                   "' (options: levels=1..20, smoother=cheb|jacobi, sweeps=1..8, theta=0..1, "
-                   "theta_decay=0..1, coarse=1..4000, aggregation=greedy|host|blocks|mis2|device, "
-                   "spectrum=lanczos|gershgorin, coarse_lanczos=0..50, comma-separated)");
-}
-
-int integer_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
-                   int low, int high) {
-  int v = 0;
-  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || ptr != value.data() + value.size() || v < low || v > high)
-    bad_option(spec, key + " must be an integer in " + std::to_string(low) + ".." +
-                         std::to_string(high) + " (got '" + value + "')");
-  return v;
-}
-
-double real_option(const PrecondSpec& spec, const std::string& key, const std::string& value,
-                   double low, double high) {
-  char* end = nullptr;
-  const double v = value.empty() ? NAN : std::strtod(value.c_str(), &end);
-  if (!(v >= low && v <= high) || end != value.c_str() + value.size())
-    bad_option(spec, key + " must be a number in [" + std::to_string(low) + ", " +
-                         std::to_string(high) + "] (got '" + value + "')");
-  return v;
-}
-
-AmgOptions parse_options(const PrecondSpec& spec) {
-  AmgOptions o;
-  std::stringstream items(spec.argument);
-  for (std::string item; std::getline(items, item, ',');) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) bad_option(spec, "'" + item + "' is not key=value");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key == "levels")
-      o.hierarchy.max_levels = integer_option(spec, key, value, 1, 20);
-    else if (key == "sweeps")
-      o.sweeps = integer_option(spec, key, value, 1, 8);
-    else if (key == "coarse")
-      o.hierarchy.coarse = integer_option(spec, key, value, 1, 4000);
-    else if (key == "theta")
-      o.hierarchy.theta = real_option(spec, key, value, 0, 1);
-    else if (key == "theta_decay")
-      o.hierarchy.theta_decay = real_option(spec, key, value, 0, 1);
-    else if (key == "aggregation" &&
-             (value == "greedy" || value == "host" || value == "mis2" || value == "blocks")) {
-      o.hierarchy.mis2 = value == "mis2";
-      o.hierarchy.blocked = value == "blocks";  // the greedy on all host cores, by row blocks
-    } else if (key == "aggregation" && value == "device")  // MIS(2), on the GPU where it runs
-      o.hierarchy.device_aggregation = true;
-    else if (key == "aggregation")
-      bad_option(spec, "aggregation must be greedy (or host), blocks, mis2 or device (got '" +
-                           value + "')");
-    else if (key == "coarse_lanczos")
-      o.hierarchy.coarse_lanczos_steps = integer_option(spec, key, value, 0, 50);
-    else if (key == "spectrum" && (value == "lanczos" || value == "gershgorin"))
-      o.hierarchy.gershgorin_damping = value == "gershgorin";
-    else if (key == "spectrum")
-      bad_option(spec, "spectrum must be lanczos or gershgorin (got '" + value + "')");
-    else if (key == "smoother" && (value == "cheb" || value == "jacobi"))
-      o.smoother = value == "cheb" ? Smoother::chebyshev : Smoother::jacobi;
-    else if (key == "smoother")
-      bad_option(spec, "smoother must be cheb or jacobi (got '" + value + "')");
-    else
-      bad_option(spec, "unknown option '" + key + "'");
-  }
-  if (!spec.argument.empty() && spec.argument.back() == ',') bad_option(spec, "a trailing ','");
-  return o;
-}
 
 // ---- the program ----
 
@@ -444,7 +365,7 @@ class Amg final : public Preconditioner<T> {
   Amg(Device device, int threads, const PrecondSpec& spec)
       : Preconditioner<T>(device, threads, false),
         argument_(spec.argument),
-        options_(parse_options(spec)) {
+        options_(parse_amg_options(spec)) {
     options_.hierarchy.gpu = device == Device::gpu;  // the numeric set-up where the solve runs
     // A double program reads P and R on the device (borrowed): no host copies to make.
     options_.hierarchy.host_copies = !(options_.hierarchy.gpu && std::is_same_v<T, double>);
@@ -479,7 +400,7 @@ class Amg final : public Preconditioner<T> {
  private:
   // The GPU set-up's finest operator is the SpMV backend's device CSR where the solver lent it
   // (lend_matrix; in double, so its values are A's), read in place: no upload of A's 0.54 GB at
-  // each set-up of poisson2d:3000 (BENCHMARKS 20g: fresh 0.92 -> 0.77 s on an H100). Its GPU test
+  // each set-up of poisson2d:3000 (BENCHMARKS 20g: fresh 0.92 -> 0.77 s on the GPU). Its GPU test
   // (tests/gpu/test_gpu_amg.cpp, "on the backend's lent device matrix") compares fresh and
   // set_values on the lent A with the copied A's, which take the same decisions.
   static constexpr bool kLendFinestOnGpu = true;
@@ -515,7 +436,7 @@ class Amg final : public Preconditioner<T> {
   // own host arrays (its values rewritten in place at set_values), and level 0's A where the
   // solver lent its SpMV backend's CSR (lent_host_matrix; values only in double), not the
   // caller's matrix, which may be another object at the next set_values. (The copies cost
-  // 0.12-0.15 s of poisson2d:1000's 1.65 s to solution on the 2-core VM, and a second hierarchy's
+  // 0.12-0.15 s of poisson2d:1000's 1.65 s to solution on 2 cores, and a second hierarchy's
   // memory; level 0's A was copied twice, into the spec and with it into the program: 115 MB of
   // page faults at 1M rows.)
   struct InPlace {

@@ -1,8 +1,8 @@
-// The GPU's share of AMG's set-up (issue 22 item 2), used when the solve runs on the GPU: per
+// The GPU's share of AMG's set-up, used when the solve runs on the GPU: per
 // level, the numeric phases that cost most on the host, on the patterns the host made once.
 //   prolongator   P = (I - omega D_F^-1 A_F) T, one thread a row (the host's order and rounding)
 //   restriction   R = P^T's values, scattered through transpose_with_map's positions
-//   Galerkin      R A P as R (A P) by the project's sparse products (solver/precond/galerkin_gpu.cuh):
+//   Galerkin      R A P as R (A P) by the project's sparse products (galerkin_gpu.cuh):
 //                 the patterns at the first set-up only, the values (equal to the host's R (A P)
 //                 bit for bit) at every set-up; cuSPARSE's SpGEMM with pattern reuse where
 //                 CGSOLVE_AMG_GALERKIN=cusparse (for the side-by-side measurement)
@@ -22,12 +22,10 @@
 #include <vector>
 
 #include "formats/csr.hpp"
-#include "solver/precond/program_spec.hpp"  // CsrArrays
+#include "solver/precond/amg_hierarchy.hpp"  // Level, Aggregates
+#include "solver/precond/program_spec.hpp"   // CsrArrays
 
 namespace cgs::precond::amg {
-
-struct Level;
-struct Aggregates;
 
 // Seconds of each phase of one level's numbers, host-device copies included.
 struct GpuPhaseSeconds {

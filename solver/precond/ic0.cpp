@@ -37,6 +37,7 @@
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/ic0_gpu.hpp"
+#include "solver/precond/ic0_row.hpp"
 #include "solver/precond/sparse_parts.hpp"
 #include "solver/precond/spectrum.hpp"      // worth_threads
 #include "solver/precond/spectrum_gpu.hpp"  // worth_device_setup
@@ -50,47 +51,9 @@ namespace {
 const int kTeamForPipeline =
     std::getenv("CGSOLVE_IC0_TEAM") ? std::atoi(std::getenv("CGSOLVE_IC0_TEAM")) : 4;
 
-// The off-diagonal part of L in CSR (the pattern of A below the diagonal) and its diagonal.
-struct LowerFactor {
-  const index_t* row_ptr;
-  const index_t* col_idx;
-  double* values;  // A's entries on entry, L's on return
-  double* pivot;   // A's diagonal on entry, L's on return (row by row)
-};
-
-// Row i of L from the rows before it: L(i,j) = (A(i,j) - sum_{m<j} L(i,m) L(j,m)) / L(j,j) over
-// the common columns m, then L(i,i) = sqrt(A(i,i) (1 + alpha) - sum_j L(i,j)^2). False when that
-// is not positive and finite. Reads only rows j < i that have an entry in row i.
-inline bool factorize_row(const LowerFactor& f, index_t i, double alpha) {
-  const index_t first = f.row_ptr[i], end = f.row_ptr[i + 1];
-  double pivot = f.pivot[i] * (1.0 + alpha);
-  for (index_t k = first; k < end; ++k) {
-    const index_t j = f.col_idx[k];
-    double sum = f.values[k];
-    index_t a = first, b = f.row_ptr[j];
-    const index_t b_end = f.row_ptr[j + 1];
-    while (a < k && b < b_end) {
-      const index_t ca = f.col_idx[a], cb = f.col_idx[b];
-      if (ca < cb) {
-        ++a;
-      } else if (ca > cb) {
-        ++b;
-      } else {
-        sum -= f.values[a++] * f.values[b++];
-      }
-    }
-    const double l = sum / f.pivot[j];
-    f.values[k] = l;
-    pivot -= l * l;
-  }
-  if (!(pivot > 0) || !std::isfinite(pivot)) return false;
-  f.pivot[i] = std::sqrt(pivot);
-  return true;
-}
-
-bool factorize_in_order(const LowerFactor& f, index_t n, double alpha) {
+bool factorize_in_order(const Ic0Factor& f, index_t n, double alpha) {
   for (index_t i = 0; i < n; ++i)
-    if (!factorize_row(f, i, alpha)) return false;
+    if (!ic0_factorize_row(f, i, alpha)) return false;
   return true;
 }
 
@@ -100,9 +63,9 @@ bool factorize_in_order(const LowerFactor& f, index_t n, double alpha) {
 // streams its rows a little behind the thread before it (a grid line behind the line below, on a
 // grid in natural order). Rows read earlier rows only, so the least unfinished row can always go
 // on: no deadlock. No barrier per level (§10d's team took one per level and its scattered level
-// order: 1.2-1.5 s against 0.24-0.34 s serial at 9M rows on 2 threads of this VM). Each row's
+// order: 1.2-1.5 s against 0.24-0.34 s serial at 9M rows on 2 threads). Each row's
 // arithmetic is the serial sweep's, so the same bits.
-bool factorize_on_team(const LowerFactor& f, index_t n, index_t chunk, double alpha) {
+bool factorize_on_team(const Ic0Factor& f, index_t n, index_t chunk, double alpha) {
   // Per chunk, how many of its rows are done, published every kPublish rows (and at its end), each
   // on its own cache line: a follower reads its leader's count, not a flag per row it reads, and
   // runs a few dozen rows behind instead of one (a flag per row: no gain on 2 threads, the two
@@ -133,7 +96,7 @@ bool factorize_on_team(const LowerFactor& f, index_t n, index_t chunk, double al
       const index_t first = c * chunk, end = std::min(n, first + chunk);
       for (index_t i = first; i < end; ++i) {
         for (index_t k = f.row_ptr[i]; k < f.row_ptr[i + 1]; ++k) wait_for(f.col_idx[k], c);
-        if (!failed.load(std::memory_order_relaxed) && !factorize_row(f, i, alpha))
+        if (!failed.load(std::memory_order_relaxed) && !ic0_factorize_row(f, i, alpha))
           failed.store(true, std::memory_order_relaxed);
         if ((i - first + 1) % kPublish == 0 || i + 1 == end)
           progress[std::size_t(c)].done.store(i - first + 1, std::memory_order_release);
@@ -144,7 +107,7 @@ bool factorize_on_team(const LowerFactor& f, index_t n, index_t chunk, double al
 }
 
 // The largest distance i - j of an entry of L (its lower bandwidth).
-index_t lower_bandwidth(const LowerFactor& f, index_t n) {
+index_t lower_bandwidth(const Ic0Factor& f, index_t n) {
   index_t widest = 0;
 #pragma omp parallel for schedule(static) reduction(max : widest) if (worth_threads(n))
   for (index_t i = 0; i < n; ++i)
@@ -157,7 +120,7 @@ index_t lower_bandwidth(const LowerFactor& f, index_t n) {
 // 9M-row grid: bandwidth 3,000; EPANET's systems are small, and rows in RCM order). False when
 // a pivot is not positive and finite.
 // `how` says which ran.
-bool factorize(const LowerFactor& f, index_t n, double alpha, std::string& how) {
+bool factorize(const Ic0Factor& f, index_t n, double alpha, std::string& how) {
   constexpr index_t kChunksPerThread = 8;
   const int team = omp_get_max_threads();
   how = "one thread, in row order";
@@ -171,26 +134,19 @@ bool factorize(const LowerFactor& f, index_t n, double alpha, std::string& how) 
 // L with the least shift that gives positive pivots (0, then 1e-3, 1e-2, ...): `load` puts A's
 // values into f before each try. Returns the shift; `how` says which factorisation ran.
 template <typename Load>
-double factorize_shifted(const LowerFactor& f, index_t n, Load load, std::string& how) {
+double factorize_shifted(const Ic0Factor& f, index_t n, Load load, std::string& how) {
   double alpha = 0;
   for (load(); !factorize(f, n, alpha, how); load()) alpha = next_ic0_shift(alpha);
   return alpha;
 }
 
-// A's entries below the diagonal into L's values, A's diagonal into the pivots (row i of L is
-// row i of A's lower triangle: the same columns in the same order).
+// A's entries below the diagonal into L's values, A's diagonal into the pivots (ic0_load_row).
 void load_lower(const CsrMatrix<double>& E, CsrMatrix<double>& lower, std::vector<double>& pivot) {
   const std::int64_t n = E.rows;
 #pragma omp parallel for schedule(static) if (worth_threads(E.rows))
-  for (std::int64_t i = 0; i < n; ++i) {
-    index_t at = lower.row_ptr[std::size_t(i)];
-    for (index_t k = E.row_ptr[std::size_t(i)]; k < E.row_ptr[std::size_t(i) + 1]; ++k) {
-      if (E.col_idx[k] < i)
-        lower.values[std::size_t(at++)] = E.values[k];
-      else if (E.col_idx[k] == i)
-        pivot[std::size_t(i)] = E.values[k];
-    }
-  }
+  for (std::int64_t i = 0; i < n; ++i)
+    ic0_load_row(E.row_ptr.data(), E.col_idx.data(), E.values.data(), index_t(i),
+                 lower.values.data() + lower.row_ptr[std::size_t(i)], pivot.data());
 }
 
 enum class Ic0Order { levels, colour, parts };
@@ -386,8 +342,8 @@ class Ic0 final : public Preconditioner<T> {
     Stopwatch watch;
     CsrMatrix<double> permuted;
     const CsrMatrix<double>& E = in_elimination_order(A, permuted);
-    const LowerFactor f{lower_.row_ptr.data(), lower_.col_idx.data(), lower_.values.data(),
-                        pivot_.data()};
+    const Ic0Factor f{lower_.row_ptr.data(), lower_.col_idx.data(), lower_.values.data(),
+                      pivot_.data()};
     std::string how;
     const double alpha = factorize_shifted(
         f, A.rows, [&] { load_lower(E, lower_, pivot_); }, how);
@@ -683,7 +639,7 @@ class Ic0 final : public Preconditioner<T> {
   // independent of each other, is then stronger than needed; the level sets cost a barrier
   // each and scattered rows.) The GPU always splits an operation's rows among its threads,
   // whatever the plan's thread count says (1 there): a sweep on the GPU was a race, and IC(0)
-  // did not converge in any GPU loop (issue 21).
+  // did not converge in any GPU loop.
   bool sequential() const {
     if (this->device() == Device::gpu) return false;
     return this->device() == Device::serial || this->threads() == 1;
@@ -775,8 +731,8 @@ Ic0HostFactor ic0_factor_on_host(const CsrMatrix<double>& A) {
   Ic0HostFactor h;
   h.lower = strictly_triangle(A, true);
   h.pivot.assign(std::size_t(A.rows), 0.0);
-  const LowerFactor f{h.lower.row_ptr.data(), h.lower.col_idx.data(), h.lower.values.data(),
-                      h.pivot.data()};
+  const Ic0Factor f{h.lower.row_ptr.data(), h.lower.col_idx.data(), h.lower.values.data(),
+                    h.pivot.data()};
   std::string how;
   h.alpha = factorize_shifted(
       f, A.rows, [&] { load_lower(A, h.lower, h.pivot); }, how);

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include "formats/types.hpp"
-#include "solver/precond/setup_util.cuh"
 #include "solver/precond/ic0_gpu.hpp"
+#include "solver/precond/ic0_row.hpp"
+#include "solver/precond/setup_util.cuh"
 #include "spmv/cuda/cuda_common.cuh"
 
 namespace cgs::precond {
@@ -96,60 +97,14 @@ __global__ void mirror_kernel(index_t n, const index_t* lower_ptr, const index_t
   }
 }
 
-// A's entries below the diagonal into L's values, A(i, i) into the pivots (ic0.cpp's load_lower).
+// A's entries below the diagonal into L's values, A(i, i) into the pivots (ic0_load_row, as the
+// host's load_lower).
 __global__ void load_kernel(index_t n, const index_t* a_ptr, const index_t* a_cols,
                             const double* a_values, const index_t* lower_ptr, double* lower_values,
                             double* pivot) {
   CGS_FOR_EACH(i, n) {
-    index_t at = lower_ptr[i];
-    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
-      if (a_cols[k] < i)
-        lower_values[at++] = a_values[k];
-      else if (a_cols[k] == i)
-        pivot[i] = a_values[k];
-    }
+    ic0_load_row(a_ptr, a_cols, a_values, index_t(i), lower_values + lower_ptr[i], pivot);
   }
-}
-
-// L's off-diagonal part in CSR and its diagonal, factorised in place.
-struct Factor {
-  const index_t* ptr;
-  const index_t* cols;
-  double* values;  // A's entries on entry, L's on return
-  double* pivot;   // A's diagonal on entry, L's on return
-};
-
-// Row i of L: ic0.cpp's factorize_row, operation by operation, each product, difference and
-// quotient rounded on its own as the host rounds them (nvcc would contract a * b + c into an
-// FMA): the host's bits. The rows j < i it reads were finished by other threads before the last
-// grid sync, so they are read past L1 (__ldcg); its own entries only by this thread.
-__device__ bool factor_row(const Factor& f, index_t i, double alpha) {
-  const index_t first = f.ptr[i], end = f.ptr[i + 1];
-  double pivot = __dmul_rn(f.pivot[i], __dadd_rn(1.0, alpha));
-  for (index_t k = first; k < end; ++k) {
-    const index_t j = f.cols[k];
-    double sum = f.values[k];
-    index_t a = first, b = f.ptr[j];
-    const index_t b_end = f.ptr[j + 1];
-    while (a < k && b < b_end) {
-      const index_t ca = f.cols[a], cb = f.cols[b];
-      if (ca < cb) {
-        ++a;
-      } else if (ca > cb) {
-        ++b;
-      } else {
-        sum = __dsub_rn(sum, __dmul_rn(f.values[a], __ldcg(f.values + b)));
-        ++a;
-        ++b;
-      }
-    }
-    const double l = __ddiv_rn(sum, __ldcg(f.pivot + j));
-    f.values[k] = l;
-    pivot = __dsub_rn(pivot, __dmul_rn(l, l));
-  }
-  if (!(pivot > 0) || !isfinite(pivot)) return false;
-  f.pivot[i] = __dsqrt_rn(pivot);
-  return true;
 }
 
 // One triangular solve's side of Kahn's algorithm.
@@ -184,7 +139,7 @@ __global__ void ready_kernel(index_t n, const index_t* reads_ptr, index_t* waiti
 // then: it was last read before this sync, and is next written after the next one. A row's
 // level is thus one past the highest level of the rows it reads, the host's definition.
 __global__ void __launch_bounds__(kBlock)
-    kahn_kernel(Fronts fronts, Factor factor, index_t* levels, int* failed) {
+    kahn_kernel(Fronts fronts, Ic0Factor factor, index_t* levels, int* failed) {
   cgrp::grid_group grid = cgrp::this_grid();
   const std::int64_t me = blockIdx.x * std::int64_t(kBlock) + threadIdx.x;
   const std::int64_t stride = std::int64_t(gridDim.x) * kBlock;
@@ -197,7 +152,7 @@ __global__ void __launch_bounds__(kBlock)
       index_t* appended = f.appended + level % 3;
       for (std::int64_t q = lo[s] + me; q < hi[s]; q += stride) {
         const index_t row = __ldcg(f.queue + q);
-        if (s == 0 && !factor_row(factor, row, 0.0)) atomicExch(failed, 1);
+        if (s == 0 && !ic0_factorize_row(factor, row, 0.0)) atomicExch(failed, 1);
         for (index_t e = f.next_ptr[row]; e < f.next_ptr[row + 1]; ++e) {
           const index_t k = f.next_cols[e];
           if (atomicSub(f.waiting + k, 1) == 1) f.queue[hi[s] + atomicAdd(appended, 1)] = k;
@@ -224,7 +179,7 @@ __global__ void __launch_bounds__(kBlock)
 // L's values again in the stored forward schedule (new values, or a shift): level by level, a
 // grid sync between levels.
 __global__ void __launch_bounds__(kBlock)
-    factor_levels_kernel(Factor factor, const index_t* rows, const index_t* level_start,
+    factor_levels_kernel(Ic0Factor factor, const index_t* rows, const index_t* level_start,
                          index_t levels, double alpha, int* failed) {
   cgrp::grid_group grid = cgrp::this_grid();
   const std::int64_t me = blockIdx.x * std::int64_t(kBlock) + threadIdx.x;
@@ -232,7 +187,7 @@ __global__ void __launch_bounds__(kBlock)
   for (index_t l = 0; l < levels; ++l) {
     const index_t end = level_start[l + 1];
     for (std::int64_t q = level_start[l] + me; q < end; q += stride)
-      if (!factor_row(factor, rows[q], alpha)) atomicExch(failed, 1);
+      if (!ic0_factorize_row(factor, rows[q], alpha)) atomicExch(failed, 1);
     if (l + 1 < levels) grid.sync();
   }
 }
@@ -306,7 +261,7 @@ class CudaIc0 final : public Ic0Gpu<T> {
     const auto start = Clock::now();
     load_values(A, on_device, lower_values_.data(), pivot_.data());
     DeviceArray<int> failed(std::vector<int>{0}, "ic0: failed pivot");
-    Factor factor = this->factor();
+    Ic0Factor factor = this->factor();
     const index_t* rows = forward_rows_.data();
     const index_t* level_start = forward_start_d_.data();
     index_t levels = index_t(forward_start_.size()) - 1;
@@ -384,7 +339,7 @@ class CudaIc0 final : public Ic0Gpu<T> {
   }
 
  private:
-  Factor factor() {
+  Ic0Factor factor() {
     return {lower_ptr_.data(), lower_cols_.data(), lower_values_.data(), pivot_.data()};
   }
 
@@ -478,7 +433,7 @@ class CudaIc0 final : public Ic0Gpu<T> {
     fronts.side[1] = {lower_ptr_.data(), lower_cols_.data(),      waiting.data() + n,
                       queue[1].data(),   backward_start_d.data(), counters.data() + 3,
                       ready[1]};
-    Factor factor = this->factor();
+    Ic0Factor factor = this->factor();
     index_t* levels = counters.data() + 8;
     int* failed_ptr = failed.data();
     void* args[] = {&fronts, &factor, &levels, &failed_ptr};

@@ -1,6 +1,7 @@
 #include "solver/precond/preconditioner.hpp"
 
 #include <chrono>
+#include <utility>
 
 namespace cgs {
 
@@ -62,6 +63,39 @@ std::string preconditioner_names() {
   for (const PrecondEntry& e : preconditioners())
     names += (names.empty() ? "" : ", ") + std::string(e.name);
   return names;
+}
+
+namespace {
+
+// "name[:syntax]" and the argument's meaning, from an entry's "syntax: meaning" (the name alone
+// where it takes no argument).
+std::pair<std::string, std::string> usage(const PrecondEntry& e) {
+  const std::string argument = e.argument;
+  if (argument.empty()) return {e.name, ""};
+  const auto colon = argument.find(": ");
+  return {std::string(e.name) + "[:" + argument.substr(0, colon) + "]", argument.substr(colon + 2)};
+}
+
+}  // namespace
+
+std::string preconditioner_list() {
+  std::string text;
+  for (const PrecondEntry& e : preconditioners()) {
+    const auto [syntax, meaning] = usage(e);
+    text += syntax + ": " + e.what + (meaning.empty() ? "" : "; " + meaning) + "\n";
+  }
+  return text;
+}
+
+std::string preconditioner_help(const std::string& name) {
+  const PrecondEntry& e = find_preconditioner(name);
+  const auto [syntax, meaning] = usage(e);
+  std::string text = std::string(e.name) + ": " + e.what + "\n";
+  if (e.options)
+    text += e.options();
+  else if (!meaning.empty())
+    text += syntax + ": " + meaning + "\n";
+  return text;
 }
 
 template <typename T>

@@ -95,7 +95,7 @@ class Preconditioner {
   // The solve's matrix where the SpMV backend keeps it on the GPU (its CSR arrays in T, in the
   // row order analyze gets), lent before analyze so that a set-up that multiplies by A (the
   // device Lanczos, Chebyshev's program) reads it in place instead of uploading a second copy
-  // (0.6 s of cheb:8's set-up on a 9M-row grid, issue 21). The lender (the solver) keeps it
+  // (0.6 s of cheb:8's set-up on a 9M-row grid). The lender (the solver) keeps it
   // alive as long as this preconditioner and writes new values into it before each
   // set_values. On the CPU devices the lender's CSR in host memory (AMG's host program reads
   // the finest level's A there instead of two copies: lent_host_matrix).
@@ -151,20 +151,26 @@ class Preconditioner {
   T* bound_z_ = nullptr;
 };
 
-// One registered preconditioner: its name, what it is, its argument, and how to make it.
+// One registered preconditioner: its name, what it is, its argument, and how to make it. `what`
+// and `argument` are the CLI's help (preconditioner_list, preconditioner_help).
 struct PrecondEntry {
   const char* name;
-  const char* what;
-  const char* argument;          // "" or e.g. "k: the pattern of tril(A^k), default 1"
+  const char* what;              // one line
+  const char* argument;          // "" or "syntax: meaning", e.g. "k: ..., 1..4, default 1"
   bool wants_rcm;                // the planner renumbers rows by reverse Cuthill-McKee for it
   bool needs_positive_diagonal;  // the solver refuses A with a diagonal entry <= 0 first
   std::unique_ptr<Preconditioner<float>> (*make_float)(const PrecondSpec&, Device, int);
   std::unique_ptr<Preconditioner<double>> (*make_double)(const PrecondSpec&, Device, int);
+  std::string (*options)() = nullptr;  // a table of key=value options, as text (amg's)
 };
 
 const std::vector<PrecondEntry>& preconditioners();
 const PrecondEntry& find_preconditioner(const std::string& name);  // InputError if unknown
 std::string preconditioner_names();                                // "none, jacobi, ..."
+// Every preconditioner a line: "name[:argument]: what it is; what the argument means".
+std::string preconditioner_list();
+// One preconditioner's help: what it is, its argument, its options' table where it has one.
+std::string preconditioner_help(const std::string& name);  // InputError if unknown
 
 template <typename T>
 std::unique_ptr<Preconditioner<T>> make_preconditioner(const PrecondSpec& spec, Device device,

@@ -1,6 +1,8 @@
-// The preconditioners cgsolve and netsolve know: one line each.
+// The preconditioners cgsolve and netsolve know, a line each: what it is and its argument (the
+// CLI's help prints them), whether it wants RCM or a positive diagonal, and how to make it.
 #include <charconv>
 
+#include "solver/precond/amg_options.hpp"  // amg_options_help
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/pointwise.hpp"
 #include "solver/precond/preconditioner.hpp"
@@ -21,27 +23,27 @@ std::unique_ptr<Preconditioner<T>> make_simple(const PrecondSpec& spec, Device d
 
 const std::vector<PrecondEntry>& preconditioners() {
   static const std::vector<PrecondEntry> table = {
-      {"none", "plain CG", "", false, false, &make_simple<precond::Identity, float>,
-       &make_simple<precond::Identity, double>},
+      {"none", "plain CG, no preconditioner", "", false, false,
+       &make_simple<precond::Identity, float>, &make_simple<precond::Identity, double>},
       {"jacobi", "diagonal scaling, z = r / diag(A)", "", false, true,
        &make_simple<precond::Jacobi, float>, &make_simple<precond::Jacobi, double>},
       {"ic0", "incomplete Cholesky, zero fill, triangular solves level by level",
-       "levels (exact order) or colour (a level per colour); default levels on the CPU, colour "
-       "on the GPU",
+       "levels|colour|parts[:N]: the elimination order, levels (exact, the default), colour (a "
+       "level per colour of A's graph) or parts of N rows (default 128, separators last)",
        true, true, &precond::make_ic0<float>, &precond::make_ic0<double>},
-      {"fsai", "factorized sparse approximate inverse G^T G", "k: pattern of tril(A^k), default 1",
-       false, true, &precond::make_fsai<float>, &precond::make_fsai<double>},
-      {"bjacobi", "exact inverses of diagonal blocks", "N: rows per block, default 64", true, true,
-       &precond::make_bjacobi<float>, &precond::make_bjacobi<double>},
-      {"cheb", "Chebyshev polynomial in D^-1 A", "d: degree, default 4", false, true,
+      {"fsai", "factorized sparse approximate inverse G^T G",
+       "k: G on the pattern of tril(A^k), 1..4, default 1", false, true, &precond::make_fsai<float>,
+       &precond::make_fsai<double>},
+      {"bjacobi", "exact inverses of diagonal blocks", "N: rows per block, 1..4096, default 64",
+       true, true, &precond::make_bjacobi<float>, &precond::make_bjacobi<double>},
+      {"cheb", "Chebyshev polynomial in D^-1 A", "d: degree, 1..64, default 4", false, true,
        &precond::make_chebyshev<float>, &precond::make_chebyshev<double>},
       {"amg", "smoothed-aggregation algebraic multigrid, one V-cycle",
-       "options key=value,...: levels (10), smoother=cheb|jacobi (cheb), sweeps (2), theta "
-       "(0.08), coarse (300)",
-       false, true, &precond::make_amg<float>, &precond::make_amg<double>},
+       "key=value,...: the options --help-precond amg lists", false, true,
+       &precond::make_amg<float>, &precond::make_amg<double>, &precond::amg_options_help},
       {"chol", "the complete sparse Cholesky factor (AMD order), triangular solves level by level",
-       "maxfill=N: refuse a factor of more than N x tril(A)'s entries, default 20", false, true,
-       &precond::make_cholesky<float>, &precond::make_cholesky<double>},
+       "maxfill=N: refuse a factor of more than N x tril(A)'s entries, N >= 1, default 20", false,
+       true, &precond::make_cholesky<float>, &precond::make_cholesky<double>},
   };
   return table;
 }

@@ -11,6 +11,8 @@
 
 #include "formats/matrix_market.hpp"
 #include "run_command.hpp"
+#include "solver/precond/amg_options.hpp"
+#include "solver/precond/preconditioner.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace fs = std::filesystem;
@@ -337,6 +339,26 @@ TEST_CASE("--validate with default flags passes on every converged solve of the 
     }
   }
   CHECK(converged >= 6);
+}
+
+TEST_CASE("--help lists the registry's preconditioners; --help-precond prints one's options") {
+  const Run help = cgsolve("--help");
+  CHECK(help.exit_code == 0);
+  for (const cgs::PrecondEntry& e : cgs::preconditioners()) {
+    CAPTURE(std::string(e.name));
+    CHECK(contains(help.output, std::string(e.name) + (*e.argument ? "[:" : ": ")));
+    CHECK(contains(help.output, e.what));
+  }
+  CHECK(contains(help.output, "--help-precond"));
+  const Run amg = cgsolve("--help-precond amg");
+  CHECK(amg.exit_code == 0);
+  CHECK(contains(amg.output, cgs::precond::amg_options_help()));
+  const Run fsai = cgsolve("--help-precond fsai");
+  CHECK(fsai.exit_code == 0);
+  CHECK(contains(fsai.output, "fsai[:k]: G on the pattern of tril(A^k)"));
+  const Run unknown = cgsolve("--help-precond gs");
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "unknown preconditioner 'gs'"));
 }
 
 TEST_CASE("--precond amg reports its levels and set-up phases in the summary and the JSON") {

@@ -8,10 +8,13 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <variant>
 
 #include "formats/generators.hpp"
+#include "solver/precond/amg_options.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/amg_start.hpp"
 #include "solver/precond/preconditioner.hpp"
@@ -883,4 +886,56 @@ TEST_CASE("amg options: key=value pairs, or a clear error") {
   }
   CHECK(make_preconditioner<double>(parse_precond("amg:sweeps=3"), Device::serial, 1)->name() ==
         "amg:sweeps=3");
+}
+
+TEST_CASE(
+    "amg options: an unknown key names the known ones; the table's defaults are the structs'") {
+  try {
+    make_preconditioner<double>(parse_precond("amg:levles=3"), Device::serial, 1);
+    FAIL("amg:levles=3 accepted");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("unknown option 'levles'") != std::string::npos);
+    for (const precond::AmgKey& k : precond::amg_keys())
+      CHECK(what.find(std::string(k.name) + "=" + k.values) != std::string::npos);
+  }
+  const precond::AmgOptions defaults;
+  const precond::AmgOptions parsed = precond::parse_amg_options(parse_precond("amg"));
+  for (const precond::AmgKey& k : precond::amg_keys()) {
+    CAPTURE(std::string(k.name));
+    CHECK(k.show(parsed) == k.show(defaults));
+    // Setting a key to its shown default changes nothing (except coarse_lanczos's "as on the
+    // finest", which no value spells).
+    precond::AmgOptions o;
+    if (std::string(k.name) != "coarse_lanczos") {
+      CHECK(k.set(o, k.show(defaults)) == "");
+      CHECK(k.show(o) == k.show(defaults));
+    }
+    CHECK(precond::amg_options_help().find(std::string("  ") + k.name + "=" + k.values) !=
+          std::string::npos);
+  }
+  const precond::AmgOptions some =
+      precond::parse_amg_options(parse_precond("amg:levels=4,aggregation=blocks,theta=0.2"));
+  CHECK(some.hierarchy.max_levels == 4);
+  CHECK(some.hierarchy.blocked);
+  CHECK(!some.hierarchy.mis2);
+  CHECK(some.hierarchy.theta == 0.2);
+}
+
+// docs/amg.md holds the keys' table between two markers exactly as `cgsolve --help-precond amg`
+// prints it from amg_keys(): a key or default changed in the code and not in the page fails here.
+TEST_CASE("docs/amg.md's table of keys is what the options table prints") {
+  std::ifstream in(std::string(CGSOLVE_SOURCE_DIR) + "/docs/amg.md");
+  REQUIRE(in.good());
+  std::stringstream page;
+  page << in.rdbuf();
+  const std::string text = page.str();
+  const std::string begin = "<!-- generated: cgsolve --help-precond amg -->\n```text\n";
+  const std::string end = "```\n<!-- end of generated -->";
+  const auto from = text.find(begin), to = text.find(end);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  REQUIRE(from + begin.size() <= to);
+  const std::string block = text.substr(from + begin.size(), to - from - begin.size());
+  CHECK(block == precond::amg_options_help());
 }
