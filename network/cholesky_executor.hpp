@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "base/host_device.hpp"
+#include "base/rounded.hpp"
 
 namespace cgs {
 
@@ -41,27 +42,9 @@ struct CholeskyScheduleView {
 namespace chol {
 
 // Products and sums as the host rounds them (no contraction into a fused multiply-add).
-CGS_HD double mul(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-CGS_HD double add(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-CGS_HD double sub(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
+using rounded::add;
+using rounded::mul;
+using rounded::sub;
 
 // One system's values: element i at data[i * stride] (stride 1 on the host; on the device the
 // batch's systems are interleaved, system s's base at s, stride the batch size).
