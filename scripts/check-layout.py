@@ -7,16 +7,28 @@ no two units include each other, directly or through a longer cycle: a unit is a
 its sources (solver/solver.hpp + solver.cpp; ic0.cpp + ic0_gpu.cu + ic0_gpu.hpp are two units,
 ic0 and ic0_gpu), so that solver.cpp calling a chooser whose header needs solver.hpp is a cycle.
 
+And every room stays readable at once: no source file over 1,000 lines, no function over 100
+(functions are found by universal-ctags where it is installed; without it that part is skipped
+and says so). A kernel whose body cannot be split without cost is named in LONG_KERNELS with
+the reason.
+
     scripts/check-layout.py [ROOT]      exit 1 and a line per breach
 """
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 ORDER = ["base", "formats", "spmv", "solver", "network", "app"]
 RANK = {room: i for i, room in enumerate(ORDER)}
 RANK["bench"] = RANK["app"]
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
+PRODUCT = ["base", "formats", "spmv", "solver", "network", "app"]
+MAX_FILE_LINES = 1000
+MAX_FUNCTION_LINES = 100
+# Kernels left long on purpose: name -> why.
+LONG_KERNELS = {}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -35,6 +47,32 @@ def resolve(root, including, target):
         if os.path.isfile(os.path.join(root, candidate)):
             return candidate
     return None
+
+
+def size_breaches(root):
+    out = []
+    files = [f for f in product_files(root) if f.split(os.sep)[0] in PRODUCT]
+    for path in sorted(files):
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            lines = sum(1 for _ in f)
+        if lines > MAX_FILE_LINES:
+            out.append(f"{path}: {lines} lines (at most {MAX_FILE_LINES})")
+    if not shutil.which("ctags"):
+        print("check-layout: no ctags here, function lengths not checked")
+        return out
+    tags = subprocess.run(
+        ["ctags", "--fields=+ne", "--kinds-c++=f", "--language-force=c++", "-x",
+         "--_xformat=%{end} %{line} %{input} %{name}", "-f", "-"] + files,
+        cwd=root, capture_output=True, text=True, check=False).stdout
+    for row in tags.splitlines():
+        parts = row.split()
+        if len(parts) != 4 or not parts[0].isdigit():
+            continue
+        length = int(parts[0]) - int(parts[1]) + 1
+        if length > MAX_FUNCTION_LINES and parts[3] not in LONG_KERNELS:
+            out.append(f"{parts[2]}:{parts[1]}: {parts[3]} is {length} lines "
+                       f"(at most {MAX_FUNCTION_LINES})")
+    return out
 
 
 def main():
@@ -75,6 +113,7 @@ def main():
     for node in sorted(graph):
         if not state.get(node):
             visit(node, [])
+    breaches += size_breaches(root)
     for line in breaches:
         print(line)
     print(f"check-layout: {len(graph)} units, {len(breaches)} breaches")
