@@ -165,6 +165,8 @@ std::unique_ptr<TrialNetwork> build_trial_network(const Network& net,
   v.elevation = pools.put(*re++), v.emitter = pools.put(*re++);
   v.max_head = pools.put(*re++), v.min_head = pools.put(*re++);
   v.control_grade = pools.put(*re++), v.control_setting = pools.put(*re++);
+  v.pump_count = static_cast<int>(np);
+  v.curve_count = static_cast<int>(net.curves.size());
   v.valve_count = static_cast<int>(valves.size());
   v.emitter_count = static_cast<int>(emitters.size());
   v.control_count = static_cast<int>(controls.size());
