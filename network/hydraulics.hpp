@@ -1,10 +1,14 @@
-// The hydraulics of one period with the Global Gradient Algorithm (Todini & Pilati) as EPANET
-// 2.2/2.3 implements it: each trial linearises every link's head loss around its current flow,
-// assembles the SPD junction system A H = F (A = A12^T D^-1 A12 in the GGA's notation), solves it
-// with a LinearSolver, updates the flows, and checks EPANET's convergence test sum |dQ| / sum |Q|
-// <= ACCURACY and its status rules for pumps, check valves and control valves. The state (flows,
-// statuses, settings, heads, tank volumes) lives on from one period to the next: an
-// extended-period run (network/simulation.hpp) steps it through time as EPANET's hydraul.c.
+// The host's driver of the gradient algorithm (network/gga.hpp, which takes every decision of a
+// trial: coefficients, assembly, flow update, status rules, PDA): it owns the arrays, runs a
+// period's trials with a LinearSolver for A H = F, and keeps what only the host does: the time
+// steps' demands, controls and tank levels, link settings from rules, the results, connectivity,
+// EPANET's error 110 and file-order retry, and tracing. The state (flows, statuses, settings,
+// heads, tank volumes) lives on from one period to the next: an extended-period run
+// (network/simulation.hpp) steps it through time as EPANET's hydraul.c.
+//   hydraulics.cpp  the state: initialisation, demands, controls, tanks, link settings, results
+//   hydsolver.cpp   a period's trials (EPANET's hydsolve) and the time-0 solve
+//   gga_network.cpp the network's arrays and options as the gradient algorithm reads them
+//   connectivity.cpp which junctions reach a fixed head
 #pragma once
 
 #include <functional>
@@ -12,9 +16,10 @@
 #include <vector>
 
 #include "formats/csr.hpp"
+#include "network/gga.hpp"
+#include "network/gga_network.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
-#include "network/trial_kernels.hpp"
 
 namespace cgs::net {
 
@@ -129,22 +134,6 @@ class GradientAlgorithm {
                            const RunOptions& run = {});
   // Head loss coefficients of every link and the junction system for the current flows.
   const JunctionSystem& assemble();
-  // New heads for the junctions: updates flows; returns EPANET's relative flow change.
-  double update(const std::vector<double>& junction_heads, TrialReport& report);
-  // EPANET's status rules: valves every trial, links/pumps/tanks periodically and at convergence.
-  bool update_valve_status();
-  // DAMPLIMIT: the valve checks of a trial and the relaxation of the next one's flow update.
-  bool damp_and_check_valves(double relative_change);
-  bool update_link_status();
-  bool apply_pressure_controls();
-  // EPANET's hasconverged: ACCURACY, then (PDA) every delivered demand within 1e-4 cfs of what
-  // its junction's pressure gives.
-  bool has_converged(double relative_change);
-  bool pda_converged() const;
-  // EPANET's badvalve: the factorisation failed at this node; if the first valve joined to it is
-  // an active PRV, PSV or FCV, that valve becomes XPRESSURE (XFCV) and its index is returned (the
-  // trial is repeated), else -1 (the equations cannot be solved).
-  int fix_bad_valve(int node);
 
   HydraulicResults results() const;
 
@@ -154,10 +143,12 @@ class GradientAlgorithm {
   // delivered demand, emitter flow; per link flow, setting: 4 nodes + 2 links doubles) and each
   // link's status.
   const JunctionSystem& system() const { return system_; }
-  const std::vector<int>& diagonal_slots() const { return diag_slot_; }
-  const std::vector<int>& link_slots_ij() const { return link_slot_ij_; }
-  const std::vector<int>& link_slots_ji() const { return link_slot_ji_; }
-  const std::vector<double>& resistances() const { return R_; }
+  const std::vector<int>& diagonal_slots() const { return network_.diag_slot; }
+  const std::vector<int>& link_slots_ij() const { return network_.slot_ij; }
+  const std::vector<int>& link_slots_ji() const { return network_.slot_ji; }
+  const std::vector<double>& resistances() const { return network_.resistance; }
+  // The network as the gradient algorithm reads it (pointers into this object's arrays).
+  gga::NetworkView view() const { return network_.view(); }
   void export_trial_start(double* start, signed char* status) const;
   const std::vector<double>& heads() const { return head_; }
 
@@ -175,7 +166,7 @@ class GradientAlgorithm {
   double delivered_demand(int node) const { return delivered_[node]; }
   double system_demand() const { return system_demand_; }  // sum of positive junction demands
   double flow(int link) const { return flow_[link]; }
-  LinkStatus status(int link) const { return status_[link]; }
+  LinkStatus status(int link) const { return static_cast<LinkStatus>(status_[link]); }
   double setting(int link) const { return setting_[link]; }
   // EPANET's setlinkstatus and setlinksetting (rule actions, pump speed patterns).
   void set_link_open(int link, bool open);
@@ -185,62 +176,33 @@ class GradientAlgorithm {
   const Network& net_;
   const HydraulicOptions& opt_;
   int nj_;
+  GgaNetwork network_;  // what the gradient algorithm reads of net_
   // demand_: each junction's consumer demand (EPANET's FullDemand); delivered_: the part delivered
   // (DemandFlow), equal to it under DDA, a variable of the trials under PDA.
   std::vector<double> head_, demand_, delivered_, fixed_inflow_, emitter_flow_, volume_;
-  // Pressure-driven demand: EPANET's Pmin and Preq converted to ft, and Pexp.
-  bool pda_ = false;
-  double pmin_ = 0, preq_ = 0, pexp_ = 0.5;
   double system_demand_ = 0;
-  double relax_ = 1.0;  // EPANET's RelaxFactor: 0.6 once the trials are within DAMPLIMIT
-  std::vector<double> flow_, setting_, P_, Y_, R_, xflow_;
-  std::vector<LinkStatus> status_;
-  // What the trial loops read of each link and junction, copied out of Network's large records
-  // (a Link is 112 bytes, a Node 168): the loops over 10^4 links then stream a few compact
-  // arrays instead of a cache line per element (BWSN_Network_2: 30% of the flow update was the
-  // emitter test alone). Built with the structure; minor losses and emitters again by
-  // initialise(), which reads those records anyway.
-  std::vector<int> link_from_, link_to_;
-  std::vector<LinkType> link_type_;
-  std::vector<double> minor_loss_;
-  std::vector<int> emitters_;  // junctions with an emitter, in index order
-  void copy_link_data();
-  // Matrix structure, built once: CSR slots of each junction's diagonal and each link's pair.
-  JunctionSystem system_;
-  std::vector<int> diag_slot_, link_slot_ij_, link_slot_ji_;
+  std::vector<double> flow_, setting_, P_, Y_, xflow_;
+  std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
+  JunctionSystem system_;            // the matrix structure built once, the values each trial
 
   void build_structure();
-  void compute_resistances();
   void reset_pump_flow(int link);
+  void set_status(int link, LinkStatus s) { status_[link] = static_cast<signed char>(s); }
+  // The gradient algorithm's state over this object's arrays; x: the junction heads solved for.
+  gga::State state(double* x = nullptr);
 
-  void headloss_coefficients();
-  void pipe_coefficients(int k);
-  void darcy_weisbach_coefficients(int k);
-  void pump_coefficients(int k);
-  void valve_coefficients(int k, double minor_loss);
-  void set_coefficients(int k, trials::Linearised c);
-  void pbv_coefficients(int k);
-  void tcv_coefficients(int k);
-  void gpv_coefficients(int k);
-  void curve_segment(int curve, double q, double& h0, double& r) const;
-  void emitter_headloss(int i, double& hloss, double& hgrad) const;
-  void pda_headloss(int i, double dp, double n, double& hloss, double& hgrad) const;
-
-  void add_diag(int node, double v);
-  void add_rhs(int node, double v);
-  void add_offdiag(int link, double v);
-  void link_contributions();
-  void emitter_contributions();
-  void pda_contributions();
-  void demand_contributions();
-  void update_pda_demands(double& qsum, double& dqsum, double& max_dq);
-  void demand_deficit(PeriodSolve& out) const;
-  void control_valve_contributions();
-
-  LinkStatus check_valve_status(LinkStatus s, double dh, double q) const;
-  LinkStatus pump_status(int k, double head_gain) const;
-  LinkStatus fcv_status(int k, LinkStatus s) const;
-  void tank_link_status(int k, int node, double q);
+  // A trial's linear solve into x and its report; false where the trial ends there: an active
+  // control valve fixed (report.fixed_valve, the trial repeated) or EPANET's error 110
+  // (out.error).
+  bool solve_trial(LinearSolver& solver, const gga::NetworkView& v, const gga::State& s,
+                   std::vector<double>& x, TrialReport& report, PeriodSolve& out);
+  // The new flows from the solved heads x (gga::update) with the host's measures of the trial
+  // and the tanks' net inflows; returns EPANET's relative flow change.
+  double update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
+                TrialReport& report);
+  // EPANET's hasconverged: ACCURACY, then (PDA) every delivered demand within 1e-4 cfs of what
+  // its junction's pressure gives.
+  bool has_converged(const gga::NetworkView& v, const gga::State& s, double relative_change) const;
 };
 
 // The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.

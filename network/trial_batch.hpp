@@ -23,9 +23,9 @@ struct TrialNetwork {
   trials::Layout layout() const { return trials::layout_of(view); }
 };
 
-// structure: a GradientAlgorithm of `net` (its matrix slots, resistances and EPANET's elimination
-// order). accuracy: the trials' ACCURACY; pressure_threshold in the file's units (the rows'
-// below-threshold count).
+// structure: a GradientAlgorithm of `net` (the network and options as the gradient algorithm
+// reads them, the matrix slots, resistances and EPANET's elimination order). accuracy: the
+// trials' ACCURACY; pressure_threshold in the file's units (the rows' below-threshold count).
 std::unique_ptr<TrialNetwork> build_trial_network(const Network& net,
                                                   const GradientAlgorithm& structure,
                                                   double accuracy, double pressure_threshold);
