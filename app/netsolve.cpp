@@ -586,8 +586,8 @@ int run(const Args& args, SolverCli& cli) {
 int main(int argc, char** argv) {
   // Keep freed memory in the process (no mmap per large vector, no trimming): the reader's buffers
   // and each reporting time's results then reuse pages already mapped instead of faulting in fresh
-  // ones (on the 2-core VM a page fault costs microseconds: a quarter of a 24 h BWSN_Network_2
-  // run).
+  // ones (on a small machine a page fault costs microseconds: a quarter of a 24 h
+  // BWSN_Network_2 run).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);

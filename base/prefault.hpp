@@ -1,7 +1,7 @@
 // Large host arrays made fresh at every set-up (a level's strength, aggregates, the next operator
 // downloaded from the device) pay one page fault for every 4 KB the first time they are written,
-// and std::vector's resize, assign and copy write them on one thread: on the 16-core H100 host a
-// 108 MB vector took 60-65 ms to resize before a 10 ms copy from the device into it
+// and std::vector's resize, assign and copy write them on one thread: a 108 MB
+// vector took 60-65 ms to resize before a 10 ms copy from the device into it
 // (BENCHMARKS 20j). reserve_prefaulted(v, n) reserves room for n elements and has the kernel
 // map its pages writable on every core first (madvise MADV_POPULATE_WRITE over each thread's
 // share of the pages), so that the resize or copy that follows runs at memory speed. It leaves

@@ -3,12 +3,12 @@
 // hack h is at hack_offset[h] + j * hack_size + r. The last hack is padded to hack_size rows
 // (rows past `rows` have length 0), so every block has the same height.
 //
-// HYB tail (issue 28): a row longer than `tail_from` keeps its first tail_from entries in its
+// HYB tail: a row longer than `tail_from` keeps its first tail_from entries in its
 // hack and the rest in a CSR tail over those rows only. One row of thousands among rows of 7
 // would otherwise widen its hack to thousands of slots and, on the GPU, make one thread walk
 // them all while its warp waits. tail_from at or past the longest row: no tail.
 //
-// SELL-C-sigma storage order (Kreutzer et al. 2014, issue 28): with sigma > 0 the rows are
+// SELL-C-sigma storage order (Kreutzer et al. 2014): with sigma > 0 the rows are
 // stored sorted by descending length inside windows of sigma consecutive rows (stable), so that
 // a hack holds rows of similar length and pads little. Only the storage order changes: columns
 // and x stay as they are, and the product of slot s goes to y[slot_row[s]]. sigma is a multiple

@@ -153,8 +153,8 @@ CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P) {
                      std::to_string(A.rows) + " x " + std::to_string(A.cols));
   const std::int64_t n = A.rows;
   std::vector<index_t> old_to_new(A.rows);
-  // Small matrices stay on the calling thread: starting a team costs more than they take (a
-  // 865-row network system spent 1.2-2.2 ms here on a 16-core host, 50 ms on a loaded 2-core VM).
+  // Small matrices stay on the calling thread: starting a team costs more than they take (an
+  // 865-row network system spent 1.2-2.2 ms here on 16 cores, 50 ms on 2 loaded cores).
   const bool on_team = n > kTeamRows;
 #pragma omp parallel for schedule(static) if (on_team)
   for (std::int64_t k = 0; k < n; ++k) old_to_new[P.new_to_old[k]] = index_t(k);

@@ -33,7 +33,7 @@ std::string format_stats(const MatrixStats& s);  // human-readable block
 
 // How much of the matrix sits in long rows: what decides, without timing, whether a GPU kernel
 // with one thread (or a few lanes) per row would serialise the product on a few rows while the
-// rest of the grid waits (issue 28). Long: over max(64, 16 x mean) entries. Irregular: long rows
+// rest of the grid waits. Long: over max(64, 16 x mean) entries. Irregular: long rows
 // hold 1% of the nonzeros, or a row has over 4,096 entries.
 struct RowSpread {
   index_t threshold = 0;

@@ -1,4 +1,4 @@
-// The batched study engine's linear algebra (netsolve --study ... --device gpu, issue 23 item 3):
+// The batched study engine's linear algebra (netsolve --study ... --device gpu):
 // the scenarios of a study run in lockstep, each on its own host thread (its trials assemble their
 // matrices and right-hand sides on the same pattern, in parallel on the cores), and the scaled
 // correction systems of every scenario that waits for one are solved together in one call.
@@ -78,7 +78,7 @@ std::unique_ptr<BatchCg> make_cpu_batch_cg(const SolveRequest& request);
 // DeviceError where the system does not fit one cluster (with the reason).
 std::unique_ptr<BatchCg> make_gpu_batch_cg(const CgOptions& options);
 
-// The batched sparse Cholesky (issue 23): the first system's pattern analysed once in its
+// The batched sparse Cholesky: the first system's pattern analysed once in its
 // elimination order (SparseCholesky, EPANET's order of operations), compiled into a flat schedule
 // (cholesky_schedule.hpp), and every batch factorised and solved by executing it -- on the GPU in
 // one call of three kernels, one thread a system (network/batch_cholesky.hpp), or on the host

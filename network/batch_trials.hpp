@@ -1,5 +1,5 @@
 // The steady-state trials of many scenarios of one network on the device (netsolve --study ...
-// --device gpu, the "trials" engine; issue 23): one thread a scenario runs
+// --device gpu, the "trials" engine): one thread a scenario runs
 // network/trial_kernels.hpp's period -- coefficients, assembly, EPANET's factorisation through
 // the compiled Cholesky schedule, flow update, status rules -- over interleaved arrays. The host
 // only prepares each scenario's start and reads its row, so no host work sits between trials.

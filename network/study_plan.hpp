@@ -64,14 +64,14 @@ struct StudyScope {
   bool available_flow = false;  // fire flow with --residual-pressure: a search per scenario
 };
 
-// Scenarios in flight in a batched study unless asked: on an H100, a cluster of 1-4 blocks per
-// system lets 33-132 systems run at once; 128 keeps the launches full while scenarios that
+// Scenarios in flight in a batched study unless asked: a cluster of 1-4 blocks per system lets
+// a GPU of 132 SMs run 33-132 systems at once; 128 keeps the launches full while scenarios that
 // converged early are replaced.
 inline constexpr int kDefaultBatchSize = 128;
 // The same for the batched Cholesky, in two groups (one on the device while the other's threads
 // run their trials): one GPU thread a system, so a launch wants many systems, but each is a host
 // thread with its own network copy and workspace, whose set-up (EPANET's ordering among it) costs
-// 20-60 ms of a core on BWSN_Network_2. Measured there (H100 host, 3,000 fire flows, BENCHMARKS
+// 20-60 ms of a core on BWSN_Network_2. Measured there (3,000 fire flows, BENCHMARKS
 // §19d): 512 in flight 377 scenarios/s (set-up 1.3 s), 1,024 553/s (2.2 s), 2,048 613/s (4.8 s):
 // 1,024 gives the most with its set-up counted.
 inline constexpr int kDefaultDirectBatchSize = 1024;

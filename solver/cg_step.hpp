@@ -115,8 +115,8 @@ CGS_HD bool stepped(State& s, double rr, double rz, long long k) {
 // Chronopoulos & Gear (1989) use z.w - beta rz / alpha instead (z.s = p.w = -rz / alpha and
 // p.s = rz_old / alpha by the residuals' M-orthogonality), one dot rather than three, but those
 // identities fail in rounding on ill-conditioned systems: on Exnet without a preconditioner (tol
-// 1e-10, double) it took 1.66x the two-pass CG's iterations, 1.27x with these dots (H100,
-// BENCHMARKS 13e).
+// 1e-10, double) it took 1.66x the two-pass CG's iterations, 1.27x with these dots
+// (BENCHMARKS 13e).
 // z_0 . w_0 at k = 1 or after a restart. step() then takes it as any loop's p.q.
 CGS_HD double one_reduction_pq(const State& s, const double* dots, bool first_step) {
   if (first_step) return dots[0];

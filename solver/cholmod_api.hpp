@@ -1,7 +1,7 @@
 // CHOLMOD's functions as this project calls them, resolved from its shared library on first use
 // (base/shared_library.hpp says why), so that only a run that factorises with CHOLMOD (netsolve
 // --direct-backend cholmod, cgsolve --validate) loads it and what it pulls in (LAPACK, BLAS,
-// gfortran, METIS, AMD...: about 4 ms of a process's start-up on a 2-core VM).
+// gfortran, METIS, AMD...: about 4 ms of a process's start-up on a small machine).
 // Only in builds that found CHOLMOD's header (CGSOLVE_HAVE_CHOLMOD).
 #pragma once
 

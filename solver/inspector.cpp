@@ -23,7 +23,7 @@ namespace {
 // then up to kMaxTrials timed, the median per iteration. A candidate stops after kMinTrials
 // timed trials when clearly behind the best so far, or once its timed trials passed the budget;
 // after one trial when that trial alone passed it (10 iterations of a large system: a trial that
-// long is steady, and on gen:powerlaw:2000000 each more trial costs 2 ms on an H100 and 0.3 s on
+// long is steady, and on gen:powerlaw:2000000 each more trial costs 2 ms on a GPU and 0.3 s on
 // two CPU cores).
 constexpr int kTrialIterations = 10;
 constexpr int kWarmUpIterations = 2;
@@ -38,7 +38,7 @@ constexpr double kMaxEllFillWorthTiming = 2.0;
 constexpr double kMinDeviationPctForSorting = 10.0;
 constexpr double kMinHllFillForSorting = 1.2;
 constexpr double kMaxCooBytesOverCsr = 1.2;
-// On the GPU the generic loop's kernel launches alone take 35-50 us an iteration on an H200 at
+// On the GPU the generic loop's kernel launches alone take 35-50 us an iteration at
 // n ~ 15,000; below this per-iteration time of the best fused candidate none of them can win.
 constexpr double kGenericLoopFloorSeconds = 20e-6;
 
@@ -94,7 +94,7 @@ bool coo_streams_too_much(const MatrixStats& stats, std::string& why) {
   return ratio > kMaxCooBytesOverCsr;
 }
 
-// With long rows on the GPU (issue 28), only kernels that split the work by nonzeros; of those,
+// With long rows on the GPU, only kernels that split the work by nonzeros; of those,
 // cuSPARSE's only where no kernel of ours does the same for the format (csr/stream measured
 // 1.01-1.05x cuSPARSE on gen:powerlaw, BENCHMARKS.md section 12).
 bool kept_for_long_rows(const GpuKernel& k) {
@@ -115,7 +115,7 @@ std::vector<InspectedCandidate> inspection_candidates(const MatrixStats& stats,
                                                       std::vector<std::string>& skipped) {
   const Device device = r.backend.device;
   const bool gpu = device == Device::gpu;
-  // Long rows on the GPU (issue 28): a kernel with a row per thread or lane group serialises
+  // Long rows on the GPU: a kernel with a row per thread or lane group serialises
   // them (power-law 2M rows: 1,000-3,300 us an iteration against 196 load-balanced), and
   // building and timing those candidates cost 8.5 s there. Only load-balanced kernels are
   // timed, rows unsorted (they do not care about the order).

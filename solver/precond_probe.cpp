@@ -102,7 +102,7 @@ constexpr double kTrustedJacobi = 2;
 constexpr double kKeepJacobiBelowGpu = 2e-3, kKeepJacobiBelowCpu = 0.2e-3;  // seconds
 // fsai:2's set-up is dominated by a dense Cholesky of each row's block of A on tril(A^2)'s
 // pattern, m^3/6 flops for a row of m entries; seconds per such flop on a host (bcsstk13: 8.1e8
-// flops, its values phase 0.51 s on a 16-core GPU host, BENCHMARKS 10i, 1.26-1.34 s on 2
+// flops, its values phase 0.51 s on 16 cores, BENCHMARKS 10i, 1.26-1.34 s on 2
 // loaded cores, serial). Only used against bounds many times apart.
 constexpr double kFsaiSecondsPerFlop = 1e-9;
 // Long enough for CG's rate to settle past its first fast drop (40 predicted ic0 10x too many

@@ -67,7 +67,7 @@ double since(Clock::time_point start) {
 // SPD. Named in A's own numbering (1-based, as in the file).
 // The first row whose diagonal (its entries summed, as diagonal() does) is not positive, found
 // on every core without a vector of n diagonals (a fresh 72 MB vector written by one thread cost
-// ~40 ms of page faults at 9M rows on the H100 host, at every set-up).
+// ~40 ms of page faults at 9M rows, at every set-up).
 void check_positive_diagonal(const CsrMatrix<double>& A, const PrecondSpec& precond) {
   const index_t n = std::min(A.rows, A.cols);
   index_t first_bad = n;

@@ -21,8 +21,8 @@ using SparseMatrix = Eigen::SparseMatrix<double>;
 using Vector = Eigen::VectorXd;
 using Clock = std::chrono::steady_clock;
 
-// Flop rates assumed for the estimates (2 cores of a cloud VM, measured on this kind of machine
-// 2026-11-23 within a factor of 2): a supernodal factorisation runs BLAS-3, a simplicial one
+// Flop rates assumed for the estimates (measured on two cores of a small machine, right
+// within a factor of 2): a supernodal factorisation runs BLAS-3, a simplicial one
 // column by column.
 constexpr double kSupernodalFlops = 2e9;
 constexpr double kSimplicialFlops = 3e8;

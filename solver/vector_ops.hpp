@@ -63,7 +63,7 @@ class VectorOps {
   virtual void mark_spmv_end() = 0;
   virtual std::vector<double> spmv_seconds() = 0;  // waits
   // Time every k-th product only: a pair of CUDA events costs about 3 us of launch time in a
-  // loop of about 20 us (measured on an H100, 2026-11-23: 15-20% when every product was timed).
+  // loop of about 20 us (BENCHMARKS.md §8: 15-20% when every product was timed).
   virtual int spmv_sample_every() const { return 1; }
   virtual void clear_spmv_seconds() = 0;  // forget the products timed so far
 

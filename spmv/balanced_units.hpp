@@ -1,4 +1,4 @@
-// The units of the GPU's "balanced" CSR kernel (spmv/views.hpp's CsrUnits, issue 28), built once
+// The units of the GPU's "balanced" CSR kernel (spmv/views.hpp's CsrUnits), built once
 // on the host from the row pointers: consecutive whole rows, up to kBalancedUnitRows of them and
 // kBalancedUnit nonzeros in all, and rows longer than kBalancedUnit cut into pieces of
 // kBalancedUnit nonzeros (the last shorter). A warp takes a unit, so every warp's work is at most

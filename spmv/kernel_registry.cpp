@@ -22,7 +22,7 @@ const std::vector<GpuKernel>& gpu_kernels() {
       {Format::csr, "stream8", false, false, "stream with 8 loads per thread", true},
       {Format::csr, "cusparse", false, true, "cuSPARSE cusparseSpMV (library)", true},
       // Not timed by --format auto until it has run on a GPU (it was written when no device time
-      // was left, 2026-11-25): --kernel balanced asks for it.
+      // was left): --kernel balanced asks for it.
       {Format::csr, "balanced", true, false,
        "a warp per unit of at most 256 nonzeros (32 short rows, or a piece of a long row); "
        "a row function, so the fused loops keep long rows balanced",

@@ -18,7 +18,7 @@ struct GpuKernel {
   bool row_function;  // a device function of one row: runs in the fused CG loops
   bool inspect;       // worth timing under --format auto (the rest only under --kernel auto)
   const char* what;
-  // Work split by nonzeros, not rows: long rows cost no more than their share (issue 28), so
+  // Work split by nonzeros, not rows: long rows cost no more than their share, so
   // the inspector keeps these, and only these, for matrices with long rows.
   bool balanced = false;
 };

@@ -19,7 +19,7 @@
 namespace cgs {
 
 // Units of about equal nonzeros over CSR rows, for the GPU's "balanced" kernel and fused loops
-// (spmv/cuda/csr_balanced.cuh, issue 28), in device memory. Unit u covers nonzeros
+// (spmv/cuda/csr_balanced.cuh), in device memory. Unit u covers nonzeros
 // [start[u], start[u + 1]) from row first_row[u] (count + 1 entries each, the last the row
 // count): up to kBalancedUnitRows whole rows of at most kBalancedUnit nonzeros in all, or one
 // piece of kBalancedUnit nonzeros of a longer row. partial and arrivals (one per unit) are

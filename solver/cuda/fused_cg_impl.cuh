@@ -20,7 +20,7 @@
 // read the one the pass before wrote (once per block), so nothing is read in the pass that
 // writes it.
 //
-// Measured and dropped (H200, 2026-11-22): a one-sync Chronopoulos-Gear variant (one pass and
+// Measured and dropped: a one-sync Chronopoulos-Gear variant (one pass and
 // one grid sync per iteration, residual replaced every 100 iterations) was only 1% faster on
 // 2D Poisson / waternet at n ~ 15,000, slower on the EPANET systems and at n = 9M, and its
 // p.Ap = delta - beta gamma / alpha lost all digits on Exnet (a false breakdown); what halved
@@ -58,8 +58,8 @@ static_assert(sizeof(cg::State) % sizeof(long long) == 0, "load_state copies 8-b
 
 // A state written by the leader in an earlier pass, read through L2 (another SM's L1 may hold
 // an old copy) once per block and shared: thousands of warps loading the same 13 words hit one
-// L2 slice and queue there (measured on an H100, 2026-11-23: each thread loading the state cost
-// 15 us per iteration at n = 90,000). Every thread of the block must call it.
+// L2 slice and queue there (BENCHMARKS.md §8: each thread loading the state cost 15 us per
+// iteration at n = 90,000). Every thread of the block must call it.
 constexpr int kStateWords = int(sizeof(cg::State) / sizeof(long long));
 __device__ __forceinline__ cg::State load_state(const cg::State* p) {
   __shared__ long long words[kStateWords];
@@ -270,7 +270,7 @@ __device__ void persistent_iterations(const Work<T, Source>& w, long long k_firs
   }
   // Every block computes the same state from the same totals, so within one launch each keeps
   // its own and never reads the leader's (loading it cost 2-3 us per iteration on small
-  // systems, H100, 2026-11-23); a later launch (progress chunks) starts from the leader's.
+  // systems, BENCHMARKS.md §8); a later launch (progress chunks) starts from the leader's.
   cg::State s{};
   if (k_first > 1) s = load_state(&w.s->state[1]);
   for (long long k = k_first; k <= k_last; ++k) {  // every block leaves at the same pass
@@ -486,7 +486,7 @@ class FusedGpuLoopImpl final : public FusedGpuLoop<T> {
     w.spmv = spmv_.data();
     w.spmv_capacity = spmv_capacity;
     // The graph loop's leader stores and reloads a global time per sample, which cost 5-7% of a
-    // 7.8 us iteration on small systems when every iteration was timed (H100, 2026-11-23): it
+    // 7.8 us iteration on small systems when every iteration was timed (BENCHMARKS.md §8): it
     // times every 8th; the persistent loop's SM clock costs 2-3% timing every one.
     const long long every_for_cost = loop_ == Loop::graph ? 8 : 1;
     w.spmv_every =
@@ -626,8 +626,8 @@ class FusedGpuLoopImpl final : public FusedGpuLoop<T> {
 };
 
 // auto (the planner, solver/plan.cpp) takes the persistent kernel while one resident wave holds
-// a thread per row, the graph beyond (measured on an H200, 2026-11-21: 4-5% faster persistent at
-// n ~ 15,000, 1-9% faster graph at n = 9M), and the graph wherever cooperative launch is
+// a thread per row, the graph beyond (measured: 4-5% faster persistent at n ~ 15,000,
+// 1-9% faster graph at n = 9M), and the graph wherever cooperative launch is
 // refused. Here: the wave and the loop asked for.
 template <typename T, typename Source>
 PersistentLimits limits_for() {

@@ -3,7 +3,7 @@
 // Why not `#pragma omp barrier`: a team iteration of the fused loop is two barriers, and on the
 // small systems of water networks they are most of it. libgomp's barrier is centralised: every
 // thread increments one counter, so with 16 threads 16 read-modify-writes of one cache line
-// follow each other (about 2 us a barrier on an H200 host; bench/teamsweep). Here, in each of
+// follow each other (about 2 us a barrier; bench/teamsweep). Here, in each of
 // ceil(log2 T) rounds, thread i raises a flag of its own for thread i + 2^r and waits for the
 // one thread i - 2^r raised for it: every thread has heard from every other after the last
 // round, and no cache line is written by more than one thread.
@@ -14,7 +14,7 @@
 // pattern reach every pair of threads).
 //
 // Waiting spins, then yields the core: on a machine with more threads than free cores (tests
-// run in parallel, a busy VM) a spinning thread must not keep the one it waits for off the CPU.
+// run in parallel, a shared host) a spinning thread must not keep the one it waits for off the CPU.
 #pragma once
 
 #include <algorithm>

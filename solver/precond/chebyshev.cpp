@@ -8,7 +8,7 @@
 // negative beyond b; a is the smallest Ritz value (above the true smallest eigenvalue, where p
 // is still positive, so only the quality suffers, never the definiteness). Where the solve runs
 // on the GPU and A is large, the Lanczos steps run there too (spectrum_gpu.hpp): on 16 host
-// cores they took 1.3 s of a 9M-row grid's set-up (issue 21).
+// cores they took 1.3 s of a 9M-row grid's set-up.
 #include <algorithm>
 #include <cmath>
 #include <sstream>

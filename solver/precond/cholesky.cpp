@@ -6,7 +6,7 @@
 // Why: M = A up to rounding, so CG stops after 1-3 iterations whatever A's conditioning. On
 // EPANET's systems (coefficient jumps of 1e6-1e12) ic0 takes 51-462 iterations, Jacobi up to
 // 121,000; on the GPU each iteration pays its level-by-level solves, so fewer iterations are the
-// lever (issue 21: BWSN_Network_2 step 10 in <= 30 ms). The price is fill: small on a network's
+// lever (the target: BWSN_Network_2 step 10 in <= 30 ms). The price is fill: small on a network's
 // near-tree graph, large on 2-D/3-D meshes, so the factor is counted before it is built and
 // refused above `maxfill` times tril(A)'s entries (argument, default 20).
 #include "solver/precond/cholesky.hpp"
@@ -46,7 +46,7 @@ class CountedLlt
 // A factor is refused when it would hold more than maxfill x tril(A)'s entries and more than
 // kSmallFactor entries (a small factor is cheap whatever its ratio: a hub row joined to every 7th
 // of 1,013 rows fills 23x into 121k entries), or cost more than kMaxFlops: Eigen's simplicial
-// factorisation (no supernodes) runs at ~0.3-1 Gflop/s on one core of the 2-core VM (55 s on
+// factorisation (no supernodes) runs at ~0.3-1 Gflop/s on one core (55 s on
 // gen:poisson2d:1000, 43M entries, 14x, where Jacobi-CG solves it in ~10 s; 14 s on
 // gen:poisson3d:30, 4.9 Gflop).
 constexpr double kSmallFactor = 1e6;

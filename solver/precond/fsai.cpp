@@ -53,7 +53,7 @@ void reached_columns(const CsrMatrix<double>& A, index_t i, int k, std::vector<i
 
 // The pattern of tril(A^k): for each row, the columns <= row reached in at most k steps. Rows on
 // every host core, each thread a block of consecutive rows into its own list, the lists then
-// placed in block order: serial, this was most of fsai:2's set-up on a 9M-row grid (issue 21).
+// placed in block order: serial, this was most of fsai:2's set-up on a 9M-row grid.
 CsrMatrix<double> power_pattern(const CsrMatrix<double>& A, int k) {
   const index_t n = A.rows;
   CsrMatrix<double> P;
@@ -149,8 +149,7 @@ void throw_fsai_not_spd(index_t row) {
                    "'s pattern is not positive definite (A is not SPD)");
 }
 
-// The values of G on pattern P, rows on every host core (one core took 7-10 s on a 9M-row grid,
-// issue 21).
+// The values of G on pattern P, rows on every host core (one core took 7-10 s on a 9M-row grid).
 void fsai_rows(const CsrMatrix<double>& A, CsrMatrix<double>& G) {
   index_t failed = G.rows;  // the first row whose block is not SPD
 #pragma omp parallel if (G.rows > 20000)

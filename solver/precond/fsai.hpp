@@ -1,6 +1,6 @@
 // FSAI's factor G (solver/precond/fsai.cpp): the host's pattern and rows, and the same set-up on
-// the GPU (solver/precond/fsai_gpu.cu) for a solve that runs there (issue 21 item 3: on a 9M-row
-// grid fsai:2's host set-up took 3.1 s on 16 cores, Jacobi's whole set-up 0.26 s).
+// the GPU (solver/precond/fsai_gpu.cu) for a solve that runs there (on a 9M-row grid fsai:2's
+// host set-up took 3.1 s on 16 cores, Jacobi's whole set-up 0.26 s).
 //
 // The device set-up: the pattern of tril(A^k) (k <= kFsaiDevicePowerMax) one thread a row
 // (counted, scanned, filled sorted), G's rows one thread a row (A[p,p] gathered, factored and

@@ -1,7 +1,7 @@
-// AMG's Galerkin product R A P on the device by the project's own kernels (issue 22), as R (A P):
+// AMG's Galerkin product R A P on the device by the project's own kernels, as R (A P):
 // two sparse products X Y, each with its pattern made once per hierarchy and its values at every
 // set-up. cuSPARSE's SpGEMM (R A, then (R A) P, with pattern reuse) took 0.155-0.195 s of
-// poisson2d:3000's set-up on an H100 and 0.36 s of poisson3d:200's (BENCHMARKS 20h, 20i).
+// poisson2d:3000's set-up and 0.36 s of poisson3d:200's (BENCHMARKS 20h, 20i).
 //   pattern   a warp per row I of X Y: its lanes walk X's row I and Y's rows and put each column
 //             reached into the warp's hash table in shared memory; counted, scanned into row
 //             pointers, then walked again and each row's columns written in ascending order (the

@@ -10,7 +10,7 @@ namespace cgs::precond {
 
 // One pass over the rows on every core into pages faulted in on every core: diag(A) and then
 // 1 / diag(A) as two fresh vectors written by one thread cost 0.08-0.13 s of page faults at 9M
-// rows on the H100 host (BENCHMARKS 20n), against 2.5 ms for the kernel that reads it.
+// rows (BENCHMARKS 20n), against 2.5 ms for the kernel that reads it.
 template <typename T>
 std::vector<T> Jacobi<T>::pointwise_diagonal(const CsrMatrix<double>& A) {
   const std::int64_t n = std::min(A.rows, A.cols);

@@ -13,7 +13,7 @@ namespace {
 
 // The entries of A that keep(i, j) accepts, row by row, on every host core: the rows' counts,
 // their offsets, then each row copied (a serial pass with push_back was a large part of ic0's
-// set-up on a 9M-row grid, issue 21). Calls visit(i, k) for each entry k it drops.
+// set-up on a 9M-row grid). Calls visit(i, k) for each entry k it drops.
 template <typename Keep, typename Visit>
 CsrMatrix<double> filter_rows(const CsrMatrix<double>& A, Keep keep, Visit visit) {
   const std::int64_t n = A.rows;

@@ -31,7 +31,7 @@ double ordered_sum(index_t n, Term term) {
 }  // namespace
 
 // The set-up runs on every host core whatever device solves: 40 products of a 9M-row matrix on
-// one core took 6 s (issue 21).
+// one core took 6 s.
 Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& scale, int steps,
                          const EntryFilter& filter, const std::vector<double>* start) {
   const index_t n = A.rows;
@@ -44,8 +44,8 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
   };
   // S = diag(scale) A diag(scale), entry by entry, made once with Gershgorin's row sums, so that
   // each Lanczos product is a plain CSR product: with the filter's branches and the scale's
-  // gathers in every product, AMG's 10 steps at poisson2d:1000 cost 3x a CG iteration each on
-  // the 2-core VM (BENCHMARKS 20g). Not zero-filled: first touched by the threads that use it.
+  // gathers in every product, AMG's 10 steps at poisson2d:1000 cost 3x a CG iteration each
+  // (BENCHMARKS 20g). Not zero-filled: first touched by the threads that use it.
   const std::size_t nnz = A.values.size();
   const std::unique_ptr<double[]> S(steps > 0 ? new double[nnz] : nullptr);
   double gershgorin = 0;
@@ -66,7 +66,7 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
   // three passes: v = w / divisor, the product with a = y.v, then y's orthogonalization with
   // its norm. (The division was once made inside the product, each term's w_j / divisor, to
   // save a barrier: the same bits, but a division a nonzero instead of a row; the spectra phase
-  // of AMG's set-up on poisson2d:1000, 2-core VM, medians of 3: 0.139-0.167 s that way,
+  // of AMG's set-up on poisson2d:1000, medians of 3: 0.139-0.167 s that way,
   // 0.123-0.152 s this way, BENCHMARKS 20o.)
   std::vector<double> w = start ? *start : lanczos_start(n), v(size), v_old(size, 0.0), y(size);
   std::vector<double> alpha(static_cast<std::size_t>(steps));

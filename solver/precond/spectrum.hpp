@@ -49,7 +49,7 @@ std::vector<double> lanczos_start(index_t n, std::uint64_t seed = kLanczosStartS
 // Entry i of the start vector before its scaling: splitmix64 of (seed + (i + 1) golden) as a
 // uniform number in [-1, 1), the same bits on every core and on the device (integer arithmetic,
 // then an exact scaling; the 53 high bits). A counter-based hash instead of one mt19937_64
-// stream, which was serial over n (0.1 s of cheb:8's set-up at 9M rows, issue 21). splitmix64
+// stream, which was serial over n (0.1 s of cheb:8's set-up at 9M rows). splitmix64
 // (Steele, Lea, Flood 2014) passes BigCrush on consecutive counters. AMG's damping estimate uses
 // its own seed (amg_start.hpp).
 CGS_HD double lanczos_start_entry(index_t i, std::uint64_t seed = kLanczosStartSeed) {

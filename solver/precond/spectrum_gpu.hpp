@@ -1,6 +1,6 @@
 // spectrum_bounds (solver/precond/spectrum.hpp) with the Lanczos products and sums on the GPU,
-// for a preconditioner whose solve runs there (issue 21 item 3: cheb:8's 40 Lanczos steps on a
-// 9M-row grid took 1.3 s on 16 host cores, 40 SpMVs of 0.37 ms on an H100). The same start
+// for a preconditioner whose solve runs there (cheb:8's 40 Lanczos steps on a 9M-row grid
+// took 1.3 s on 16 host cores, 40 SpMVs of 0.37 ms on the GPU). The same start
 // vector, steps, stopping rule and reading of the tridiagonal as the host's; only the order of
 // the sums differs (a fixed block tree instead of 256 chunks), and the products' rounding (the
 // host scales A's entries once, spectrum.cpp), so the interval equals the host's to rounding,

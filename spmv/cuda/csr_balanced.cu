@@ -1,4 +1,4 @@
-// CSR "balanced" kernel (--kernel balanced, issue 28): a warp per unit of about equal nonzeros
+// CSR "balanced" kernel (--kernel balanced): a warp per unit of about equal nonzeros
 // (spmv/balanced_units.hpp; the products in csr_balanced.cuh). Unlike stream it is a row
 // function in the sense of the fused loops: the same products run inside their passes, so a
 // matrix with long rows keeps the persistent/graph loops (no per-iteration launches, the vector

@@ -1,4 +1,4 @@
-// The "balanced" CSR products (issue 28) as a device function, shared by the SpMV kernel
+// The "balanced" CSR products as a device function, shared by the SpMV kernel
 // (csr_balanced.cu) and the fused CG loops (solver/cuda/fused_cg_device.cuh's BalancedRows), so
 // the fused loops keep their single sweep (p computed on the fly, x, p.q updated in the same
 // pass) on matrices with long rows. A warp per unit (spmv/balanced_units.hpp), grid-stride:

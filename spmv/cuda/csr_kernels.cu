@@ -1,7 +1,7 @@
 // CSR kernels: scalar (a thread per row) and vector (a group of G lanes per row, G = 2..32;
 // G = 32 is the classic warp per row). The "adaptive" variant picks G from the mean row length:
-// rows of 2-4 entries (water networks) would leave most of a 32-lane warp idle. (Measured on
-// H200, the scalar kernel still beats every group size on such short rows: consecutive rows are
+// rows of 2-4 entries (water networks) would leave most of a 32-lane warp idle. (Measured:
+// the scalar kernel still beats every group size on such short rows: consecutive rows are
 // contiguous, so a warp's loads share cache lines; see solver/plan.cpp.) Both are row functions
 // (csr_device.cuh), so the fused CG loops run them too.
 #include <algorithm>

@@ -28,7 +28,7 @@ namespace cgs::cuda {
 namespace {
 
 constexpr int kBlock = 256;
-// Nonzeros per block = kBlock * loads per thread. Measured on an H200 (spmvbench, 2026-11-22):
+// Nonzeros per block = kBlock * loads per thread. Measured with spmvbench:
 // 8 loads (2048 nonzeros, 16 KiB of products) stream regular matrices best (89% of copy on 2D
 // Poisson 3000^2 against 86% with 4); on power-law matrices, whose x gathers are random, 4 loads
 // (more, smaller blocks) win (1.03-1.05x cuSPARSE against 0.97x with 8; 16 loads halve the speed).

@@ -14,11 +14,11 @@ namespace cgs {
 // says what is missing (no driver, no device, built without CUDA).
 bool cuda_device_available(std::string* why = nullptr);
 
-// One line naming the device (e.g. "NVIDIA H100 80GB HBM3, 132 SMs, CUDA 13.0").
+// One line naming the device: its name, its SM count and the CUDA version.
 std::string cuda_device_description();
 
 // Creates the device's context and the pinned buffers that large copies (uploads and
-// downloads) are staged through (~20 ms of cudaMallocHost on the H100 host), so that a program
+// downloads) are staged through (~20 ms of cudaMallocHost, BENCHMARKS.md §20p), so that a program
 // can do it while it reads its input (cgsolve does, on a thread of its own) instead of inside
 // its first upload. Safe to call
 // from any thread; does nothing the second time. Throws DeviceError without a usable device.

@@ -1,7 +1,7 @@
 // cuSPARSE's functions as the cuSPARSE backend and the GPU AMG set-up call them, resolved from
 // libcusparse on first use (base/shared_library.hpp says why): a run that never asks for
-// --kernel cusparse does not load it (with libnvJitLink, 15-20 ms of a CPU run's start-up on a
-// 2-core VM). Code calling cuSPARSE calls it through this table only: the library is not linked.
+// --kernel cusparse does not load it (with libnvJitLink, 15-20 ms of a CPU run's start-up on
+// two cores). Code calling cuSPARSE calls it through this table only: the library is not linked.
 #pragma once
 
 #include <cusparse.h>

@@ -43,7 +43,7 @@ __device__ __forceinline__ V load_entry(const V* p) {
 // The slot's entries in its hack: the first `length` (at most tail_from) of its row.
 // kBatch > 1 (the SpMV kernel): the indices and values of kBatch entries are loaded before their
 // x gathers, the last batch predicated, so that a thread has a whole short row's loads in flight;
-// the products are still summed in the row's order (the same bits as one at a time). On an H100,
+// the products are still summed in the row's order (the same bits as one at a time). On
 // gen:powerlaw:2000000: 206 -> 161 us (one at a time -> batches of 4, evict-first); batches of 4
 // unpredicated with a remainder loop 169 us, batches of 8 214 us (registers: occupancy 28%);
 // BENCHMARKS 12g. The fused loops' row function walks one entry at a time (kBatch = 1).

@@ -2,7 +2,7 @@
 // (hack_offset[h] + j * hack_size + r), so a warp over one hack loads coalesced, and each hack
 // costs only its own width. Each thread stops at its row's length: padding is never read.
 //
-// The HYB tail (formats/hll.hpp, issue 28) is cut at set-up into pieces of at most kTailPiece
+// The HYB tail (formats/hll.hpp) is cut at set-up into pieces of at most kTailPiece
 // entries, a warp each, so that a row of thousands costs as many warps as its length needs
 // instead of one thread walking it. The piece kernel runs first and leaves one partial sum per
 // piece; the row kernel then adds a tail row's partials in piece order, so y is written once
@@ -45,7 +45,7 @@ __global__ void hll_tail_pieces_kernel(HllView<T> A, TailPieces P, const T* __re
     const index_t end = P.start[piece + 1];
     // Four of the lane's entries loaded before their x gathers (the last batch predicated),
     // summed in the lane's order as one at a time would (the same bits): the SpMV 1% faster on
-    // gen:powerlaw:2000000 (H100, BENCHMARKS 12g).
+    // gen:powerlaw:2000000 (BENCHMARKS 12g).
     for (index_t k0 = P.start[piece] + lane; k0 < end; k0 += 4 * 32) {
       index_t col[4];
       T value[4];
