@@ -229,6 +229,23 @@ void print_summary(std::FILE* out, const RunSummary& run) {
   if (run.validation) print_validation(out, *run.validation);
 }
 
+nlohmann::json tuning_json(const Tuning& t) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const TuningField& f : tuning_fields(t)) {
+    switch (f.kind) {
+      case TuningField::Kind::flag: j[f.name] = f.value == "on"; break;
+      case TuningField::Kind::integer: j[f.name] = std::stoll(f.value); break;
+      case TuningField::Kind::real: j[f.name] = std::stod(f.value); break;
+      case TuningField::Kind::choice: j[f.name] = f.value; break;
+    }
+  }
+  return j;
+}
+
+void print_tuning_differences(std::FILE* out, const Tuning& t) {
+  for (const std::string& line : tuning_differences(t)) std::fprintf(out, "  %s\n", line.c_str());
+}
+
 nlohmann::json plan_json(const Plan& plan) {
   nlohmann::json j = {{"device", to_string(plan.device)},
                       {"threads", plan.threads},
@@ -287,6 +304,7 @@ nlohmann::json to_json(const RunSummary& run) {
                  {"hll_fill", st.hll_fill}};
   j["rhs"] = run.rhs_path.empty() ? nlohmann::json("A*ones") : nlohmann::json(run.rhs_path);
   j["plan"] = plan_json(s.plan);
+  j["tuning"] = tuning_json(tuning());
   j["backend"] = {{"name", s.backend_name}, {"device", run.device_description}};
   nlohmann::json precond = {{"name", s.precond.name}, {"setup_s", s.precond.total_seconds()}};
   for (const auto& [phase, seconds] : s.precond.seconds) precond["phases_s"][phase] = seconds;

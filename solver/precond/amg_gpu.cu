@@ -9,6 +9,7 @@
 #include <numeric>
 #include <string>
 
+#include "base/tuning.hpp"
 #include "solver/precond/galerkin_gpu.cuh"
 #include "solver/precond/setup_util.cuh"
 #include "solver/precond/amg_gpu.hpp"
@@ -645,11 +646,8 @@ class ReusedProduct {
 };
 
 // R A P by cuSPARSE's SpGEMM instead of the project's kernels (galerkin_gpu.cuh), for the
-// side-by-side measurement (BENCHMARKS 20i): CGSOLVE_AMG_GALERKIN=cusparse.
-bool cusparse_galerkin() {
-  const char* v = std::getenv("CGSOLVE_AMG_GALERKIN");
-  return v != nullptr && std::string(v) == "cusparse";
-}
+// side-by-side measurement (BENCHMARKS 20i): Tuning::amg_galerkin (CGSOLVE_AMG_GALERKIN=cusparse).
+bool cusparse_galerkin() { return tuning().amg_galerkin == GalerkinProduct::cusparse; }
 
 // Where each entry of C goes so that every row's columns ascend (the host's R A P has them so,
 // and the next level's aggregation walks rows in column order); empty when they already do.
