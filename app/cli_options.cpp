@@ -167,7 +167,7 @@ void TuningCli::apply() const {
   if (!huge_pages.empty()) t.huge_pages = huge_pages == "on";
   if (!device_tally.empty()) t.device_tally = std::stoi(device_tally);
   if (!gpu_transport.empty())
-    t.gpu_transport = gpu_transport == "nccl" ? GpuTransport::nccl
+    t.gpu_transport = gpu_transport == "nccl"  ? GpuTransport::nccl
                       : gpu_transport == "mpi" ? GpuTransport::mpi
                                                : GpuTransport::automatic;
   set_tuning(t);

@@ -26,7 +26,7 @@
 #include "app/cli_options.hpp"
 #include "app/demand_model_options.hpp"
 #include "app/netsolve_study.hpp"
-#include "app/report.hpp"  // tuning_json
+#include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"

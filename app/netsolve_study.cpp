@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "app/report.hpp"  // tuning_json
+#include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 #include "network/epanet_time.hpp"

@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 
-#include "base/tuning.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/stats.hpp"
 #include "solver/distributed/distributed_solve.hpp"
@@ -29,12 +28,6 @@ struct RunSummary {
 std::string describe_matrix_info(const MatrixMarketInfo& info);
 void print_summary(std::FILE* out, const RunSummary& run);
 nlohmann::json to_json(const RunSummary& run);
-
-// Every tuning field by name, typed (also netsolve's report).
-nlohmann::json tuning_json(const Tuning& t);
-// The fields that differ from their defaults, a line each (netsolve's summary; cgsolve's has
-// them among the plan's reasons).
-void print_tuning_differences(std::FILE* out, const Tuning& t);
 
 // The plan as JSON (also netsolve's report).
 nlohmann::json plan_json(const Plan& plan);

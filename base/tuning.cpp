@@ -33,7 +33,9 @@ const Row kRows[] = {
      [](Tuning& t, const char* v) { t.device_pool = v[0] != '0'; },
      [](const Tuning& t) { return on_off(t.device_pool); }},
     {"device_tally", "CGSOLVE_DEVICE_TALLY", "--device-tally", K::integer,
-     [](Tuning& t, const char* v) { t.device_tally = !*v || *v == '0' ? 0 : is(v, "2") ? 2 : 1; },
+     [](Tuning& t, const char* v) { t.device_tally = !*v || *v == '0' ? 0
+                                                     : is(v, "2")     ? 2
+                                                                      : 1; },
      [](const Tuning& t) { return std::to_string(t.device_tally); }},
     {"huge_pages", "CGSOLVE_HUGE_PAGES", "--huge-pages", K::flag,
      [](Tuning& t, const char* v) { t.huge_pages = v[0] != '0'; },
@@ -68,7 +70,7 @@ const Row kRows[] = {
      [](const Tuning& t) { return on_off(t.cluster_sweeps); }},
     {"amg_galerkin", "CGSOLVE_AMG_GALERKIN", "", K::choice,
      [](Tuning& t, const char* v) {
-       t.amg_galerkin = is(v, "cusparse") ? GalerkinProduct::cusparse : GalerkinProduct::project;
+       t.amg_galerkin = is(v, "cusparse") ? AmgGalerkin::cusparse : AmgGalerkin::project;
      },
      [](const Tuning& t) { return to_string(t.amg_galerkin); }},
     {"ic0_team", "CGSOLVE_IC0_TEAM", "", K::integer,
@@ -107,8 +109,8 @@ std::vector<TuningField> tuning_fields(const Tuning& t) {
   const Tuning defaults;
   std::vector<TuningField> fields;
   for (const Row& row : kRows)
-    fields.push_back({row.name, row.variable, row.option, row.text(t), row.text(defaults),
-                      row.kind});
+    fields.push_back(
+        {row.name, row.variable, row.option, row.text(t), row.text(defaults), row.kind});
   return fields;
 }
 
@@ -131,8 +133,6 @@ std::string to_string(GpuTransport t) {
   return "?";
 }
 
-std::string to_string(GalerkinProduct g) {
-  return g == GalerkinProduct::cusparse ? "cusparse" : "project";
-}
+std::string to_string(AmgGalerkin g) { return g == AmgGalerkin::cusparse ? "cusparse" : "project"; }
 
 }  // namespace cgs

@@ -5,7 +5,8 @@
 // tuning() reads the environment once, at its first call (never at static initialisation: a
 // test or program that sets a variable before its first solve is heard); set_tuning() replaces
 // it from code (the command-line options, tests, benchmarks). The report prints every field, and
-// Plan::reasons and the summary each field that differs from its default.
+// Plan::reasons and the summary each field that differs from its default. Each field's variable and
+// option: tuning.cpp's table.
 //
 // The fields are plain values (no strings): tuning() may first run inside operator new
 // (app/large_pages.cpp), where reading it must not allocate.
@@ -17,28 +18,28 @@
 namespace cgs {
 
 enum class GpuTransport { automatic, nccl, mpi };
-enum class GalerkinProduct { project, cusparse };
+enum class AmgGalerkin { project, cusparse };
 
 struct Tuning {
   // For users (each has a command-line option too).
-  bool device_pool = true;   // device memory from the stream-ordered pool, not cudaMalloc/Free
-  int device_tally = 0;      // at exit, device allocations/copies/syncs to stderr (2: big ones too)
-  bool huge_pages = true;    // host blocks of 4 MiB or more asked to be backed by huge pages
+  bool device_pool = true;  // device memory from the stream-ordered pool, not cudaMalloc/Free
+  int device_tally = 0;     // at exit, device allocations/copies/syncs to stderr (2: big ones too)
+  bool huge_pages = true;   // host blocks of 4 MiB or more asked to be backed by huge pages
   GpuTransport gpu_transport = GpuTransport::automatic;  // distributed GPU ranks' halo/sums path
 
   // For measurements and tests (the environment or code only).
-  bool cluster_phases = false;    // cluster loop: per-phase cycles of an iteration to stderr
-  bool cluster_lean = true;       // cluster batch: x, d, r in global memory where that fits more
-  int cluster_reductions = 2;     // cluster loop, one system in double: 1 = one-reduction CG
+  bool cluster_phases = false;  // cluster loop: per-phase cycles of an iteration to stderr
+  bool cluster_lean = true;     // cluster batch: x, d, r in global memory where that fits more
+  int cluster_reductions = 2;   // cluster loop, one system in double: 1 = one-reduction CG
   double cluster_replacement_slack = 10;  // one-reduction CG: restart when true ||r|| > slack x tol
-  int cluster_threads = 0;        // cluster loop's pointwise blocks: 512 or 1024 (0: chosen)
-  int cluster_blocks = 0;         // cluster loop's blocks per cluster (0: chosen)
-  bool cluster_sweeps = true;     // cluster loop's program: a solve's levels as one sweep
-  GalerkinProduct amg_galerkin = GalerkinProduct::project;  // AMG's device R A P
-  int ic0_team = 4;               // threads from which ic0 factorises on a team
-  long long ic0_device_rows = -1; // rows from which ic0 sets up on the device (-1: ic0's own)
-  double test_perturb_x = 0;      // cgsolve adds this x (1 + |x_i|) to x: tests of --validate
-  bool netsolve_debug = false;    // netsolve's iterative refinement: a line a step to stderr
+  int cluster_threads = 0;     // cluster loop's pointwise blocks: 512 or 1024 (0: chosen)
+  int cluster_blocks = 0;      // cluster loop's blocks per cluster (0: chosen)
+  bool cluster_sweeps = true;  // cluster loop's program: a solve's levels as one sweep
+  AmgGalerkin amg_galerkin = AmgGalerkin::project;  // AMG's device R A P
+  int ic0_team = 4;                                 // threads from which ic0 factorises on a team
+  long long ic0_device_rows = -1;  // rows from which ic0 sets up on the device (-1: ic0's own)
+  double test_perturb_x = 0;       // cgsolve adds this x (1 + |x_i|) to x: tests of --validate
+  bool netsolve_debug = false;     // netsolve's iterative refinement: a line a step to stderr
 };
 
 // The process's tuning (the environment's, read at the first call, unless set since).
@@ -83,6 +84,6 @@ class ScopedTuning {
 };
 
 std::string to_string(GpuTransport t);
-std::string to_string(GalerkinProduct g);
+std::string to_string(AmgGalerkin g);
 
 }  // namespace cgs

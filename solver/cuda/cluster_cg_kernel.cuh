@@ -116,8 +116,8 @@ __device__ __forceinline__ void start_sums(const Args<T>& a, unsigned char* smem
 // test on the totals; system 0's first block records r.r. Whether the solve goes on.
 template <typename T>
 __device__ __forceinline__ bool first_pass_decision(cg::State& st, const Args<T>& a,
-                                                    const double* total, long long k,
-                                                    bool identity, bool records) {
+                                                    const double* total, long long k, bool identity,
+                                                    unsigned rank, long long sys) {
   const double rr = total[kRr], rz = identity ? rr : total[kRz];
   bool stop;
   if (k == 1) {
@@ -126,7 +126,7 @@ __device__ __forceinline__ bool first_pass_decision(cg::State& st, const Args<T>
   } else {
     stop = cg::stepped(st, rr, rz, k - 1);
   }
-  if (records && k - 1 < a.history_capacity) a.history[k - 1] = rr;
+  if (rank == 0 && sys == 0 && k - 1 < a.history_capacity) a.history[k - 1] = rr;
   return !stop;
 }
 
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
     if (timed) pass_start = clock64();
     clocks.pass_begins(pass_start);
     cluster_totals(cluster, red, {kRr, kRz, kBb}, [&](const double* total) {
-      go = first_pass_decision(st, a, total, k, identity, rank == 0 && sys == 0);
+      go = first_pass_decision(st, a, total, k, identity, rank, sys);
     });
     clocks.phase_done(0);
     const T alpha_prev = T(st.alpha);
@@ -221,10 +221,7 @@ __global__ void __launch_bounds__(kBlock, 1) cluster_cg_kernel(Args<T> a) {
     block_partials<kBlock / 32>(red, pq, {kPq});
     clocks.phase_done(2);
     cluster.sync();
-    if (timed && (k - 1) % a.spmv_every == 0) {
-      const long long slot = (k - 1) / a.spmv_every;
-      if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
-    }
+    if (timed) sample_pass(a, k, pass_start);
     clocks.phase_done(3);
 
     // Pass B(k).

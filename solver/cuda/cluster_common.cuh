@@ -203,6 +203,16 @@ struct KernelClocks {
   }
 };
 
+// The timed thread's sample of iteration k's first pass, every spmv_every-th iteration (its
+// cycles; the host converts them at the launch's clock rate).
+template <typename T>
+__device__ __forceinline__ void sample_pass(const Args<T>& a, long long k, long long pass_start) {
+  if ((k - 1) % a.spmv_every == 0) {
+    const long long slot = (k - 1) / a.spmv_every;
+    if (slot < a.spmv_capacity) a.spmv[slot] = double(clock64() - pass_start);
+  }
+}
+
 // The partial sums and their totals, static shared memory of each block.
 struct Reduction {
   double warp[kSlots][kWarps];
@@ -328,7 +338,6 @@ __device__ __forceinline__ P buffer_of_pair(int which, P const (&pair)[2]) {
   if constexpr (kProgram) return pair[which];
   return which ? pair[1] : pair[0];
 }
-
 
 }  // namespace cluster
 }  // namespace cgs

@@ -63,12 +63,24 @@ struct OneBlock {
   bool scaled;
 };
 
+// x0 of this block's rows into shared memory, d (1 without a preconditioner) into both sets.
+template <int kBlock, typename T>
+__device__ __forceinline__ void load_x_and_d(const Args<T>& a, long long sys, index_t first,
+                                             index_t mine, T* x, T* sets, index_t V, bool scaled) {
+  const T* x0 = a.x + sys * a.n + first;
+  for (index_t i = threadIdx.x; i < mine; i += kBlock) {
+    x[i] = x0[i];
+    const T di = scaled ? a.d[sys * a.d_stride + first + i] : T(1);
+    sets[3 * V + i] = di;
+    sets[7 * V + i] = di;
+  }
+}
+
 // (A v)_i of a vector every block holds its rows of (x, p).
 template <typename T>
 __device__ __forceinline__ T product(const OneBlock<T>& o, index_t i, const T* v) {
-  return T(row_product(o.m, i, [&](unsigned owner, index_t j) {
-    return entry<T>(o.cluster, o.rank, v, owner, j);
-  }));
+  return T(row_product(
+      o.m, i, [&](unsigned owner, index_t j) { return entry<T>(o.cluster, o.rank, v, owner, j); }));
 }
 
 // r = b - A x into `set`; r.r (and b.b) into the set's slots; then the cluster barrier.
@@ -141,9 +153,10 @@ __device__ __forceinline__ bool one_reduction_decision(cg::State& st, const Args
   return !stop;
 }
 
-// After a stop on the recursive residual: b - A x into set_new and its r.r; where that does not
-// stand, the solve restarts at this iteration from it (into set_old, with w = A u: the set the
-// next pass reads). Whether it restarts.
+// After a stop on the recursive residual (x is at iteration k - 1, every block's rows written
+// before the last barrier; nobody reads the new set in this phase): b - A x into set_new and its
+// r.r; where that does not stand, the solve restarts at this iteration from it (into set_old,
+// with w = A u: the set the next pass reads). Whether it restarts.
 template <int kBlock, typename T>
 __device__ __forceinline__ bool restarted(const OneBlock<T>& o, Reduction& red, cg::State& st,
                                           const Args<T>& a, const T* b, const T* x, T* set_old,
@@ -169,8 +182,8 @@ __device__ __forceinline__ bool restarted(const OneBlock<T>& o, Reduction& red, 
 // out (a true breakdown stays one).
 template <int kBlock, typename T>
 __device__ __forceinline__ void form_p_and_ap(const OneBlock<T>& o, Reduction& red, cg::State& st,
-                                              T* set_old, T* p, long long k, int& go,
-                                              int& form_p, int& fallbacks) {
+                                              T* set_old, T* p, long long k, int& go, int& form_p,
+                                              int& fallbacks) {
   const index_t V = o.V;
   const T beta = T(st.beta);
   for (index_t i = threadIdx.x; i < o.mine; i += kBlock)
@@ -191,14 +204,29 @@ __device__ __forceinline__ void form_p_and_ap(const OneBlock<T>& o, Reduction& r
   });
 }
 
+// s = w + beta s (the pass's s_j from the previous pass's w_j and s_j): s itself where this pass
+// formed p and A p, w on a first step.
+template <typename T>
+__device__ __forceinline__ T next_s_of(bool formed, bool first_step, T beta, T wj, T sj) {
+  return formed ? sj : first_step ? wj : cg::next_p(wj, beta, sj);
+}
+
+// The timed thread's clocks, and the counts of passes that formed p and A p and of restarts
+// from b - A x after a stop that did not stand.
+template <typename T, typename Clocks>
+__device__ __forceinline__ void write_clocks(const Args<T>& a, const Clocks& clocks, int fallbacks,
+                                             int restarts) {
+  clocks.write(a.clocks);
+  a.clocks[2 + kOnePhases] = fallbacks;
+  a.clocks[3 + kOnePhases] = restarts;
+}
+
 template <typename T, bool kTraced = false, int kBlock = kThreads>
 __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ Reduction red;
   __shared__ cg::State st;
-  // Thread 0's decisions for the block: go on; restart (the next totals are the true
-  // residual's); form p and A p in this pass. And a count of the latter.
-  __shared__ int go, restart, form_p, fallbacks;
+  __shared__ int go, restart, form_p, fallbacks;  // go on; restart; form p, A p; how often
   cgrp::cluster_group cluster = cgrp::this_cluster();
   const unsigned rank = cluster.block_rank();
   const long long sys = blockIdx.x / cluster.num_blocks();  // a batch: one system a cluster
@@ -217,12 +245,7 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
   load_rows(a, smem, rank, sys);
   const T* b = a.b + sys * a.n + first;
   T* x_out = a.x + sys * a.n + first;
-  for (index_t i = threadIdx.x; i < mine; i += kBlock) {
-    x[i] = x_out[i];
-    const T di = scaled ? a.d[sys * a.d_stride + first + i] : T(1);
-    sets[3 * V + i] = di;  // d in both sets
-    sets[7 * V + i] = di;
-  }
+  load_x_and_d<kBlock>(a, sys, first, mine, x, sets, V, scaled);
   if (threadIdx.x == 0) restart = form_p = fallbacks = 0;
   cluster.sync();
   const OneBlock<T> o{cluster, rank, m, V, mine, scaled};
@@ -237,18 +260,14 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
     if (timed) pass_start = clock64();
     clocks.pass_begins(pass_start);
     const int at = kOne + kOneSums * old;
-    cluster_totals(cluster, red, {at, at + 1, at + 2, at + 3, at + 4, kBb},
-                   [&](const double* total) {
-                     go = one_reduction_decision(st, a, total, at, k, restart, form_p,
-                                                 rank == 0 && sys == 0);
-                   });
+    cluster_totals(
+        cluster, red, {at, at + 1, at + 2, at + 3, at + 4, kBb}, [&](const double* total) {
+          go = one_reduction_decision(st, a, total, at, k, restart, form_p, rank == 0 && sys == 0);
+        });
     clocks.phase_done(0);
     T* const set_old = sets + 4 * V * old;
     T* const set_new = sets + 4 * V * now;
-    if (!go) {
-      // A stop on the recursive residual: replace it by b - A x and go on from there where the
-      // two differ (x is at iteration k - 1, every block's rows written before the last barrier;
-      // nobody reads the new set in this phase).
+    if (!go) {  // a stop on the recursive residual: b - A x replaces it where the two differ
       if (st.converged_at <= 0 || restarts >= kMaxRestarts) break;
       if (!restarted<kBlock>(o, red, st, a, b, x, set_old, set_new, old, now, go, restart)) break;
       ++restarts;
@@ -256,18 +275,15 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
       --k;  // the same iteration again, from the replaced residual
       continue;
     }
-    const bool formed = form_p;
+    const bool formed = form_p;  // p.q from the recurrence lost to cancellation
     if (formed) {
       form_p_and_ap<kBlock>(o, red, st, set_old, p, k, go, form_p, fallbacks);
       if (!go) break;  // a true breakdown: x and r stay at k - 1
     }
     const T alpha = T(st.alpha), beta = first_step ? T(0) : T(st.beta);
-    // s_j and u_j of this pass from the previous pass's r_j, w_j, s_j, d_j (any block's row
-    // j): one expression for the owner's update and for the SpMV's reads, the same bits. (In a
-    // function of its own this loop changed the registers of the 512-thread double instance.)
-    auto next_s = [&](T wj, T sj) {
-      return formed ? sj : first_step ? wj : cg::next_p(wj, beta, sj);
-    };
+    // s_j, u_j from the previous pass's r_j, w_j, s_j, d_j (any block's row j): one expression
+    // for the owner's update and the SpMV's reads. (A function of its own: other registers.)
+    auto next_s = [&](T wj, T sj) { return next_s_of(formed, first_step, beta, wj, sj); };
     auto u_new_at = [&](unsigned owner, index_t j) {
       const SetEntries<T> e =
           set_entries(cluster, rank, set_old, V, owner, j, formed || !first_step, scaled);
@@ -297,19 +313,12 @@ __global__ void __launch_bounds__(kBlock, 1) one_reduction_cg_kernel(Args<T> a) 
     block_partials<kBlock / 32>(red, sums, {out, out + 1, out + 2, out + 3, out + 4});
     clocks.phase_done(2);
     cluster.sync();
-    if (timed && (k - 1) % a.spmv_every == 0) {
-      const long long sample = (k - 1) / a.spmv_every;
-      if (sample < a.spmv_capacity) a.spmv[sample] = double(clock64() - pass_start);
-    }
+    if (timed) sample_pass(a, k, pass_start);
     clocks.phase_done(3);
   }
   for (index_t i = threadIdx.x; i < mine; i += kBlock) x_out[i] = x[i];
   if (rank == 0 && threadIdx.x == 0) a.out[sys] = st;
-  if (timed) {
-    clocks.write(a.clocks);
-    a.clocks[2 + kOnePhases] = fallbacks;  // passes that formed p and A p
-    a.clocks[3 + kOnePhases] = restarts;   // from b - A x after a stop that did not stand
-  }
+  if (timed) write_clocks(a, clocks, fallbacks, restarts);
   cluster.sync();  // no block leaves while another may still read its shared memory
 }
 

@@ -647,7 +647,7 @@ class ReusedProduct {
 
 // R A P by cuSPARSE's SpGEMM instead of the project's kernels (galerkin_gpu.cuh), for the
 // side-by-side measurement (BENCHMARKS 20i): Tuning::amg_galerkin (CGSOLVE_AMG_GALERKIN=cusparse).
-bool cusparse_galerkin() { return tuning().amg_galerkin == GalerkinProduct::cusparse; }
+bool cusparse_galerkin() { return tuning().amg_galerkin == AmgGalerkin::cusparse; }
 
 // Where each entry of C goes so that every row's columns ascend (the host's R A P has them so,
 // and the next level's aggregation walks rows in column order); empty when they already do.

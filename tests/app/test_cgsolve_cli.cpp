@@ -387,8 +387,9 @@ TEST_CASE("the report holds every tuning field; options and variables that chang
   CHECK(t["huge_pages"] == false);
   CHECK(t["device_pool"] == false);
   CHECK(t["device_tally"] == 1);
-  CHECK(contains(r.output, "tuning: huge_pages = off (default on; --huge-pages or "
-                           "CGSOLVE_HUGE_PAGES)"));
+  CHECK(contains(r.output,
+                 "tuning: huge_pages = off (default on; --huge-pages or "
+                 "CGSOLVE_HUGE_PAGES)"));
   CHECK(contains(r.output, "tuning: device_pool = off"));
 
   // A variable: in the report, the plan's reasons and the summary; an option wins over it.

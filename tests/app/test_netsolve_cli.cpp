@@ -55,10 +55,12 @@ TEST_CASE("netsolve refuses an output that names its network or reference files"
 }
 
 TEST_CASE("netsolve's report holds every tuning field; one that differs is in the summary") {
-  const fs::path dir = fs::temp_directory_path() / ("netsolve-tuning-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("netsolve-tuning-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string json = (dir / "r.json").string();
-  const std::string base = "--network " + kData + "/networks/Net1.inp --duration 0 --report " + json;
+  const std::string base =
+      "--network " + kData + "/networks/Net1.inp --duration 0 --report " + json;
   Run r = netsolve(base);
   REQUIRE(r.exit_code == 0);
   {
