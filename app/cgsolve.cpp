@@ -12,6 +12,7 @@
 
 #include "cli_options.hpp"
 #include "base/atomic_file.hpp"
+#include "base/tuning.hpp"
 #include "formats/convert.hpp"
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
@@ -44,12 +45,12 @@ void protect_inputs(const Arguments& args) {
     if (!path->empty()) check_not_an_input(*path, option);
 }
 
-// A test hook, for the tests of --validate only: CGSOLVE_TEST_PERTURB_X=e adds e * (1 + |x_i|)
-// to every entry of x after the solve, as a wrong answer would be.
+// A test hook, for the tests of --validate only: Tuning::test_perturb_x = e (the tests set
+// CGSOLVE_TEST_PERTURB_X) adds e * (1 + |x_i|) to every entry of x after the solve, as a wrong
+// answer would be.
 void perturb_for_tests(std::vector<double>& x) {
-  const char* text = std::getenv("CGSOLVE_TEST_PERTURB_X");
-  if (!text) return;
-  const double e = std::atof(text);
+  const double e = tuning().test_perturb_x;
+  if (e == 0) return;
   for (double& xi : x) xi += e * (1 + std::abs(xi));
 }
 
@@ -296,6 +297,7 @@ int main(int argc, char** argv) {
   CLI::App app{"cgsolve: conjugate gradient for sparse symmetric positive definite systems"};
   app.set_version_flag("--version", std::string("cgsolve ") + CGSOLVE_VERSION);
   Arguments args;
+  TuningCli tuning_cli;
   app.add_option(
          "--matrix", args.matrix,
          "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
@@ -336,11 +338,13 @@ int main(int argc, char** argv) {
                  "iterations (0 = whenever ||r|| fell 100-fold since the last time)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  add_tuning_options(app, tuning_cli, true);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   }
+  tuning_cli.apply();
   const int launched = dist::launcher_world_size();
   try {
     if (args.distributed || launched > 1) {

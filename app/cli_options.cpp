@@ -166,4 +166,36 @@ void SolverCli::resolve() {
         "--format auto picks the kernel too: leave out --kernel or give --kernel auto");
 }
 
+void add_tuning_options(CLI::App& app, TuningCli& cli, bool distributed) {
+  app.add_option("--device-pool", cli.device_pool,
+                 "GPU memory from the device's stream-ordered pool (on, the default) or from "
+                 "cudaMalloc/cudaFree (off); docs/tuning.md")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--huge-pages", cli.huge_pages,
+                 "Ask for transparent huge pages for host arrays of 4 MiB or more (on, the "
+                 "default) or not (off); docs/tuning.md")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--device-tally", cli.device_tally,
+                 "At exit, print the GPU allocations, frees, copies and syncs and their host time "
+                 "to stderr: 0 (the default), 1, or 2 (also each large copy); docs/tuning.md")
+      ->check(CLI::IsMember({"0", "1", "2"}));
+  if (distributed)
+    app.add_option("--gpu-transport", cli.gpu_transport,
+                   "Distributed GPU ranks' halo exchange and sums: auto (the default: NCCL, or "
+                   "host-staged MPI where ranks share a GPU), nccl or mpi; docs/tuning.md")
+        ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
+}
+
+void TuningCli::apply() const {
+  Tuning t = tuning();
+  if (!device_pool.empty()) t.device_pool = device_pool == "on";
+  if (!huge_pages.empty()) t.huge_pages = huge_pages == "on";
+  if (!device_tally.empty()) t.device_tally = std::stoi(device_tally);
+  if (!gpu_transport.empty())
+    t.gpu_transport = gpu_transport == "nccl"  ? GpuTransport::nccl
+                      : gpu_transport == "mpi" ? GpuTransport::mpi
+                                               : GpuTransport::automatic;
+  set_tuning(t);
+}
+
 }  // namespace cgs

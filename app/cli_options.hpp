@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "base/tuning.hpp"
 #include "solver/plan.hpp"
 
 namespace cgs {
@@ -24,6 +25,17 @@ struct SolverCli {
 };
 
 void add_solver_options(CLI::App& app, SolverCli& cli);
+
+// The tuning fields a user may need (base/tuning.hpp, docs/tuning.md), as options; a field whose
+// option is not given keeps what the environment set. apply() sets the process's tuning, before
+// anything is allocated or solved.
+struct TuningCli {
+  std::string device_pool, huge_pages, device_tally, gpu_transport;
+  void apply() const;
+};
+
+// --device-pool, --huge-pages, --device-tally; `distributed` (cgsolve): --gpu-transport too.
+void add_tuning_options(CLI::App& app, TuningCli& cli, bool distributed);
 
 // --cpu-loop and --gpu-loop values; InputError naming the option for any other.
 CpuLoopAsk parse_cpu_loop(const std::string& name);

@@ -2,15 +2,17 @@
 //
 // Why: a solve's set-up writes fresh arrays of hundreds of MB (a 9M-row matrix, AMG's strength,
 // aggregates and coarse patterns, vectors), and each fresh 4 KiB page costs a fault. On the
-// H100 host the kernel's THP mode is `madvise` (huge pages only where a program asks), and
+// GPU host measured the kernel's THP mode is `madvise` (huge pages only where a program asks), and
 // faulting in 540 MB there took 90-145 ms on 16 threads. glibc asks for its own large blocks
 // when told to by GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which a program cannot set for
 // itself; so the replaceable global operator new asks, for blocks of 4 MiB or more (the
 // arrays of std::vector), after malloc has mapped them and before anything touches them.
-// Measured in BENCHMARKS 20p. CGSOLVE_HUGE_PAGES=0 turns it off. Not built under a sanitizer,
-// whose runtime brings its own operator new.
+// Measured in BENCHMARKS 20p. Tuning::huge_pages off (--huge-pages off, CGSOLVE_HUGE_PAGES=0)
+// turns it off. Not built under a sanitizer, whose runtime brings its own operator new.
 
 #include "large_pages.hpp"
+
+#include "base/tuning.hpp"
 
 #if !defined(CGSOLVE_SANITIZER_NEW)
 
@@ -27,13 +29,9 @@ namespace {
 constexpr std::size_t kLargeBlock = std::size_t(4) << 20;
 constexpr std::uintptr_t kHugePage = std::uintptr_t(2) << 20;
 
-bool huge_pages_wanted() {
-  static const bool wanted = [] {
-    const char* env = std::getenv("CGSOLVE_HUGE_PAGES");
-    return !(env && env[0] == '0');
-  }();
-  return wanted;
-}
+// Read at every large block (tuning() allocates nothing), so that --huge-pages, parsed after the
+// first allocations, holds for the arrays of the solve.
+bool huge_pages_wanted() { return cgs::tuning().huge_pages; }
 
 // The whole 2 MiB pages inside [p, p + bytes) may be backed by huge pages when first touched.
 void ask_for_huge_pages(void* p, std::size_t bytes) {

@@ -26,6 +26,7 @@
 #include "app/cli_options.hpp"
 #include "app/demand_model_options.hpp"
 #include "app/netsolve_study.hpp"
+#include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
@@ -277,6 +278,7 @@ void print_demand_deficit(const Network& net, const SimulationResults& s) {
 void print_summary(const Network& net, const SimulationResults& s, const LinearSolver& solver,
                    const RunInfo& info) {
   print_network(net, solver, info, s.linear_seconds);
+  print_tuning_differences(stdout, tuning());
   const bool steady = s.duration == 0 && s.steps.size() == 1;
   if (steady)
     print_trials(net, s.steps.front().solve);
@@ -353,6 +355,7 @@ nlohmann::json json_report(const Network& net, const SimulationResults& s, const
                   {"rules", net.rules.size()},
                   {"flow_units", to_string(net.units.flow_units)}};
   j["matrix"] = {{"order", net.junction_count}, {"nnz", info.nnz}};
+  j["tuning"] = tuning_json(tuning());
   const DemandModelOptions& d = net.options.demand;
   j["demand_model"] = {{"model", to_string(d.model)},
                        {"minimum_pressure", d.minimum_pressure},
@@ -596,6 +599,7 @@ int main(int argc, char** argv) {
       "trial's linear system solved by a sparse Cholesky factorisation or by CG"};
   Args args;
   SolverCli cli;
+  TuningCli tuning_cli;
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   app.add_option("--network", args.network, "EPANET .inp file")->required();
   app.add_option("--duration", args.duration,
@@ -649,11 +653,13 @@ int main(int argc, char** argv) {
                  "changes of each trial, as EPANET's STATUS FULL report (also with --quiet)");
   app.add_flag("--quiet", args.quiet, "Print nothing but errors");
   add_study_options(app, args.study);
+  add_tuning_options(app, tuning_cli, false);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   }
+  tuning_cli.apply();
   try {
     return run(args, cli);
   } catch (const InputError& e) {

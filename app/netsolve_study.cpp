@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 #include "network/epanet_time.hpp"
@@ -211,6 +212,7 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
                   {"links", net.links.size()},
                   {"flow_units", to_string(net.units.flow_units)},
                   {"pressure_units", pressure_unit_name(net)}};
+  j["tuning"] = tuning_json(tuning());
   j["study"] = {{"kind", to_string(o.spec.kind)},
                 {"description", describe(o, net, n)},
                 {"scenarios", n},

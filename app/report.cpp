@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "formats/types.hpp"
+#include "tuning_report.hpp"
 
 namespace cgs {
 
@@ -287,6 +288,7 @@ nlohmann::json to_json(const RunSummary& run) {
                  {"hll_fill", st.hll_fill}};
   j["rhs"] = run.rhs_path.empty() ? nlohmann::json("A*ones") : nlohmann::json(run.rhs_path);
   j["plan"] = plan_json(s.plan);
+  j["tuning"] = tuning_json(tuning());
   j["backend"] = {{"name", s.backend_name}, {"device", run.device_description}};
   nlohmann::json precond = {{"name", s.precond.name}, {"setup_s", s.precond.total_seconds()}};
   for (const auto& [phase, seconds] : s.precond.seconds) precond["phases_s"][phase] = seconds;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/tuning.hpp"
 #include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
 #include "solver/solve.hpp"
@@ -60,7 +61,7 @@ Residual residual(const CsrMatrix<double>& A, const std::vector<double>& b,
 // The CPU runs the generic CG loop here, not the fused one: on the nearly singular trial
 // systems of Richmond_standard (zones cut off by closed links) some inner solves reach the
 // iteration limit, and which trial Newton accepts then depends on the order of additions
-// alone (found 2026-11-22: the fused loops' sums flipped Richmond from 8 trials to 40). The
+// alone (the fused loops' sums flipped Richmond from 8 trials to 40). The
 // generic loop is the one validated against EPANET (tests/network); a robust treatment of
 // those systems (deflating cut-off zones) is still to do.
 SolveRequest network_cg_request(SolveRequest request) {
@@ -114,7 +115,7 @@ class CgSolver final : public LinearSolver {
       std::vector<double> candidate = x;
       for (std::size_t i = 0; i < b.size(); ++i) candidate[i] += s[i] * dy[i];
       Residual next = residual(A, b, candidate, s);
-      if (std::getenv("NETSOLVE_DEBUG"))
+      if (tuning().netsolve_debug)
         std::fprintf(stderr, "step %d: %ld its%s, scaled %.3g -> %.3g, omega %.3g -> %.3g\n", step,
                      cg.iterations, cg_ok ? "" : " (CG stopped early)",
                      res.scaled_norm / scaled_b_norm, next.scaled_norm / scaled_b_norm,

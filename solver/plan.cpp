@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "base/tuning.hpp"
 #include "formats/row_order.hpp"
 #include "formats/stats.hpp"
 #include "solver/cuda/cluster_cg.hpp"
@@ -81,14 +82,14 @@ std::string count(long long n) {
 
 // The kernel on the GPU: asked, or the default for the loop it will run. The fused loops need a
 // row function (spmv/kernel_registry.hpp's default_fused_gpu_kernel); the generic loop, asked
-// for by name, takes the kernel that measured fastest as a plain SpMV on an H200 (spmvbench,
-// 2026-11-22: cuSPARSE's sliced ELL for HLL, equal or up to 1.6x faster than ours, while its
+// for by name, takes the kernel that measured fastest as a plain SpMV on an H200 (spmvbench:
+// cuSPARSE's sliced ELL for HLL, equal or up to 1.6x faster than ours, while its
 // 32-bit offsets fit; cuSPARSE for COO, 1.2-2.4x the segmented scan; CSR stream for rows longer
 // than 10, 1.03-1.4x cuSPARSE).
 //
-// Rows a row function would serialise come first (issue 28, formats/stats.hpp's RowSpread): on
+// Rows a row function would serialise come first (formats/stats.hpp's RowSpread): on
 // gen:powerlaw:2000000 (mean 7, rows of thousands) the fused csr/scalar loop took 3,279 us an
-// iteration, the generic loop with the load-balanced stream kernel 196 (H100, issue 28); the
+// iteration, the generic loop with the load-balanced stream kernel 196 (H100); the
 // balanced kernel splits the work by nonzeros inside the fused loops' passes, so they keep
 // their fused vector updates and launch-free iterations (BENCHMARKS.md section 12).
 // Up to this many nonzeros irregular rows take the balanced kernel in the fused graph loop,
@@ -132,7 +133,7 @@ std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
     return "thread";
   }
   // Regular but long rows: the fused loop's row function for them (adaptive) took 43.4 us an
-  // iteration on bcsstk13 (mean 42), the generic loop with stream 19.9 (H100, 2026-11-25).
+  // iteration on bcsstk13 (mean 42), the generic loop with stream 19.9 (H100).
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic &&
       mean > kScalarCsrMaxMeanLength) {
     plan.reasons.push_back("kernel: stream (mean row length " + std::to_string(mean).substr(0, 4) +
@@ -237,7 +238,7 @@ bool cluster_loop_fits(const CsrMatrix<double>& A, const Plan& plan, std::string
 
 // Whether `auto` takes the cluster loop: always for a pointwise preconditioner; for a program
 // only the level-scheduled triangular solves of ic0 and chol, whose level barriers cost a grid
-// sync each in the persistent loop and a block barrier (or none: sweeps) here (issue 21: 122-602
+// sync each in the persistent loop and a block barrier (or none: sweeps) here (122-602
 // levels an apply on EPANET's systems). The other programs have a few operations an apply; they
 // run here when asked.
 bool auto_takes_cluster(const Plan& plan) {
@@ -296,7 +297,7 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
         "launches)");
     return Loop::graph;
   }
-  // auto: measured on an H200 (cgbench, 2026-11-21): the persistent kernel is 4-5% faster at
+  // auto: measured on an H200 (cgbench): the persistent kernel is 4-5% faster at
   // n ~ 15,000 (a grid sync costs less than a kernel launch), the graph 1-9% faster at n = 9M
   // (its passes stream better as separate kernels).
   const long long n = stats.rows;
@@ -385,7 +386,7 @@ Loop choose_cpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, Plan& pl
 
 // ic0 in its own elimination order (levels) on a matrix whose rows are numbered as wavefronts
 // already (is_wavefront_order: a grid in natural order): RCM would renumber 9M rows of a grid
-// for nothing (2.3-2.7 s of ic0's set-up on the 16-core host, issue 21). EPANET's systems are
+// for nothing (2.3-2.7 s of ic0's set-up on the 16-core host). EPANET's systems are
 // numbered in input order, far from it, and keep RCM (it cut their iterations 2-4x).
 namespace {
 bool rcm_gains_ic0_nothing(const PrecondSpec& precond, const CsrMatrix<double>& A) {
@@ -412,6 +413,7 @@ Plan plan_as_asked(const SolveRequest& r) {
   plan.sort_rows = r.sort_rows;
   plan.precond = r.precond;
   plan.rcm = r.rcm.value_or(find_preconditioner(r.precond.name).wants_rcm);
+  plan.reasons = tuning_differences(tuning());  // what runs differently from the defaults
   return plan;
 }
 

@@ -1,4 +1,4 @@
-// The cluster-resident CG loop (`--gpu-loop cluster`, issue 27): a small system held whole in the
+// The cluster-resident CG loop (`--gpu-loop cluster`): a small system held whole in the
 // shared memory of one thread-block cluster (Hopper: up to 16 blocks, 227 KB each), so that an
 // iteration meets at two cluster barriers instead of two grid-wide syncs, and the matrix and the
 // vectors never leave the SMs. Each block owns a contiguous range of rows: their CSR rows
@@ -14,16 +14,22 @@
 // the pointwise ones (none, Jacobi) in any cluster; a program (solver/precond/program.hpp: ic0,
 // fsai, bjacobi, cheb) in a cluster of ONE block, its operations run after pass B between
 // __syncthreads (as the persistent loop runs them between grid syncs): the block-local exact
-// level-scheduled IC(0) of issue 21, a level costing a chain of shared-memory loads and a block
+// level-scheduled IC(0), a level costing a chain of shared-memory loads and a block
 // barrier instead of a grid sync (a run of levels of at most 32 rows: one warp, __syncwarp); each
 // triangular solve's levels run as one sweep, its rows waiting on a counter of rows done instead
-// of a barrier a level (cluster_cg.cu, "A sweep"). The
+// of a barrier a level (cluster_program.cuh, "A sweep"). The
 // program's work vectors live in shared memory beside CG's; its operations, index and value arrays
 // (two packed buffers, device_program.hpp) are copied there too where they fit, then the matrix;
 // what does not fit is read from L2.
 //
 // The same kernel solves a batch of systems of one pattern (one system per cluster, values and
 // right-hand sides per system): the engine for many small solves at once (scenario studies).
+//
+// Files, by variant: cluster_cg_kernel.cuh (the two passes, the default) and
+// one_reduction_cg_kernel.cuh (opt-in); their shared parts in cluster_common.cuh (layout,
+// arguments, sums, the sliced row) and cluster_program.cuh (a program in the block); the host
+// side (fit, launch, results) in cluster_cg.cu, which includes them and instantiates the kernels.
+// Tuning fields (base/tuning.hpp): cluster_*.
 #pragma once
 
 #include <memory>
@@ -48,20 +54,20 @@ struct ClusterProgramShape {
 struct ClusterFit {
   bool fits = false;
   int blocks = 0;                  // blocks per cluster (1, 2, 4, 8 or 16)
-  int threads = 1024;              // threads a block (one system: 512; cluster_cg.cu)
+  int threads = 1024;              // threads a block (one system: 512; cluster_common.cuh)
   std::size_t bytes = 0;           // shared memory per block
   bool matrix_in_shared = true;    // false: a batch's blocks hold vectors, the rows stay in L2
   bool program = false;            // a program runs between the passes (one block)
   bool program_in_shared = false;  // its operations and arrays all copied to shared memory
-  bool lean = false;  // a batch's lean layout: x, d and r in global memory (cluster_cg.cu)
-  // One system, opt-in (CGSOLVE_CLUSTER_REDUCTIONS=1): the one-reduction iteration (one pass,
-  // one cluster barrier; cluster_cg.cu says where it loses).
+  bool lean = false;  // a batch's lean layout: x, d and r in global memory (Layout)
+  // One system, opt-in (Tuning::cluster_reductions = 1): the one-reduction iteration (one pass,
+  // one cluster barrier; one_reduction_cg_kernel.cuh says where it loses).
   bool one_reduction = false;
   std::string reason;
 };
 
 // `row_ptr` (host, n + 1 entries) lets it size each block's rows exactly. blocks > 0 asks for
-// that many blocks per cluster (benchmarks; CGSOLVE_CLUSTER_BLOCKS in the environment does the
+// that many blocks per cluster (benchmarks; Tuning::cluster_blocks does the
 // same for the CLI); 0 chooses: for one system the most blocks (16 where the device allows),
 // matrix and vectors in shared memory; for a batch (`batch`) the fewest blocks that hold
 // a system's vectors, the matrix read from L2 by every cluster, so that the most run at once.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/shared_library.hpp"
+#include "base/tuning.hpp"
 #include "solver/cg_step.hpp"
 #include "solver/distributed/cuda_rank_ops.hpp"
 #include "solver/distributed/mpi_comm.hpp"
@@ -319,8 +320,10 @@ RankGpu select_device(MPI_Comm comm) {
 }
 
 std::unique_ptr<Transport> make_transport(MPI_Comm comm, bool shared_gpu) {
-  const char* asked = std::getenv("CGSOLVE_GPU_TRANSPORT");  // "nccl" | "mpi" (tests, studies)
-  const bool mpi = asked ? std::string(asked) == "mpi" : shared_gpu;
+  // Tuning::gpu_transport (--gpu-transport): automatic takes host-staged MPI where ranks share a
+  // GPU (NCCL refuses that), else NCCL.
+  const GpuTransport asked = tuning().gpu_transport;
+  const bool mpi = asked == GpuTransport::automatic ? shared_gpu : asked == GpuTransport::mpi;
   if (mpi) return std::make_unique<HostStagedMpi>(comm);
   return std::make_unique<NcclTransport>(comm);
 }

@@ -15,6 +15,7 @@
 #include <numeric>
 #include <string>
 
+#include "base/tuning.hpp"
 #include "solver/precond/amg_gpu.hpp"
 #include "solver/precond/amg_gpu_aggregate_kernels.cuh"
 #include "solver/precond/amg_gpu_common.cuh"
@@ -34,10 +35,7 @@ namespace {
 
 // R A P by cuSPARSE's SpGEMM instead of the project's kernels (galerkin_gpu.cuh), for the
 // side-by-side measurement (BENCHMARKS 20i): CGSOLVE_AMG_GALERKIN=cusparse.
-bool cusparse_galerkin() {
-  const char* v = std::getenv("CGSOLVE_AMG_GALERKIN");
-  return v != nullptr && std::string(v) == "cusparse";
-}
+bool cusparse_galerkin() { return tuning().amg_galerkin == AmgGalerkin::cusparse; }
 
 class CudaLevelValues final : public GpuLevelValues {
  public:

@@ -33,6 +33,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "base/tuning.hpp"
 #include "formats/row_order.hpp"
 #include "formats/types.hpp"
 #include "solver/precond/builtin.hpp"
@@ -46,10 +47,9 @@ namespace cgs::precond {
 namespace {
 
 // Threads from which ic0 factorises on a team (fewer: one thread in row order; on a 2-core
-// shared machine the team's waits cost more than it gains). CGSOLVE_IC0_TEAM overrides it, to
-// measure the pipeline on a small machine.
-const int kTeamForPipeline =
-    std::getenv("CGSOLVE_IC0_TEAM") ? std::atoi(std::getenv("CGSOLVE_IC0_TEAM")) : 4;
+// shared machine the team's waits cost more than it gains): Tuning::ic0_team, 4 unless set
+// (CGSOLVE_IC0_TEAM), to measure the pipeline on a small machine.
+int team_for_pipeline() { return tuning().ic0_team; }
 
 bool factorize_in_order(const Ic0Factor& f, index_t n, double alpha) {
   for (index_t i = 0; i < n; ++i)
@@ -124,7 +124,7 @@ bool factorize(const Ic0Factor& f, index_t n, double alpha, std::string& how) {
   constexpr index_t kChunksPerThread = 8;
   const int team = omp_get_max_threads();
   how = "one thread, in row order";
-  if (!worth_threads(n) || team < kTeamForPipeline) return factorize_in_order(f, n, alpha);
+  if (!worth_threads(n) || team < team_for_pipeline()) return factorize_in_order(f, n, alpha);
   const index_t chunk = std::max<index_t>(64, lower_bandwidth(f, n) + 1);
   if (std::int64_t(chunk) * team * kChunksPerThread > n) return factorize_in_order(f, n, alpha);
   how = std::to_string(team) + " threads, chunks of " + std::to_string(chunk) + " rows in turn";
@@ -707,8 +707,8 @@ class Ic0 final : public Preconditioner<T> {
 }  // namespace
 
 index_t ic0_device_setup_rows() {
-  const char* rows = std::getenv("CGSOLVE_IC0_DEVICE_ROWS");
-  return rows ? index_t(std::atol(rows)) : kDeviceSetupRows;
+  const long long rows = tuning().ic0_device_rows;  // CGSOLVE_IC0_DEVICE_ROWS; -1: unset
+  return rows >= 0 ? index_t(rows) : kDeviceSetupRows;
 }
 
 double next_ic0_shift(double alpha) {

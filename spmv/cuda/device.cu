@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "base/tuning.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/cuda/cusparse_api.hpp"
@@ -32,12 +33,10 @@ std::string version_text(int version) {
 // the shared stream), which keeps what is freed for the next allocations instead of handing it
 // back: cudaFree waits for the device, and the GPU AMG set-up makes ~285 allocations and frees
 // (the frees 16 ms of host time on poisson2d:3000, 0.6 ms from the pool: BENCHMARKS 20p).
-// CGSOLVE_DEVICE_POOL=0 goes back to cudaMalloc / cudaFree.
+// Tuning::device_pool off goes back to cudaMalloc / cudaFree. Fixed at the first use: memory
+// from the pool must go back to it.
 bool pool_on() {
-  static const bool on = [] {
-    const char* env = std::getenv("CGSOLVE_DEVICE_POOL");
-    return !(env && env[0] == '0');
-  }();
+  static const bool on = tuning().device_pool;
   return on;
 }
 
@@ -111,7 +110,7 @@ CudaContext& cuda_context() {
 
 namespace {
 
-// CGSOLVE_DEVICE_TALLY=1: at exit, stderr gets how many device allocations, frees, copies and
+// Tuning::device_tally 1: at exit, stderr gets how many device allocations, frees, copies and
 // synchronisations the process made and the host seconds each kind took (what a small system's
 // fixed set-up cost is made of; no profiler needed on the GPU host).
 struct Tally {
@@ -121,15 +120,14 @@ struct Tally {
   };
   Kind allocate, free, to_device, to_host, sync;
   bool on = false;
-  bool each_copy = false;  // =2: also a line per upload >= 1 MB and allocation >= 16 MB
+  bool each_copy = false;  // 2: also a line per upload >= 1 MB and allocation >= 16 MB
 };
 
 Tally& tally() {
   static Tally* t = [] {
     auto* made = new Tally;
-    const char* env = std::getenv("CGSOLVE_DEVICE_TALLY");
-    made->on = env && *env && *env != '0';
-    made->each_copy = env && std::string(env) == "2";
+    made->on = tuning().device_tally > 0;
+    made->each_copy = tuning().device_tally == 2;
     if (made->on)
       std::atexit([] {
         const Tally& s = tally();
@@ -229,7 +227,7 @@ double host_to_device_total = 0;  // host thread only: copies are issued from on
 // Large uploads go through two pinned staging buffers in turn: the host copies chunk k + 1 into
 // one while the DMA engine sends chunk k from the other. A pageable copy of that size is
 // staged by the driver one piece at a time, without the overlap; a 9M-row matrix (0.54 GB) is
-// most of Jacobi-CG's set-up on the GPU (issue 21 item 3). The host's part is a copy on every
+// most of Jacobi-CG's set-up on the GPU. The host's part is a copy on every
 // core (parallel_copy): one core's memcpy into the staging buffer ran at ~2.3 GB/s, the rate
 // §10d measured for the whole upload, well below the link's. Null where pinned memory is
 // refused: the plain copy then.

@@ -382,3 +382,52 @@ TEST_CASE("--precond amg reports its levels and set-up phases in the summary and
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "smoother must be cheb or jacobi"));
 }
+
+TEST_CASE("the report holds every tuning field; options and variables that change one say so") {
+  const fs::path dir = scratch_dir();
+  const std::string json = (dir / "tuning.json").string();
+  const std::string base = "--matrix " + kData + "/matrices/nos6.mtx --report " + json;
+  auto tuning_of = [&] {
+    std::ifstream in(json);
+    return nlohmann::json::parse(in)["tuning"];
+  };
+  Run r = cgsolve(base);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json t = tuning_of();
+  CHECK(t.size() == 16);
+  CHECK(t["device_pool"] == true);
+  CHECK(t["huge_pages"] == true);
+  CHECK(t["device_tally"] == 0);
+  CHECK(t["gpu_transport"] == "auto");
+  CHECK(t["cluster_replacement_slack"] == 10.0);
+  CHECK(t["ic0_device_rows"] == -1);
+  CHECK(!contains(r.output, "tuning:"));  // all defaults: nothing to say
+
+  r = cgsolve(base + " --huge-pages off --device-pool off --device-tally 1", "");
+  REQUIRE(r.exit_code == 0);
+  t = tuning_of();
+  CHECK(t["huge_pages"] == false);
+  CHECK(t["device_pool"] == false);
+  CHECK(t["device_tally"] == 1);
+  CHECK(contains(r.output,
+                 "tuning: huge_pages = off (default on; --huge-pages or "
+                 "CGSOLVE_HUGE_PAGES)"));
+  CHECK(contains(r.output, "tuning: device_pool = off"));
+
+  // A variable: in the report, the plan's reasons and the summary; an option wins over it.
+  r = cgsolve(base + " --huge-pages on", "CGSOLVE_CLUSTER_PHASES=1 CGSOLVE_HUGE_PAGES=0 ");
+  REQUIRE(r.exit_code == 0);
+  t = tuning_of();
+  CHECK(t["cluster_phases"] == true);
+  CHECK(t["huge_pages"] == true);
+  CHECK(contains(r.output, "tuning: cluster_phases = on (default off; CGSOLVE_CLUSTER_PHASES)"));
+  std::ifstream in(json);
+  const nlohmann::json reasons = nlohmann::json::parse(in)["plan"]["reasons"];
+  bool listed = false;
+  for (const auto& why : reasons) listed = listed || contains(why, "tuning: cluster_phases = on");
+  CHECK(listed);
+
+  CHECK(cgsolve(base + " --device-pool maybe").exit_code == 2);
+  CHECK(cgsolve(base + " --gpu-transport carrier-pigeon").exit_code == 2);
+  fs::remove_all(dir);
+}

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/tuning.hpp"
 #include "large_pages.hpp"  // CGSOLVE_SANITIZER_NEW: whether it is built
 
 namespace {
@@ -59,8 +60,8 @@ TEST_CASE("large pages: operator new marks blocks of 4 MiB or more for huge page
 #if defined(CGSOLVE_SANITIZER_NEW)
   MESSAGE("skipped: a sanitizer's operator new is in use (large_pages.cpp is not built)");
 #else
-  if (const char* env = std::getenv("CGSOLVE_HUGE_PAGES"); env && env[0] == '0') {
-    MESSAGE("skipped: CGSOLVE_HUGE_PAGES=0 turns the huge pages off");
+  if (!cgs::tuning().huge_pages) {
+    MESSAGE("skipped: the tuning turns the huge pages off (CGSOLVE_HUGE_PAGES=0)");
     return;
   }
   const std::string mode = thp_mode();
@@ -84,5 +85,27 @@ TEST_CASE("large pages: operator new marks blocks of 4 MiB or more for huge page
     small.reserve(std::size_t(1) << 20);
     CHECK(thp_eligible(small.data()) == 0);
   }
+#endif
+}
+
+TEST_CASE("large pages: Tuning::huge_pages off leaves large blocks alone") {
+#if defined(CGSOLVE_SANITIZER_NEW)
+  MESSAGE("skipped: a sanitizer's operator new is in use (large_pages.cpp is not built)");
+#else
+  if (thp_mode() != "madvise") {
+    MESSAGE("skipped: only the madvise mode tells a marked block from another");
+    return;
+  }
+  cgs::Tuning off = cgs::tuning();
+  off.huge_pages = false;
+  const cgs::ScopedTuning scope(off);
+  std::vector<double> large;
+  large.reserve((std::size_t(64) << 20) / sizeof(double));
+  const int eligible = thp_eligible(first_huge_page(large.data()));
+  if (eligible < 0) {
+    MESSAGE("skipped: this kernel's smaps has no THPeligible");
+    return;
+  }
+  CHECK(eligible == 0);
 #endif
 }

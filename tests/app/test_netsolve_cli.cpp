@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "run_command.hpp"
@@ -49,5 +51,30 @@ TEST_CASE("netsolve refuses an output that names its network or reference files"
   }
   CHECK(fs::file_size(network) == size);
   CHECK(netsolve(base + " --quiet --nodes " + (dir / "nodes.csv").string()).exit_code == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("netsolve's report holds every tuning field; one that differs is in the summary") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("netsolve-tuning-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string json = (dir / "r.json").string();
+  const std::string base =
+      "--network " + kData + "/networks/Net1.inp --duration 0 --report " + json;
+  Run r = netsolve(base);
+  REQUIRE(r.exit_code == 0);
+  {
+    std::ifstream in(json);
+    const nlohmann::json t = nlohmann::json::parse(in)["tuning"];
+    CHECK(t.size() == 16);
+    CHECK(t["huge_pages"] == true);
+    CHECK(t["netsolve_debug"] == false);
+  }
+  CHECK(r.output.find("tuning:") == std::string::npos);
+  r = netsolve(base + " --huge-pages off");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("tuning: huge_pages = off") != std::string::npos);
+  std::ifstream in(json);
+  CHECK(nlohmann::json::parse(in)["tuning"]["huge_pages"] == false);
   fs::remove_all(dir);
 }

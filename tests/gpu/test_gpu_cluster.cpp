@@ -1,4 +1,4 @@
-// The cluster-resident CG loop (solver/cuda/cluster_cg.hpp, issue 27) against the persistent
+// The cluster-resident CG loop (solver/cuda/cluster_cg.hpp) against the persistent
 // loop, its reference on the same device: the same iteration counts (within 2%) and answers,
 // with and without Jacobi, in double and float, on the systems of data/, a Poisson grid that
 // needs a cluster of several blocks, an irregular random SPD matrix, n = 1 and n = 33 (not a
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/tuning.hpp"
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
 #include "solver/cuda/cluster_cg.hpp"
@@ -45,13 +46,11 @@ BackendOptions gpu_csr() {
   return o;
 }
 
-// The cluster loop's two iterations for one system: "1" the one-reduction pass where asked for
-// (CGSOLVE_CLUSTER_REDUCTIONS=1; double only), "2" the two passes (the default).
-struct Reductions {
-  explicit Reductions(const char* count) { setenv("CGSOLVE_CLUSTER_REDUCTIONS", count, 1); }
-  ~Reductions() { unsetenv("CGSOLVE_CLUSTER_REDUCTIONS"); }
-  Reductions(const Reductions&) = delete;
-  Reductions& operator=(const Reductions&) = delete;
+// The cluster loop's two iterations for one system, for a scope: "1" the one-reduction pass where
+// asked for (Tuning::cluster_reductions = 1; double only), "2" the two passes (the default).
+struct Reductions : ScopedTuning {
+  explicit Reductions(const char* count)
+      : ScopedTuning(tuning_with([&](Tuning& t) { t.cluster_reductions = std::atoi(count); })) {}
 };
 
 const char* const kVariantReason[] = {"", "one reduction and one cluster barrier an iteration",
@@ -126,10 +125,11 @@ TEST_CASE("Cluster CG: the one-reduction pass restarts from b - A x and still co
         run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::persistent, cg);
     const Reductions one("1");
     const Run plain = run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::cluster, cg);
-    setenv("CGSOLVE_CLUSTER_REPLACEMENT_SLACK", "0", 1);
-    const Run restarted =
-        run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::cluster, cg);
-    unsetenv("CGSOLVE_CLUSTER_REPLACEMENT_SLACK");
+    Run restarted;
+    {
+      const ScopedTuning no_slack(tuning_with([](Tuning& t) { t.cluster_replacement_slack = 0; }));
+      restarted = run_loop_with<double>(s.A, b, "jacobi", gpu_csr(), GpuLoopAsk::cluster, cg);
+    }
     REQUIRE(restarted.loop == Loop::cluster);
     CHECK(restarted.result.status == CgStatus::converged);
     CHECK(restarted.result.iterations > plain.result.iterations);  // the restarts ran
@@ -292,7 +292,7 @@ TEST_CASE("Cluster CG: a batch in the lean layout equals the one-system loop") {
   }
 }
 
-TEST_CASE("Cluster CG: the phase trace (CGSOLVE_CLUSTER_PHASES) solves to the same bits") {
+TEST_CASE("Cluster CG: the phase trace (Tuning::cluster_phases) solves to the same bits") {
   // The traced kernel is a separate instance (clock reads in block 0's thread 0): same answer.
   CGS_REQUIRE_GPU_OR_SKIP();
   const CsrMatrix<double> A = testing::poisson2d(122);
@@ -305,9 +305,11 @@ TEST_CASE("Cluster CG: the phase trace (CGSOLVE_CLUSTER_PHASES) solves to the sa
       CAPTURE(std::string(reductions));
       const Reductions variant(reductions);
       const Run plain = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
-      setenv("CGSOLVE_CLUSTER_PHASES", "1", 1);
-      const Run traced = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
-      unsetenv("CGSOLVE_CLUSTER_PHASES");
+      Run traced;
+      {
+        const ScopedTuning trace(tuning_with([](Tuning& t) { t.cluster_phases = true; }));
+        traced = run_loop_with<double>(A, b, precond, gpu_csr(), GpuLoopAsk::cluster, cg);
+      }
       REQUIRE(traced.loop == Loop::cluster);
       CHECK(traced.result.status == CgStatus::converged);
       CHECK(traced.result.iterations == plain.result.iterations);
@@ -341,9 +343,12 @@ TEST_CASE("Cluster CG: small systems in clusters of 1, 2 and 4 blocks (for compu
           CAPTURE(batch);
           CAPTURE(blocks);
           const Reductions variant(reductions);
-          if (*threads) setenv("CGSOLVE_CLUSTER_THREADS", threads, 1);
-          auto engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
-          unsetenv("CGSOLVE_CLUSTER_THREADS");
+          std::unique_ptr<ClusterCg<double>> engine;
+          {
+            const ScopedTuning asked(
+                tuning_with([&](Tuning& t) { t.cluster_threads = std::atoi(threads); }));
+            engine = make_cluster_cg<double>(view, A.rows, nullptr, blocks, batch);
+          }
           REQUIRE(engine->fit().blocks == blocks);
           CHECK(engine->fit().threads == (*threads ? std::atoi(threads) : batch ? 1024 : 512));
           CHECK(engine->fit().one_reduction == (reductions[0] == '1' && !batch));

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/tuning.hpp"
 #include "formats/matrix_market.hpp"
 #include "gpu_cg_util.hpp"
 #include "solver/cuda/cluster_cg.hpp"
@@ -113,14 +114,12 @@ CsrMatrix<double> chain(index_t n) {
 }
 
 Run cluster_ic0(const CsrMatrix<double>& A, const std::vector<double>& b, bool sweeps) {
-  // Read when the loop is made (solver/cuda/cluster_cg.cu, sweeps_from_environment).
-  setenv("CGSOLVE_CLUSTER_SWEEPS", sweeps ? "1" : "0", 1);
+  // Read when the loop is made (solver/cuda/cluster_cg.cu, sweeps_asked).
+  const ScopedTuning scope(tuning_with([&](Tuning& t) { t.cluster_sweeps = sweeps; }));
   CgOptions cg;
   cg.tol = 1e-10;
   cg.max_iters = 100000;
-  Run run = run_loop_with<double>(A, b, "ic0", gpu_csr(), GpuLoopAsk::cluster, cg);
-  unsetenv("CGSOLVE_CLUSTER_SWEEPS");
-  return run;
+  return run_loop_with<double>(A, b, "ic0", gpu_csr(), GpuLoopAsk::cluster, cg);
 }
 
 // The sweeps (a solve's levels with no barrier between them, each row waiting on a counter of

@@ -1,4 +1,4 @@
-// IC(0)'s set-up on the GPU (issue 21 item 3), checked against the host's:
+// IC(0)'s set-up on the GPU, checked against the host's:
 //   - the device set-up itself (solver/precond/ic0_gpu.cu, ic0_gpu.hpp) on a 5-point grid in
 //     natural order, random SPD matrices with irregular rows (n = 1013, not a multiple of 32),
 //     rows without off-diagonal entries, one long row, n = 1: L's pattern the host's arrays, its
@@ -10,7 +10,7 @@
 //   - a matrix whose IC(0) breaks down: the same shift as the host's, the same factor;
 //   - a pattern that is not symmetric: the device declines and the host's set-up runs;
 //   - the preconditioner with the device set-up forced on small systems
-//     (CGSOLVE_IC0_DEVICE_ROWS=0): one apply z = M^-1 r equal to the host program's (omp, level
+//     (Tuning::ic0_device_rows = 0): one apply z = M^-1 r equal to the host program's (omp, level
 //     by level) to 1e-12 relative in double (1e-4 in float), the same levels and shift facts;
 //     set_values equal to a fresh device set-up on the new values, bit for bit;
 //   - from 200,000 rows without forcing: the program on the device set-up's buffers (250,000-row
@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/tuning.hpp"
 #include "gpu_cg_util.hpp"
 #include "spmv/device_buffer.hpp"
 #include "solver/precond/ic0_gpu.hpp"
@@ -36,26 +37,11 @@ namespace {
 
 using namespace gputest;
 
-// CGSOLVE_IC0_DEVICE_ROWS set for the scope (the rows from which ic0 sets up on the device),
-// the previous value restored after.
-class DeviceRows {
- public:
-  explicit DeviceRows(index_t rows) {
-    if (const char* old = std::getenv(kName)) old_ = old;
-    setenv(kName, std::to_string(rows).c_str(), 1);
-  }
-  ~DeviceRows() {
-    if (old_)
-      setenv(kName, old_->c_str(), 1);
-    else
-      unsetenv(kName);
-  }
-  DeviceRows(const DeviceRows&) = delete;
-  DeviceRows& operator=(const DeviceRows&) = delete;
-
- private:
-  static constexpr const char* kName = "CGSOLVE_IC0_DEVICE_ROWS";
-  std::optional<std::string> old_;
+// Tuning::ic0_device_rows set for the scope (the rows from which ic0 sets up on the device),
+// the previous tuning restored after.
+struct DeviceRows : ScopedTuning {
+  explicit DeviceRows(index_t rows)
+      : ScopedTuning(tuning_with([&](Tuning& t) { t.ic0_device_rows = rows; })) {}
 };
 
 // The largest entrywise difference over the largest entry of the reference.
