@@ -185,8 +185,8 @@ int run(Arguments& args) {
   run.matrix_path = args.matrix;
   run.rhs_path = args.rhs;
   // The device's context and the pinned buffers of large uploads are made while the input is
-  // read: no part of a solve, they would otherwise land in the first upload (~20 ms on the
-  // H100 host, BENCHMARKS 20p).
+  // read: no part of a solve, they would otherwise land in the first upload (~20 ms:
+  // BENCHMARKS 20p).
   std::future<void> device_ready;
   if (request.backend.device == Device::gpu) {
     std::string why;

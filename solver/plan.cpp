@@ -82,14 +82,14 @@ std::string count(long long n) {
 
 // The kernel on the GPU: asked, or the default for the loop it will run. The fused loops need a
 // row function (spmv/kernel_registry.hpp's default_fused_gpu_kernel); the generic loop, asked
-// for by name, takes the kernel that measured fastest as a plain SpMV on an H200 (spmvbench:
+// for by name, takes the kernel that measured fastest as a plain SpMV (spmvbench:
 // cuSPARSE's sliced ELL for HLL, equal or up to 1.6x faster than ours, while its
 // 32-bit offsets fit; cuSPARSE for COO, 1.2-2.4x the segmented scan; CSR stream for rows longer
 // than 10, 1.03-1.4x cuSPARSE).
 //
 // Rows a row function would serialise come first (formats/stats.hpp's RowSpread): on
 // gen:powerlaw:2000000 (mean 7, rows of thousands) the fused csr/scalar loop took 3,279 us an
-// iteration, the generic loop with the load-balanced stream kernel 196 (H100); the
+// iteration, the generic loop with the load-balanced stream kernel 196; the
 // balanced kernel splits the work by nonzeros inside the fused loops' passes, so they keep
 // their fused vector updates and launch-free iterations (BENCHMARKS.md section 12).
 // Up to this many nonzeros irregular rows take the balanced kernel in the fused graph loop,
@@ -106,7 +106,7 @@ std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
   }
   const double mean = stats.mean_row_length;
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic && spread.irregular()) {
-    // Both load-balanced; which is faster depends on the size (H100, BENCHMARKS.md 12h): the
+    // Both load-balanced; which is faster depends on the size (BENCHMARKS.md 12h): the
     // balanced kernel in the fused graph loop saves the generic loop's vector launches but
     // gathers z and p through every nonzero, so it wins while those gathers are few
     // (gen:powerlaw 20k-130k rows, up to ~0.9M nonzeros: 15.3-29.5 us an iteration against
@@ -133,7 +133,7 @@ std::string choose_gpu_kernel(const SolveRequest& r, const MatrixStats& stats,
     return "thread";
   }
   // Regular but long rows: the fused loop's row function for them (adaptive) took 43.4 us an
-  // iteration on bcsstk13 (mean 42), the generic loop with stream 19.9 (H100).
+  // iteration on bcsstk13 (mean 42), the generic loop with stream 19.9.
   if (format == Format::csr && r.gpu_loop == GpuLoopAsk::automatic &&
       mean > kScalarCsrMaxMeanLength) {
     plan.reasons.push_back("kernel: stream (mean row length " + std::to_string(mean).substr(0, 4) +
@@ -265,7 +265,7 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
   // The cluster loop walks a row per thread: not for the rows the balanced kernel was chosen for.
   const bool balanced = plan.kernel == "balanced";
   // Its passes as graph kernels: 1.16-1.4x faster than in the persistent kernel on gen:powerlaw
-  // 20k-130k rows (H100, BENCHMARKS.md 12h), where the row kernels prefer the persistent one.
+  // 20k-130k rows (BENCHMARKS.md 12h), where the row kernels prefer the persistent one.
   if (balanced && r.gpu_loop == GpuLoopAsk::automatic) {
     plan.reasons.push_back(
         "loop: graph (the balanced kernel's passes ran faster as graph kernels than in the "
@@ -297,7 +297,7 @@ Loop choose_gpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, const Ma
         "launches)");
     return Loop::graph;
   }
-  // auto: measured on an H200 (cgbench): the persistent kernel is 4-5% faster at
+  // auto: measured with cgbench: the persistent kernel is 4-5% faster at
   // n ~ 15,000 (a grid sync costs less than a kernel launch), the graph 1-9% faster at n = 9M
   // (its passes stream better as separate kernels).
   const long long n = stats.rows;
@@ -386,7 +386,7 @@ Loop choose_cpu_loop(const SolveRequest& r, const CsrMatrix<double>& A, Plan& pl
 
 // ic0 in its own elimination order (levels) on a matrix whose rows are numbered as wavefronts
 // already (is_wavefront_order: a grid in natural order): RCM would renumber 9M rows of a grid
-// for nothing (2.3-2.7 s of ic0's set-up on the 16-core host). EPANET's systems are
+// for nothing (2.3-2.7 s of ic0's set-up on 16 cores). EPANET's systems are
 // numbered in input order, far from it, and keep RCM (it cut their iterations 2-4x).
 namespace {
 bool rcm_gains_ic0_nothing(const PrecondSpec& precond, const CsrMatrix<double>& A) {

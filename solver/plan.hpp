@@ -94,7 +94,7 @@ Plan make_plan(const SolveRequest& request, const CsrMatrix<double>& A);
 // rows and as a team above kAlwaysTeamWork; in between the planner times both (a few 10-iteration
 // solves each) and takes the team only when it is at least 10% faster. No formula of the size did:
 // a team iteration's fixed cost (barriers, and the cache lines of p that the neighbouring threads
-// wrote) is 2-4 us with 16 threads on an H200 host, but 10-20 us with 2 threads on a 2-core VM,
+// wrote) is 2-4 us with 16 threads on 16 cores, but 10-20 us with 2 threads on two shared cores,
 // where an EPANET system whose rows reach all over the vector (Exnet, 8,612 entries and rows) ran
 // 2.4x slower in a team, while a 2D Poisson matrix of half its size ran faster with 16 threads
 // on the host (bench/teamsweep).

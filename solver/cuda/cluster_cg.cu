@@ -324,12 +324,12 @@ ClusterFit cluster_fit(index_t n, const index_t* row_ptr, int blocks, bool batch
   }
   if (program) return program_fit<T>(n, row_ptr, *program);
   const std::size_t room = shared_room();
-  // One system: the most blocks (16, else 8, ...): measured on an H100, every
+  // One system: the most blocks (16, else 8, ...): measured (BENCHMARKS §13), every
   // system was fastest in 16 blocks, even Exnet's 1,891 rows (6.45 us an iteration; 8.16 in one
   // block, 7.60 in the persistent loop). A batch: the fewest blocks that hold a system's vectors,
   // so that the most clusters run at once; where the lean layout (x, d, r in global memory, L2)
   // halves them, the lean one: BWSN_Network_2's 12,523 rows take 2 blocks instead of 4, so 64
-  // systems run in one wave of an H100's 132 SMs instead of two.
+  // systems run in one wave of a 132-SM GPU instead of two.
   const int single_order[] = {16, 8, 4, 2, 1}, batch_order[] = {1, 2, 4, 8, 16};
   const int threads = threads_asked(batch ? kThreads : kSingleThreads);
   fit.threads = threads;

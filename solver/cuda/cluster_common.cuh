@@ -19,8 +19,8 @@ namespace cluster {
 namespace cgrp = cooperative_groups;
 
 // Threads a block: at most kThreads (a program's one block and a batch's blocks run that many);
-// one system's blocks run kSingleThreads (two rows a thread on poisson2d:122 in 16 blocks). On an
-// H100 (BENCHMARKS 13e) 512 threads made one system's iteration 3-7% faster than 1,024 (cheaper
+// one system's blocks run kSingleThreads (two rows a thread on poisson2d:122 in 16 blocks).
+// Measured (BENCHMARKS 13e): 512 threads made one system's iteration 3-7% faster than 1,024 (cheaper
 // block barriers and sums; 256 was slower again), and the batch of 64 BWSN systems slower (27x ->
 // 21x one persistent system: twice the rows a thread in its 2 blocks).
 constexpr int kThreads = 1024;
@@ -34,7 +34,7 @@ constexpr index_t kLocalMask = (index_t(1) << kLocalBits) - 1;
 // A block's rows are stored in slices of 32 (a warp's rows), each slice padded to its longest row
 // and laid out column-major: lane l reads entry j of its row at slice start + 32 j + l, so a
 // warp's loads are 32 consecutive words. (A row per thread in CSR order made 45% of the
-// shared-memory wavefronts excess: Nsight Compute on Exnet in one block, H100.)
+// shared-memory wavefronts excess: Nsight Compute on Exnet in one block.)
 constexpr int kSlice = 32;
 
 // A program's slots in one block: r, z and at most kMaxWork work vectors.
@@ -329,7 +329,7 @@ __global__ void gather_values(T* sliced, const T* values, const index_t* source,
 
 // Buffer `which` (0 or 1) of a pair, by a select: indexing the pair at run time (s.p[k % 2]) put
 // it in local memory, an LDL.64 after every pass's barrier (Nsight Compute, BWSN_Network_2 in
-// 16 blocks, H200); the select keeps both in registers (BENCHMARKS §13b: the batch of
+// 16 blocks); the select keeps both in registers (BENCHMARKS §13b: the batch of
 // 64 BWSN systems 14.7x -> 16.1x one persistent system's rate).
 // The program's one-block instance keeps the indexing: the select made it spill 12 bytes more
 // (ptxas, sm_90), and its time is its levels.

@@ -65,7 +65,7 @@ constexpr index_t kWarpItems = 32;
 // tells (rows finished so far in this sweep: once it reaches the level's first position, all
 // earlier levels are done, since no row of a later level can finish before that). A level of 3
 // rows then costs its rows' own chain of loads and a counter increment instead of a block barrier
-// of 32 warps (Nsight Compute on Richmond, H100: 31 warps waiting at the barrier while the first
+// of 32 warps (Nsight Compute on Richmond: 31 warps waiting at the barrier while the first
 // one ran ~1,000 cycles a level, BENCHMARKS section 10h). Every row is computed by the same code in
 // the same order as level by level (the same y); only r.z's partial sums fall to other threads.
 constexpr int kMaxSweeps = 2;    // ic0: forward and backward
@@ -115,7 +115,7 @@ __device__ void find_sweeps(const precond::Op<T>* ops, int count, Sweeps& sweeps
 
 // This thread's rows of every sweep. Position g of a sweep goes to warp g % kWarps, lane (g /
 // kWarps) % 32, round g / kThreads: consecutive positions (often a chain, one row a level) sit in
-// different warps. (Measured on an H100, BENCHMARKS section 10i: 32 consecutive positions a warp,
+// different warps. (Measured, BENCHMARKS section 10i: 32 consecutive positions a warp,
 // waiting as one warp, was slower, and so was loading a row's entries before its wait.)
 template <typename T>
 __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweeps,
@@ -138,7 +138,7 @@ __device__ void assign_sweep_rows(const precond::Op<T>* ops, const Sweeps& sweep
 
 // One sweep: this thread's rows in order, each after its earlier levels. Returns this thread's
 // share of r.z. (Sleeping 20 or 100 ns between polls, to leave issue slots to the working lanes,
-// was 1.15-1.25x slower on an H100: BENCHMARKS section 10i.)
+// was 1.15-1.25x slower: BENCHMARKS section 10i.)
 template <typename T>
 __device__ double run_sweep(const precond::Op<T>& op, T* const* table, const index_t* rows,
                             const index_t* waits, int* done) {

@@ -23,7 +23,7 @@ namespace cluster {
 // is checked against b - A x and the solve restarts from it, p = u, where the true residual's
 // norm is above Tuning::cluster_replacement_slack (10) x the threshold (at most kMaxRestarts
 // times; a slack of 0 restarts at every stop: a test of the restart).
-// Not the default: measured on an H100 (BENCHMARKS 13e) it is 9-10% faster an iteration on
+// Not the default: measured (BENCHMARKS 13e) it is 9-10% faster an iteration on
 // Poisson and Net3 but 2-5% slower on BWSN_Network_2 and Exnet with Jacobi (four remote loads
 // an entry), and its recurrences cost iterations on the water networks (Exnet without a
 // preconditioner +27%, Net3 +3%); reliable updating of r and s every 100-fold drop (as the

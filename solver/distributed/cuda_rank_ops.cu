@@ -518,7 +518,7 @@ class CudaRankOps final : public RankOps {
  private:
   // NCCL connects two peers at their first send/receive and sets up its rings at the first
   // collective: tens to hundreds of milliseconds, which the first iterations would otherwise pay
-  // (measured: 0.2 s over a 345-iteration solve on two H100s, 0.6 ms an exchange on average).
+  // (measured: 0.2 s over a 345-iteration solve on two GPUs, 0.6 ms an exchange on average).
   // One exchange and one allreduce here put that cost in the set-up, where it belongs.
   void connect_transport() {
     CGS_CUDA_CHECK(cudaMemsetAsync(sums_, 0, kMaxDots * sizeof(double), stream()));

@@ -46,8 +46,8 @@
 namespace cgs::precond {
 namespace {
 
-// Threads from which ic0 factorises on a team (fewer: one thread in row order; on a 2-core
-// shared machine the team's waits cost more than it gains): Tuning::ic0_team, 4 unless set
+// Threads from which ic0 factorises on a team (fewer: one thread in row order; on a shared
+// two-core machine the team's waits cost more than it gains): Tuning::ic0_team, 4 unless set
 // (CGSOLVE_IC0_TEAM), to measure the pipeline on a small machine.
 int team_for_pipeline() { return tuning().ic0_team; }
 
