@@ -43,14 +43,21 @@ void assign_values(EllMatrix<T>& A, const T* csr_values);
 template <typename T>
 void assign_values(HllMatrix<T>& A, const T* csr_values);
 
-// Same matrix with values cast to another precision (double -> float for --precision float).
+// A's pattern (sizes, row pointers, columns) with no values yet, of another value type maybe.
 template <typename To, typename From>
-CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
+CsrMatrix<To> same_pattern(const CsrMatrix<From>& A) {
   CsrMatrix<To> B;
   B.rows = A.rows;
   B.cols = A.cols;
   B.row_ptr = A.row_ptr;
   B.col_idx = A.col_idx;
+  return B;
+}
+
+// Same matrix with values cast to another precision (double -> float for --precision float).
+template <typename To, typename From>
+CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
+  CsrMatrix<To> B = same_pattern<To>(A);
   B.values.assign(A.values.begin(), A.values.end());
   return B;
 }

@@ -188,6 +188,15 @@ CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P) {
   return B;
 }
 
+CsrMatrix<double> numbered_entries(const CsrMatrix<double>& A) {
+  CsrMatrix<double> numbered = same_pattern<double>(A);
+  numbered.values.resize(A.values.size());
+  const std::int64_t entries = std::int64_t(A.values.size());
+#pragma omp parallel for schedule(static) if (entries > 1000000)
+  for (std::int64_t k = 0; k < entries; ++k) numbered.values[std::size_t(k)] = double(k);
+  return numbered;
+}
+
 template std::vector<float> RowPermutation::to_new(const std::vector<float>&) const;
 template std::vector<double> RowPermutation::to_new(const std::vector<double>&) const;
 template std::vector<float> RowPermutation::to_original(const std::vector<float>&) const;

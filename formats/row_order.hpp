@@ -52,4 +52,8 @@ bool is_wavefront_order(const CsrMatrix<T>& A);
 template <typename T>
 CsrMatrix<T> permute_symmetric(const CsrMatrix<T>& A, const RowPermutation& P);
 
+// A's pattern with its entries' numbers 0, 1, ... as values: permuted, they say where each entry
+// came from (exact in double below 2^53).
+CsrMatrix<double> numbered_entries(const CsrMatrix<double>& A);
+
 }  // namespace cgs

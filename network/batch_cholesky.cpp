@@ -171,10 +171,7 @@ class BatchDirectMember final : public LinearSolver {
                          std::vector<double>& x) override {
     const auto started = Clock::now();
     LinearSolveStats stats;
-    if (A.rows == 0) {
-      x.clear();
-      return stats;
-    }
+    if (empty_system(A, x)) return stats;
     BatchCgSystem system{&A, &b, &x, {}};
     system.elimination_order = &order_;
     batch_->solve(system);

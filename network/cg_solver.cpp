@@ -39,13 +39,7 @@ Residual residual(const CsrMatrix<double>& A, const std::vector<double>& b,
   res.r.resize(b.size());
   double ss = 0, uu = 0;
   for (index_t i = 0; i < A.rows; ++i) {
-    double ax = 0, magnitude = std::abs(b[i]);
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const double t = A.values[k] * x[A.col_idx[k]];
-      ax += t;
-      magnitude += std::abs(t);
-    }
-    const double r = b[i] - ax;
+    const auto [r, magnitude] = row_residual(A, b, x, i);
     res.r[i] = r;
     ss += (s[i] * r) * (s[i] * r);
     uu += r * r;

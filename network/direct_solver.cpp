@@ -33,13 +33,7 @@ void measure_residual(const CsrMatrix<double>& A, const std::vector<double>& b,
                       const std::vector<double>& x, LinearSolveStats& stats) {
   double rr = 0, bb = 0, omega = 0;
   for (index_t i = 0; i < A.rows; ++i) {
-    double ax = 0, magnitude = std::abs(b[i]);
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const double t = A.values[k] * x[A.col_idx[k]];
-      ax += t;
-      magnitude += std::abs(t);
-    }
-    const double r = b[i] - ax;
+    const auto [r, magnitude] = row_residual(A, b, x, i);
     rr += r * r;
     bb += b[i] * b[i];
     if (magnitude > 0) omega = std::max(omega, std::abs(r) / magnitude);
@@ -47,6 +41,43 @@ void measure_residual(const CsrMatrix<double>& A, const std::vector<double>& b,
   stats.true_relative_residual = bb > 0 ? std::sqrt(rr / bb) : std::sqrt(rr);
   stats.relative_residual = stats.true_relative_residual;
   stats.backward_error = omega;
+}
+
+// The ends of a direct solve: a pivot <= 0 at this row, or a solution (measured where asked).
+LinearSolveStats pivot_failed(int row, Clock::time_point started) {
+  LinearSolveStats stats;
+  stats.failed_row = row;
+  stats.converged = false;
+  stats.seconds = since(started);
+  return stats;
+}
+LinearSolveStats solved(const CsrMatrix<double>& A, const std::vector<double>& b,
+                        const std::vector<double>& x, bool measure, Clock::time_point started) {
+  LinearSolveStats stats;
+  if (measure) measure_residual(A, b, x, stats);
+  stats.seconds = since(started);
+  return stats;
+}
+// A solve in a fallback order that went through: always measured, as the reports say why the
+// fallback ran, and counted.
+bool fallback_solved(const CsrMatrix<double>& A, const std::vector<double>& b,
+                     const std::vector<double>& x, Clock::time_point started,
+                     LinearSolveStats& stats, int& fallback_solves) {
+  stats = solved(A, b, x, true, started);
+  ++fallback_solves;
+  return true;
+}
+
+// The parts of the direct solvers' name() that say how the analysis came about and how often
+// the fallback orders (`orders`) were needed.
+std::string analysis_note(bool copied, int analyses) {
+  return std::string(copied ? ", analysis copied from another solver" : "") + ", analysed " +
+         std::to_string(analyses) + (analyses == 1 ? " time)" : " times)");
+}
+std::string fallback_note(int fallback_solves, const std::string& orders) {
+  if (fallback_solves == 0) return "";
+  return "; " + std::to_string(fallback_solves) + " solve(s) in " + orders +
+         " where that one met a pivot <= 0";
 }
 
 // The sparsity pattern the current analysis belongs to.
@@ -146,21 +177,13 @@ class CholmodSolver final : public LinearSolver {
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
     const auto started = Clock::now();
-    LinearSolveStats stats;
-    if (A.rows == 0) {
-      x.clear();
-      return stats;
-    }
+    if (empty_system(A, x)) return {};
     if (!factor_ || !pattern_.same_as(A)) analyse(A);
     permuted_.scatter(A.values);
     cholmod_sparse view = sparse_view(permuted_.C);
     lib_.factorize(&view, factor_, &common_);
-    if (common_.status == CHOLMOD_NOT_POSDEF) {
-      stats.failed_row = permuted_.perm[factor_->minor];
-      stats.converged = false;
-      stats.seconds = since(started);
-      return stats;
-    }
+    if (common_.status == CHOLMOD_NOT_POSDEF)
+      return pivot_failed(permuted_.perm[factor_->minor], started);
     check("factorize");
     const std::vector<int>& perm = permuted_.perm;
     rhs_.resize(b.size());
@@ -171,9 +194,7 @@ class CholmodSolver final : public LinearSolver {
     const double* solution = static_cast<const double*>(x_->x);
     x.resize(b.size());
     for (std::size_t k = 0; k < b.size(); ++k) x[perm[k]] = solution[k];
-    if (measure_) measure_residual(A, b, x, stats);
-    stats.seconds = since(started);
-    return stats;
+    return solved(A, b, x, measure_, started);
   }
 
   // A pivot <= 0 on a matrix that is positive definite in exact arithmetic depends on the
@@ -199,11 +220,7 @@ class CholmodSolver final : public LinearSolver {
     check("solve");
     const double* solution = static_cast<const double*>(x_->x);
     x.assign(solution, solution + b.size());
-    stats = {};
-    measure_residual(A, b, x, stats);
-    stats.seconds = since(started);
-    ++file_order_solves_;
-    return true;
+    return fallback_solved(A, b, x, started, stats, file_order_solves_);
   }
 
   std::string kind() const override { return "direct"; }
@@ -213,12 +230,8 @@ class CholmodSolver final : public LinearSolver {
     std::string text = "direct: CHOLMOD sparse Cholesky LL^T";
     if (factor_)
       text += " (" + ordering_ + " ordering, " + (factor_->is_super ? "supernodal" : "simplicial") +
-              (copied_ ? ", analysis copied from another solver" : "") + ", analysed " +
-              std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
-    if (file_order_solves_ > 0)
-      text += "; " + std::to_string(file_order_solves_) +
-              " solve(s) in the file's order where that one met a pivot <= 0";
-    return text;
+              analysis_note(copied_, analyses_);
+    return text + fallback_note(file_order_solves_, "the file's order");
   }
 
  private:
@@ -334,26 +347,17 @@ class NativeSolver final : public LinearSolver {
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
     const auto started = Clock::now();
-    LinearSolveStats stats;
-    if (A.rows == 0) {
-      x.clear();
-      return stats;
-    }
+    if (empty_system(A, x)) return {};
     if (!cholesky_.analysed() || !pattern_.same_as(A)) {
       cholesky_.analyse(A,
                         given_order_.empty() ? minimum_degree_order(A) : checked(given_order_, A));
       pattern_.remember(A);
       ++analyses_;
     }
-    if (!cholesky_.factorize(A, &stats.failed_row)) {
-      stats.converged = false;
-      stats.seconds = since(started);
-      return stats;
-    }
+    int failed_row = -1;
+    if (!cholesky_.factorize(A, &failed_row)) return pivot_failed(failed_row, started);
     cholesky_.solve(b, x);
-    if (measure_) measure_residual(A, b, x, stats);
-    stats.seconds = since(started);
-    return stats;
+    return solved(A, b, x, measure_, started);
   }
   void measure_residuals(bool on) override { measure_ = on; }
 
@@ -379,11 +383,7 @@ class NativeSolver final : public LinearSolver {
       used = &amd_order_;
     }
     used->solve(b, x);
-    stats = {};
-    measure_residual(A, b, x, stats);
-    stats.seconds = since(started);
-    ++file_order_solves_;
-    return true;
+    return fallback_solved(A, b, x, started, stats, file_order_solves_);
   }
 
   std::unique_ptr<LinearSolver> clone_analysed() const override {
@@ -416,12 +416,8 @@ class NativeSolver final : public LinearSolver {
                           : fixed_             ? " (given ordering, "
                                                : " (EPANET's multiple minimum degree ordering, ") +
               std::to_string(cholesky_.factor_nonzeros()) + " nonzeros below L's diagonal" +
-              (copied_ ? ", analysis copied from another solver" : "") + ", analysed " +
-              std::to_string(analyses_) + (analyses_ == 1 ? " time)" : " times)");
-    if (file_order_solves_ > 0)
-      text += "; " + std::to_string(file_order_solves_) +
-              " solve(s) in the file's or AMD's order where that one met a pivot <= 0";
-    return text;
+              analysis_note(copied_, analyses_);
+    return text + fallback_note(file_order_solves_, "the file's or AMD's order");
   }
 
  private:
@@ -439,11 +435,7 @@ class EigenLdltSolver final : public LinearSolver {
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
     const auto start = Clock::now();
-    LinearSolveStats stats;
-    if (A.rows == 0) {
-      x.clear();
-      return stats;
-    }
+    if (empty_system(A, x)) return {};
     if (!analysed_ || !pattern_.same_as(A)) {
       // The CSR arrays read as compressed columns are A^T = A (symmetric): copied once.
       M_ = Eigen::Map<const Eigen::SparseMatrix<double>>(A.rows, A.cols, A.nnz(), A.row_ptr.data(),
@@ -460,19 +452,12 @@ class EigenLdltSolver final : public LinearSolver {
     // elimination order is where a Cholesky factorisation, and EPANET's, fails.
     const auto& d = ldlt_.vectorD();
     for (index_t k = 0; k < A.rows; ++k) {
-      if (!(d[k] > 0)) {
-        stats.failed_row = ldlt_.permutationPinv().indices()[k];
-        stats.converged = false;
-        stats.seconds = since(start);
-        return stats;
-      }
+      if (!(d[k] > 0)) return pivot_failed(ldlt_.permutationPinv().indices()[k], start);
     }
     Eigen::Map<const Eigen::VectorXd> rhs(b.data(), static_cast<Eigen::Index>(b.size()));
     x.resize(b.size());
     Eigen::Map<Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size())) = ldlt_.solve(rhs);
-    if (measure_) measure_residual(A, b, x, stats);
-    stats.seconds = since(start);
-    return stats;
+    return solved(A, b, x, measure_, start);
   }
 
   std::string kind() const override { return "direct"; }

@@ -9,18 +9,8 @@
 namespace cgs::net::inp {
 
 int InpReader::add_node(const Record& r, NodeType type) {
-  const std::string& id = r.tokens[0];
-  if (net_.node_index.count(id)) {
-    fail(r.line, "duplicate node ID '" + id + "' (first defined on line " +
-                     std::to_string(net_.nodes[net_.node_index[id]].line) + ")");
-  }
-  Node node;
-  node.id = id;
-  node.type = type;
-  node.line = r.line;
-  net_.node_index[id] = static_cast<int>(net_.nodes.size());
-  net_.nodes.push_back(node);
-  return static_cast<int>(net_.nodes.size()) - 1;
+  return append(new_element(r, type, "node", net_.node_index, net_.nodes), net_.node_index,
+                net_.nodes);
 }
 
 void InpReader::read_junction(const Record& r) {
@@ -75,21 +65,11 @@ void InpReader::read_fixed_head_node(const Record& r) {
 
 int InpReader::add_link(const Record& r, LinkType type) {
   need(r, 3, "ID, start node and end node");
-  const std::string& id = r.tokens[0];
-  if (net_.link_index.count(id)) {
-    fail(r.line, "duplicate link ID '" + id + "' (first defined on line " +
-                     std::to_string(net_.links[net_.link_index[id]].line) + ")");
-  }
-  Link link;
-  link.id = id;
-  link.type = type;
-  link.line = r.line;
+  Link link = new_element(r, type, "link", net_.link_index, net_.links);
   link.from = node_ref(r, 1);
   link.to = node_ref(r, 2);
-  if (link.from == link.to) fail(r.line, "link '" + id + "' starts and ends at the same node");
-  net_.link_index[id] = static_cast<int>(net_.links.size());
-  net_.links.push_back(link);
-  return static_cast<int>(net_.links.size()) - 1;
+  if (link.from == link.to) fail(r.line, "link '" + link.id + "' starts and ends at the same node");
+  return append(std::move(link), net_.link_index, net_.links);
 }
 
 void InpReader::read_link(const Record& r) {

@@ -11,6 +11,8 @@
 #include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "formats/types.hpp"
@@ -123,6 +125,31 @@ class InpReader {
   }
   void need(const Record& r, std::size_t count, const std::string& what) const {
     if (r.tokens.size() < count) fail(r.line, "missing fields: expected " + what);
+  }
+
+  // A new node or link (`what`) named by the ID its line begins with, unused among its kind.
+  template <typename Element, typename Type>
+  Element new_element(const Record& r, Type type, const char* what,
+                      const std::unordered_map<std::string, int>& index,
+                      const std::vector<Element>& elements) const {
+    const auto found = index.find(r.tokens[0]);
+    if (found != index.end())
+      fail(r.line, std::string("duplicate ") + what + " ID '" + r.tokens[0] +
+                       "' (first defined on line " +
+                       std::to_string(elements[std::size_t(found->second)].line) + ")");
+    Element e;
+    e.id = r.tokens[0];
+    e.type = type;
+    e.line = r.line;
+    return e;
+  }
+  // Appends it under its ID; its index.
+  template <typename Element>
+  static int append(Element e, std::unordered_map<std::string, int>& index,
+                    std::vector<Element>& elements) {
+    index[e.id] = static_cast<int>(elements.size());
+    elements.push_back(std::move(e));
+    return static_cast<int>(elements.size()) - 1;
   }
 
   int node_ref(const Record& r, std::size_t i) const {

@@ -4,6 +4,7 @@
 // network/cg_solver.cpp).
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,30 @@ class LinearSolver {
     return false;
   }
 };
+
+// An empty system is solved before it starts: x emptied, true.
+inline bool empty_system(const CsrMatrix<double>& A, std::vector<double>& x) {
+  if (A.rows != 0) return false;
+  x.clear();
+  return true;
+}
+
+// Row i of b - A x, and (|A| |x| + |b|)_i, the componentwise backward error's denominator: one
+// pass over the row in its stored order, the same for the residual a direct solver reports as
+// for the one CG stops on.
+struct RowResidual {
+  double r = 0, magnitude = 0;
+};
+inline RowResidual row_residual(const CsrMatrix<double>& A, const std::vector<double>& b,
+                                const std::vector<double>& x, index_t i) {
+  double ax = 0, magnitude = std::abs(b[i]);
+  for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+    const double t = A.values[k] * x[A.col_idx[k]];
+    ax += t;
+    magnitude += std::abs(t);
+  }
+  return {b[i] - ax, magnitude};
+}
 
 // How the network's CG solve stops (network/README.md, "The linear solves and the stopping test").
 struct RefinementOptions {

@@ -61,12 +61,16 @@ std::string closeness(double minimum, double required) {
          ") must be at least 0.1 above the minimum pressure (" + number_text(minimum) + ")";
 }
 
+// EPANET's error 213 for an option that must not be negative.
+std::string negative_option(const char* option, double value) {
+  return std::string("invalid option value (EPANET error 213): ") + option + " " +
+         number_text(value) + " is negative";
+}
+
 }  // namespace
 
 std::string set_minimum_pressure(DemandModelOptions& d, double value) {
-  if (value < 0.0)
-    return "invalid option value (EPANET error 213): MINIMUM PRESSURE " + number_text(value) +
-           " is negative";
+  if (value < 0.0) return negative_option("MINIMUM PRESSURE", value);
   if (d.required_pressure == kMinPressureDifference)
     d.required_pressure = value + kMinPressureDifference;
   else if (too_close(value, d.required_pressure))
@@ -76,9 +80,7 @@ std::string set_minimum_pressure(DemandModelOptions& d, double value) {
 }
 
 std::string set_required_pressure(DemandModelOptions& d, double value) {
-  if (value < 0.0)
-    return "invalid option value (EPANET error 213): REQUIRED PRESSURE " + number_text(value) +
-           " is negative";
+  if (value < 0.0) return negative_option("REQUIRED PRESSURE", value);
   if (too_close(d.minimum_pressure, value))
     return illegal_limits(closeness(d.minimum_pressure, value));
   d.required_pressure = value;
@@ -86,9 +88,7 @@ std::string set_required_pressure(DemandModelOptions& d, double value) {
 }
 
 std::string set_pressure_exponent(DemandModelOptions& d, double value) {
-  if (value < 0.0)
-    return "invalid option value (EPANET error 213): PRESSURE EXPONENT " + number_text(value) +
-           " is negative";
+  if (value < 0.0) return negative_option("PRESSURE EXPONENT", value);
   d.exponent = value;
   return "";
 }

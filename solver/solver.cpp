@@ -117,16 +117,8 @@ Reordering reorder(const CsrMatrix<double>& A, const Plan& plan) {
   // Which entry of A each permuted entry is: permute a copy of A whose values are the entries'
   // numbers (exact in double below 2^53).
   // (Every pass here on all cores: ic0's set-up on a 9M-row matrix is mostly reordering.)
-  CsrMatrix<double> numbered;
-  numbered.rows = A.rows;
-  numbered.cols = A.cols;
-  numbered.row_ptr = A.row_ptr;
-  numbered.col_idx = A.col_idx;
-  numbered.values.resize(A.values.size());
-  const std::int64_t entries = std::int64_t(A.values.size());
-#pragma omp parallel for schedule(static) if (entries > 1000000)
-  for (std::int64_t k = 0; k < entries; ++k) numbered.values[std::size_t(k)] = double(k);
-  const CsrMatrix<double> moved = permute_symmetric(numbered, r.P);
+  const CsrMatrix<double> moved = permute_symmetric(numbered_entries(A), r.P);
+  const std::int64_t entries = std::int64_t(moved.values.size());
   r.entry_of.resize(moved.values.size());
 #pragma omp parallel for schedule(static) if (entries > 1000000)
   for (std::int64_t k = 0; k < entries; ++k)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "solver/cg_result.hpp"
@@ -76,16 +77,22 @@ void run_team(const View& A, const std::vector<index_t>& bounds, Vectors<T> v,
       for (int t = 0; t < team; ++t) total += program_partial[t].rz;
       return total;
     };
+    // A pass giving r.r and r.z over this thread's parts (start_pass, pass_b); the team's totals.
+    auto rr_rz_pass = [&](auto&& pass) {
+      for_my_parts([&](index_t first, index_t last, Partial& sums) {
+        const Sums mine = pass(first, last);
+        sums.rr = mine.rr;
+        sums.rz = mine.rz;
+      });
+      sync();
+      const Sums total = sum_rr_rz(partial);
+      return std::pair<double, double>(total.rr, rz_total(total.rz));
+    };
     cg::State s = state;  // every thread decides on its own copy, to the same bits
 
-    for_my_parts([&](index_t first, index_t last, Partial& sums) {
-      const Sums mine = start_pass(A, first, last, v);
-      sums.rr = mine.rr;
-      sums.rz = mine.rz;
-    });
-    sync();
-    const Sums start = sum_rr_rz(partial);
-    bool stop = cg::started(s, start.rr, rz_total(start.rz));
+    const auto [rr0, rz0] =
+        rr_rz_pass([&](index_t first, index_t last) { return start_pass(A, first, last, v); });
+    bool stop = cg::started(s, rr0, rz0);
     if (me == 0) monitor.record(0, s);
 
     T alpha_prev = 0, beta = 0;
@@ -99,14 +106,9 @@ void run_team(const View& A, const std::vector<index_t>& bounds, Vectors<T> v,
       if (timed) timer.end(k);
       if (!cg::step(s, sum_pq(partial), k)) break;  // every thread leaves together
       const T alpha = T(s.alpha);
-      for_my_parts([&](index_t first, index_t last, Partial& sums) {
-        const Sums mine = pass_b(first, last, alpha, v);
-        sums.rr = mine.rr;
-        sums.rz = mine.rz;
-      });
-      sync();
-      const Sums after = sum_rr_rz(partial);
-      stop = cg::stepped(s, after.rr, rz_total(after.rz), k);
+      const auto [rr, rz] =
+          rr_rz_pass([&](index_t first, index_t last) { return pass_b(first, last, alpha, v); });
+      stop = cg::stepped(s, rr, rz, k);
       if (me == 0) monitor.record(k, s);
       if (stop) {
         for_my_parts([&](index_t first, index_t last, Partial&) {

@@ -187,16 +187,22 @@ class VCycleWriter {
   }
 
  private:
-  // y = alpha S x + gamma v over S's rows.
-  static OpSpec product(const MatrixHandles& S, int x, int y, double alpha, int v, double gamma) {
+  // An operation over `items` rows of M reading x and writing y; the rest set by the caller.
+  static OpSpec on_matrix(OpKind kind, index_t items, const MatrixHandles& M, int x, int y) {
     OpSpec op;
-    op.kind = OpKind::product;
-    op.items = S.rows;
-    op.row_ptr = S.row_ptr;
-    op.col_idx = S.col_idx;
-    op.values = S.values;
+    op.kind = kind;
+    op.items = items;
+    op.row_ptr = M.row_ptr;
+    op.col_idx = M.col_idx;
+    op.values = M.values;
     op.x = x;
     op.y = y;
+    return op;
+  }
+
+  // y = alpha S x + gamma v over S's rows.
+  static OpSpec product(const MatrixHandles& S, int x, int y, double alpha, int v, double gamma) {
+    OpSpec op = on_matrix(OpKind::product, S.rows, S, x, y);
     op.alpha = alpha;
     op.v = v;
     op.gamma = gamma;
@@ -319,15 +325,8 @@ class VCycleWriter {
 
   // res = v - A x; dir = alpha x + beta D^-1 res; w = u + dir (slots: res -> t, set by caller).
   OpSpec chebyshev_step(const LevelHandles& L, int x, int dir, int v, int u, int w) {
-    OpSpec op;
-    op.kind = OpKind::chebyshev_step;
-    op.items = L.n;
-    op.row_ptr = L.A.row_ptr;
-    op.col_idx = L.A.col_idx;
-    op.values = L.A.values;
+    OpSpec op = on_matrix(OpKind::chebyshev_step, L.n, L.A, x, dir);
     op.d = L.scale;
-    op.x = x;
-    op.y = dir;
     op.v = v;
     op.u = u;
     op.w = w;

@@ -22,6 +22,7 @@
 #include "formats/row_order.hpp"
 #include "solver/precond/builtin.hpp"
 #include "solver/precond/sparse_parts.hpp"
+#include "solver/precond/triangular_solves.hpp"
 
 namespace cgs::precond {
 namespace {
@@ -244,31 +245,10 @@ class Cholesky final : public Preconditioner<T> {
     const int upper_cols = spec.add_indices(off_upper.col_idx);
     const int forward_rows = spec.add_indices(solve_rows(true));
     const int backward_rows = spec.add_indices(solve_rows(false));
-    const int between = spec.add_work(std::size_t(n));  // L^-1 P r
-    auto level_op = [&](index_t from, index_t items, bool forward) {
-      OpSpec op;
-      op.kind = OpKind::triangular_level;
-      op.items = items;
-      op.rows = forward ? forward_rows : backward_rows;
-      op.rows_from = from;
-      op.row_ptr = forward ? lower_ptr : upper_ptr;
-      op.col_idx = forward ? lower_cols : upper_cols;
-      op.values = forward ? lower_values_ : upper_values_;
-      op.d = inverse_diagonal_;
-      op.u = forward ? kSlotR : between;
-      op.y = forward ? between : kSlotZ;
-      op.dot = forward ? 0 : 1;
-      spec.ops.push_back(op);
-    };
-    if (sequential()) {
-      level_op(0, n, true);
-      level_op(0, n, false);
-      return;
-    }
-    for (index_t l = 0; l < forward_.levels(); ++l)
-      level_op(forward_.start[l], forward_.size(l), true);
-    for (index_t l = 0; l < backward_.levels(); ++l)
-      level_op(backward_.start[l], backward_.size(l), false);
+    add_triangular_solves(spec,
+                          {lower_ptr, lower_cols, lower_values_, upper_ptr, upper_cols,
+                           upper_values_, forward_rows, backward_rows, inverse_diagonal_},
+                          n, sequential(), forward_, backward_);
   }
 
   // A sweep in elimination order is a valid triangular solve only where one thread runs the

@@ -42,6 +42,7 @@
 #include "solver/precond/sparse_parts.hpp"
 #include "solver/precond/spectrum.hpp"      // worth_threads
 #include "solver/precond/spectrum_gpu.hpp"  // worth_device_setup
+#include "solver/precond/triangular_solves.hpp"
 
 namespace cgs::precond {
 namespace {
@@ -229,19 +230,6 @@ class Stopwatch {
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
-
-// The entries of a CSR matrix numbered 0, 1, ... as values: permuted, they say where each entry
-// came from (exact in double below 2^53).
-CsrMatrix<double> numbered_entries(const CsrMatrix<double>& A) {
-  CsrMatrix<double> N;
-  N.rows = A.rows;
-  N.cols = A.cols;
-  N.row_ptr = A.row_ptr;
-  N.col_idx = A.col_idx;
-  N.values.resize(A.values.size());
-  for (std::size_t k = 0; k < N.values.size(); ++k) N.values[k] = double(k);
-  return N;
-}
 
 // A triangle in the solve's numbering (colour and parts orders): its pattern, and for each entry
 // the entry of the elimination-order triangle it holds.
@@ -588,34 +576,14 @@ class Ic0 final : public Preconditioner<T> {
     int lower_ptr, lower_cols, upper_ptr, upper_cols, forward_rows, backward_rows;
   };
 
-  // The operations: each level of L y = r, then each level of L^T z = y (one sweep each where
-  // the program runs sequentially), on the value arrays' handles already written.
+  // The operations of the two solves (triangular_solves.hpp), on the value arrays' handles
+  // already written.
   void add_solve_ops(ProgramSpec<T>& spec, index_t n, const SolveIndices& h) {
-    const int between = spec.add_work(std::size_t(n));  // L^-1 r
-    auto level_op = [&](index_t from, index_t items, bool forward) {
-      OpSpec op;
-      op.kind = OpKind::triangular_level;
-      op.items = items;
-      op.rows = forward ? h.forward_rows : h.backward_rows;
-      op.rows_from = from;
-      op.row_ptr = forward ? h.lower_ptr : h.upper_ptr;
-      op.col_idx = forward ? h.lower_cols : h.upper_cols;
-      op.values = forward ? lower_values_ : upper_values_;
-      op.d = inverse_diagonal_handle_;
-      op.u = forward ? kSlotR : between;
-      op.y = forward ? between : kSlotZ;
-      op.dot = forward ? 0 : 1;
-      spec.ops.push_back(op);
-    };
-    if (sequential()) {  // one thread: each solve in one sweep (no levels)
-      level_op(0, n, true);
-      level_op(0, n, false);
-      return;
-    }
-    for (index_t l = 0; l < forward_.levels(); ++l)
-      level_op(forward_.start[l], forward_.size(l), true);
-    for (index_t l = 0; l < backward_.levels(); ++l)
-      level_op(backward_.start[l], backward_.size(l), false);
+    add_triangular_solves(spec,
+                          {h.lower_ptr, h.lower_cols, lower_values_, h.upper_ptr, h.upper_cols,
+                           upper_values_, h.forward_rows, h.backward_rows,
+                           inverse_diagonal_handle_},
+                          n, sequential(), forward_, backward_);
   }
 
   // New values at the same handles: nothing to do where the program borrows this object's
