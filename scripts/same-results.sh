@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Checks that a change of structure changed no answer: writes netsolve's node, link and tank
-# series (24 h, every network of ../shared/data/networks, the direct and the CG solver), study CSVs
-# (fire flow and closure, steady and extended, DDA and PDA, the host and the trials engine) and
-# cgsolve's solutions of data/ into a folder, then, given a second folder, compares the two
-# byte for byte.
+# series (24 h, every network of ../shared/data/networks, the direct and the CG solver), study
+# CSVs (fire flow and closure on every network's first 40 elements; steady and extended, DDA and
+# PDA, the host and the batched engines on a few) and cgsolve's solutions of data/ into a folder,
+# then, given a second folder, compares the two byte for byte.
 #
 #   scripts/same-results.sh write BUILD_DIR OUT_DIR     # e.g. a build of the commit before
 #   scripts/same-results.sh compare OLD_DIR NEW_DIR     # exit 1 on the first difference listed
@@ -47,6 +47,20 @@ write() {
     "$ns" --network "$nets/$n.inp" --quiet --study fireflow --duration 0 --solver cg \
       --study-csv "$out/$n.fireflow.cg.csv" >/dev/null 2>>"$out/studies.err"
   done
+  # Every network: fire flow at its first 40 junctions and closure of its first 40 pipes,
+  # steady state, on the host (as scripts/study-check.sh takes them).
+  source scripts/study-elements.sh
+  for inp in "$nets"/*.inp; do
+    local n
+    n=$(basename "$inp" .inp)
+    elements "$inp" JUNCTIONS 40 >"$out/.junctions"
+    elements "$inp" PIPES 40 >"$out/.pipes"
+    "$ns" --network "$inp" --quiet --study fireflow --duration 0 --elements "$out/.junctions" \
+      --study-csv "$out/$n.fireflow40.csv" >/dev/null 2>>"$out/studies.err"
+    "$ns" --network "$inp" --quiet --study closure --duration 0 --elements "$out/.pipes" \
+      --study-csv "$out/$n.closure40.csv" >/dev/null 2>>"$out/studies.err"
+  done
+  rm -f "$out/.junctions" "$out/.pipes"
   "$ns" --network "$nets/ky2.inp" --quiet --study fireflow --duration 0 --study-batch 256 \
     --study-csv "$out/ky2.fireflow.batch.csv" >/dev/null 2>>"$out/studies.err"
   for inp in "$nets"/Net3.inp "$nets"/ky2.inp "$nets"/Exnet_EXN.inp; do
