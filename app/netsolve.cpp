@@ -35,6 +35,7 @@
 #include "network/inp_reader.hpp"
 #include "network/results_io.hpp"
 #include "network/simulation.hpp"
+#include "solver/plan.hpp"
 #include "spmv/backend.hpp"
 
 namespace {
@@ -363,6 +364,13 @@ nlohmann::json json_report(const Network& net, const SimulationResults& s, const
                        {"pressure_exponent", d.exponent},
                        {"pressure_units", pressure_unit_name(net)}};
   j["solver"] = {{"kind", sv.kind()}, {"backend", sv.backend()}, {"name", sv.name()}};
+  if (const Plan* p = sv.plan())  // CG: what ran, and every decision's reason
+    j["solver"]["plan"] = {{"format", to_string(p->format)},
+                           {"device", to_string(p->device)},
+                           {"loop", to_string(p->loop)},
+                           {"threads", p->threads},
+                           {"precond", p->precond.text()},
+                           {"reasons", p->reasons}};
   if (const AutotuneRecord a = sv.autotune(); a.inspections > 0)
     j["autotune"] = {
         {"inspections", a.inspections},  {"reused_solves", a.reused},
@@ -485,15 +493,34 @@ void protect_files(const Args& args) {
     if (!path->empty()) check_not_an_input(*path, option);
 }
 
+// --precond auto (netsolve's default) on a run's trials: the network rule, chol in EPANET's
+// elimination order (the direct path's factor, rounded as EPANET's), CG started from its M^-1 b
+// (network/README.md says why: on networks with zones cut off by closed links EPANET's answer
+// is its own rounding, which no other factor or iteration reproduces).
+// A pivot <= 0 there falls back to the direct path's other orders (network/cg_solver.cpp), as
+// the direct path does. Its substitutions run as one sweep on one thread unless --threads asks
+// for more: level by level on several, a network's factor (a few rows a level) pays a barrier
+// per level for little work.
+SolveRequest with_network_rule(SolveRequest request) {
+  if (!request.precond.is("auto")) return request;
+  request.precond = PrecondSpec{"chol", "order=given,pivot=fail", {}};
+  if (request.backend.threads == 0) request.backend.threads = 1;
+  return request;
+}
+
 std::unique_ptr<LinearSolver> make_solver(const Args& args, const Network& net,
                                           const SolveRequest& request) {
-  return args.solver == "cg" ? make_cg_solver(request, args.refinement) : make_direct(args, net);
+  return args.solver == "cg" ? make_cg_solver(with_network_rule(request), args.refinement)
+                             : make_direct(args, net);
 }
 
 // --study: the scenarios as the study's plan says (network/study_plan.hpp chooses engine, start,
 // batch and threads from what is asked here); the baseline on --solver's solver, on the host.
 int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
   protect_study_files(args.study);
+  // With --solver cg a study's engines, threaded and batched, run Jacobi-scaled CG for auto: the
+  // batched ones have no factor program yet, and both give the same rows (network/README.md).
+  if (request.precond.is("auto")) request.precond = PrecondSpec{};
   StudyRunRequest run;
   // --threads spreads the scenarios; each thread's CG (--solver cg) then runs on one.
   run.threads = request.backend.threads;
@@ -601,13 +628,16 @@ int main(int argc, char** argv) {
   SolverCli cli;
   TuningCli tuning_cli;
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
+  cli.precond = "auto";        // with --solver cg: the network rule (with_network_rule)
   app.add_option("--network", args.network, "EPANET .inp file")->required();
   app.add_option("--duration", args.duration,
                  "Simulated time instead of the file's DURATION: EPANET's forms (24, 24:00, "
                  "\"24 HOURS\") or 24h, 90min, 1d, 86400s; 0 = the steady state at time 0");
   app.add_option("--solver", args.solver,
                  "Linear solver of each trial: direct (sparse Cholesky, --direct-backend) or cg "
-                 "(cgsolve's CG, --format/--device/... apply)")
+                 "(cgsolve's CG, --format/--device/... apply; --precond auto, its default here, "
+                 "is CG preconditioned by EPANET's own factor and started from its answer: the "
+                 "direct path's results)")
       ->check(CLI::IsMember({"direct", "cg"}))
       ->capture_default_str();
   app.add_option("--direct-backend", args.direct_backend,

@@ -79,10 +79,10 @@ std::unique_ptr<BatchCg> make_cpu_batch_cg(const SolveRequest& request);
 std::unique_ptr<BatchCg> make_gpu_batch_cg(const CgOptions& options);
 
 // The batched sparse Cholesky: the first system's pattern analysed once in its
-// elimination order (SparseCholesky, EPANET's order of operations), compiled into a flat schedule
+// elimination order (precond::SparseCholesky, EPANET's order of operations), compiled into a flat schedule
 // (cholesky_schedule.hpp), and every batch factorised and solved by executing it -- on the GPU in
 // one call of three kernels, one thread a system (network/batch_cholesky.hpp), or on the host
-// one system after another (the fallback and the tests' reference). Both give SparseCholesky's
+// one system after another (the fallback and the tests' reference). Both give precond::SparseCholesky's
 // bits, so a batched study's rows equal the direct study's. The GPU one throws DeviceError where
 // this build has no CUDA or there is no GPU.
 std::unique_ptr<BatchCg> make_cpu_batch_cholesky();

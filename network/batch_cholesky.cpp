@@ -12,7 +12,7 @@
 
 #include "network/batch_cg.hpp"
 #include "network/cholesky_schedule.hpp"
-#include "network/sparse_cholesky.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 #include "spmv/cuda/cuda_backends.hpp"
 
 namespace cgs::net {
@@ -73,8 +73,8 @@ class ScheduledCholesky : public BatchCg {
       pattern_ = *first.A;
       const bool given = first.elimination_order && !first.elimination_order->empty();
       ordering_ = given ? "EPANET's multiple minimum degree ordering" : "AMD ordering";
-      SparseCholesky analysis;
-      analysis.analyse(pattern_, given ? *first.elimination_order : minimum_degree_order(pattern_));
+      precond::SparseCholesky analysis;
+      analysis.analyse(pattern_, given ? *first.elimination_order : precond::minimum_degree_order(pattern_));
       schedule_ = compile_schedule(analysis, pattern_.nnz());
       built();
     }

@@ -6,10 +6,16 @@
 #include "base/tuning.hpp"
 #include "network/batch_cg.hpp"
 #include "network/linear_solver.hpp"
+#include "solver/precond/cholesky.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 #include "solver/solve.hpp"
 
 namespace cgs::net {
 namespace {
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // Symmetric diagonal scaling in place: A <- D^-1/2 A D^-1/2, returns D^-1/2.
 std::vector<double> scale_symmetric(CsrMatrix<double>& A) {
@@ -72,6 +78,7 @@ class CgSolver final : public LinearSolver {
   CgSolver(const SolveRequest& request, const RefinementOptions& refinement)
       : request_(network_cg_request(request)), refinement_(refinement) {
     if (refinement_.max_steps < 1) refinement_.max_steps = 1;
+    factor_start_ = fixed_order_factor();
   }
   // A member of a batched study (batch_cg.hpp): the same refinement on this thread, each inner
   // CG solve handed to the batch.
@@ -83,25 +90,114 @@ class CgSolver final : public LinearSolver {
   LinearSolveStats solve(const CsrMatrix<double>& A, const std::vector<double>& b,
                          std::vector<double>& x) override {
     const auto start = std::chrono::steady_clock::now();
+    const std::vector<double>& s = scale(A);
+    double setup_seconds = 0;
+    try {
+      setup_seconds = prepare_solver(factor_start_ ? A : scaled_);
+    } catch (const precond::NotPositiveDefinite& e) {  // as a direct solver's error 110
+      LinearSolveStats stats;
+      stats.failed_row = e.row;
+      stats.converged = false;
+      stats.seconds = since(start);
+      return stats;
+    }
+    LinearSolveStats stats = refine(solver_.get(), A, b, x, s);
+    stats.setup_seconds = setup_seconds;
+    stats.seconds = since(start);
+    return stats;
+  }
+
+  // A pivot <= 0 in EPANET's order: the direct path's fallbacks, the file's order and then the
+  // minimum degree order, each a chol of its own (analysed on first use), so that CG's answer
+  // stays the direct path's. False when both meet one too (EPANET's error 110).
+  bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
+                           std::vector<double>& x, LinearSolveStats& stats) override {
+    if (!given_order() || batch_) return false;
+    const auto start = std::chrono::steady_clock::now();
+    if (A.row_ptr != fallback_row_ptr_ || A.col_idx != fallback_col_idx_) {
+      for (auto& f : fallbacks_) f.reset();
+      fallback_row_ptr_ = A.row_ptr;
+      fallback_col_idx_ = A.col_idx;
+    }
+    for (int k = 0; k < 2; ++k) {
+      try {
+        if (!fallbacks_[k])
+          fallbacks_[k] = plan_and_analyze(fallback_request(k, A), A).solver;
+        else
+          fallbacks_[k]->set_values(A);
+      } catch (const precond::NotPositiveDefinite&) {
+        fallbacks_[k].reset();
+        continue;
+      }
+      stats = refine(fallbacks_[k].get(), A, b, x, ones_);
+      stats.seconds = since(start);
+      ++fallback_solves_;
+      return true;
+    }
+    return false;
+  }
+
+  std::string name() const override {
+    const std::string refined = refinement_.max_steps > 1 ? ", iterative refinement)" : ")";
+    const std::string scaled =
+        factor_start_ ? " (started from M^-1 b, stopped at the direct solve's backward error" +
+                            refined
+                      : " (symmetric Jacobi scaling" + refined;
+    if (batch_) return "batched: " + batch_->engine_name() + scaled;
+    if (!solver_) return "cg" + scaled;
+    const Plan& p = solver_->plan();
+    return "cg/" + std::string(request_.needs_inspector() ? "auto:" : "") + to_string(p.format) +
+           (p.kernel.empty() ? "" : "/" + p.kernel) + "/" + to_string(p.device) +
+           (p.sort_rows ? "/sorted" : "") + (p.rcm ? "/rcm" : "") +
+           (p.precond.is("none") ? "" : "/" + p.precond.text()) + scaled;
+  }
+
+  AutotuneRecord autotune() const override { return record_; }
+
+  // chol:order=given takes the order EPANET eliminates in (the hydraulics offer it before each
+  // period's first trial); a new one is analysed on the next solve.
+  void suggest_elimination_order(const std::vector<int>& order) override {
+    if (!given_order() || (request_.precond.elimination_order &&
+                           *request_.precond.elimination_order == order))
+      return;
+    request_.precond.elimination_order = std::make_shared<const std::vector<int>>(order);
+    solver_.reset();
+  }
+  const Plan* plan() const override { return solver_ ? &solver_->plan() : nullptr; }
+
+ private:
+  // x from the solver (or the batch) on A x = b with the scaling s: the factor's M^-1 b or the
+  // warm start, then CG corrections x <- x + D^-1/2 CG(D^-1/2 A D^-1/2, D^-1/2 (b - A x)) while
+  // the componentwise backward error is above the target and falls.
+  LinearSolveStats refine(Solver* solver, const CsrMatrix<double>& A,
+                          const std::vector<double>& b, std::vector<double>& x,
+                          const std::vector<double>& s) {
     LinearSolveStats stats;
-    const std::vector<double> s = scale(A);
-    stats.setup_seconds = prepare_solver();
     double scaled_b_norm = 0;
     for (std::size_t i = 0; i < b.size(); ++i) scaled_b_norm += (s[i] * b[i]) * (s[i] * b[i]);
     scaled_b_norm = std::sqrt(scaled_b_norm);
     const double b_norm = norm2(b);
-    if (x.size() != b.size()) x.assign(b.size(), 0.0);  // else warm start from the previous heads
+    if (factor_start_)
+      solver->precondition(b, x);  // x0 = M^-1 b: with EPANET's factor, EPANET's solution
+    else if (x.size() != b.size())
+      x.assign(b.size(), 0.0);  // else warm start from the previous heads
 
     Residual res = residual(A, b, x, s);
-    std::vector<double> rhs(b.size()), dy;
+    // From a factor's answer CG only corrects what the factor got wrong: it stops where the
+    // direct solve would (EPANET's passes accept_backward_error), not at the refinement's
+    // target, which would move x off EPANET's rounding.
+    const double target =
+        factor_start_ ? refinement_.accept_backward_error : refinement_.backward_error;
+    std::vector<double> rhs, dy;
     bool cg_ok = true, stalled = false;
     for (int step = 0; step < refinement_.max_steps; ++step) {
-      if (res.backward_error <= refinement_.backward_error || res.scaled_norm == 0) break;
+      if (res.backward_error <= target || res.scaled_norm == 0) break;
       // Correction: (D^-1/2 A D^-1/2) dy = D^-1/2 r, x += D^-1/2 dy.
+      rhs.resize(b.size());
       for (std::size_t i = 0; i < b.size(); ++i) rhs[i] = s[i] * res.r[i];
       dy.assign(b.size(), 0.0);
       const CgResult cg =
-          batch_ ? batch_->solve(scaled_, rhs, dy) : solver_->solve(rhs, dy, false).cg;
+          batch_ ? batch_->solve(scaled_, rhs, dy) : solver->solve(rhs, dy, false).cg;
       ++solves_;
       stats.iterations += cg.iterations;
       ++stats.refinement_steps;
@@ -130,45 +226,60 @@ class CgSolver final : public LinearSolver {
     // refinement aims at refinement.backward_error, which rounding does not always allow).
     stats.converged = res.backward_error <= refinement_.accept_backward_error ||
                       (refinement_.max_steps == 1 && cg_ok);
-    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
   }
 
-  std::string name() const override {
-    const std::string scaled =
-        " (symmetric Jacobi scaling" +
-        std::string(refinement_.max_steps > 1 ? ", iterative refinement)" : ")");
-    if (batch_) return "batched: " + batch_->engine_name() + scaled;
-    if (!solver_) return "cg" + scaled;
-    const Plan& p = solver_->plan();
-    return "cg/" + std::string(request_.needs_inspector() ? "auto:" : "") + to_string(p.format) +
-           (p.kernel.empty() ? "" : "/" + p.kernel) + "/" + to_string(p.device) +
-           (p.sort_rows ? "/sorted" : "") + (p.rcm ? "/rcm" : "") +
-           (p.precond.is("none") ? "" : "/" + p.precond.text()) + scaled;
+  // The direct path's fallback orders as chol requests: the file's (k = 0), minimum degree's.
+  SolveRequest fallback_request(int k, const CsrMatrix<double>& A) const {
+    SolveRequest r = request_;
+    if (k == 0) {
+      r.precond.argument = "order=natural,pivot=fail";
+      r.precond.elimination_order.reset();
+    } else {
+      r.precond.elimination_order =
+          std::make_shared<const std::vector<int>>(precond::minimum_degree_order(A));
+    }
+    return r;
   }
 
-  AutotuneRecord autotune() const override { return record_; }
-  const Plan* plan() const override { return solver_ ? &solver_->plan() : nullptr; }
-
- private:
-  // A scaled copy of A (values only, after the first): D^-1/2 A D^-1/2; returns D^-1/2.
-  std::vector<double> scale(const CsrMatrix<double>& A) {
+  // A scaled copy of A (values only, after the first): D^-1/2 A D^-1/2; returns D^-1/2. A
+  // factor in a fixed order gets A itself (s = 1): scaling would change its rounding, and M
+  // ~ A leaves CG nothing to gain from it.
+  const std::vector<double>& scale(const CsrMatrix<double>& A) {
     same_pattern_ =
         (solver_ || batch_) && A.row_ptr == scaled_.row_ptr && A.col_idx == scaled_.col_idx;
+    if (factor_start_ && same_pattern_) return ones_;  // set_values reads A itself
     if (same_pattern_)
       scaled_.values = A.values;
     else
       scaled_ = A;
-    return scale_symmetric(scaled_);
+    if (factor_start_) {
+      ones_.resize(std::size_t(A.rows), 1.0);
+      return ones_;
+    }
+    scaling_ = scale_symmetric(scaled_);
+    return scaling_;
   }
 
-  // The solver for the scaled system: planned and analyzed on a new pattern (the inspector runs
-  // then, for auto), new values only on the same pattern. Returns the seconds it took.
-  double prepare_solver() {
+  // chol in a fixed order (natural, or given: EPANET's), whose M^-1 b starts CG.
+  bool fixed_order_factor() const {
+    const std::string& a = request_.precond.argument;
+    return request_.precond.is("chol") && (a.find("order=given") != std::string::npos ||
+                                            a.find("order=natural") != std::string::npos);
+  }
+  bool given_order() const {
+    return request_.precond.is("chol") &&
+           request_.precond.argument.find("order=given") != std::string::npos;
+  }
+
+  // The solver for `system` (the scaled copy, or A itself for a fixed-order factor): planned
+  // and analyzed on a new pattern (the inspector runs then, for auto), new values only on the
+  // same pattern. Returns the seconds it took.
+  double prepare_solver(const CsrMatrix<double>& system) {
     if (batch_) return 0;  // the batch engine takes the values with each solve
     const auto start = std::chrono::steady_clock::now();
     if (same_pattern_) {
-      solver_->set_values(scaled_);
+      solver_->set_values(system);
       if (request_.needs_inspector()) ++record_.reused;
     } else {
       PlannedSolver planned = plan_and_analyze(request_, scaled_);
@@ -194,6 +305,11 @@ class CgSolver final : public LinearSolver {
   bool same_pattern_ = false;
   std::unique_ptr<Solver> solver_;
   std::shared_ptr<BatchRendezvous> batch_;  // set: a batched study's member
+  bool factor_start_ = false;               // a fixed-order factor: x0 = M^-1 b, A unscaled
+  std::unique_ptr<Solver> fallbacks_[2];    // solve_in_file_order's: file order, minimum degree
+  std::vector<index_t> fallback_row_ptr_, fallback_col_idx_;  // their pattern
+  int fallback_solves_ = 0;
+  std::vector<double> scaling_, ones_;      // D^-1/2, or 1 (factor_start_)
   long solves_ = 0;
 };
 

@@ -2,15 +2,15 @@
 // on the host (one system, the reference) and on the device (a batch of systems of one pattern,
 // one thread a system: the batched Cholesky engine, batch_cholesky.hpp, and the trials engine).
 //
-// The schedule (network/cholesky_schedule.cpp compiles it from SparseCholesky's analysis) names
+// The schedule (network/cholesky_schedule.cpp compiles it from precond::SparseCholesky's analysis) names
 // every operation of EPANET's left-looking factorisation by slot: a system's factor is one array,
-// the diagonal of L at slots 0..n-1 and L's entries below it at n + e (SparseCholesky's order).
+// the diagonal of L at slots 0..n-1 and L's entries below it at n + e (precond::SparseCholesky's order).
 //   column j:   pivot = A's diagonal - sum of the squares of slots pivot_terms[pivot_ptr[j]..)
 //               (the entries L(j, k) of the earlier columns, in linsolve's list order);
 //   entry e:    L(r, j) = (A(r, j) - sum of slot update_source[u] * slot update_multiplier[u]
 //               over u in update_ptr[e]..) / pivot.
 // Every sum runs in the order linsolve adds its terms (last in, first out lists), and each
-// product is formed as linsolve forms it, so the executor's factor equals SparseCholesky's bit
+// product is formed as linsolve forms it, so the executor's factor equals precond::SparseCholesky's bit
 // for bit; on the device no multiply-add is contracted (__dmul_rn, __dadd_rn) for the same bits.
 #pragma once
 
@@ -60,7 +60,7 @@ struct ConstStrided {
 };
 
 // The factor's starting values from A: 0.0 + a, as the sum into a cleared array that
-// SparseCholesky's gather replaces (-0.0 becomes 0.0).
+// precond::SparseCholesky's gather replaces (-0.0 becomes 0.0).
 CGS_HD void gather(const CholeskyScheduleView& s, ConstStrided a, Strided factor) {
   for (int k = 0; k < s.n; ++k)
     factor[k] = s.diag_source[k] >= 0 ? add(0.0, a[s.diag_source[k]]) : 0.0;
@@ -92,7 +92,7 @@ CGS_HD int factorize(const CholeskyScheduleView& s, Strided factor) {
 }
 
 // L y = b by columns, then L^T x = y by rows of L^T, in place on rhs (elimination numbering), as
-// SparseCholesky::solve.
+// precond::SparseCholesky::solve.
 CGS_HD void substitute(const CholeskyScheduleView& s, ConstStrided factor, Strided rhs) {
   for (int j = 0; j < s.n; ++j) {
     const double bj = rhs[j] / factor[j];

@@ -25,10 +25,10 @@ CholeskyScheduleView CholeskySchedule::view() const {
 namespace {
 
 // Per column j, the earlier columns k that update it, in the order linsolve visits them, and the
-// entry L(j, k) of each: linsolve's linked lists (SparseCholesky::factorize) walked on the
+// entry L(j, k) of each: linsolve's linked lists (precond::SparseCholesky::factorize) walked on the
 // pattern alone, which decides them. visit(j, k, first) is called for each, then done(j).
 template <typename Visit, typename Done>
-void walk_update_lists(const SparseCholesky& c, Visit visit, Done done) {
+void walk_update_lists(const precond::SparseCholesky& c, Visit visit, Done done) {
   const int n = c.size();
   const std::vector<int>& col_ptr = c.column_pointers();
   const std::vector<int>& row = c.row_indices();
@@ -54,7 +54,7 @@ void walk_update_lists(const SparseCholesky& c, Visit visit, Done done) {
 
 }  // namespace
 
-CholeskySchedule compile_schedule(const SparseCholesky& cholesky, long a_nnz) {
+CholeskySchedule compile_schedule(const precond::SparseCholesky& cholesky, long a_nnz) {
   if (!cholesky.analysed())
     throw std::logic_error("compile_schedule: the factorisation is not analysed");
   CholeskySchedule s;

@@ -16,7 +16,7 @@
 
 #include "formats/types.hpp"
 #include "network/linear_solver.hpp"
-#include "network/sparse_cholesky.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 #include "solver/cholmod_api.hpp"
 
 namespace cgs::net {
@@ -350,7 +350,7 @@ class NativeSolver final : public LinearSolver {
     if (empty_system(A, x)) return {};
     if (!cholesky_.analysed() || !pattern_.same_as(A)) {
       cholesky_.analyse(A,
-                        given_order_.empty() ? minimum_degree_order(A) : checked(given_order_, A));
+                        given_order_.empty() ? precond::minimum_degree_order(A) : checked(given_order_, A));
       pattern_.remember(A);
       ++analyses_;
     }
@@ -372,13 +372,13 @@ class NativeSolver final : public LinearSolver {
       std::vector<int> identity(A.rows);
       for (index_t i = 0; i < A.rows; ++i) identity[i] = static_cast<int>(i);
       file_order_.analyse(A, identity);
-      amd_order_ = SparseCholesky();
+      amd_order_ = precond::SparseCholesky();
       fallbacks_pattern_.remember(A);
     }
     int failed_row = -1;
-    SparseCholesky* used = &file_order_;
+    precond::SparseCholesky* used = &file_order_;
     if (!file_order_.factorize(A, &failed_row)) {
-      if (!amd_order_.analysed()) amd_order_.analyse(A, minimum_degree_order(A));
+      if (!amd_order_.analysed()) amd_order_.analyse(A, precond::minimum_degree_order(A));
       if (!amd_order_.factorize(A, &failed_row)) return false;
       used = &amd_order_;
     }
@@ -423,7 +423,7 @@ class NativeSolver final : public LinearSolver {
  private:
   std::vector<int> given_order_;  // empty: minimum degree (AMD)
   bool fixed_ = false;            // given_order_ came with the solver: suggestions are ignored
-  SparseCholesky cholesky_, file_order_, amd_order_;  // the latter two: the fallbacks
+  precond::SparseCholesky cholesky_, file_order_, amd_order_;  // the latter two: the fallbacks
   Pattern pattern_, fallbacks_pattern_;
   int analyses_ = 0, file_order_solves_ = 0;
   bool copied_ = false;

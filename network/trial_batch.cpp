@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "network/sparse_cholesky.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 
 namespace cgs::net {
 namespace {
@@ -72,7 +72,7 @@ std::unique_ptr<TrialNetwork> build_trial_network(const Network& /*net: structur
                                                   double accuracy, double pressure_threshold) {
   auto out = std::make_unique<TrialNetwork>();
   const JunctionSystem& system = structure.system();
-  SparseCholesky analysis;
+  precond::SparseCholesky analysis;
   analysis.analyse(system.A, system.elimination_order);
   out->schedule = compile_schedule(analysis, system.A.nnz());
   static_cast<gga::NetworkView&>(out->view) = structure.view();

@@ -219,6 +219,48 @@ class SolverImpl final : public Solver {
     return report;
   }
 
+  void precondition(const std::vector<double>& r, std::vector<double>& z) override {
+    if (!backend_) throw std::logic_error("Solver::precondition before analyze");
+    if (r.size() != std::size_t(A_->rows))
+      throw InputError("precondition: the vector has " + std::to_string(r.size()) +
+                       " entries but the matrix has " + std::to_string(A_->rows) + " rows");
+    const RowPermutation& P = order_.P;
+    if constexpr (std::is_same_v<T, double>) {
+      if (P.empty() && !M_->pointwise() && plan_.device != Device::gpu) {  // no copies
+        z.resize(r.size());
+        M_->apply(r.data(), z.data());
+        return;
+      }
+    }
+    const std::vector<T> r_in = cast<T>(P.empty() ? r : P.to_new(r));
+    std::vector<T> z_in(r_in.size());
+    if (M_->pointwise()) {
+      std::vector<T> d(r_in.size(), T(1));
+      if (M_->diagonal() && plan_.device == Device::gpu)
+        gpu_download(d.data(), M_->diagonal(), d.size() * sizeof(T));
+      else if (M_->diagonal())
+        d.assign(M_->diagonal(), M_->diagonal() + d.size());
+      for (std::size_t i = 0; i < r_in.size(); ++i) z_in[i] = d[i] * r_in[i];
+    } else if (plan_.device == Device::gpu) {
+      // The loop's b and x buffers where it keeps them (the same pointers every call: the
+      // program's slot table is not rewritten), else buffers of this call.
+      DeviceBuffer<T> r_own, z_own;
+      if (b_.empty()) {
+        r_own = DeviceBuffer<T>(plan_.device, r_in.size(), "M^-1 r: r");
+        z_own = DeviceBuffer<T>(plan_.device, r_in.size(), "M^-1 r: z");
+      }
+      DeviceBuffer<T>& r_dev = b_.empty() ? r_own : b_;
+      DeviceBuffer<T>& z_dev = b_.empty() ? z_own : x_;
+      r_dev.upload(r_in);
+      M_->apply(r_dev.data(), z_dev.data());
+      z_in = z_dev.download();
+    } else {
+      M_->apply(r_in.data(), z_in.data());
+    }
+    const std::vector<double> z_double(z_in.begin(), z_in.end());
+    z = P.empty() ? z_double : P.to_original(z_double);
+  }
+
  private:
   const CsrMatrix<double>& solve_order() const { return order_.P.empty() ? *A_ : order_.permuted; }
 

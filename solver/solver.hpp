@@ -82,6 +82,10 @@ class Solver {
   // inspector's short timing solves, netsolve's refinement steps).
   virtual SolveReport solve(const std::vector<double>& b, std::vector<double>& x,
                             bool true_residual = true, const CgOptions* stop = nullptr) = 0;
+  // z = M^-1 r, the plan's preconditioner applied once on its device (z = r for none; a
+  // pointwise one scales). With an exact factor M^-1 b is the solution, and an initial guess
+  // a caller can test before CG runs (netsolve's solves with EPANET's factor: network/README.md).
+  virtual void precondition(const std::vector<double>& r, std::vector<double>& z) = 0;
 
   // What the inspector timed and why it chose this solver's plan (the report prints it).
   void note_inspection(const std::string& text) { plan_.inspection = text; }

@@ -88,7 +88,7 @@ template <typename T>
 __device__ bool same_solve(const precond::Op<T>& a, const precond::Op<T>& b) {
   return b.kind == precond::OpKind::triangular_level && a.row_ptr == b.row_ptr &&
          a.col_idx == b.col_idx && a.values == b.values && a.d == b.d && a.u == b.u && a.y == b.y &&
-         a.dot == b.dot;
+         a.dot == b.dot && a.substitution == b.substitution;
 }
 
 // Thread 0 finds the sweeps among the (resolved) operations: runs of at least two levels of one

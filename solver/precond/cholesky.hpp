@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "base/input_error.hpp"
 #include "formats/csr.hpp"
 
 namespace cgs::precond {
@@ -14,6 +15,14 @@ struct CholeskyEstimate {
   double tril_entries = 0;    // tril(A)'s (A symmetric)
   double flops = 0;           // sum over L's columns of their entries squared
   std::string refusal;        // non-empty: chol would refuse the factor, and why
+};
+
+// chol:pivot=fail met a pivot <= 0 (in a fixed order): the row of A it belongs to, for a caller
+// with fallbacks of its own (netsolve's CG tries the direct path's other orders).
+class NotPositiveDefinite : public InputError {
+ public:
+  NotPositiveDefinite(const std::string& message, int row) : InputError(message), row(row) {}
+  int row;
 };
 
 // `max_fill` as chol:maxfill=N (default 20).

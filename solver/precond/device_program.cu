@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "solver/precond/device_program.hpp"
@@ -22,6 +23,23 @@ __global__ void program_op_kernel(const Op<T>* ops, int op, T* const* table) {
   const Op<T> o = ops[op];
   run_items(o, table, blockIdx.x * (long long)kBlock + threadIdx.x, (long long)o.items,
             (long long)gridDim.x * kBlock);
+}
+
+// A narrow program -- every operation at most kOneBlockItems items, as a factor's levels on a
+// network's near-tree graph (tens of rows a level, hundreds of levels) -- runs in one block: a
+// block barrier between operations instead of a kernel launch each (a launch costs several
+// microseconds, a barrier of 1,024 threads well under one). The rows and their arithmetic are
+// those of the kernel per operation.
+constexpr int kOneBlockThreads = 1024;
+constexpr long long kOneBlockItems = 4096;
+
+template <typename T>
+__global__ void __launch_bounds__(kOneBlockThreads)
+    program_one_block_kernel(const Op<T>* ops, int count, T* const* table) {
+  for (int op = 0; op < count; ++op) {
+    run_items(ops[op], table, threadIdx.x, (long long)ops[op].items, kOneBlockThreads);
+    __syncthreads();  // this operation's writes seen by the whole block before the next
+  }
 }
 
 // Where each array of a kind starts in its packed buffer (bytes, 16-aligned), and the total.
@@ -100,6 +118,13 @@ class CudaProgram final : public DeviceProgram<T> {
     view_.value_bytes = value_bytes;
     view_.work = spec.work;
     view_.slots = spec.slots();
+    const long long widest =
+        view_.items.empty() ? 0 : *std::max_element(view_.items.begin(), view_.items.end());
+    one_block_ = view_.size() >= 2 && widest <= kOneBlockItems;
+    view_.apply_launch =
+        one_block_ ? "one block (" + std::to_string(view_.size()) + " operations of at most " +
+                         std::to_string(widest) + " items: a barrier each, not a launch)"
+                   : "a kernel per operation";
   }
 
   void update_values(const ProgramSpec<T>& spec) override {
@@ -114,6 +139,12 @@ class CudaProgram final : public DeviceProgram<T> {
   }
 
   void apply() override {
+    if (one_block_) {
+      program_one_block_kernel<T>
+          <<<1, kOneBlockThreads, 0, stream()>>>(ops_.data(), view_.size(), table_.data());
+      CGS_CHECK_LAUNCH();
+      return;
+    }
     const int sm = cuda::cuda_context().sm_count;
     for (int op = 0; op < view_.size(); ++op) {
       const long long items = view_.items[op];
@@ -133,6 +164,7 @@ class CudaProgram final : public DeviceProgram<T> {
   DeviceArray<T*> table_;
   DeviceArray<Op<T>> ops_;
   DeviceProgramView<T> view_;
+  bool one_block_ = false;  // apply() in one block (view_.apply_launch)
 };
 
 }  // namespace

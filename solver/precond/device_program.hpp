@@ -2,7 +2,9 @@
 // copied to the device once, the value arrays again on update_values(), and a table of the
 // slots' vectors that bind() points at r and z. The fused GPU loops read the view (operations
 // and slot table in device memory, item counts on the host); apply() runs one kernel per
-// operation on the solver's stream (the generic loop). Built without CUDA, making one throws
+// operation on the solver's stream (the generic loop), or, for a narrow program (a factor's
+// levels of a few rows each), all of them in one block with a barrier between operations
+// (DeviceProgramView::apply_launch says which and why). Built without CUDA, making one throws
 // DeviceError.
 //
 // The arrays lie packed in two device buffers, the index arrays in one and the value arrays in
@@ -13,6 +15,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "solver/precond/program_spec.hpp"
@@ -33,6 +36,7 @@ struct DeviceProgramView {
   std::size_t value_bytes = 0;
   std::vector<std::size_t> work;  // the work slots' lengths (kFirstWorkSlot, ...)
   int slots = kFirstWorkSlot;     // slots of the table (r, z, work...)
+  std::string apply_launch;       // how apply() runs, and why (the report's fact)
   int size() const { return int(items.size()); }
 };
 

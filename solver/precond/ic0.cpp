@@ -723,7 +723,7 @@ std::unique_ptr<Preconditioner<T>> make_ic0(const PrecondSpec& spec, Device devi
   } else if (a == "parts" || a.rfind("parts:", 0) == 0) {
     order = Ic0Order::parts;
     if (a.size() > 6) {
-      PrecondSpec rows{spec.name, a.substr(6)};
+      PrecondSpec rows{spec.name, a.substr(6), {}};
       part_rows = integer_argument(rows, 128, 2, 1 << 30);
     }
   } else if (!a.empty()) {

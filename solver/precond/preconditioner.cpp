@@ -190,6 +190,7 @@ void Preconditioner<T>::place() {
   bound_r_ = nullptr;
   bound_z_ = nullptr;
   report_.set_fact("operations per apply", std::to_string(spec_.ops.size()));
+  if (gpu_) report_.set_fact("GPU apply", gpu_->view().apply_launch);
 }
 
 template <typename T>

@@ -26,10 +26,16 @@
 
 namespace cgs {
 
+// An elimination order a caller gives chol (order[k]: the row eliminated k-th), shared by the
+// copies of a request.
+using ElimOrder = std::shared_ptr<const std::vector<int>>;
+
 // What was asked: a name and an optional argument ("fsai:2" -> fsai, 2; "bjacobi:64").
 struct PrecondSpec {
   std::string name = "none";
   std::string argument;  // empty: the preconditioner's default
+  // chol:order=given: the caller's order (netsolve gives EPANET's); no text of its own.
+  ElimOrder elimination_order;
   std::string text() const { return argument.empty() ? name : name + ":" + argument; }
   bool is(const char* n) const { return name == n; }
 };

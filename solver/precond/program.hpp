@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "base/rounded.hpp"
 #include "formats/types.hpp"
 #include "solver/cg_step.hpp"
 
@@ -26,7 +27,10 @@ enum class OpKind : std::int32_t {
   product,
   // One level of a sparse triangular solve: for the level's rows i,
   // y_i = d_i (u_i - (S y)_i), S holding the off-diagonal part of the triangle (so it reads y
-  // only at rows of earlier levels) and d the inverse of its diagonal.
+  // only at rows of earlier levels) and d the inverse of its diagonal. With `substitution` set,
+  // a direct solver's substitution instead: y_i = (u_i - S_i,j1 y_j1 - S_i,j2 y_j2 - ...) / d_i,
+  // each product and difference rounded on its own in S's stored order and d the diagonal
+  // itself: EPANET's linsolve bit for bit, on every device.
   triangular_level,
   // Dense blocks on the diagonal: y_i = alpha sum_j B_b(i - b m, j) x_{b m + j}, b = i / m,
   // m = block, each block m x m column-major (rows past the end are absent: zero).
@@ -59,6 +63,7 @@ struct Op {
   int x, u, v, y, w, t;  // slots (kNoSlot: unused)
   double alpha, beta, gamma;
   int dot;  // 1: add r_i z_i of every row this operation writes to r.z
+  int substitution;  // triangular_level: 1 for a direct solver's rounding (above)
 };
 
 // The vectors an operation touches, looked up once per operation (not per item).
@@ -101,6 +106,14 @@ CGS_HD void product_row(const Op<T>& op, const OpVectors<T>& v, index_t row) {
 
 template <typename T>
 CGS_HD void triangular_row(const Op<T>& op, const OpVectors<T>& v, index_t row) {
+  if (op.substitution) {
+    double s = double(v.u[row]);
+    const index_t end = op.row_ptr[row + 1];
+    for (index_t k = op.row_ptr[row]; k < end; ++k)
+      s = rounded::sub(s, rounded::mul(double(op.values[k]), double(v.y[op.col_idx[k]])));
+    v.y[row] = T(rounded::div(s, double(op.d[row])));
+    return;
+  }
   const double s = double(v.u[row]) - sparse_row(op, row, v.y);
   v.y[row] = T(s * double(op.d[row]));
 }

@@ -44,6 +44,7 @@ struct OpSpec {
   int x = kNoSlot, u = kNoSlot, v = kNoSlot, y = kNoSlot, w = kNoSlot, t = kNoSlot;
   double alpha = 1, beta = 0, gamma = 0;
   int dot = 0;
+  int substitution = 0;  // triangular_level: a direct solver's rounding (program.hpp)
 };
 
 template <typename T>
@@ -113,6 +114,7 @@ std::vector<Op<T>> resolve_ops(const std::vector<OpSpec>& specs, IndexPtr index_
     op.x = s.x, op.u = s.u, op.v = s.v, op.y = s.y, op.w = s.w, op.t = s.t;
     op.alpha = s.alpha, op.beta = s.beta, op.gamma = s.gamma;
     op.dot = s.dot;
+    op.substitution = s.substitution;
     ops.push_back(op);
   }
   return ops;

@@ -41,9 +41,14 @@ const std::vector<PrecondEntry>& preconditioners() {
       {"amg", "smoothed-aggregation algebraic multigrid, one V-cycle",
        "key=value,...: the options --help-precond amg lists", false, true,
        &precond::make_amg<float>, &precond::make_amg<double>, &precond::amg_options_help},
-      {"chol", "the complete sparse Cholesky factor (AMD order), triangular solves level by level",
-       "maxfill=N: refuse a factor of more than N x tril(A)'s entries, N >= 1, default 20", false,
-       true, &precond::make_cholesky<float>, &precond::make_cholesky<double>},
+      {"chol", "the complete sparse Cholesky factor, triangular solves level by level",
+       "maxfill=N,order=O: refuse a factor of more than N x tril(A)'s entries (N >= 1, default "
+       "20); eliminate in Eigen's AMD order (O = amd, the default), A's own (natural) or the "
+       "caller's (given: netsolve gives EPANET's), the last two factorised left-looking in "
+       "EPANET's order of operations; pivot=shift|fail: in those, a pivot <= 0 is passed with a "
+       "small diagonal shift (the default) or is an error",
+       false,
+       false /* its factorisation tests every pivot */, &precond::make_cholesky<float>, &precond::make_cholesky<double>},
   };
   return table;
 }

@@ -21,11 +21,12 @@ struct TriangularSolveHandles {
 
 // Adds the work vector between the solves, then one operation per level of each solve; one
 // sweep per solve over rows 0..n-1 where one thread runs the whole program (sequential), as a
-// sweep in elimination order is a valid triangular solve only there.
+// sweep in elimination order is a valid triangular solve only there. substitution: a direct
+// solver's rounding, h.inverse_diagonal then holding the diagonal itself (program.hpp).
 template <typename T>
 void add_triangular_solves(ProgramSpec<T>& spec, const TriangularSolveHandles& h, index_t n,
                            bool sequential, const LevelSchedule& forward,
-                           const LevelSchedule& backward) {
+                           const LevelSchedule& backward, bool substitution = false) {
   const int between = spec.add_work(std::size_t(n));  // L^-1 r
   auto level_op = [&](index_t from, index_t items, bool forward_solve) {
     OpSpec op;
@@ -40,6 +41,7 @@ void add_triangular_solves(ProgramSpec<T>& spec, const TriangularSolveHandles& h
     op.u = forward_solve ? kSlotR : between;
     op.y = forward_solve ? between : kSlotZ;
     op.dot = forward_solve ? 0 : 1;
+    op.substitution = substitution ? 1 : 0;
     spec.ops.push_back(op);
   };
   if (sequential) {

@@ -1,5 +1,5 @@
 // The batched sparse Cholesky on the device (network/batch_cholesky_gpu.cu) against the schedule's
-// host executor (network/cholesky_schedule.hpp, itself equal to SparseCholesky bit for bit:
+// host executor (network/cholesky_schedule.hpp, itself equal to precond::SparseCholesky bit for bit:
 // tests/network/test_cholesky_schedule.cpp) on EPANET's trial systems with perturbed values, a
 // failing pivot in one system of the batch, batch sizes 1, 31, 33 and 1000; and the GPU study on
 // the batched Cholesky against the CPU direct study (Net3 fire flow, closure, PDA).
@@ -36,8 +36,8 @@ TEST_CASE("GPU batch Cholesky: the host executor's factor and solution bit for b
   CGS_REQUIRE_GPU_OR_SKIP();
   for (const test::TrialSystem& system : test::trial_systems()) {
     CAPTURE(system.name);
-    SparseCholesky analysis;
-    analysis.analyse(system.A, minimum_degree_order(system.A));
+    precond::SparseCholesky analysis;
+    analysis.analyse(system.A, precond::minimum_degree_order(system.A));
     const CholeskySchedule schedule = compile_schedule(analysis, system.A.nnz());
     const auto device = make_batch_cholesky(schedule.view());
     CholeskyScheduleExecutor host(schedule);

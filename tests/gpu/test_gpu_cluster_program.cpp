@@ -97,6 +97,7 @@ TEST_CASE("Cluster CG with the other programs in one block: the CPU's iterations
 TEST_CASE("Cluster CG with chol in one block: the CPU's iterations and answers") {
   CGS_REQUIRE_GPU_OR_SKIP();
   same_as_cpu("chol", 0.02, 1e-6);  // 1-2 iterations: within 2 of the CPU's
+  same_as_cpu("chol:order=natural", 0.02, 1e-6);  // the substitutions' rounding, one block
 }
 
 // A chain: tridiagonal, SPD; its IC(0) has one row a level (the longest sweep of dependent rows).

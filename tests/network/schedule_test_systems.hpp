@@ -12,7 +12,7 @@
 
 #include "formats/csr.hpp"
 #include "formats/matrix_market.hpp"
-#include "network/sparse_cholesky.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 
 namespace cgs::net::test {
 

@@ -1,5 +1,5 @@
 // The compiled Cholesky schedule (network/cholesky_schedule.hpp) run on the host against
-// SparseCholesky, whose order of operations it replays: the same solution bit for bit on EPANET's
+// precond::SparseCholesky, whose order of operations it replays: the same solution bit for bit on EPANET's
 // trial systems (Net3; Exnet_EXN and BWSN_Network_2 from ../shared), in the minimum degree order
 // and in the file's order, on perturbed values; the same failing row; and, independently of both,
 // a small residual.
@@ -19,14 +19,14 @@ std::vector<int> identity_order(index_t n) {
   return order;
 }
 
-TEST_CASE("the schedule's executor equals SparseCholesky bit for bit on EPANET's systems") {
+TEST_CASE("the schedule's executor equals precond::SparseCholesky bit for bit on EPANET's systems") {
   for (const test::TrialSystem& system : test::trial_systems()) {
     CAPTURE(system.name);
     for (const bool amd : {true, false}) {
       CAPTURE(amd);
-      SparseCholesky reference;
+      precond::SparseCholesky reference;
       reference.analyse(system.A,
-                        amd ? minimum_degree_order(system.A) : identity_order(system.A.rows));
+                        amd ? precond::minimum_degree_order(system.A) : identity_order(system.A.rows));
       const CholeskySchedule schedule = compile_schedule(reference, system.A.nnz());
       CHECK(schedule.factor_slots() == system.A.rows + reference.factor_nonzeros());
       CHECK(schedule.updates() > 0);
@@ -47,10 +47,10 @@ TEST_CASE("the schedule's executor equals SparseCholesky bit for bit on EPANET's
   }
 }
 
-TEST_CASE("the schedule's executor stops at the pivot SparseCholesky stops at") {
+TEST_CASE("the schedule's executor stops at the pivot precond::SparseCholesky stops at") {
   const test::TrialSystem system = test::trial_systems().front();  // Net3
-  SparseCholesky reference;
-  reference.analyse(system.A, minimum_degree_order(system.A));
+  precond::SparseCholesky reference;
+  reference.analyse(system.A, precond::minimum_degree_order(system.A));
   const CholeskySchedule schedule = compile_schedule(reference, system.A.nnz());
   CholeskyScheduleExecutor executor(schedule);
   for (const index_t row : {index_t{0}, system.A.rows / 2, system.A.rows - 1}) {
@@ -81,7 +81,7 @@ TEST_CASE("the schedule of a diagonal or one-row system has no updates") {
   D.row_ptr = {0, 1, 2, 3};
   D.col_idx = {0, 1, 2};
   D.values = {4.0, 9.0, 16.0};
-  SparseCholesky c;
+  precond::SparseCholesky c;
   c.analyse(D, identity_order(3));
   const CholeskySchedule s = compile_schedule(c, D.nnz());
   CHECK(s.updates() == 0);
@@ -92,7 +92,7 @@ TEST_CASE("the schedule of a diagonal or one-row system has no updates") {
   std::vector<double> x;
   executor.solve({8.0, 9.0, 4.0}, x);
   CHECK(x == std::vector<double>{2.0, 1.0, 0.25});
-  CHECK_THROWS_AS(compile_schedule(SparseCholesky(), 3), std::logic_error);
+  CHECK_THROWS_AS(compile_schedule(precond::SparseCholesky(), 3), std::logic_error);
 }
 
 }  // namespace

@@ -61,6 +61,38 @@ TEST_CASE("netsolve --solver cg still solves with CG") {
   CHECK(contains(r.output, ": match"));
 }
 
+// --solver cg's default (--precond auto on a network): CG preconditioned by EPANET's factor,
+// started from its answer: the direct path's series byte for byte, the plan in the report.
+TEST_CASE("netsolve --solver cg by default writes the direct path's series, byte for byte") {
+  const fs::path dir = scratch_dir();
+  auto series = [&](const std::string& solver) {
+    const std::string nodes = (dir / (solver + "_n.csv")).string();
+    const std::string links = (dir / (solver + "_l.csv")).string();
+    const std::string report = (dir / (solver + ".json")).string();
+    const Run r = netsolve("--network " + kNet1 + " --solver " + solver + " --quiet --nodes " +
+                           nodes + " --links " + links + " --report " + report);
+    CHECK(r.exit_code == 0);
+    auto text = [](const std::string& path) {
+      std::ifstream in(path);
+      std::stringstream s;
+      s << in.rdbuf();
+      return s.str();
+    };
+    std::ifstream in(report);
+    return std::tuple{text(nodes) + text(links), nlohmann::json::parse(in)};
+  };
+  const auto [direct, direct_report] = series("direct");
+  const auto [cg, cg_report] = series("cg");
+  CHECK(!direct.empty());
+  CHECK(cg == direct);
+  CHECK(cg_report["solver"]["kind"] == "cg");
+  CHECK(cg_report["solver"]["plan"]["precond"] == "chol:order=given,pivot=fail");
+  CHECK(cg_report["solver"]["plan"]["threads"] == 1);
+  CHECK(contains(cg_report["solver"]["name"].get<std::string>(), "started from M^-1 b"));
+  CHECK(!direct_report["solver"].contains("plan"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("netsolve refuses an unknown solver") {
   const Run r = netsolve("--network " + kNet1 + " --solver lu");
   CHECK(r.exit_code == 2);

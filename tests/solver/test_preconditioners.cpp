@@ -11,6 +11,7 @@
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
 #include "solver/precond/preconditioner.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 #include "solver/precond_test_util.hpp"
 #include "solver/solve.hpp"
 #include "test_matrices.hpp"
@@ -147,6 +148,83 @@ TEST_CASE("chol: M^-1 is A^-1 in any row order; CG stops at once; too much fill 
   indefinite.values[0] = -1;
   CHECK_THROWS_WITH_AS(built("chol", indefinite), doctest::Contains("not positive definite"),
                        InputError);
+}
+
+// chol in a fixed order: the left-looking factorisation (EPANET's order of operations) and its
+// substitutions, run as the program's level operations on any device and thread count, give
+// SparseCholesky's own solve (the direct solver's, EPANET's) to the last bit.
+TEST_CASE("chol:order=given|natural: M^-1 b is the left-looking factor's solve bit for bit") {
+  const CsrMatrix<double> exnet =
+      read_matrix_market(std::string(CGSOLVE_SOURCE_DIR) + "/data/systems/Exnet_EXN_step3.mtx.gz");
+  for (const CsrMatrix<double>* A : {&exnet}) {
+    const index_t n = A->rows;
+    const std::vector<int> amd = precond::minimum_degree_order(*A);
+    std::vector<int> natural(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) natural[std::size_t(i)] = int(i);
+    for (const bool given : {true, false}) {
+      CAPTURE(given);
+      const std::vector<int>& order = given ? amd : natural;
+      precond::SparseCholesky reference;
+      reference.analyse(*A, order);
+      REQUIRE(reference.factorize(*A, nullptr));
+      const std::vector<double> b = random_vector(std::size_t(n), 41);
+      std::vector<double> expected;
+      reference.solve(b, expected);
+      PrecondSpec spec = parse_precond(given ? "chol:order=given" : "chol:order=natural");
+      spec.elimination_order = std::make_shared<const std::vector<int>>(amd);
+      for (auto [device, threads] : {std::pair{Device::serial, 1}, std::pair{Device::omp, 2}}) {
+        CAPTURE(threads);
+        auto M = make_preconditioner<double>(spec, device, threads);
+        M->analyze(*A);
+        std::vector<double> z(b.size());
+        M->apply(b.data(), z.data());
+        CHECK(z == expected);  // bit for bit
+        // New values of the same pattern (a Newton trial): gathered into the same slots.
+        CsrMatrix<double> B = *A;
+        for (double& v : B.values) v *= 3;
+        M->set_values(B);
+        reference.factorize(B, nullptr);
+        reference.solve(b, expected);
+        M->apply(b.data(), z.data());
+        CHECK(z == expected);
+        reference.factorize(*A, nullptr);
+        reference.solve(b, expected);
+      }
+    }
+  }
+  // The order's owner is the caller: a missing or wrong one is a clear error.
+  CHECK_THROWS_WITH_AS(built("chol:order=given", exnet), doctest::Contains("needs an elimination"),
+                       InputError);
+  PrecondSpec short_order = parse_precond("chol:order=given");
+  short_order.elimination_order = std::make_shared<const std::vector<int>>(std::vector<int>{0, 1});
+  CHECK_THROWS_WITH_AS(make_preconditioner<double>(short_order, Device::serial, 1)->analyze(exnet),
+                       doctest::Contains("rows"), InputError);
+  PrecondSpec repeated = parse_precond("chol:order=given");
+  std::vector<int> twice(static_cast<std::size_t>(exnet.rows), 0);
+  repeated.elimination_order = std::make_shared<const std::vector<int>>(twice);
+  CHECK_THROWS_WITH_AS(make_preconditioner<double>(repeated, Device::serial, 1)->analyze(exnet),
+                       doctest::Contains("not a permutation"), InputError);
+}
+
+// A pivot <= 0 in the fixed order (a matrix singular to rounding there): the smallest diagonal
+// shift that goes through, reported, and CG still solves the system it can.
+TEST_CASE("chol:order=natural: a pivot <= 0 is passed with a small diagonal shift") {
+  // [[1, 1], [1, 1 + 2^-60]]: the second pivot (1 + 2^-60) - 1 rounds to 0 in this order.
+  CsrMatrix<double> A;
+  A.rows = A.cols = 3;
+  A.row_ptr = {0, 2, 4, 5};
+  A.col_idx = {0, 1, 0, 1, 2};
+  A.values = {1, 1, 1, 1 + std::ldexp(1.0, -60), 2};
+  auto M = built("chol:order=natural", A);
+  CHECK(fact(*M, "shifted").find("1 factorisation(s)") != std::string::npos);
+  const Eigen::MatrixXd Minv = inverse_of(*M, A.rows);
+  CHECK(std::isfinite(Minv.norm()));
+  CHECK(Minv(2, 2) == doctest::Approx(0.5));  // the row the shift leaves alone is exact
+  // Indefinite whatever the shift: still the clear error.
+  CsrMatrix<double> indefinite = tridiagonal(5);
+  indefinite.values[0] = -1;
+  CHECK_THROWS_WITH_AS(built("chol:order=natural", indefinite),
+                       doctest::Contains("not positive definite"), InputError);
 }
 
 TEST_CASE("ic0:colour: IC(0) in a colour-by-colour elimination order, one level per colour") {
@@ -298,7 +376,8 @@ TEST_CASE("set_values: new numbers on the same pattern give the preconditioner o
 
 TEST_CASE("preconditioner arguments: integers in range, or a clear error") {
   for (const char* bad : {"fsai:x", "fsai:0", "fsai:9", "bjacobi:0", "cheb:", "cheb:2.5", "ic0:1",
-                          "ic0:red", "chol:4", "chol:maxfill=0", "chol:maxfill=x", "chol:fill=3"}) {
+                          "ic0:red", "chol:4", "chol:maxfill=0", "chol:maxfill=x", "chol:fill=3",
+                          "chol:order=rcm", "chol:order=amd,", "chol:maxfill=2,order"}) {
     CAPTURE(std::string(bad));
     CHECK_THROWS_AS(make_preconditioner<double>(parse_precond(bad), Device::serial, 1), InputError);
   }

@@ -1,4 +1,4 @@
-#include "network/sparse_cholesky.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
 
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCore>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace cgs::net {
+namespace cgs::precond {
 void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>& order) {
   const int n = static_cast<int>(A.rows);
   if (static_cast<int>(order.size()) != n) throw std::logic_error("elimination order: wrong size");
@@ -66,13 +66,15 @@ void SparseCholesky::analyse(const CsrMatrix<double>& A, const std::vector<int>&
   temp_.assign(n, 0.0);
 }
 
-bool SparseCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
+bool SparseCholesky::factorize(const CsrMatrix<double>& A, int* failed_row, double shift) {
   // 0.0 + a, as the sum into a cleared array this replaces (-0.0 becomes 0.0): the same bits.
   const double* a = A.values.data();
   for (int k = 0; k < n_; ++k) {
     const int source = diag_source_[k];
     diag_[k] = source >= 0 ? 0.0 + a[source] : 0.0;
   }
+  if (shift > 0)
+    for (double& d : diag_) d += shift * std::abs(d);
   for (std::size_t e = 0; e < value_.size(); ++e) {
     const int source = value_source_[e];
     value_[e] = source >= 0 ? 0.0 + a[source] : 0.0;
@@ -155,4 +157,4 @@ std::vector<int> minimum_degree_order(const CsrMatrix<double>& A) {
   return std::vector<int>(P.indices().data(), P.indices().data() + n);
 }
 
-}  // namespace cgs::net
+}  // namespace cgs::precond

@@ -10,7 +10,7 @@
 
 #include "formats/csr.hpp"
 
-namespace cgs::net {
+namespace cgs::precond {
 
 class SparseCholesky {
  public:
@@ -21,8 +21,9 @@ class SparseCholesky {
 
   // The numeric factorisation of A (the pattern analysed). False when a pivot is <= 0
   // (EPANET's error 110: the matrix is not positive definite in this order); *failed_row then
-  // names its row of A.
-  bool factorize(const CsrMatrix<double>& A, int* failed_row);
+  // names its row of A. A shift > 0 factorises A + shift diag(A) instead (the chol
+  // preconditioner's way past a pivot <= 0); 0 leaves EPANET's arithmetic untouched.
+  bool factorize(const CsrMatrix<double>& A, int* failed_row, double shift = 0);
 
   // x = A^-1 b with the last successful factorisation.
   void solve(const std::vector<double>& b, std::vector<double>& x);
@@ -37,6 +38,10 @@ class SparseCholesky {
   const std::vector<int>& row_indices() const { return row_; }
   const std::vector<int>& diagonal_sources() const { return diag_source_; }
   const std::vector<int>& value_sources() const { return value_source_; }
+  // The last factorisation: L's diagonal (column k's, in elimination order) and its entries
+  // below the diagonal, by columns as column_pointers() and row_indices() say.
+  const std::vector<double>& diagonal() const { return diag_; }
+  const std::vector<double>& values() const { return value_; }
 
  private:
   int n_ = -1;
@@ -57,4 +62,4 @@ class SparseCholesky {
 // A fill-reducing elimination order of A's graph (approximate minimum degree).
 std::vector<int> minimum_degree_order(const CsrMatrix<double>& A);
 
-}  // namespace cgs::net
+}  // namespace cgs::precond
