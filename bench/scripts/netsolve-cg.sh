@@ -4,17 +4,19 @@
 # that both see the same machine, best and median of N runs; each setting's exit code and its
 # match with EPANET's series (--reference) from one extra run.
 #
-#   bench/scripts/netsolve-cg.sh [--build DIR] [--data DIR] [--runs N] [--extra "ARGS"]... [net ...]
+#   bench/scripts/netsolve-cg.sh [--build DIR] [--data DIR] [--runs N] [--limit S] [--extra "ARGS"]... [net ...]
 #
 # Settings: "--solver direct" and "--solver cg" (its default: the network rule), plus each
 # --extra (e.g. --extra "--solver cg --precond ic0"). Prints a markdown table: per network, per
-# setting: best and median seconds, the ratio of bests to the direct path's, exit code, match.
+# setting: best and median seconds, the ratio of bests to the direct path's, exit code, match. A
+# run is stopped after --limit seconds (default 120) and shown as "> S".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 build=build
 data=../shared/data
 runs=5
+limit=120
 settings=("--solver direct" "--solver cg")
 nets=()
 while (($#)); do
@@ -22,8 +24,9 @@ while (($#)); do
     --build) build=$2; shift 2 ;;
     --data) data=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --limit) limit=$2; shift 2 ;;
     --extra) settings+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
     *) nets+=("$1"); shift ;;
   esac
 done
@@ -38,13 +41,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 now() { date +%s.%N; }
-# One whole-process run: prints its seconds.
+# One whole-process run: prints its seconds ("timeout" past the limit).
 timed() {
-  local start end
+  local start end rc=0
   start=$(now)
-  "$netsolve" "$@" --quiet >/dev/null 2>&1 || true
+  timeout "$limit" "$netsolve" "$@" --quiet >/dev/null 2>&1 || rc=$?
   end=$(now)
-  echo "$end - $start" | bc -l
+  if ((rc == 124)); then echo timeout; else echo "$end - $start" | bc -l; fi
 }
 
 header="| network |"
@@ -58,17 +61,22 @@ for net in "${nets[@]}"; do
   declare -A times=()
   for ((r = 0; r < runs; r++)); do
     for k in "${!settings[@]}"; do
+      [[ ${times[$k]:-} == *timeout* ]] && continue
       # shellcheck disable=SC2086
       times[$k]+="$(timed --network "$inp" --duration 24h ${settings[$k]}) "
     done
   done
   direct_best=""
   for k in "${!settings[@]}"; do
+    if [[ ${times[$k]} == *timeout* ]]; then
+      row+=" > $limit s (stopped) |"
+      continue
+    fi
     rc=0
     # shellcheck disable=SC2086
-    "$netsolve" --network "$inp" --duration 24h ${settings[$k]} --reference "$reference" \
-      --quiet >"$tmp/out" 2>&1 || rc=$?
-    match=$(grep -o ': match$\|: MISMATCH$' "$tmp/out" | tail -1 | tr -d ': ')
+    timeout "$limit" "$netsolve" --network "$inp" --duration 24h ${settings[$k]} \
+      --reference "$reference" --quiet >"$tmp/out" 2>&1 || rc=$?
+    match=$(grep -o ': match$\|: MISMATCH$' "$tmp/out" | tail -1 | tr -d ': ' || true)
     read -r best median <<<"$(echo "${times[$k]}" | tr ' ' '\n' | grep . | sort -g |
       awk '{v[NR]=$1} END {print v[1], v[int((NR+1)/2)]}')"
     [[ -z $direct_best ]] && direct_best=$best
