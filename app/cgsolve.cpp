@@ -39,10 +39,7 @@ struct Arguments {
 void protect_inputs(const Arguments& args) {
   for (const std::string* input : {&args.matrix, &args.rhs, &args.x0})
     if (!input->empty() && !is_generator_spec(*input)) protect_input(*input);
-  const std::pair<const char*, const std::string*> outputs[] = {
-      {"--output", &args.output}, {"--report", &args.report}, {"--history", &args.history}};
-  for (const auto& [option, path] : outputs)
-    if (!path->empty()) check_not_an_input(*path, option);
+  check_outputs({{"--output", args.output}, {"--report", args.report}, {"--history", args.history}});
 }
 
 // A test hook, for the tests of --validate only: Tuning::test_perturb_x = e (the tests set

@@ -484,13 +484,12 @@ void protect_files(const Args& args) {
     protect_input(base + "_nodes.csv");
     protect_input(base + "_links.csv");
   }
-  const std::pair<const char*, const std::string*> outputs[] = {
-      {"--nodes", &args.nodes_csv},
-      {"--links", &args.links_csv},
-      {"--report", &args.report},
-      {"--export-systems", &args.export_dir}};
-  for (const auto& [option, path] : outputs)
-    if (!path->empty()) check_not_an_input(*path, option);
+  if (!args.export_dir.empty())  // a folder, made if missing
+    check_not_an_input(args.export_dir, "--export-systems");
+  check_outputs({{"--nodes", args.nodes_csv},
+                 {"--links", args.links_csv},
+                 {"--tanks", args.tanks_csv},
+                 {"--report", args.report}});
 }
 
 // --precond auto (netsolve's default) on a run's trials: the network rule, chol in EPANET's
@@ -629,6 +628,7 @@ int main(int argc, char** argv) {
   TuningCli tuning_cli;
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   cli.precond = "auto";        // with --solver cg: the network rule (with_network_rule)
+  app.set_version_flag("--version", std::string("netsolve ") + CGSOLVE_VERSION);
   app.add_option("--network", args.network, "EPANET .inp file")->required();
   app.add_option("--duration", args.duration,
                  "Simulated time instead of the file's DURATION: EPANET's forms (24, 24:00, "

@@ -24,7 +24,8 @@ constexpr int kExitCompletedWithWarnings = 5;  // as netsolve's run: completed, 
 
 // 1000 gpm in each flow unit, EPANET's own table (epanet-scenarios uses it), in FlowUnits order.
 double thousand_gpm(FlowUnits units) {
-  static const double value[] = {2.228, 1000, 1.44, 1.2, 4.42, 63.09, 3785.4, 5.451, 227.1, 5451};
+  static const double value[] = {2.228, 1000,   1.44,  1.2,  4.42,   63.09,
+                                 3785.4, 5.451, 227.1, 5451, 0.06309};
   return value[static_cast<int>(units)];
 }
 

@@ -1,5 +1,6 @@
 #include "base/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -40,6 +41,42 @@ void check_not_an_input(const std::string& path, const std::string& option) {
     if (same_file(path, input))
       throw InputError((option.empty() ? "" : option + ": ") + path + " is the input file " +
                        input + "; refusing to overwrite it");
+  }
+}
+
+// Whether a file can be created in `folder`: one is created there (exclusively, under a name no
+// output takes) and removed, so that permissions, read-only mounts and /proc all answer as the
+// write will. errno says why not.
+bool can_create_in(const std::filesystem::path& folder) {
+  const std::string probe =
+      (folder / (".cgsolve-probe-" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return errno == EEXIST;  // a probe of this process already there: creatable
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
+void check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, fs::path>> seen;  // option, the path made absolute
+  for (const auto& [option, path] : outputs) {
+    if (path.empty()) continue;
+    check_not_an_input(path, option);
+    std::error_code error;
+    const fs::path absolute = fs::weakly_canonical(fs::absolute(path, error), error);
+    const fs::path folder = absolute.parent_path();
+    auto refuse = [&](const std::string& why) {
+      throw InputError(path, 0, option + ": cannot create file: " + why);
+    };
+    if (!fs::exists(folder, error)) refuse("the folder " + folder.string() + " does not exist");
+    if (!fs::is_directory(folder, error)) refuse(std::strerror(ENOTDIR));
+    if (!can_create_in(folder)) refuse(std::strerror(errno));
+    for (const auto& [other, earlier] : seen)
+      if (earlier == absolute)
+        throw InputError(option + " and " + other + " name one file, " + path +
+                         ": each output needs its own");
+    seen.emplace_back(option, absolute);
   }
 }
 

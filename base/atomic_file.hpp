@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cgs {
 
@@ -16,6 +18,12 @@ void protect_input(const std::string& path);
 // Throws InputError ("--output: <path> is the input file <input>; refusing to overwrite it")
 // when `path` is a registered input. `option` names the option in the message.
 void check_not_an_input(const std::string& path, const std::string& option = "");
+
+// The outputs a run will write, checked before it starts (so that a wrong path is not found
+// after the whole run): (option, path) pairs, empty paths skipped. Throws InputError naming the
+// option when a path is an input (check_not_an_input), when its folder does not exist or cannot
+// be written, or when two options name one file.
+void check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 // Past a file-size limit (`ulimit -f`, a quota) the kernel sends SIGXFSZ, whose default action
 // kills the process mid-write and leaves the temporary file behind. The writers ignore it (once,

@@ -27,6 +27,7 @@ void InpReader::read_option(const Record& r) {
   auto& o = net_.options;
   if (key == "UNITS") {
     flow_units_text_ = word(1);
+    flow_units_line_ = r.line;
   } else if (key == "HEADLOSS") {
     const std::string f = word(1);
     if (f == "H-W")
@@ -45,8 +46,12 @@ void InpReader::read_option(const Record& r) {
   } else if (key == "TRIALS") {
     o.max_trials = count(1, 1, "TRIALS");
   } else if (key == "ACCURACY") {
-    o.accuracy = value(1);
-    if (o.accuracy < 1e-8 || o.accuracy > 1e-1) fail(r.line, "ACCURACY out of range");
+    // As EPANET's optionvalue: > 0, then held within [1e-5, 0.1] (a tighter one cannot be met in
+    // double: the trials would stall at the limit and stop unbalanced).
+    const double accuracy = value(1);
+    if (!(accuracy > 0))
+      fail(r.line, "invalid option value (EPANET error 213): ACCURACY " + t[1] + " (must be > 0)");
+    o.accuracy = std::clamp(accuracy, 1e-5, 1e-1);
   } else if (key == "UNBALANCED") {
     const std::string w = word(1);
     if (w == "STOP")

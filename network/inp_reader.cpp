@@ -171,18 +171,30 @@ void InpReader::reserve_indexes() {
   net_.link_index.reserve(links);
 }
 
+// EPANET's getunitsoption: the first of its keywords the word starts with, in its order (SI is
+// LPS); nullptr for none.
+const std::pair<FlowUnits, double>* flow_units_of(const std::string& word) {
+  static const std::pair<const char*, std::pair<FlowUnits, double>> keywords[] = {
+      {"CFS", {FlowUnits::cfs, 1.0}},      {"GPM", {FlowUnits::gpm, 448.831}},
+      {"AFD", {FlowUnits::afd, 1.9837}},   {"MGD", {FlowUnits::mgd, 0.64632}},
+      {"IMGD", {FlowUnits::imgd, 0.5382}}, {"LPS", {FlowUnits::lps, 28.317}},
+      {"LPM", {FlowUnits::lpm, 1699.0}},   {"CMH", {FlowUnits::cmh, 101.94}},
+      {"CMD", {FlowUnits::cmd, 2446.6}},   {"MLD", {FlowUnits::mld, 2.4466}},
+      {"CMS", {FlowUnits::cms, 0.028317}}, {"SI", {FlowUnits::lps, 28.317}}};
+  for (const auto& [keyword, units] : keywords)
+    if (starts_with_keyword(word, keyword)) return &units;
+  return nullptr;
+}
+
 void InpReader::set_units() {
-  static const std::map<std::string, std::pair<FlowUnits, double>> flows = {
-      {"CFS", {FlowUnits::cfs, 1.0}},     {"GPM", {FlowUnits::gpm, 448.831}},
-      {"MGD", {FlowUnits::mgd, 0.64632}}, {"IMGD", {FlowUnits::imgd, 0.5382}},
-      {"AFD", {FlowUnits::afd, 1.9837}},  {"LPS", {FlowUnits::lps, 28.317}},
-      {"LPM", {FlowUnits::lpm, 1699.0}},  {"MLD", {FlowUnits::mld, 2.4466}},
-      {"CMH", {FlowUnits::cmh, 101.94}},  {"CMD", {FlowUnits::cmd, 2446.6}}};
-  auto it = flows.find(flow_units_text_);
-  if (it == flows.end()) fail(0, "unknown flow UNITS '" + flow_units_text_ + "'");
+  const std::pair<FlowUnits, double>* flow = flow_units_of(flow_units_text_);
+  if (!flow)
+    fail(flow_units_line_,
+         "invalid option value (EPANET error 213): UNITS " + flow_units_text_ +
+             " (CFS, GPM, MGD, IMGD, AFD, LPS, LPM, MLD, CMH, CMD, CMS or SI)");
   UnitSystem& u = net_.units;
-  u.flow_units = it->second.first;
-  u.flow = it->second.second;
+  u.flow_units = flow->first;
+  u.flow = flow->second;
   const double sg = net_.options.specific_gravity;
   if (u.si()) {
     u.length = 0.3048;

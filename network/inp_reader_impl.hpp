@@ -76,6 +76,7 @@ class InpReader {
   std::map<int, long> pump_curve_line_;
   std::vector<bool> demands_replaced_;
   std::string flow_units_text_ = "GPM", pressure_units_text_ = "PSI";
+  long flow_units_line_ = 0;  // where UNITS was given (0: the default)
   double viscosity_input_ = kMissing;
   long rule_step_ = 0;  // RULE TIMESTEP as given (0: a tenth of the hydraulic step)
   double emitter_exponent_input_ = 0.5;

@@ -136,8 +136,8 @@ std::string to_string(NodeType type) {
 }
 
 std::string to_string(FlowUnits units) {
-  static const char* names[] = {"CFS", "GPM", "MGD", "IMGD", "AFD",
-                                "LPS", "LPM", "MLD", "CMH",  "CMD"};
+  static const char* names[] = {"CFS", "GPM", "MGD", "IMGD", "AFD", "LPS",
+                                "LPM", "MLD", "CMH", "CMD",  "CMS"};
   return names[static_cast<int>(units)];
 }
 

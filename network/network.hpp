@@ -14,7 +14,7 @@ namespace cgs::net {
 // its status fixed to OPEN or CLOSED.
 inline constexpr double kMissing = -1.0e10;
 
-enum class FlowUnits { cfs, gpm, mgd, imgd, afd, lps, lpm, mld, cmh, cmd };
+enum class FlowUnits { cfs, gpm, mgd, imgd, afd, lps, lpm, mld, cmh, cmd, cms };
 enum class PressureUnits { psi, meters, kpa };
 enum class HeadlossFormula { hazen_williams, darcy_weisbach, chezy_manning };
 

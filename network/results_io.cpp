@@ -58,14 +58,30 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   return rows;
 }
 
+// Every element's ID as a CSV field, once per file.
+template <typename Element>
+std::vector<std::string> csv_ids(const std::vector<Element>& elements) {
+  std::vector<std::string> ids;
+  ids.reserve(elements.size());
+  for (const Element& e : elements) ids.push_back(csv_field(e.id));
+  return ids;
+}
+
 }  // namespace
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
 
 void write_nodes_csv(const std::string& path, const Network& net, const HydraulicResults& r) {
   std::ostringstream out;
   out << "node,type,head,pressure,demand\n";
   for (std::size_t i = 0; i < net.nodes.size(); ++i) {
     const int n = static_cast<int>(i);
-    out << net.nodes[i].id << ',' << to_string(net.nodes[i].type) << ','
+    out << csv_field(net.nodes[i].id) << ',' << to_string(net.nodes[i].type) << ','
         << format(user_head(net, r.head[i])) << ',' << format(user_pressure(net, n, r.head[i]))
         << ',' << format(user_flow(net, r.demand[i])) << '\n';
   }
@@ -76,7 +92,7 @@ void write_links_csv(const std::string& path, const Network& net, const Hydrauli
   std::ostringstream out;
   out << "link,type,flow,headloss,status\n";
   for (std::size_t k = 0; k < net.links.size(); ++k) {
-    out << net.links[k].id << ',' << to_string(net.links[k].type) << ','
+    out << csv_field(net.links[k].id) << ',' << to_string(net.links[k].type) << ','
         << format(user_flow(net, r.flow[k])) << ','
         << format(link_headloss(net, r, static_cast<int>(k))) << ','
         << (is_closed(r.status[k]) ? "closed" : "open") << '\n';
@@ -183,13 +199,14 @@ void write_node_series_csv(const std::string& path, const Network& net,
   const char* header =
       "time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,"
       "deficit_pct\n";
+  const std::vector<std::string> ids = csv_ids(net.nodes);
   write_series(path, header, s, [&](const Snapshot& snap, std::string& text) {
     std::vector<char> cut(net.nodes.size(), 0);
     for (int n : snap.cut_off) cut[n] = 1;
     const std::string time = std::to_string(snap.time) + ",";
     for (std::size_t i = 0; i < net.nodes.size(); ++i) {
       text += time;
-      text += net.nodes[i].id;
+      text += ids[i];
       text += ',';
       append_number(text, user_head(net, snap.head[i]));
       text += ',';
@@ -204,6 +221,7 @@ void write_node_series_csv(const std::string& path, const Network& net,
 
 void write_link_series_csv(const std::string& path, const Network& net,
                            const SimulationResults& s) {
+  const std::vector<std::string> ids = csv_ids(net.links);
   write_series(
       path, "time_s,link,flow,headloss,status\n", s, [&](const Snapshot& snap, std::string& text) {
         const std::string time = std::to_string(snap.time) + ",";
@@ -212,7 +230,7 @@ void write_link_series_csv(const std::string& path, const Network& net,
           const bool closed = is_closed(snap.status[k]);
           const double dh = snap.head[l.from] - snap.head[l.to];
           text += time;
-          text += l.id;
+          text += ids[k];
           text += ',';
           append_number(text, user_flow(net, snap.flow[k]));
           text += ',';
@@ -230,7 +248,7 @@ void write_tank_series_csv(const std::string& path, const Network& net,
                  for (std::size_t t = 0; t < s.tanks.size(); ++t) {
                    const Node& tank = net.nodes[s.tanks[t]];
                    const double head = snap.head[s.tanks[t]];
-                   text += std::to_string(snap.time) + "," + tank.id + ",";
+                   text += std::to_string(snap.time) + "," + csv_field(tank.id) + ",";
                    append_number(text, user_head(net, head - tank.elevation));
                    text += ',';
                    append_number(text, user_head(net, head));

@@ -12,6 +12,10 @@
 
 namespace cgs::net {
 
+// A CSV field as RFC 4180 has it: as it is, or in double quotes (quotes doubled) where it holds
+// a comma, a quote or a line break (an EPANET ID may hold a comma).
+std::string csv_field(const std::string& s);
+
 void write_nodes_csv(const std::string& path, const Network& net, const HydraulicResults& r);
 void write_links_csv(const std::string& path, const Network& net, const HydraulicResults& r);
 

@@ -11,6 +11,8 @@
 #include "formats/types.hpp"
 #include "network/study.hpp"
 
+#include "network/results_io.hpp"
+
 namespace cgs::net {
 namespace {
 
@@ -40,13 +42,6 @@ std::string format_number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.10g", v);
   return text;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-  return quoted + "\"";
 }
 
 }  // namespace

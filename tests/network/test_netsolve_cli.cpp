@@ -93,6 +93,47 @@ TEST_CASE("netsolve --solver cg by default writes the direct path's series, byte
   fs::remove_all(dir);
 }
 
+TEST_CASE("netsolve --version answers, without a network") {
+  const Run r = netsolve("--version");
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "netsolve "));
+  CHECK(!contains(r.output, "required"));
+}
+
+// Output paths are checked before the run: no two outputs on one file, no output into a folder
+// that is missing; an ID with a comma is quoted in the CSV files (RFC 4180).
+TEST_CASE("netsolve checks its outputs before the run and quotes IDs that need it") {
+  const fs::path dir = scratch_dir();
+  const std::string same = (dir / "same.csv").string();
+  const Run twice = netsolve("--network " + kNet1 + " --nodes " + same + " --links " + same);
+  CHECK(twice.exit_code == 2);
+  CHECK(contains(twice.output, "--links and --nodes name one file"));
+  CHECK(!fs::exists(same));
+  const std::string missing = (dir / "no-such-folder" / "r.json").string();
+  const Run nowhere = netsolve("--network " + kNet1 + " --report " + missing);
+  CHECK(nowhere.exit_code == 2);
+  CHECK(contains(nowhere.output, "--report"));
+  CHECK(contains(nowhere.output, "does not exist"));
+  CHECK(!contains(nowhere.output, "hydraulic steps"));  // refused before the run
+  const fs::path inp = dir / "comma.inp";
+  {
+    std::ofstream out(inp);
+    out << "[OPTIONS]\nUNITS LPS\n[RESERVOIRS]\nR 100\n[JUNCTIONS]\nJ,1 10 5\nJ2 5 1\n"
+           "[PIPES]\nP,1 R J,1 1000 300 120\nP2 J,1 J2 100 200 120\n";
+  }
+  const std::string nodes = (dir / "n.csv").string(), links = (dir / "l.csv").string();
+  const Run quoted = netsolve("--network " + inp.string() + " --duration 0 --quiet --nodes " +
+                              nodes + " --links " + links);
+  CHECK(quoted.exit_code == 0);
+  std::ifstream n(nodes), l(links);
+  std::stringstream nt, lt;
+  nt << n.rdbuf();
+  lt << l.rdbuf();
+  CHECK(contains(nt.str(), "\n0,\"J,1\","));
+  CHECK(contains(lt.str(), "\n0,\"P,1\","));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("netsolve refuses an unknown solver") {
   const Run r = netsolve("--network " + kNet1 + " --solver lu");
   CHECK(r.exit_code == 2);

@@ -1,0 +1,92 @@
+// [OPTIONS] as EPANET 2.3.5's parser reads them (input2.c getunitsoption, input3.c optionvalue):
+// every flow unit it knows, matched as it matches them, and ACCURACY held to its range.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "formats/types.hpp"
+#include "network/hydraulics.hpp"
+#include "network/inp_reader.hpp"
+#include "network/linear_solver.hpp"
+#include "network/results_io.hpp"
+
+namespace cgs::net {
+namespace {
+
+Network parse(const std::string& text) {
+  std::istringstream in(text);
+  return parse_inp(in, "net.inp");
+}
+
+std::string with_options(const std::string& options) {
+  return "[OPTIONS]\n" + options +
+         "\n[RESERVOIRS]\nR 100\n[JUNCTIONS]\nA 10 5\nB 20 2\n"
+         "[PIPES]\nP1 R A 1000 300 120\nP2 A B 800 200 120\n";
+}
+
+TEST_CASE("UNITS: every flow unit EPANET 2.3.5 knows, SI as LPS, matched by prefix") {
+  struct Case {
+    const char* word;
+    FlowUnits units;
+    double per_cfs;
+  };
+  for (const Case c : {Case{"CFS", FlowUnits::cfs, 1.0}, Case{"gpm", FlowUnits::gpm, 448.831},
+                       Case{"MGD", FlowUnits::mgd, 0.64632}, Case{"IMGD", FlowUnits::imgd, 0.5382},
+                       Case{"AFD", FlowUnits::afd, 1.9837}, Case{"LPS", FlowUnits::lps, 28.317},
+                       Case{"LPM", FlowUnits::lpm, 1699.0}, Case{"MLD", FlowUnits::mld, 2.4466},
+                       Case{"CMH", FlowUnits::cmh, 101.94}, Case{"CMD", FlowUnits::cmd, 2446.6},
+                       Case{"CMS", FlowUnits::cms, 0.028317}, Case{"SI", FlowUnits::lps, 28.317},
+                       Case{"LPSX", FlowUnits::lps, 28.317}}) {
+    CAPTURE(std::string(c.word));
+    const Network net = parse(with_options(std::string("UNITS ") + c.word));
+    CHECK(net.units.flow_units == c.units);
+    CHECK(net.units.flow == c.per_cfs);
+    CHECK(net.units.si() == (c.units >= FlowUnits::lps));
+  }
+  CHECK(to_string(FlowUnits::cms) == "CMS");
+  CHECK_THROWS_WITH_AS(parse(with_options("UNITS XYZ")),
+                       doctest::Contains("net.inp:2: invalid option value (EPANET error 213): "
+                                         "UNITS XYZ"),
+                       InputError);
+}
+
+// EPANET 2.3.5's heads for this network (runepanet's report, 2 decimals): with UNITS CMS the
+// demands are 5 and 2 m3/s, with SI (LPS) 5 and 2 l/s.
+TEST_CASE("UNITS CMS and SI: EPANET's heads") {
+  struct Case {
+    const char* units;
+    double head_a, head_b;
+  };
+  for (const Case c : {Case{"CMS", -19373.82, -30406.17}, Case{"SI", 99.95, 99.92}}) {
+    CAPTURE(std::string(c.units));
+    const Network net = parse(with_options(std::string("UNITS ") + c.units));
+    auto solver = make_direct_solver();
+    const HydraulicResults r = solve_hydraulics(net, *solver);
+    REQUIRE(r.converged);
+    CHECK(user_head(net, r.head[net.find_node("A")]) == doctest::Approx(c.head_a).epsilon(1e-4));
+    CHECK(user_head(net, r.head[net.find_node("B")]) == doctest::Approx(c.head_b).epsilon(1e-4));
+    CHECK(user_flow(net, r.flow[0]) == doctest::Approx(7.0).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ACCURACY: > 0, held within [1e-5, 0.1] as EPANET holds it") {
+  CHECK(parse(with_options("ACCURACY 1e-8")).options.accuracy == 1e-5);
+  CHECK(parse(with_options("ACCURACY 0.5")).options.accuracy == 0.1);
+  CHECK(parse(with_options("ACCURACY 0.003")).options.accuracy == 0.003);
+  for (const char* bad : {"ACCURACY 0", "ACCURACY -1"}) {
+    CAPTURE(std::string(bad));
+    CHECK_THROWS_WITH_AS(parse(with_options(bad)),
+                         doctest::Contains("net.inp:2: invalid option value (EPANET error 213)"),
+                         InputError);
+  }
+  // A tighter ACCURACY than double allows no longer stalls the trials (Elhay's zero-flow test
+  // asks for 1e-8): the run balances.
+  const Network net = parse(with_options("ACCURACY 1e-8"));
+  auto solver = make_direct_solver();
+  const HydraulicResults r = solve_hydraulics(net, *solver);
+  CHECK(r.converged);
+  CHECK(r.trials < 10);
+}
+
+}  // namespace
+}  // namespace cgs::net
