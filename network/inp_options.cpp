@@ -25,81 +25,123 @@ void InpReader::read_option(const Record& r) {
     return upper(t[i]);
   };
   auto& o = net_.options;
-  if (key == "UNITS") {
+  // EPANET's keywords are prefixes (text.h: "UNIT", "ACCU", "TRIAL", ...), tried in the order of
+  // its optionchoice and then optionvalue.
+  auto is = [&](const char* prefix) { return starts_with_keyword(key, prefix); };
+  if (is("UNIT")) {
     flow_units_text_ = word(1);
     flow_units_line_ = r.line;
-  } else if (key == "HEADLOSS") {
+  } else if (is("PRESSURE") && t.size() > 1 && starts_with_keyword(t[1], "EXP")) {
+    pda_value(r, set_pressure_exponent);
+  } else if (is("PRESSURE")) {
+    if (t.size() > 1 && !is_number(t[1])) pressure_units_text_ = upper(t[1]);
+  } else if (is("HEADL")) {
     const std::string f = word(1);
-    if (f == "H-W")
+    if (starts_with_keyword(f, "H-W"))
       o.formula = HeadlossFormula::hazen_williams;
-    else if (f == "D-W")
+    else if (starts_with_keyword(f, "D-W"))
       o.formula = HeadlossFormula::darcy_weisbach;
-    else if (f == "C-M")
+    else if (starts_with_keyword(f, "C-M"))
       o.formula = HeadlossFormula::chezy_manning;
     else
-      fail(r.line, "unknown HEADLOSS formula '" + t[1] + "' (H-W, D-W or C-M)");
-  } else if (key == "VISCOSITY") {
-    viscosity_input_ = value(1);
-  } else if (key == "SPECIFIC") {
-    o.specific_gravity = value(t.size() > 2 ? 2 : 1);
-    if (o.specific_gravity <= 0) fail(r.line, "SPECIFIC GRAVITY must be positive");
-  } else if (key == "TRIALS") {
-    o.max_trials = count(1, 1, "TRIALS");
-  } else if (key == "ACCURACY") {
-    // As EPANET's optionvalue: > 0, then held within [1e-5, 0.1] (a tighter one cannot be met in
-    // double: the trials would stall at the limit and stop unbalanced).
-    const double accuracy = value(1);
-    if (!(accuracy > 0))
-      fail(r.line, "invalid option value (EPANET error 213): ACCURACY " + t[1] + " (must be > 0)");
-    o.accuracy = std::clamp(accuracy, 1e-5, 1e-1);
-  } else if (key == "UNBALANCED") {
+      fail(r.line, "invalid option value (EPANET error 213): HEADLOSS " + t[1] +
+                       " (H-W, D-W or C-M)");
+  } else if (is("HYDR")) {
+    fail(r.line, "HYDRAULICS USE/SAVE files are not supported");
+  } else if (is("QUAL") || is("MAP") || is("VERI") || is("SEGM") || is("TOLER") || is("DIFF") ||
+             is("PREC")) {
+    net_.notes.push_back("option " + key + " ignored (no effect on hydraulics)");
+  } else if (is("UNBA")) {
     const std::string w = word(1);
-    if (w == "STOP")
+    if (starts_with_keyword(w, "STOP"))
       o.extra_trials = -1;
     else if (starts_with_keyword(w, "CONT"))
       o.extra_trials = t.size() > 2 ? count(2, 0, "UNBALANCED CONTINUE") : 0;
     else
-      fail(r.line, "UNBALANCED must be STOP or CONTINUE [n]");
-  } else if (key == "PATTERN") {
+      fail(r.line, "invalid option value (EPANET error 213): UNBALANCED " + t[1] +
+                       " (STOP or CONTINUE [n])");
+  } else if (is("PATT")) {
     if (t.size() > 1) o.default_pattern_id = t[1];
-  } else if (key == "DEMAND") {
-    const std::string w = word(1);
-    if (w == "MULTIPLIER") {
-      o.demand_multiplier = value(2);
-    } else if (w == "MODEL") {
-      read_demand_model(r);
-    } else {
-      fail(r.line, "unknown option DEMAND " + t[1]);
-    }
-  } else if (key == "EMITTER") {
-    if (word(1) == "EXPONENT")
-      emitter_exponent_input_ = value(2);
-    else if (word(1) == "BACKFLOW")
-      o.emitter_backflow = word(2) == "YES";
-  } else if (key == "CHECKFREQ") {
-    o.check_frequency = count(1, 0, "CHECKFREQ");
-  } else if (key == "MAXCHECK") {
-    o.max_check = count(1, 0, "MAXCHECK");
-  } else if (key == "DAMPLIMIT") {
-    o.damp_limit = value(1);
-  } else if (key == "HEADERROR") {
-    o.head_error_limit = value(1);
-  } else if (key == "FLOWCHANGE") {
-    o.flow_change_limit = value(1);
-  } else if (key == "PRESSURE" && t.size() > 1 && starts_with_keyword(t[1], "EXP")) {
-    pda_value(r, set_pressure_exponent);
-  } else if (key == "PRESSURE") {
-    if (t.size() > 1 && !is_number(t[1])) pressure_units_text_ = upper(t[1]);
-  } else if (starts_with_keyword(key, "MINI")) {
-    pda_value(r, set_minimum_pressure);
-  } else if (starts_with_keyword(key, "REQ")) {
-    pda_value(r, set_required_pressure);
-  } else if (key == "HYDRAULICS") {
-    fail(r.line, "HYDRAULICS USE/SAVE files are not supported");
+  } else if (is("DEMAND") && t.size() > 2 && starts_with_keyword(t[1], "MODEL")) {
+    read_demand_model(r);
+  } else if (is("BACK")) {  // BACKFLOW ALLOWED YES|NO (emitters)
+    if (t.size() > 2) o.emitter_backflow = starts_with_keyword(t[2], "YES");
+  } else if (read_numeric_option(r, key)) {
+    return;
+  } else if (t.size() < 2 || !is_number(t[1])) {
+    // optionvalue reads the value first: a word there is error 202, a number 201 (syntax).
+    fail(r.line, "illegal numeric value (EPANET error 202): unknown option " + t[0]);
   } else {
-    // QUALITY, DIFFUSIVITY, TOLERANCE, MAP, ...: they do not change the hydraulics.
-    net_.notes.push_back("option " + key + " ignored (no effect on hydraulics at time 0)");
+    fail(r.line, "syntax error (EPANET error 201): unknown option " + t[0]);
   }
+}
+
+// optionvalue's keywords (after optionchoice's, in read_option): false where `key` is none.
+bool InpReader::read_numeric_option(const Record& r, const std::string& key) {
+  const auto& t = r.tokens;
+  auto& o = net_.options;
+  auto is = [&](const char* prefix) { return starts_with_keyword(key, prefix); };
+  auto value = [&](std::size_t i) { return number(r, i, "option " + key); };
+  auto positive = [&](std::size_t i) {
+    const double y = value(i);
+    if (!(y > 0))
+      fail(r.line, "invalid option value (EPANET error 213): " + key + " " + t[i] + " (must be > 0)");
+    return y;
+  };
+  auto count = [&](std::size_t i, int min, const char* what) {
+    const double v = value(i);
+    if (!(v >= min && v <= kMaxCount))
+      fail(r.line, std::string(what) + " must be between " + std::to_string(min) + " and " +
+                       std::to_string(kMaxCount));
+    return static_cast<int>(v);
+  };
+  auto word = [&](std::size_t i) {
+    if (i >= t.size()) fail(r.line, "missing value for option " + key);
+    return upper(t[i]);
+  };
+  if (is("DAMPLIMIT")) {
+    o.damp_limit = value(1);
+  } else if (is("FLOWCHANGE")) {
+    o.flow_change_limit = value(1);
+  } else if (is("HEADERROR")) {
+    o.head_error_limit = value(1);
+  } else if (is("MINI")) {
+    pda_value(r, set_minimum_pressure);
+  } else if (is("REQ")) {
+    pda_value(r, set_required_pressure);
+  } else if (is("VISC")) {
+    viscosity_input_ = positive(1);
+  } else if (is("SPEC")) {
+    o.specific_gravity = positive(t.size() > 2 ? 2 : 1);
+  } else if (is("TRIAL")) {
+    o.max_trials = count(1, 1, "TRIALS");
+  } else if (is("ACCU")) {
+    // As EPANET's optionvalue: > 0, then held within [1e-5, 0.1] (a tighter one cannot be met in
+    // double: the trials would stall at the limit and stop unbalanced).
+    o.accuracy = std::clamp(positive(1), 1e-5, 1e-1);
+  } else if (is("HTOL")) {
+    o.head_tolerance = positive(1);  // as EPANET: internal units (ft), not converted
+  } else if (is("QTOL")) {
+    o.flow_tolerance = positive(1);  // cfs
+  } else if (is("RQTOL")) {
+    o.rq_tolerance = positive(1);
+    if (o.rq_tolerance >= 1)
+      fail(r.line, "invalid option value (EPANET error 213): RQTOL " + t[1] + " (must be < 1)");
+  } else if (is("CHECKFREQ")) {
+    o.check_frequency = count(1, 0, "CHECKFREQ");
+  } else if (is("MAXCHECK")) {
+    o.max_check = count(1, 0, "MAXCHECK");
+  } else if (is("EMIT")) {
+    if (t.size() > 1 && starts_with_keyword(t[1], "BACK"))  // EMITTER BACKFLOW YES|NO
+      o.emitter_backflow = word(2) == "YES";
+    else
+      emitter_exponent_input_ = positive(2);
+  } else if (is("DEMAND")) {  // DEMAND MULTIPLIER
+    o.demand_multiplier = positive(2);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 // DEMAND MODEL DDA|PDA, matched by prefix as EPANET's findmatch.

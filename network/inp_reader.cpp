@@ -16,20 +16,28 @@
 namespace cgs::net::inp {
 namespace {
 
+// EPANET 2.3.5's section keywords (enumstxt.h SectTxt), matched as its findmatch matches them:
+// the header starts with the whole bracketed keyword, case-insensitively ("[junctions]" and
+// "[JUNCTIONS]x" are [JUNCTIONS]; "[JUNC]" and "[PIPE]" are nothing, EPANET's error 299).
 std::optional<Section> section_from_header(const std::string& header) {
-  static const std::vector<std::pair<std::string, Section>> known = {
-      {"[TITL", Section::title},    {"[JUNC", Section::junctions}, {"[RESE", Section::reservoirs},
-      {"[TANK", Section::tanks},    {"[PIPE", Section::pipes},     {"[PUMP", Section::pumps},
-      {"[VALV", Section::valves},   {"[DEMA", Section::demands},   {"[STAT", Section::status},
-      {"[PATT", Section::patterns}, {"[CURV", Section::curves},    {"[CONT", Section::controls},
-      {"[RULE", Section::rules},    {"[EMIT", Section::emitters},  {"[OPTI", Section::options},
-      {"[TIME", Section::times},    {"[COOR", Section::skipped},   {"[VERT", Section::skipped},
-      {"[LABE", Section::skipped},  {"[BACK", Section::skipped},   {"[TAGS", Section::skipped},
-      {"[QUAL", Section::skipped},  {"[REAC", Section::skipped},   {"[SOUR", Section::skipped},
-      {"[MIXI", Section::skipped},  {"[ENER", Section::skipped},   {"[REPO", Section::skipped},
-      {"[ROUG", Section::skipped},  {"[END", Section::end}};
-  for (const auto& [prefix, section] : known) {
-    if (starts_with_keyword(header, prefix)) return section;
+  static const std::pair<const char*, Section> known[] = {
+      {"[TITLE]", Section::title},       {"[JUNCTIONS]", Section::junctions},
+      {"[RESERVOIRS]", Section::reservoirs}, {"[TANKS]", Section::tanks},
+      {"[PIPES]", Section::pipes},       {"[PUMPS]", Section::pumps},
+      {"[VALVES]", Section::valves},     {"[CONTROLS]", Section::controls},
+      {"[RULES]", Section::rules},       {"[DEMANDS]", Section::demands},
+      {"[SOURCES]", Section::skipped},   {"[EMITTERS]", Section::emitters},
+      {"[PATTERNS]", Section::patterns}, {"[CURVES]", Section::curves},
+      {"[QUALITY]", Section::skipped},   {"[STATUS]", Section::status},
+      {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::skipped},
+      {"[REACTIONS]", Section::skipped}, {"[MIXING]", Section::skipped},
+      {"[REPORT]", Section::skipped},    {"[TIMES]", Section::times},
+      {"[OPTIONS]", Section::options},   {"[COORDINATES]", Section::skipped},
+      {"[VERTICES]", Section::skipped},  {"[LABELS]", Section::skipped},
+      {"[BACKDROP]", Section::skipped},  {"[TAGS]", Section::skipped},
+      {"[LEAKAGE]", Section::leakage},   {"[END]", Section::end}};
+  for (const auto& [keyword, section] : known) {
+    if (starts_with_keyword(header, keyword)) return section;
   }
   return std::nullopt;
 }
@@ -138,11 +146,13 @@ void InpReader::split_into_records(std::istream& in) {
     if (tokens.empty()) continue;
     if (tokens[0][0] == '[') {
       section = section_from_header(tokens[0]);
-      if (!section) fail(line, "unknown section " + tokens[0]);
+      if (!section) fail(line, "invalid section keyword (EPANET error 299): " + tokens[0]);
       if (*section == Section::end) break;
       continue;
     }
-    if (!section) fail(line, "data before the first [SECTION] header");
+    if (!section) continue;  // before the first section: EPANET reads nothing there either
+    if (*section == Section::leakage)
+      fail(line, "[LEAKAGE] data (EPANET 2.3's pipe leakage) is not supported yet");
     if (*section == Section::title) {
       if (net_.title.empty()) net_.title = std::string(raw);
       continue;

@@ -38,6 +38,7 @@ enum class Section {
   options,
   times,
   skipped,
+  leakage,  // read only to refuse its data: pipe leakage is not simulated
   end
 };
 
@@ -176,6 +177,7 @@ class InpReader {
 
   // ---- [OPTIONS] and [TIMES] ------------------------------------------------------------------
   void read_option(const Record& r);
+  bool read_numeric_option(const Record& r, const std::string& key);
   void read_demand_model(const Record& r);
   // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.

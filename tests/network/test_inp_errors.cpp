@@ -18,8 +18,16 @@ Network parse(const std::string& text) {
 const std::string kHeader = "[OPTIONS]\nUNITS LPS\n[RESERVOIRS]\nR 100\n";
 
 TEST_CASE("parser errors name the file, the line and the problem") {
-  CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNKTIONS]\nJ 1\n"),
-                       doctest::Contains("net.inp:5: unknown section [JUNKTIONS]"), InputError);
+  CHECK_THROWS_WITH_AS(
+      parse(kHeader + "[JUNKTIONS]\nJ 1\n"),
+      doctest::Contains("net.inp:5: invalid section keyword (EPANET error 299): [JUNKTIONS]"),
+      InputError);
+  // EPANET 2.3.5 matches the whole keyword (2.0 matched four letters): runepanet refuses these.
+  for (const char* header : {"[PIPE]", "[CONTROLZ]", "[JUNC]"})
+    CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ 1\n" + header + "\n"),
+                         doctest::Contains("EPANET error 299"), InputError);
+  CHECK_THROWS_WITH_AS(parse(kHeader + "[LEAKAGE]\nP 1 2\n"),
+                       doctest::Contains("[LEAKAGE] data"), InputError);
   CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ\n"), doctest::Contains("net.inp:6: missing"),
                        InputError);
   CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ 1x\n"),
@@ -37,6 +45,15 @@ TEST_CASE("parser errors name the file, the line and the problem") {
                        InputError);
   CHECK_THROWS_WITH_AS(parse("[JUNCTIONS]\nJ 1\n"), doctest::Contains("no reservoir or tank"),
                        InputError);
+}
+
+// As runepanet reads them: a line before the first section is ignored, a header that starts
+// with a whole keyword is that section, an empty [LEAKAGE] is nothing.
+TEST_CASE("section headers as EPANET 2.3.5 reads them") {
+  const Network net = parse("stray words\n" + kHeader +
+                            "[junctions]junk\nJ 1\n[PIPES]\nP R J 10 6 100\n[LEAKAGE]\n[END]\n");
+  CHECK(net.nodes.size() == 2);
+  CHECK(net.links.size() == 1);
 }
 
 TEST_CASE("keywords are case-insensitive, comments and skipped sections are ignored") {

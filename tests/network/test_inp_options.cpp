@@ -90,3 +90,46 @@ TEST_CASE("ACCURACY: > 0, held within [1e-5, 0.1] as EPANET holds it") {
 
 }  // namespace
 }  // namespace cgs::net
+
+namespace cgs::net {
+namespace {
+
+// What runepanet (EPANET 2.3.5) answers for each [OPTIONS] line in this network, checked by
+// hand with ../shared/tools/epanet: 0 runs, else its error number, which netsolve names.
+TEST_CASE("[OPTIONS] keywords: EPANET's prefixes, and its error numbers for the rest") {
+  struct Case {
+    const char* line;
+    int error;  // 0: runs
+  };
+  for (const Case c :
+       {Case{"Untis LPS", 202}, Case{"Patern 1", 201}, Case{"Patern X", 202},
+        Case{"ACCU 0.01", 0}, Case{"HTOL 0.001", 0}, Case{"QTOL 0.0001", 0}, Case{"RQTOL 2", 213},
+        Case{"RQTOL 1e-6", 0}, Case{"QUALITY CHLORINE mg/L", 0}, Case{"Tolerance 0.01", 0},
+        Case{"Segments 100", 0}, Case{"DEMAND MULTIPLIER 0", 213}, Case{"TRIALS 40", 0},
+        Case{"VISCOSITY -1", 213}, Case{"HEADLOSS X-Y", 213}, Case{"UNBALANCED MAYBE", 213}}) {
+    CAPTURE(std::string(c.line));
+    const std::string text = with_options(std::string("UNITS LPS\n") + c.line);
+    std::string error;
+    try {
+      parse(text);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    CAPTURE(error);
+    if (c.error == 0) {
+      CHECK(error.empty());
+    } else {
+      CHECK(error.find("net.inp:3: ") != std::string::npos);
+      CHECK(error.find("(EPANET error " + std::to_string(c.error) + ")") != std::string::npos);
+    }
+  }
+  // The values read by prefix take effect.
+  const Network net = parse(with_options("ACCU 0.02\nTRIAL 17\nHTOL 0.002\nRQTOL 1e-6"));
+  CHECK(net.options.accuracy == 0.02);
+  CHECK(net.options.max_trials == 17);
+  CHECK(net.options.head_tolerance == 0.002);
+  CHECK(net.options.rq_tolerance == 1e-6);
+}
+
+}  // namespace
+}  // namespace cgs::net
