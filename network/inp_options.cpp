@@ -167,6 +167,65 @@ void InpReader::pda_value(const Record& r, PdaSetter set) {
   if (!error.empty()) fail(r.line, error);
 }
 
+// [SOURCES] as EPANET's sourcedata checks it (node [type] value [pattern]): an unknown node is its
+// error 203, a value that is not a number 202 (213 without a type), an unknown pattern 205.
+// Nothing is kept: water quality is not simulated yet.
+void InpReader::check_source(const Record& r) const {
+  const auto& t = r.tokens;
+  auto error = [&](int code, const std::string& what) {
+    fail(r.line, what + " (EPANET error " + std::to_string(code) + ") in [SOURCES]");
+  };
+  if (t.size() < 2) error(201, "syntax error");
+  if (net_.find_node(t[0]) < 0) error(203, "undefined node " + t[0]);
+  std::size_t i = 2;
+  if (!(starts_with_keyword(t[1], "CONCEN") || starts_with_keyword(t[1], "MASS") ||
+        starts_with_keyword(t[1], "SETPOINT") || starts_with_keyword(t[1], "FLOWPACED")))
+    i = 1;
+  if (i >= t.size() || !is_number(t[i]))
+    error(i == 1 ? 213 : 202, "invalid value " + (i < t.size() ? t[i] : std::string("(none)")));
+  if (i + 1 < t.size() && t[i + 1] != "*") pattern_or(r, i + 1, 205, "[SOURCES]");
+}
+
+// [ENERGY] as EPANET's energydata checks it (GLOBAL|PUMP id PRICE|PATTERN|EFFIC value, DEMAND
+// CHARGE value): its errors 201, 202, 205, 206, 213, 216, 217. Nothing is kept: pump energy is
+// not computed yet.
+void InpReader::check_energy(const Record& r) const {
+  const auto& t = r.tokens;
+  const std::size_t n = t.size();
+  auto error = [&](int code, const std::string& what) {
+    fail(r.line, what + " (EPANET error " + std::to_string(code) + ") in [ENERGY]");
+  };
+  auto non_negative = [&](std::size_t i, int code) {
+    double y = 0;
+    if (!parse_number(t[i], y)) error(202, "illegal numeric value " + t[i]);
+    if (code == 217 ? !(y > 0) : y < 0) error(code, "invalid value " + t[i]);
+  };
+  if (n < 3) error(201, "syntax error");
+  if (starts_with_keyword(t[0], "DEMAND")) return non_negative(2, 213);
+  const bool global = starts_with_keyword(t[0], "GLOBAL");
+  if (!global && !starts_with_keyword(t[0], "PUMP")) error(213, "invalid keyword " + t[0]);
+  if (!global) {
+    if (n < 4) error(201, "syntax error");
+    const int k = net_.find_link(t[1]);
+    if (k < 0 || net_.links[k].type != LinkType::pump) error(216, "undefined pump " + t[1]);
+  }
+  const std::string& what = t[n - 2];
+  if (starts_with_keyword(what, "PRICE")) {
+    double y = 0;
+    if (!parse_number(t[n - 1], y)) error(202, "illegal numeric value " + t[n - 1]);
+    if (y < 0) error(217, "invalid value " + t[n - 1]);
+  } else if (starts_with_keyword(what, "PATT")) {
+    pattern_or(r, n - 1, 205, "[ENERGY]");
+  } else if (starts_with_keyword(what, "EFFIC")) {
+    if (global)
+      non_negative(n - 1, 217);
+    else
+      curve_or(r, n - 1, 206, "[ENERGY]");
+  } else {
+    error(201, "syntax error");
+  }
+}
+
 // [TIMES] as EPANET's timedata: the value is the last token when it is a number or a time
 // (h:mm[:ss]), else the token before it with the last as its unit; rounded to the second.
 void InpReader::read_time(const Record& r) {

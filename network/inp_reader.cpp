@@ -26,10 +26,10 @@ std::optional<Section> section_from_header(const std::string& header) {
       {"[PIPES]", Section::pipes},       {"[PUMPS]", Section::pumps},
       {"[VALVES]", Section::valves},     {"[CONTROLS]", Section::controls},
       {"[RULES]", Section::rules},       {"[DEMANDS]", Section::demands},
-      {"[SOURCES]", Section::skipped},   {"[EMITTERS]", Section::emitters},
+      {"[SOURCES]", Section::sources},   {"[EMITTERS]", Section::emitters},
       {"[PATTERNS]", Section::patterns}, {"[CURVES]", Section::curves},
       {"[QUALITY]", Section::skipped},   {"[STATUS]", Section::status},
-      {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::skipped},
+      {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::energy},
       {"[REACTIONS]", Section::skipped}, {"[MIXING]", Section::skipped},
       {"[REPORT]", Section::skipped},    {"[TIMES]", Section::times},
       {"[OPTIONS]", Section::options},   {"[COORDINATES]", Section::skipped},
@@ -119,6 +119,8 @@ Network InpReader::read(std::istream& in) {
   for_section(Section::emitters, [&](const Record& r) { read_emitter(r); });
   for_section(Section::status, [&](const Record& r) { read_status(r); });
   for_section(Section::controls, [&](const Record& r) { read_control(r); });
+  for_section(Section::sources, [&](const Record& r) { check_source(r); });
+  for_section(Section::energy, [&](const Record& r) { check_energy(r); });
   read_rules();
   finish();
   return std::move(net_);

@@ -38,6 +38,8 @@ enum class Section {
   options,
   times,
   skipped,
+  sources,  // read to check them as EPANET does; water quality is not simulated yet
+  energy,   // likewise: pump energy is not computed yet
   leakage,  // read only to refuse its data: pipe leakage is not simulated
   end
 };
@@ -169,6 +171,19 @@ class InpReader {
       if (net_.patterns[p].id == r.tokens[i]) return static_cast<int>(p);
     fail(r.line, "unknown pattern '" + r.tokens[i] + "'");
   }
+  // The same with EPANET's error code and section in the message (the checked-only sections).
+  void pattern_or(const Record& r, std::size_t i, int code, const char* section) const {
+    for (const auto& p : net_.patterns)
+      if (p.id == r.tokens[i]) return;
+    fail(r.line, "undefined pattern " + r.tokens[i] + " (EPANET error " + std::to_string(code) +
+                     ") in " + section);
+  }
+  void curve_or(const Record& r, std::size_t i, int code, const char* section) const {
+    for (const auto& c : net_.curves)
+      if (c.id == r.tokens[i]) return;
+    fail(r.line, "undefined curve " + r.tokens[i] + " (EPANET error " + std::to_string(code) +
+                     ") in " + section);
+  }
   int curve_ref(const Record& r, std::size_t i) const {
     for (std::size_t c = 0; c < net_.curves.size(); ++c)
       if (net_.curves[c].id == r.tokens[i]) return static_cast<int>(c);
@@ -178,6 +193,8 @@ class InpReader {
   // ---- [OPTIONS] and [TIMES] ------------------------------------------------------------------
   void read_option(const Record& r);
   bool read_numeric_option(const Record& r, const std::string& key);
+  void check_source(const Record& r) const;
+  void check_energy(const Record& r) const;
   void read_demand_model(const Record& r);
   // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.

@@ -133,3 +133,44 @@ TEST_CASE("[OPTIONS] keywords: EPANET's prefixes, and its error numbers for the 
 
 }  // namespace
 }  // namespace cgs::net
+
+namespace cgs::net {
+namespace {
+
+// [SOURCES] and [ENERGY] are checked as EPANET 2.3.5 checks them, though neither water quality
+// nor energy is computed yet: each line below with runepanet's answer (0: runs).
+TEST_CASE("[SOURCES] and [ENERGY]: EPANET's errors for unknown IDs and bad values") {
+  const std::string base =
+      "[OPTIONS]\nUNITS LPS\n[RESERVOIRS]\nR 100\n[JUNCTIONS]\nA 10 5\nB 20 2\n[PIPES]\n"
+      "P1 R A 1000 300 120\n[PUMPS]\nPU A B HEAD C1\n[CURVES]\nC1 5 50\n[PATTERNS]\nPT 1 2\n";
+  struct Case {
+    const char* lines;
+    int error;
+  };
+  for (const Case c :
+       {Case{"[SOURCES]\nX CONCEN 1", 203}, Case{"[SOURCES]\nA CONCEN 1", 0},
+        Case{"[SOURCES]\nA CONCEN x", 202}, Case{"[SOURCES]\nA x", 213},
+        Case{"[SOURCES]\nA 1 NOPAT", 205}, Case{"[SOURCES]\nA 1 PT", 0},
+        Case{"[ENERGY]\nGLOBAL PRICE 0.1", 0}, Case{"[ENERGY]\nPUMP P1 PRICE 0.1", 216},
+        Case{"[ENERGY]\nPUMP PU EFFIC NOCURVE", 206}, Case{"[ENERGY]\nPUMP PU EFFIC C1", 0},
+        Case{"[ENERGY]\nGLOBAL EFFIC 75", 0}, Case{"[ENERGY]\nGLOBAL EFFIC 0", 217},
+        Case{"[ENERGY]\nDEMAND CHARGE 5", 0}, Case{"[ENERGY]\nGLOBAL PATTERN NOPAT", 205},
+        Case{"[ENERGY]\nLOCAL PRICE 1", 213}, Case{"[ENERGY]\nGLOBAL COST 1", 201}}) {
+    CAPTURE(std::string(c.lines));
+    std::string error;
+    try {
+      std::istringstream in(base + c.lines + "\n");
+      parse_inp(in, "net.inp");
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    CAPTURE(error);
+    if (c.error == 0)
+      CHECK(error.empty());
+    else
+      CHECK(error.find("(EPANET error " + std::to_string(c.error) + ")") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cgs::net
