@@ -253,10 +253,7 @@ std::vector<int> ever_cut_off(const SimulationResults& s) {
   return {nodes.begin(), nodes.end()};
 }
 
-const char* pressure_unit_name(const Network& net) {
-  static const char* const names[] = {"psi", "m", "kPa"};
-  return names[static_cast<int>(net.units.pressure_units)];
-}
+const char* pressure_unit_name(const Network& net) { return to_string(net.units.pressure_units); }
 
 // Pressure-driven demand: the period with the largest share of demand not delivered.
 void print_demand_deficit(const Network& net, const SimulationResults& s) {

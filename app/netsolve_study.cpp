@@ -35,18 +35,13 @@ double twenty_psi(const Network& net) {
     case PressureUnits::psi: return 20.0;
     case PressureUnits::meters: return 20.0 / 1.4219702;  // 1 m of water = 1.42197 psi
     case PressureUnits::kpa: return 20.0 * 6.894757;
+    case PressureUnits::bar: return 20.0 * 0.06894757;
+    case PressureUnits::feet: return 20.0 * 2.3066587;  // 1 psi = 2.30666 ft of water
   }
   return 20.0;
 }
 
-const char* pressure_unit_name(const Network& net) {
-  switch (net.units.pressure_units) {
-    case PressureUnits::psi: return "psi";
-    case PressureUnits::meters: return "m";
-    case PressureUnits::kpa: return "kPa";
-  }
-  return "";
-}
+const char* pressure_unit_name(const Network& net) { return to_string(net.units.pressure_units); }
 
 // "\rstudy: 812/1891 scenarios (42.9%), 0 failed, 3.1 s, about 4.2 s left", at most every
 // 0.2 s, on a terminal only.

@@ -7,9 +7,29 @@
 
 namespace cgs::net::inp {
 
+namespace {
+
+// Where EPANET reads an option's value (optionchoice, optionvalue: PRESSURE EXPONENT, DEMAND
+// MODEL and the two-word numeric options at the third token): a line that ends before it
+// changes nothing there (both return 0 when the value is missing).
+std::size_t value_position(const std::span<const std::string>& t, const std::string& key) {
+  auto is = [&](const char* prefix) { return starts_with_keyword(key, prefix); };
+  if (is("PRESSURE")) return t.size() > 1 && starts_with_keyword(t[1], "EXP") ? 2 : 1;
+  if (is("DEMAND") || is("SPEC") || is("EMIT") || is("MINI") || is("REQ") || is("PREC") ||
+      is("BACK") || is("HYDR"))
+    return 2;
+  return 1;
+}
+
+}  // namespace
+
 void InpReader::read_option(const Record& r) {
   const auto& t = r.tokens;
   const std::string key = upper(t[0]);
+  if (t.size() <= value_position(t, key)) {
+    net_.notes.push_back("option " + key + " without a value: nothing changed (as EPANET)");
+    return;
+  }
   auto value = [&](std::size_t i) { return number(r, i, "option " + key); };
   // Counts are read as numbers and truncated, as EPANET does, within limits that keep the
   // trial loop's int arithmetic (trials + extra trials, trial + CHECKFREQ) from overflowing.
@@ -34,7 +54,8 @@ void InpReader::read_option(const Record& r) {
   } else if (is("PRESSURE") && t.size() > 1 && starts_with_keyword(t[1], "EXP")) {
     pda_value(r, set_pressure_exponent);
   } else if (is("PRESSURE")) {
-    if (t.size() > 1 && !is_number(t[1])) pressure_units_text_ = upper(t[1]);
+    pressure_units_text_ = upper(t[1]);
+    pressure_units_line_ = r.line;
   } else if (is("HEADL")) {
     const std::string f = word(1);
     if (starts_with_keyword(f, "H-W"))
@@ -112,7 +133,7 @@ bool InpReader::read_numeric_option(const Record& r, const std::string& key) {
   } else if (is("VISC")) {
     viscosity_input_ = positive(1);
   } else if (is("SPEC")) {
-    o.specific_gravity = positive(t.size() > 2 ? 2 : 1);
+    o.specific_gravity = positive(2);
   } else if (is("TRIAL")) {
     o.max_trials = count(1, 1, "TRIALS");
   } else if (is("ACCU")) {

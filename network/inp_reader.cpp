@@ -198,6 +198,37 @@ const std::pair<FlowUnits, double>* flow_units_of(const std::string& word) {
   return nullptr;
 }
 
+// EPANET 2.3.5's pressure units (input3.c optionchoice, input1.c initunits): PSI, KPA, METERS,
+// BAR or FEET whatever the flow units (the default: meters with SI flows, psi with US), their
+// factors as EPANET's; meters and feet of water are heads, not scaled by SPECIFIC GRAVITY.
+void InpReader::set_pressure_units() {
+  UnitSystem& u = net_.units;
+  const double sg = net_.options.specific_gravity;
+  const std::string& w = pressure_units_text_;
+  if (w.empty())
+    u.pressure_units = u.si() ? PressureUnits::meters : PressureUnits::psi;
+  else if (starts_with_keyword(w, "PSI"))
+    u.pressure_units = PressureUnits::psi;
+  else if (starts_with_keyword(w, "KPA"))
+    u.pressure_units = PressureUnits::kpa;
+  else if (starts_with_keyword(w, "METERS"))
+    u.pressure_units = PressureUnits::meters;
+  else if (starts_with_keyword(w, "BAR"))
+    u.pressure_units = PressureUnits::bar;
+  else if (starts_with_keyword(w, "FEET"))
+    u.pressure_units = PressureUnits::feet;
+  else
+    fail(pressure_units_line_, "invalid option value (EPANET error 213): PRESSURE " + w +
+                                   " (PSI, KPA, METERS, BAR or FEET)");
+  switch (u.pressure_units) {
+    case PressureUnits::psi: u.pressure = 0.4333 * sg; break;
+    case PressureUnits::kpa: u.pressure = 6.895 * 0.4333 * sg; break;
+    case PressureUnits::meters: u.pressure = 0.3048; break;
+    case PressureUnits::bar: u.pressure = 0.068948 * 0.4333 * sg; break;
+    case PressureUnits::feet: u.pressure = 1.0; break;
+  }
+}
+
 void InpReader::set_units() {
   const std::pair<FlowUnits, double>* flow = flow_units_of(flow_units_text_);
   if (!flow)
@@ -207,20 +238,16 @@ void InpReader::set_units() {
   UnitSystem& u = net_.units;
   u.flow_units = flow->first;
   u.flow = flow->second;
-  const double sg = net_.options.specific_gravity;
   if (u.si()) {
     u.length = 0.3048;
     u.diameter = 304.8;
     u.power = 0.7457;
-    u.pressure_units = pressure_units_text_ == "KPA" ? PressureUnits::kpa : PressureUnits::meters;
-    u.pressure = u.pressure_units == PressureUnits::kpa ? 6.895 * 0.4333 * sg : 0.3048 * sg;
   } else {
     u.length = 1.0;
     u.diameter = 12.0;
     u.power = 1.0;
-    u.pressure_units = PressureUnits::psi;
-    u.pressure = 0.4333 * sg;
   }
+  set_pressure_units();
   u.volume = u.length * u.length * u.length;
   auto& o = net_.options;
   if (viscosity_input_ == kMissing)

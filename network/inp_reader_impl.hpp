@@ -78,8 +78,9 @@ class InpReader {
   std::vector<Record> records_;
   std::map<int, long> pump_curve_line_;
   std::vector<bool> demands_replaced_;
-  std::string flow_units_text_ = "GPM", pressure_units_text_ = "PSI";
+  std::string flow_units_text_ = "GPM", pressure_units_text_;  // empty: the system's default
   long flow_units_line_ = 0;  // where UNITS was given (0: the default)
+  long pressure_units_line_ = 0;
   double viscosity_input_ = kMissing;
   long rule_step_ = 0;  // RULE TIMESTEP as given (0: a tenth of the hydraulic step)
   double emitter_exponent_input_ = 0.5;
@@ -238,6 +239,7 @@ class InpReader {
 
   // ---- units and derived values -------------------------------------------------------------
   void set_units();
+  void set_pressure_units();
   void convert_nodes();
   void convert_tank(Node& tank);
   double convert_valve_setting(LinkType type, double setting) const;

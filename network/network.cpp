@@ -135,6 +135,11 @@ std::string to_string(NodeType type) {
   return "?";
 }
 
+const char* to_string(PressureUnits units) {
+  static const char* const names[] = {"psi", "m", "kPa", "bar", "ft"};
+  return names[static_cast<int>(units)];
+}
+
 std::string to_string(FlowUnits units) {
   static const char* names[] = {"CFS", "GPM", "MGD", "IMGD", "AFD", "LPS",
                                 "LPM", "MLD", "CMH", "CMD",  "CMS"};

@@ -15,7 +15,7 @@ namespace cgs::net {
 inline constexpr double kMissing = -1.0e10;
 
 enum class FlowUnits { cfs, gpm, mgd, imgd, afd, lps, lpm, mld, cmh, cmd, cms };
-enum class PressureUnits { psi, meters, kpa };
+enum class PressureUnits { psi, meters, kpa, bar, feet };
 enum class HeadlossFormula { hazen_williams, darcy_weisbach, chezy_manning };
 
 // Factors from internal units to the file's units: user = internal * factor.
@@ -259,5 +259,7 @@ double interpolate(const std::vector<double>& x, const std::vector<double>& y, d
 std::string to_string(LinkType type);
 std::string to_string(NodeType type);
 std::string to_string(FlowUnits units);
+// "psi", "m", "kPa", "bar", "ft": as reports write the pressure unit.
+const char* to_string(PressureUnits units);
 
 }  // namespace cgs::net

@@ -2,6 +2,7 @@
 // every flow unit it knows, matched as it matches them, and ACCURACY held to its range.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "formats/types.hpp"
@@ -106,7 +107,11 @@ TEST_CASE("[OPTIONS] keywords: EPANET's prefixes, and its error numbers for the 
         Case{"ACCU 0.01", 0}, Case{"HTOL 0.001", 0}, Case{"QTOL 0.0001", 0}, Case{"RQTOL 2", 213},
         Case{"RQTOL 1e-6", 0}, Case{"QUALITY CHLORINE mg/L", 0}, Case{"Tolerance 0.01", 0},
         Case{"Segments 100", 0}, Case{"DEMAND MULTIPLIER 0", 213}, Case{"TRIALS 40", 0},
-        Case{"VISCOSITY -1", 213}, Case{"HEADLOSS X-Y", 213}, Case{"UNBALANCED MAYBE", 213}}) {
+        Case{"VISCOSITY -1", 213}, Case{"HEADLOSS X-Y", 213}, Case{"UNBALANCED MAYBE", 213},
+        // A keyword without its value: runepanet runs each, the option unchanged.
+        Case{"MINIMUM", 0}, Case{"ACCURACY", 0}, Case{"UNITS", 0}, Case{"DEMAND MULTIPLIER", 0},
+        Case{"EMITTER EXPONENT", 0}, Case{"TRIALS", 0}, Case{"HEADLOSS", 0},
+        Case{"SPECIFIC GRAVITY", 0}, Case{"UNBALANCED", 0}, Case{"PRESSURE", 0}, Case{"Untis", 0}}) {
     CAPTURE(std::string(c.line));
     const std::string text = with_options(std::string("UNITS LPS\n") + c.line);
     std::string error;
@@ -170,6 +175,43 @@ TEST_CASE("[SOURCES] and [ENERGY]: EPANET's errors for unknown IDs and bad value
     else
       CHECK(error.find("(EPANET error " + std::to_string(c.error) + ")") != std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace cgs::net
+
+namespace cgs::net {
+namespace {
+
+// PRESSURE units as EPANET 2.3.5 has them: any of five whatever the flow units, meters and feet
+// not scaled by SPECIFIC GRAVITY. runepanet's pressure at A (SPECIFIC GRAVITY 0.8), 2 decimals.
+TEST_CASE("PRESSURE units: EPANET's five, with either unit system") {
+  struct Case {
+    const char* units;
+    const char* pressure;
+    double expected;
+  };
+  for (const Case c : {Case{"LPS", "", 89.97}, Case{"GPM", "", 31.20},
+                       Case{"LPS", "PRESSURE METERS", 89.97}, Case{"GPM", "PRESSURE METERS", 27.43},
+                       Case{"LPS", "PRESSURE FEET", 295.18}, Case{"GPM", "PRESSURE FEET", 90.00},
+                       Case{"LPS", "PRESSURE BAR", 7.05}, Case{"GPM", "PRESSURE BAR", 2.15},
+                       Case{"LPS", "PRESSURE KPA", 705.51}, Case{"GPM", "PRESSURE KPA", 215.11},
+                       Case{"LPS", "PRESSURE PSI", 102.32}, Case{"GPM", "PRESSURE PSI", 31.20}}) {
+    CAPTURE(std::string(c.units));
+    CAPTURE(std::string(c.pressure));
+    std::istringstream in(std::string("[OPTIONS]\nUNITS ") + c.units +
+                          "\nSPECIFIC GRAVITY 0.8\n" + c.pressure +
+                          "\n[RESERVOIRS]\nR 100\n[JUNCTIONS]\nA 10 5\n[PIPES]\n"
+                          "P1 R A 1000 300 120\n");
+    const Network net = parse_inp(in, "net.inp");
+    auto solver = make_direct_solver();
+    const HydraulicResults r = solve_hydraulics(net, *solver);
+    REQUIRE(r.converged);
+    const int a = net.find_node("A");
+    CHECK(std::abs(user_pressure(net, a, r.head[a]) - c.expected) <= 0.005);  // its 2 decimals
+  }
+  CHECK_THROWS_WITH_AS(parse(with_options("PRESSURE ATM")),
+                       doctest::Contains("(EPANET error 213): PRESSURE ATM"), InputError);
 }
 
 }  // namespace
