@@ -139,8 +139,9 @@ SolveRequest network_cg_request(SolveRequest request);
 // by every later system with the same sparsity pattern (every trial and time step of a network:
 // the GradientAlgorithm builds the CSR structure once); each solve factorises numerically. A pivot
 // <= 0 stops the factorisation and is reported in LinearSolveStats::failed_row.
-//   native:  netsolve's own (network/sparse_cholesky.hpp): EPANET's left-looking factorisation
-//            and substitutions, minimum degree ordering; no library (the default: automatic);
+//   native:  netsolve's own (solver/precond/sparse_cholesky.hpp): EPANET's left-looking
+//            factorisation and substitutions, minimum degree ordering; no library (the default:
+//            automatic);
 //   cholmod: SuiteSparse CHOLMOD (AMD ordering, LL^T), when built with it (CGSOLVE_HAVE_CHOLMOD),
 //            its library loaded when first asked for (solver/cholmod_api.hpp);
 //   eigen:   Eigen's SimplicialLDLT (AMD ordering), a pivot d <= 0 of D counts as the failure.
