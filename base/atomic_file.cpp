@@ -60,7 +60,10 @@ bool can_create_in(const std::filesystem::path& folder) {
 void check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
   namespace fs = std::filesystem;
   std::vector<std::pair<std::string, fs::path>> seen;  // option, the path made absolute
-  for (const auto& [option, path] : outputs) {
+  for (const auto& output : outputs) {
+    // Plain references, not structured bindings: clang 14 cannot capture those in `refuse`.
+    const std::string& option = output.first;
+    const std::string& path = output.second;
     if (path.empty()) continue;
     check_not_an_input(path, option);
     std::error_code error;

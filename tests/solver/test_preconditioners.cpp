@@ -172,9 +172,10 @@ TEST_CASE("chol:order=given|natural: M^-1 b is the left-looking factor's solve b
       reference.solve(b, expected);
       PrecondSpec spec = parse_precond(given ? "chol:order=given" : "chol:order=natural");
       spec.elimination_order = std::make_shared<const std::vector<int>>(amd);
-      for (auto [device, threads] : {std::pair{Device::serial, 1}, std::pair{Device::omp, 2}}) {
+      for (const auto& team : {std::pair{Device::serial, 1}, std::pair{Device::omp, 2}}) {
+        const int threads = team.second;  // a plain variable: clang 14 cannot CAPTURE a binding
         CAPTURE(threads);
-        auto M = make_preconditioner<double>(spec, device, threads);
+        auto M = make_preconditioner<double>(spec, team.first, threads);
         M->analyze(*A);
         std::vector<double> z(b.size());
         M->apply(b.data(), z.data());
