@@ -1,7 +1,8 @@
-// The production path: every trial solved by cgsolve's CG on the symmetrically scaled system with
-// iterative refinement (network/cg_solver.cpp: inner CG to a scaled relative residual of 1e-12,
-// refined until the componentwise backward error reaches 1e-15 or stops improving), and the heads
-// and flows match EPANET's to the 1e-3. See network/README.md.
+// netsolve --solver cg with --precond none: every trial solved by cgsolve's CG on the
+// symmetrically scaled system with iterative refinement (network/cg_solver.cpp: inner CG to a
+// scaled relative residual of 1e-12, refined until the componentwise backward error reaches 1e-15
+// or stops improving), and the heads and flows match EPANET's to the 1e-3. The default,
+// CG preconditioned by EPANET's factor, is test_cg_epanet_factor.cpp's. See network/README.md.
 #include <doctest/doctest.h>
 
 #include <algorithm>
