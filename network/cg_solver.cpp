@@ -78,7 +78,8 @@ class CgSolver final : public LinearSolver {
   CgSolver(const SolveRequest& request, const RefinementOptions& refinement)
       : request_(network_cg_request(request)), refinement_(refinement) {
     if (refinement_.max_steps < 1) refinement_.max_steps = 1;
-    factor_start_ = fixed_order_factor();
+    factor_start_ = request_.precond.is("chol") && precond::chol_fixed_order(request_.precond);
+    given_order_ = request_.precond.is("chol") && precond::chol_given_order(request_.precond);
   }
   // A member of a batched study (batch_cg.hpp): the same refinement on this thread, each inner
   // CG solve handed to the batch.
@@ -261,16 +262,7 @@ class CgSolver final : public LinearSolver {
     return scaling_;
   }
 
-  // chol in a fixed order (natural, or given: EPANET's), whose M^-1 b starts CG.
-  bool fixed_order_factor() const {
-    const std::string& a = request_.precond.argument;
-    return request_.precond.is("chol") && (a.find("order=given") != std::string::npos ||
-                                            a.find("order=natural") != std::string::npos);
-  }
-  bool given_order() const {
-    return request_.precond.is("chol") &&
-           request_.precond.argument.find("order=given") != std::string::npos;
-  }
+  bool given_order() const { return given_order_; }
 
   // The solver for `system` (the scaled copy, or A itself for a fixed-order factor): planned
   // and analyzed on a new pattern (the inspector runs then, for auto), new values only on the
@@ -305,7 +297,9 @@ class CgSolver final : public LinearSolver {
   bool same_pattern_ = false;
   std::unique_ptr<Solver> solver_;
   std::shared_ptr<BatchRendezvous> batch_;  // set: a batched study's member
-  bool factor_start_ = false;               // a fixed-order factor: x0 = M^-1 b, A unscaled
+  // chol in a fixed order (natural, or given: EPANET's), whose M^-1 b starts CG, A unscaled;
+  // given: the hydraulics' elimination order goes into the request.
+  bool factor_start_ = false, given_order_ = false;
   std::unique_ptr<Solver> fallbacks_[2];    // solve_in_file_order's: file order, minimum degree
   std::vector<index_t> fallback_row_ptr_, fallback_col_idx_;  // their pattern
   int fallback_solves_ = 0;

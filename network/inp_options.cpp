@@ -23,6 +23,26 @@ std::size_t value_position(const std::span<const std::string>& t, const std::str
 
 }  // namespace
 
+// An [OPTIONS] line's value i as a number, named by its keyword in errors.
+double InpReader::option_value(const Record& r, std::size_t i) const {
+  return number(r, i, "option " + upper(r.tokens[0]));
+}
+
+// Counts are read as numbers and truncated, as EPANET does, within limits that keep the trial
+// loop's int arithmetic (trials + extra trials, trial + CHECKFREQ) from overflowing.
+int InpReader::option_count(const Record& r, std::size_t i, int min, const char* what) const {
+  const double v = option_value(r, i);
+  if (!(v >= min && v <= kMaxCount))
+    fail(r.line, std::string(what) + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(kMaxCount));
+  return static_cast<int>(v);
+}
+
+std::string InpReader::option_word(const Record& r, std::size_t i) const {
+  if (i >= r.tokens.size()) fail(r.line, "missing value for option " + upper(r.tokens[0]));
+  return upper(r.tokens[i]);
+}
+
 void InpReader::read_option(const Record& r) {
   const auto& t = r.tokens;
   const std::string key = upper(t[0]);
@@ -30,20 +50,10 @@ void InpReader::read_option(const Record& r) {
     net_.notes.push_back("option " + key + " without a value: nothing changed (as EPANET)");
     return;
   }
-  auto value = [&](std::size_t i) { return number(r, i, "option " + key); };
-  // Counts are read as numbers and truncated, as EPANET does, within limits that keep the
-  // trial loop's int arithmetic (trials + extra trials, trial + CHECKFREQ) from overflowing.
   auto count = [&](std::size_t i, int min, const char* what) {
-    const double v = value(i);
-    if (!(v >= min && v <= kMaxCount))
-      fail(r.line, std::string(what) + " must be between " + std::to_string(min) + " and " +
-                       std::to_string(kMaxCount));
-    return static_cast<int>(v);
+    return option_count(r, i, min, what);
   };
-  auto word = [&](std::size_t i) {
-    if (i >= t.size()) fail(r.line, "missing value for option " + key);
-    return upper(t[i]);
-  };
+  auto word = [&](std::size_t i) { return option_word(r, i); };
   auto& o = net_.options;
   // EPANET's keywords are prefixes (text.h: "UNIT", "ACCU", "TRIAL", ...), tried in the order of
   // its optionchoice and then optionvalue.
@@ -102,23 +112,17 @@ bool InpReader::read_numeric_option(const Record& r, const std::string& key) {
   const auto& t = r.tokens;
   auto& o = net_.options;
   auto is = [&](const char* prefix) { return starts_with_keyword(key, prefix); };
-  auto value = [&](std::size_t i) { return number(r, i, "option " + key); };
+  auto value = [&](std::size_t i) { return option_value(r, i); };
+  auto count = [&](std::size_t i, int min, const char* what) {
+    return option_count(r, i, min, what);
+  };
+  auto word = [&](std::size_t i) { return option_word(r, i); };
+  // optionvalue's rule for all but a few: the value must be > 0, else its error 213.
   auto positive = [&](std::size_t i) {
     const double y = value(i);
     if (!(y > 0))
       fail(r.line, "invalid option value (EPANET error 213): " + key + " " + t[i] + " (must be > 0)");
     return y;
-  };
-  auto count = [&](std::size_t i, int min, const char* what) {
-    const double v = value(i);
-    if (!(v >= min && v <= kMaxCount))
-      fail(r.line, std::string(what) + " must be between " + std::to_string(min) + " and " +
-                       std::to_string(kMaxCount));
-    return static_cast<int>(v);
-  };
-  auto word = [&](std::size_t i) {
-    if (i >= t.size()) fail(r.line, "missing value for option " + key);
-    return upper(t[i]);
   };
   if (is("DAMPLIMIT")) {
     o.damp_limit = value(1);

@@ -194,6 +194,9 @@ class InpReader {
   // ---- [OPTIONS] and [TIMES] ------------------------------------------------------------------
   void read_option(const Record& r);
   bool read_numeric_option(const Record& r, const std::string& key);
+  double option_value(const Record& r, std::size_t i) const;
+  int option_count(const Record& r, std::size_t i, int min, const char* what) const;
+  std::string option_word(const Record& r, std::size_t i) const;
   void check_source(const Record& r) const;
   void check_energy(const Record& r) const;
   void read_demand_model(const Record& r);

@@ -492,6 +492,14 @@ CholOptions chol_options(const PrecondSpec& spec) {
 
 }  // namespace
 
+bool chol_fixed_order(const PrecondSpec& spec) {
+  return chol_options(spec).order != CholOrder::amd;
+}
+
+bool chol_given_order(const PrecondSpec& spec) {
+  return chol_options(spec).order == CholOrder::given;
+}
+
 CholeskyEstimate estimate_cholesky(const CsrMatrix<double>& A, double max_fill) {
   CountedLlt llt;
   return analyze(llt, A, max_fill);

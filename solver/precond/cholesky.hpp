@@ -8,6 +8,10 @@
 #include "base/input_error.hpp"
 #include "formats/csr.hpp"
 
+namespace cgs {
+struct PrecondSpec;
+}
+
 namespace cgs::precond {
 
 struct CholeskyEstimate {
@@ -24,6 +28,13 @@ class NotPositiveDefinite : public InputError {
   NotPositiveDefinite(const std::string& message, int row) : InputError(message), row(row) {}
   int row;
 };
+
+// Whether chol's argument fixes the elimination order (order=natural or order=given): then the
+// factorisation is the left-looking one and M^-1 b its own solve, an answer a caller may start CG
+// from (netsolve does). InputError for an argument chol refuses.
+bool chol_fixed_order(const PrecondSpec& spec);
+// order=given: the order comes with the request (PrecondSpec::elimination_order).
+bool chol_given_order(const PrecondSpec& spec);
 
 // `max_fill` as chol:maxfill=N (default 20).
 CholeskyEstimate estimate_cholesky(const CsrMatrix<double>& A, double max_fill = 20);

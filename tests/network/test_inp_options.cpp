@@ -19,6 +19,16 @@ Network parse(const std::string& text) {
   return parse_inp(in, "net.inp");
 }
 
+// The reader's message for this text, or empty when it reads.
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::string with_options(const std::string& options) {
   return "[OPTIONS]\n" + options +
          "\n[RESERVOIRS]\nR 100\n[JUNCTIONS]\nA 10 5\nB 20 2\n"
@@ -89,11 +99,6 @@ TEST_CASE("ACCURACY: > 0, held within [1e-5, 0.1] as EPANET holds it") {
   CHECK(r.trials < 10);
 }
 
-}  // namespace
-}  // namespace cgs::net
-
-namespace cgs::net {
-namespace {
 
 // What runepanet (EPANET 2.3.5) answers for each [OPTIONS] line in this network, checked by
 // hand with ../shared/tools/epanet: 0 runs, else its error number, which netsolve names.
@@ -114,12 +119,7 @@ TEST_CASE("[OPTIONS] keywords: EPANET's prefixes, and its error numbers for the 
         Case{"SPECIFIC GRAVITY", 0}, Case{"UNBALANCED", 0}, Case{"PRESSURE", 0}, Case{"Untis", 0}}) {
     CAPTURE(std::string(c.line));
     const std::string text = with_options(std::string("UNITS LPS\n") + c.line);
-    std::string error;
-    try {
-      parse(text);
-    } catch (const InputError& e) {
-      error = e.what();
-    }
+    const std::string error = error_of(text);
     CAPTURE(error);
     if (c.error == 0) {
       CHECK(error.empty());
@@ -136,11 +136,6 @@ TEST_CASE("[OPTIONS] keywords: EPANET's prefixes, and its error numbers for the 
   CHECK(net.options.rq_tolerance == 1e-6);
 }
 
-}  // namespace
-}  // namespace cgs::net
-
-namespace cgs::net {
-namespace {
 
 // [SOURCES] and [ENERGY] are checked as EPANET 2.3.5 checks them, though neither water quality
 // nor energy is computed yet: each line below with runepanet's answer (0: runs).
@@ -162,13 +157,7 @@ TEST_CASE("[SOURCES] and [ENERGY]: EPANET's errors for unknown IDs and bad value
         Case{"[ENERGY]\nDEMAND CHARGE 5", 0}, Case{"[ENERGY]\nGLOBAL PATTERN NOPAT", 205},
         Case{"[ENERGY]\nLOCAL PRICE 1", 213}, Case{"[ENERGY]\nGLOBAL COST 1", 201}}) {
     CAPTURE(std::string(c.lines));
-    std::string error;
-    try {
-      std::istringstream in(base + c.lines + "\n");
-      parse_inp(in, "net.inp");
-    } catch (const InputError& e) {
-      error = e.what();
-    }
+    const std::string error = error_of(base + c.lines + "\n");
     CAPTURE(error);
     if (c.error == 0)
       CHECK(error.empty());
@@ -177,11 +166,6 @@ TEST_CASE("[SOURCES] and [ENERGY]: EPANET's errors for unknown IDs and bad value
   }
 }
 
-}  // namespace
-}  // namespace cgs::net
-
-namespace cgs::net {
-namespace {
 
 // PRESSURE units as EPANET 2.3.5 has them: any of five whatever the flow units, meters and feet
 // not scaled by SPECIFIC GRAVITY. runepanet's pressure at A (SPECIFIC GRAVITY 0.8), 2 decimals.
