@@ -514,9 +514,9 @@ std::unique_ptr<LinearSolver> make_solver(const Args& args, const Network& net,
 // batch and threads from what is asked here); the baseline on --solver's solver, on the host.
 int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
   protect_study_files(args.study);
-  // With --solver cg a study's engines, threaded and batched, run Jacobi-scaled CG for auto: the
-  // batched ones have no factor program yet, and both give the same rows (network/README.md).
-  if (request.precond.is("auto")) request.precond = PrecondSpec{};
+  // With --solver cg and --precond auto the baseline and the host engine's threads run the
+  // network rule (make_solver), the trials engine CG preconditioned by the same factor, and the
+  // batched CG's members Jacobi-scaled CG (the study's plan says which).
   StudyRunRequest run;
   // --threads spreads the scenarios; each thread's CG (--solver cg) then runs on one.
   run.threads = request.backend.threads;

@@ -133,6 +133,11 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
         "trials engine: every scenario's trials in %d call(s), kernels %.1f ms, whole calls "
         "%.1f ms; %d scenario(s) handed back to the host engine\n",
         r.trial_calls, r.trial_kernel_ms, r.trial_call_ms, r.host_scenarios);
+  if (r.plan.trials_cg)
+    std::printf(
+        "trials engine's CG: %ld trial(s) whose factor's answer CG corrected, %ld CG "
+        "iterations in all (the others accepted at the factor's answer)\n",
+        r.trial_corrections, r.trial_cg_iterations);
   if (const BatchRendezvous::Counts& c = r.batch;
       c.launches > 0 && r.plan.engine == StudyEngine::batched_cholesky)
     std::printf(
@@ -229,7 +234,10 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
     j["trials_engine"] = {{"calls", r.trial_calls},
                           {"kernel_ms", r.trial_kernel_ms},
                           {"call_ms", r.trial_call_ms},
-                          {"host_scenarios", r.host_scenarios}};
+                          {"host_scenarios", r.host_scenarios},
+                          {"linear_solve", r.plan.trials_cg ? "cg" : "direct"},
+                          {"cg_corrections", r.trial_corrections},
+                          {"cg_iterations", r.trial_cg_iterations}};
   if (r.batch.launches > 0)
     j["batch"] = {{"scenarios_in_flight", r.plan.threads},
                   {"batches", r.batch.launches},

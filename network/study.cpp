@@ -754,7 +754,12 @@ void run_on_host(StudyRun& s) {
 std::unique_ptr<BatchCg> make_batch_engine(const StudyPlan& plan) {
   if (plan.engine == StudyEngine::batched_cholesky)
     return plan.gpu ? make_gpu_batch_cholesky() : make_cpu_batch_cholesky();
-  return plan.gpu ? make_gpu_batch_cg(plan.cg.cg) : make_cpu_batch_cg(plan.cg);
+  if (plan.gpu) return make_gpu_batch_cg(plan.cg.cg);
+  // The members scale their systems and hand in the corrections: no factor to apply there, so
+  // the network rule (--precond auto) is plain CG on the scaled system, as on the GPU.
+  SolveRequest request = plan.cg;
+  if (request.precond.is("auto")) request.precond = PrecondSpec{};
+  return make_cpu_batch_cg(request);
 }
 
 // The batched engines: the scenarios in lockstep, one thread each, whose solvers hand their
@@ -835,7 +840,12 @@ void run_trial_call(StudyRun& s, BatchTrials& engine, TrialCall& call, int first
                                         call.final_statuses.data() + i * call.layout.links);
     progress.done(row.ok);
   });
-  for (int i = 0; i < count; ++i) s.out.host_scenarios += call.outcomes[i].needs_host != 0;
+  for (int i = 0; i < count; ++i) {
+    const trials::Outcome& outcome = call.outcomes[i];
+    s.out.host_scenarios += outcome.needs_host != 0;
+    s.out.trial_corrections += outcome.corrected;
+    s.out.trial_cg_iterations += outcome.cg_iterations;
+  }
 }
 
 // The trials engine: chunk after chunk, the host threads write every scenario's start as its
@@ -845,8 +855,15 @@ void run_trial_call(StudyRun& s, BatchTrials& engine, TrialCall& call, int first
 void run_on_trials(StudyRun& s) {
   StudyPlan& plan = s.out.plan;
   ScenarioRunner& first = *s.runners[0];
-  const std::unique_ptr<TrialNetwork> network = build_trial_network(
-      first.network(), first.structure(), first.scenario_accuracy(), s.options.pressure_threshold);
+  trials::PcgOptions pcg;
+  if (plan.trials_cg) {  // the CG solver's refinement (cg_solver.cpp), as its members would run
+    pcg.max_steps = plan.refinement.max_steps;
+    pcg.accept = plan.refinement.accept_backward_error;
+    pcg.inner_tol = plan.cg.cg.tol;
+  }
+  const std::unique_ptr<TrialNetwork> network =
+      build_trial_network(first.network(), first.structure(), first.scenario_accuracy(),
+                          s.options.pressure_threshold, pcg);
   if (plan.trial_budget < 0) {
     // Warm-started scenarios take about the baseline's trials (BWSN_Network_2: 10 and 10.0);
     // half as many again, at least 3 more, before a straggler goes to the host.

@@ -116,6 +116,9 @@ struct StudyResults {
   // back to the host.
   int trial_calls = 0, host_scenarios = 0;
   double trial_kernel_ms = 0, trial_call_ms = 0;
+  // With CG as its linear solve (StudyPlan::trials_cg): the trials whose factor's answer CG
+  // corrected, and the iterations that took, over the scenarios it finished.
+  long trial_corrections = 0, trial_cg_iterations = 0;
   int failed() const;
 };
 

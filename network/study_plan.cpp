@@ -21,17 +21,32 @@ std::string trials_limits(const Network& net, const StudyScope& scope) {
   return trial_engine_limits(net);
 }
 
+// CG on the trials engine: CG preconditioned by EPANET's factor (--precond auto's network rule),
+// asked by --solver cg or by --batch-engine cg beside the native direct solver.
+bool factor_cg(const StudyRunRequest& r) {
+  if (!r.cg.precond.is("auto")) return false;
+  return r.solver == StudySolver::cg ||
+         (r.batch_engine == BatchEngineChoice::cg && r.solver == StudySolver::native_direct);
+}
+
 // The engine and its reason. A batched engine is asked for by --device gpu, --study-batch or
-// --batch-engine trials; --batch-engine auto then takes the trials engine on the GPU with the
-// native direct solver, the batched CG with --solver cg, else the batched Cholesky.
+// --batch-engine trials|cg; --batch-engine auto then takes the trials engine on the GPU with
+// EPANET's factor (the native direct solver, or CG preconditioned by it), the batched CG with
+// --solver cg and another preconditioner, else the batched Cholesky. --batch-engine cg takes
+// the trials engine with CG where the study fits it: every trial on the device, against the
+// batched CG's members, which run their trials on the host and their CG without the factor.
 void choose_engine(const StudyRunRequest& r, const Network& net, const StudyScope& scope,
                    StudyPlan& plan) {
   const bool native = r.solver == StudySolver::native_direct;
-  if (r.batch_engine == BatchEngineChoice::trials && !native)
+  const bool with_cg = factor_cg(r);
+  if (r.batch_engine == BatchEngineChoice::trials && !native && !with_cg)
     throw InputError(
-        "--batch-engine trials runs the native direct solver in EPANET's order "
-        "(not --solver cg, --direct-solver cholmod|eigen or --elimination-order)");
-  const bool batched = r.gpu || r.batch > 0 || r.batch_engine == BatchEngineChoice::trials;
+        "--batch-engine trials runs EPANET's factor: the native direct solver in EPANET's order, "
+        "or --solver cg with --precond auto (not another --precond, --direct-solver "
+        "cholmod|eigen or --elimination-order)");
+  const bool cg_engine = r.batch_engine == BatchEngineChoice::cg;
+  const bool batched =
+      r.gpu || r.batch > 0 || r.batch_engine == BatchEngineChoice::trials || cg_engine;
   if (!batched) {
     plan.engine = StudyEngine::host;
     plan.reasons.push_back(
@@ -43,19 +58,23 @@ void choose_engine(const StudyRunRequest& r, const Network& net, const StudyScop
   const bool automatic = r.batch_engine == BatchEngineChoice::automatic;
   const std::string where = " on " + device_name(r.gpu);
   const std::string asked = r.gpu ? "--device gpu" : "--study-batch";
-  if (r.batch_engine == BatchEngineChoice::trials || (automatic && r.gpu && native)) {
+  if (r.batch_engine == BatchEngineChoice::trials || (cg_engine && with_cg) ||
+      (automatic && r.gpu && (native || with_cg))) {
     plan.trials_declined = trials_limits(net, scope);
     if (plan.trials_declined.empty()) {
       plan.engine = StudyEngine::trials;
-      plan.reasons.push_back("engine: trials" + where +
-                             (automatic ? " (" + asked +
-                                              " with the native direct solver: every "
-                                              "trial on the engine)"
-                                        : " (--batch-engine trials)"));
+      plan.trials_cg = with_cg;
+      const std::string solve = with_cg ? "CG preconditioned by EPANET's factor, from its answer"
+                                        : "EPANET's factor";
+      plan.reasons.push_back(
+          "engine: trials" + where + ", each trial's system by " + solve + " (" +
+          (automatic ? asked + ": every trial on the engine" : "--batch-engine " +
+                                                                   std::string(cg_engine ? "cg" : "trials")) +
+          ")");
       return;
     }
-    plan.engine = StudyEngine::batched_cholesky;
-    plan.reasons.push_back("engine: batched Cholesky" + where +
+    plan.engine = with_cg || cg_engine ? StudyEngine::batched_cg : StudyEngine::batched_cholesky;
+    plan.reasons.push_back("engine: " + to_string(plan.engine) + where +
                            " (the trials engine declined: " + plan.trials_declined + ")");
     return;
   }

@@ -28,10 +28,13 @@ namespace cgs::net {
 
 enum class StudyEngine { host, batched_cg, batched_cholesky, trials };
 enum class StudyStart { warm, cold, probe };  // probe: --start auto, decided by probe scenarios
-// --batch-engine: what a batched study solves each trial with (auto: the plan chooses).
+// --batch-engine: what a batched study solves each trial with (auto: the plan chooses). cg: CG
+// preconditioned by EPANET's factor on the trials engine where the study fits it (and --precond
+// is auto, the network rule), else the batched CG's members.
 enum class BatchEngineChoice { automatic, cholesky, cg, trials };
 // The linear solver of the scenarios' trials (--solver, --direct-backend, --elimination-order):
-// the trials engine runs the native direct solver in EPANET's order only.
+// the trials engine runs EPANET's factor only: the native direct solver in EPANET's order, or CG
+// preconditioned by that factor (--solver cg with --precond auto).
 enum class StudySolver { native_direct, other_direct, cg };
 
 std::string to_string(StudyEngine engine);
@@ -91,6 +94,9 @@ struct StudyPlan {
   SolveRequest cg;        // batched CG: the engine's request and its members' refinement
   RefinementOptions refinement;
   std::string trials_declined;  // why the trials engine, asked for, does not run this study
+  // The trials engine's linear solve: CG preconditioned by EPANET's factor from its answer
+  // (trial_pcg.hpp), as --solver cg's network rule; false: the factor's answer (the direct path).
+  bool trials_cg = false;
   // "engine: batched Cholesky on the host (--study-batch 64 with the direct solver)", one line
   // for each of engine, start, batch, threads.
   std::vector<std::string> reasons;

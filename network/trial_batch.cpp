@@ -48,6 +48,7 @@ void pool_arrays(TrialNetwork& t) {
       reals += n;
   });
   for (const auto& [view, array] : schedule) ints += array->size();
+  ints += t.a_row_ptr.size() + t.a_col.size();
   t.ints.reserve(ints);
   t.reals.reserve(reals);
   gga::for_each_array(v, [&](auto& p, long n) {
@@ -57,6 +58,10 @@ void pool_arrays(TrialNetwork& t) {
       p = put(t.reals, p, n);
   });
   for (const auto& [view, array] : schedule) *view = put(t.ints, array->data(), array->size());
+  if (v.pcg.max_steps > 0) {
+    v.a_row_ptr = put(t.ints, t.a_row_ptr.data(), t.a_row_ptr.size());
+    v.a_col = put(t.ints, t.a_col.data(), t.a_col.size());
+  }
 }
 
 }  // namespace
@@ -69,7 +74,8 @@ std::string trial_engine_limits(const Network& net) {
 
 std::unique_ptr<TrialNetwork> build_trial_network(const Network& /*net: structure's*/,
                                                   const GradientAlgorithm& structure,
-                                                  double accuracy, double pressure_threshold) {
+                                                  double accuracy, double pressure_threshold,
+                                                  const trials::PcgOptions& pcg) {
   auto out = std::make_unique<TrialNetwork>();
   const JunctionSystem& system = structure.system();
   precond::SparseCholesky analysis;
@@ -78,6 +84,11 @@ std::unique_ptr<TrialNetwork> build_trial_network(const Network& /*net: structur
   static_cast<gga::NetworkView&>(out->view) = structure.view();
   out->view.o.accuracy = accuracy;
   out->view.o.pressure_threshold = pressure_threshold;
+  out->view.pcg = pcg;
+  if (pcg.max_steps > 0) {  // CG multiplies by A: its pattern goes with the view
+    out->a_row_ptr.assign(system.A.row_ptr.begin(), system.A.row_ptr.end());
+    out->a_col.assign(system.A.col_idx.begin(), system.A.col_idx.end());
+  }
   pool_arrays(*out);
   return out;
 }

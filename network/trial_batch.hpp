@@ -19,16 +19,19 @@ struct TrialNetwork {
   std::vector<int> ints;      // every int array of the view, one after another
   std::vector<double> reals;  // every double array
   CholeskySchedule schedule;  // its arrays are copied into ints too
+  std::vector<int> a_row_ptr, a_col;  // A's pattern, with view.pcg only (copied into ints too)
   trials::NetworkView view;   // host pointers into ints and reals
   trials::Layout layout() const { return trials::layout_of(view); }
 };
 
 // structure: a GradientAlgorithm of `net` (the network and options as the gradient algorithm
 // reads them, the matrix slots, resistances and EPANET's elimination order). accuracy: the
-// trials' ACCURACY; pressure_threshold in the file's units (the rows' below-threshold count).
+// trials' ACCURACY; pressure_threshold in the file's units (the rows' below-threshold count);
+// pcg: the trials' linear solve (trial_pcg.hpp; default: the factor's answer, the direct path).
 std::unique_ptr<TrialNetwork> build_trial_network(const Network& net,
                                                   const GradientAlgorithm& structure,
-                                                  double accuracy, double pressure_threshold);
+                                                  double accuracy, double pressure_threshold,
+                                                  const trials::PcgOptions& pcg = {});
 
 // Why `net` cannot run on the trials engine with these options, or empty.
 std::string trial_engine_limits(const Network& net);

@@ -21,6 +21,7 @@
 #include "network/gga.hpp"
 #include "network/network.hpp"
 #include "network/cholesky_executor.hpp"  // CholeskyScheduleView, chol::
+#include "network/trial_pcg.hpp"
 
 namespace cgs::net::trials {
 
@@ -28,14 +29,20 @@ using namespace gga;  // the engine's arrays and functions are the gradient algo
 
 inline constexpr double kSettledHead = 0.1;  // ft: study.cpp's test of a warm start's own heads
 
-// The network and the factorisation's schedule.
+// The network, the factorisation's schedule, and the linear solve: the factor's answer (the
+// direct solver's), or with pcg.max_steps > 0 CG preconditioned by the factor from that answer
+// (trial_pcg.hpp; netsolve --solver cg), which reads A's pattern.
 struct NetworkView : gga::NetworkView {
   CholeskyScheduleView schedule;
+  PcgOptions pcg;
+  const int* a_row_ptr = nullptr;  // [nj + 1]
+  const int* a_col = nullptr;      // [a_nnz]
 };
 
 // A scenario's arrays: the gradient algorithm's and the Cholesky schedule's.
 struct State : gga::State {
   Column factor, rhs;
+  PcgVectors pcg;  // with NetworkView::pcg only
 };
 
 // What a scenario changes before its trials (the rest of its start is in its state arrays).
@@ -49,6 +56,8 @@ struct ScenarioSpec {
 struct Outcome {
   int needs_host = 0;  // 1: run this scenario on the host engine (see the header comment)
   int trials = 0;
+  int cg_iterations = 0;   // the CG corrections' iterations over every trial (NetworkView::pcg)
+  int corrected = 0;       // the trials whose factor's answer CG had to correct
   int min_node = -1;
   int below_threshold = 0;
   double min_pressure = 0;  // NaN when no junction's pressure is a number
@@ -61,14 +70,18 @@ struct Outcome {
 // (head, demand, delivered, emitter flow per node; flow, setting per link), then work space.
 struct Layout {
   long nodes = 0, links = 0, nj = 0, a_nnz = 0, slots = 0;
+  long pcg_vectors = 0;  // PcgVectors' columns: 6 with NetworkView::pcg, else 0
   CGS_HD long start() const { return 4 * nodes + 2 * links; }
-  CGS_HD long total() const { return start() + nodes + 2 * links + a_nnz + 3 * nj + slots; }
+  CGS_HD long total() const {
+    return start() + nodes + 2 * links + a_nnz + (3 + pcg_vectors) * nj + slots;
+  }
 };
 
 CGS_HD Layout layout_of(const NetworkView& v) {
   Layout l;
   l.nodes = v.o.nodes, l.links = v.o.links, l.nj = v.o.nj, l.a_nnz = v.a_nnz;
   l.slots = static_cast<long>(v.schedule.n) + v.schedule.entries;
+  l.pcg_vectors = v.pcg.max_steps > 0 ? 6 : 0;
   return l;
 }
 
@@ -86,6 +99,11 @@ CGS_HD State state_at(const Layout& l, double* base, long stride, signed char* s
   s.xflow = next(l.nodes), s.P = next(l.links), s.Y = next(l.links);
   s.A = next(l.a_nnz), s.b = next(l.nj), s.x = next(l.nj);
   s.factor = next(l.slots), s.rhs = next(l.nj);
+  if (l.pcg_vectors > 0) {
+    PcgVectors& p = s.pcg;
+    p.r = next(l.nj), p.dy = next(l.nj), p.z = next(l.nj), p.p = next(l.nj);
+    p.q = next(l.nj), p.candidate = next(l.nj);
+  }
   s.status = StatusColumn{status, stride};
   return s;
 }
@@ -114,6 +132,7 @@ inline NetworkView rebase(NetworkView v, const int* from_ints, const int* to_int
       p = to_reals + (p - from_reals);
   };
   gga::for_each_array(v, move);
+  move(v.a_row_ptr, 0), move(v.a_col, 0);
   CholeskyScheduleView& c = v.schedule;
   for (const int** p : {&c.order, &c.diag_source, &c.value_source, &c.col_ptr, &c.row, &c.pivot_ptr,
                         &c.pivot_terms, &c.update_ptr, &c.update_source, &c.update_multiplier})
@@ -121,9 +140,12 @@ inline NetworkView rebase(NetworkView v, const int* from_ints, const int* to_int
   return v;
 }
 
+inline constexpr int kNotAccepted = -2;  // solve(): CG left the backward error above accept
+
 // The direct solver's factorisation and solve, through the schedule (EPANET's order of
-// operations). -1, or the junction whose pivot was <= 0.
-CGS_HD int solve(const NetworkView& v, const State& s) {
+// operations), then with NetworkView::pcg the CG corrections. -1, the junction whose pivot was
+// <= 0, or kNotAccepted.
+CGS_HD int solve(const NetworkView& v, const State& s, Outcome& out) {
   const CholeskyScheduleView& c = v.schedule;
   const chol::ConstStrided a{s.A.data, s.A.stride};
   const chol::Strided factor{s.factor.data, s.factor.stride};
@@ -134,7 +156,12 @@ CGS_HD int solve(const NetworkView& v, const State& s) {
   for (int k = 0; k < c.n; ++k) rhs[k] = s.b[c.order[k]];
   chol::substitute(c, {factor.data, factor.stride}, rhs);
   for (int k = 0; k < c.n; ++k) s.x[c.order[k]] = rhs[k];
-  return -1;
+  if (v.pcg.max_steps <= 0) return -1;
+  const JunctionMatrix matrix{c.n, v.a_row_ptr, v.a_col, s.A};
+  const Factor m{&c, s.factor, s.rhs};
+  return refine(matrix, m, v.pcg, s.pcg, s.b, s.x, out.cg_iterations, out.corrected)
+             ? -1
+             : kNotAccepted;
 }
 
 CGS_HD bool heads_settled(const ScenarioSpec& spec, const State& s, const double* heads) {
@@ -179,7 +206,11 @@ CGS_HD Outcome run_period(const NetworkView& v, State& s, const ScenarioSpec& sp
       return out;
     }
     assemble(v, s);
-    const int failed = solve(v, s);
+    const int failed = solve(v, s, out);
+    if (failed == kNotAccepted) {
+      out.needs_host = 1;  // the host's CG solver takes this system
+      return out;
+    }
     if (failed >= 0) {
       if (fix_bad_valve(v, s, failed) >= 0) continue;  // the trial again, as EPANET
       out.needs_host = 1;  // error 110, or the host's retry in the file's order

@@ -96,3 +96,36 @@ TEST_CASE("GPU trials engine: stragglers beyond the trial budget go back to the 
   CHECK(gpu.host_scenarios > static_cast<int>(gpu.scenarios.size()) / 2);
   test::check_same_rows(net, StudyKind::closure, gpu, reference);
 }
+
+TEST_CASE("GPU trials engine with CG (EPANET's factor as preconditioner): the host executor's rows") {
+  CGS_REQUIRE_GPU_OR_SKIP();
+  const std::string nets = test::repo_networks(), reg = nets + "/regressions";
+  const test::StudyCase cases[] = {
+      {nets + "/Net3.inp", test::study_options(StudyKind::fireflow), "Net3 fire flow", false},
+      {nets + "/Net3.inp", test::study_options(StudyKind::closure), "Net3 closure, PDA", true},
+      {reg + "/ctown_pump_curve.inp", test::study_options(StudyKind::fireflow), "C-Town pumps",
+       false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    const Network net = test::case_network(c);
+    auto with_cg = [&](bool gpu) {
+      StudyOptions o = with_engine(c.options, gpu, 0);
+      o.run.solver = StudySolver::cg;
+      o.run.cg = test::network_cg();
+      o.run.cg.precond = PrecondSpec{"auto", "", {}};
+      return o;
+    };
+    const StudyResults host = run_study(net, direct, with_cg(false));
+    const StudyResults gpu = run_study(net, direct, with_cg(true));
+    REQUIRE(gpu.plan.trials_cg);
+    CHECK(gpu.trial_calls >= 1);
+    CHECK(gpu.host_scenarios == host.host_scenarios);
+    // The factor's answer passes the backward-error test on the device as on the host.
+    CHECK(gpu.trial_corrections == host.trial_corrections);
+    test::check_same_rows(net, c.options.spec.kind, gpu, host);
+    MESSAGE(c.what << ": corrections " << gpu.trial_corrections << " (host "
+                   << host.trial_corrections << "), CG iterations " << gpu.trial_cg_iterations
+                   << "; kernels " << gpu.trial_kernel_ms << " ms");
+  }
+}

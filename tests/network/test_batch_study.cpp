@@ -204,7 +204,7 @@ TEST_CASE("netsolve --study-batch: the threaded CG study's CSV, and the batches 
       std::filesystem::temp_directory_path().string() + "/batch-cli-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --network " + kNet3 +
-                               " --study closure --solver cg --study-csv ";
+                               " --study closure --solver cg --precond jacobi --study-csv ";
   const cgs::testing::Run threaded =
       cgs::testing::run_command(netsolve + dir + "/threaded.csv --threads 2 --quiet");
   const cgs::testing::Run batched_run =
@@ -212,6 +212,7 @@ TEST_CASE("netsolve --study-batch: the threaded CG study's CSV, and the batches 
   CHECK(threaded.exit_code == 0);
   CHECK(batched_run.exit_code == 0);
   CHECK(batched_run.output.find("batches: ") != std::string::npos);
+  CHECK(batched_run.output.find("cpu batch cg") != std::string::npos);
   CHECK(batched_run.output.find("(12 scenarios in flight)") != std::string::npos);
   auto text = [](const std::string& path) {
     std::ifstream in(path);

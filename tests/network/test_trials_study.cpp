@@ -130,7 +130,7 @@ TEST_CASE("trials engine: the network's arrays and sizes") {
   CHECK(l.total() > l.start() + l.a_nnz + l.slots);
 }
 
-TEST_CASE("netsolve --batch-engine trials: the engine's line; refused with --solver cg") {
+TEST_CASE("netsolve --batch-engine trials: the engine's line; refused with CG not on EPANET's factor") {
   const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --network " + kNetworks +
                                "/Net3.inp --study closure --batch-engine trials";
   const auto run = cgs::testing::run_command(netsolve);
@@ -151,8 +151,14 @@ TEST_CASE("netsolve --batch-engine trials: the engine's line; refused with --sol
   CHECK(both.exit_code == 2);
   CHECK(both.output.find("--cold-start") != std::string::npos);
   const auto cg = cgs::testing::run_command(netsolve + " --solver cg");
-  CHECK(cg.exit_code == 2);
-  CHECK(cg.output.find("--batch-engine trials runs the native direct solver") != std::string::npos);
+  CHECK(cg.exit_code == 0);
+  CHECK(cg.output.find("by CG preconditioned by EPANET's factor, from its answer") !=
+        std::string::npos);
+  CHECK(cg.output.find("trials engine's CG: 0 trial(s) whose factor's answer CG corrected") !=
+        std::string::npos);
+  const auto jacobi = cgs::testing::run_command(netsolve + " --solver cg --precond jacobi");
+  CHECK(jacobi.exit_code == 2);
+  CHECK(jacobi.output.find("--batch-engine trials runs EPANET's factor") != std::string::npos);
   std::string why;
   if (!cgs::cuda_device_available(&why)) {  // --device gpu takes the trials engine: refused
     const auto gpu = cgs::testing::run_command(netsolve + " --device gpu");
