@@ -297,12 +297,13 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "What the batched engine (--device gpu, --study-batch) solves each trial with: "
                  "cholesky (a batched sparse Cholesky, EPANET's factorisation compiled once per "
                  "network and run one GPU thread a system, the direct study's rows; default 1024 "
-                 "scenarios in flight), cg (the batched CG: the cluster-resident CG on the GPU, "
-                 "128 in flight), trials (every scenario's trials on the engine, one GPU thread a "
-                 "scenario: coefficients, assembly, factorisation, status rules; steady state; "
-                 "--study-batch: scenarios a call) or auto (trials with --device gpu and the "
-                 "direct solver where the study allows it, else cg with --solver cg, else "
-                 "cholesky)")
+                 "scenarios in flight), cg (CG preconditioned by EPANET's factor on the trials "
+                 "engine where the study fits it, else the batched CG: the cluster-resident CG "
+                 "on the GPU, 128 in flight), trials (every scenario's trials on the engine, one "
+                 "GPU thread a scenario: coefficients, assembly, factorisation, status rules; "
+                 "steady state; --study-batch: scenarios a call) or auto (trials with --device "
+                 "gpu and EPANET's factor where the study allows it, else cg with --solver cg, "
+                 "else cholesky)")
       ->check(CLI::IsMember({"auto", "cholesky", "cg", "trials"}));
   app.add_option("--start", a.start,
                  "Where each scenario's trials start: auto (the default: probe a few scenarios "
