@@ -30,6 +30,7 @@
 #include "base/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
+#include "solver/distributed/distributed_solve.hpp"
 #include "network/epanet_time.hpp"
 #include "network/hydraulics.hpp"
 #include "network/inp_reader.hpp"
@@ -588,6 +589,10 @@ int exit_code(const Network& net, const SimulationResults& s, bool reference_ok)
 }
 
 int run(const Args& args, SolverCli& cli) {
+  if (dist::launcher_world_size() > 1 && args.study.study.empty())
+    throw InputError(
+        "under mpirun netsolve spreads a --study's scenarios over the ranks; run a single "
+        "network without mpirun");
   cli.resolve();
   const auto start = Clock::now();
   RunInfo info;

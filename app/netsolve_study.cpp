@@ -8,12 +8,16 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
+#include "app/cli_options.hpp"
 #include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
 #include "formats/types.hpp"
 #include "network/epanet_time.hpp"
 #include "network/study.hpp"
+#include "solver/distributed/distributed_solve.hpp"
 
 namespace cgs::net {
 namespace {
@@ -119,6 +123,10 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
   std::printf("study %s\n", describe(o, net, n).c_str());
   std::printf("solver %s\n", r.solver_name.c_str());
   std::printf("plan: %s\n", r.plan.summary().c_str());
+  if (r.shards > 1)
+    std::printf("  ranks: %d (mpirun), scenario i on rank (i - 1) %% %d, rows gathered on rank 0; "
+                "the plan is rank 0's\n",
+                r.shards, r.shards);
   for (const std::string& why : r.plan.reasons) std::printf("  %s\n", why.c_str());
   const ScenarioResult& b = r.baseline;
   std::printf("baseline: %s, %d trials, min pressure %.4g %s at %s%s%s\n", b.ok ? "ok" : "FAILED",
@@ -237,6 +245,7 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
                  {"symbolic_analyses", r.analyses >= 0 ? nlohmann::json(r.analyses) : nullptr}};
   j["plan"] = plan_json(r.plan);
   j["threads"] = r.plan.threads;
+  j["ranks"] = r.shards;
   if (r.trial_calls > 0)
     j["trials_engine"] = {{"calls", r.trial_calls},
                           {"kernel_ms", r.trial_kernel_ms},
@@ -356,12 +365,45 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   run.start_probes = kDefaultStartProbes;
   run.batch = a.batch;
   run.batch_engine = batch_engine_asked(a.batch_engine);
+  // Under mpirun (more than one rank) each rank runs one shard of the scenarios on its share of
+  // its node's cores and rank 0 gathers the rows and writes every output.
+  std::optional<dist::MpiSession> session;
+  if (dist::launcher_world_size() > 1) {
+    if (!dist::mpi_built())
+      throw InputError("this netsolve was built without MPI, so each of the " +
+                       std::to_string(dist::launcher_world_size()) +
+                       " processes mpirun started would run the whole study; configure with an MPI");
+    session.emplace(nullptr, nullptr);
+    o.shard = session->rank(), o.shards = session->size();
+    if (run.threads == 0)
+      run.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                    session->local_size());
+    quiet = quiet || session->rank() != 0;
+  }
   o.run = run;
   ProgressLine progress(quiet                     ? ProgressLine::Mode::off
                         : isatty(fileno(stderr)) ? ProgressLine::Mode::terminal
                                                  : ProgressLine::Mode::log);
   o.on_progress = [&](int done, int total, int failed) { progress.update(done, total, failed); };
-  const StudyResults r = run_study(net, make_solver, o);
+  const auto started = std::chrono::steady_clock::now();
+  StudyResults r;
+  try {
+    r = run_study(net, make_solver, o);
+  } catch (const std::exception& e) {
+    if (!session || session->size() == 1) throw;
+    // The other ranks would wait for this one's rows: end the job (input errors never get here,
+    // every rank reads the same input and stops on it before the study).
+    std::fprintf(stderr, "netsolve: rank %d: %s\n", session->rank(), e.what());
+    session->abort(kExitBadInput);
+  }
+  if (session && session->size() > 1) {
+    const std::vector<std::string> shards = session->gather(shard_text(r));
+    if (session->rank() != 0) return 0;  // rank 0 writes and answers for the job
+    merge_shards(r, shards);
+    r.scenario_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() -
+        r.setup_seconds;
+  }
   if (!quiet) print_summary(net, o, r);
   if (!a.csv.empty()) write_study_csv(a.csv, net, r, o);
   if (!report_path.empty())

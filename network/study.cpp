@@ -627,12 +627,20 @@ class Progress {
 struct StudyRun {
   StudyRun(const Network& n, const std::function<std::unique_ptr<LinearSolver>()>& make,
            const StudyOptions& o, std::vector<int> e)
-      : net(n), make_solver(make), options(o), elements(std::move(e)) {}
+      : net(n), make_solver(make), options(o), all_elements(std::move(e)) {
+    for (std::size_t i = 0; i < all_elements.size(); ++i)
+      if (static_cast<int>(i % std::size_t(std::max(1, o.shards))) == o.shard) {
+        elements.push_back(all_elements[i]);
+        numbers.push_back(static_cast<int>(i) + 1);
+      }
+  }
 
   const Network& net;
   const std::function<std::unique_ptr<LinearSolver>()>& make_solver;
   const StudyOptions& options;
-  std::vector<int> elements;
+  std::vector<int> all_elements;  // the whole study's (the probes of --start auto)
+  std::vector<int> elements;      // this shard's (StudyOptions::shard), and their scenarios:
+  std::vector<int> numbers;       // scenario numbers[i] studies elements[i]
   Clock::time_point start = Clock::now();
   StudyResults out;
   Baseline baseline;
@@ -640,6 +648,7 @@ struct StudyRun {
   std::mutex make_mutex;  // make_solver need not be thread-safe
 
   int total() const { return static_cast<int>(elements.size()); }
+  int number(int i) const { return numbers[static_cast<std::size_t>(i)]; }
   // The rows read no residuals: the direct solvers skip measuring them (clones inherit it).
   std::unique_ptr<LinearSolver> quiet_solver() {
     std::unique_ptr<LinearSolver> solver = make_solver();
@@ -683,7 +692,7 @@ void run_baseline(StudyRun& s) {
                     "cold, EPANET's own path (the baseline did not solve: no solution "
                     "to start from)");
   } else if (plan.start == StudyStart::probe) {
-    const auto [start, why] = probe_start(*s.runners[0], s.elements, plan.start_probes);
+    const auto [start, why] = probe_start(*s.runners[0], s.all_elements, plan.start_probes);
     plan.start = start;
     plan.set_reason("start", why);
   }
@@ -714,7 +723,7 @@ void run_threads(StudyRun& s, Build&& build, Group&& group) {
     const BatchMembership membership(group(t));  // leaves when out of scenarios
     try {
       for (int i; (i = next++) < total;) {
-        s.out.scenarios[i] = runner.run_scenario(i + 1, s.elements[i]);
+        s.out.scenarios[i] = runner.run_scenario(s.number(i), s.elements[i]);
         progress.done(s.out.scenarios[i].ok);
       }
     } catch (...) {
@@ -821,7 +830,7 @@ void run_trial_call(StudyRun& s, BatchTrials& engine, TrialCall& call, int first
                     Progress& progress) {
   const int threads = s.out.plan.threads;
   for_each_index(threads, count, [&](int t, int i) {
-    s.runners[t]->trial_start(first + i + 1, s.elements[first + i], call.scratch[t].data(),
+    s.runners[t]->trial_start(s.number(first + i), s.elements[first + i], call.scratch[t].data(),
                               call.scratch_status[t].data(), call.specs[i]);
     call.changes.record(i, call.base, call.base_status, call.scratch[t], call.scratch_status[t]);
   });
@@ -835,8 +844,8 @@ void run_trial_call(StudyRun& s, BatchTrials& engine, TrialCall& call, int first
     ScenarioResult& row = s.out.scenarios[index];
     const trials::Outcome& outcome = call.outcomes[i];
     row = outcome.needs_host != 0
-              ? s.runners[t]->run_scenario(index + 1, s.elements[index])
-              : s.runners[t]->trial_row(index + 1, s.elements[index], outcome,
+              ? s.runners[t]->run_scenario(s.number(index), s.elements[index])
+              : s.runners[t]->trial_row(s.number(index), s.elements[index], outcome,
                                         call.final_statuses.data() + i * call.layout.links);
     progress.done(row.ok);
   });
@@ -910,7 +919,7 @@ StudyResults run_study(const Network& net,
                        const std::function<std::unique_ptr<LinearSolver>()>& make_solver,
                        const StudyOptions& options) {
   StudyRun s(net, make_solver, options, study_elements(net, options));
-  if (s.elements.empty())
+  if (s.all_elements.empty())
     throw InputError(
         net.source, 0,
         "nothing to study: the network has no " +

@@ -67,6 +67,11 @@ struct StudyOptions {
   // hands back (trial_kernels.hpp: error 110, unbalanced) run on the host engine; the baseline
   // always runs on the host, on make_solver's solver.
   StudyRunRequest run;
+  // One shard of the study (mpirun: a shard a rank): only its scenarios run, those whose index
+  // i (scenario i + 1) has i % shards == shard; StudyResults::scenarios then holds them alone,
+  // with their own scenario numbers. The baseline and the start's probes are the whole study's,
+  // so every shard decides as one process would and its rows are that process's.
+  int shard = 0, shards = 1;
   // After each scenario, from the thread that ran it (serialised by the engine).
   std::function<void(int done, int total, int failed)> on_progress;
 };
@@ -119,6 +124,7 @@ struct StudyResults {
   // With CG as its linear solve (StudyPlan::trials_cg): the trials whose factor's answer CG
   // corrected, and the iterations that took, over the scenarios it finished.
   long trial_corrections = 0, trial_cg_iterations = 0;
+  int shards = 1;  // mpirun: the ranks whose rows merge_shards gathered here
   int failed() const;
 };
 
@@ -138,5 +144,12 @@ StudyResults run_study(const Network& net,
 void write_study_csv(const std::string& path, const Network& net, const StudyResults& results,
                      const StudyOptions& options);
 std::string study_element_name(const Network& net, StudyKind kind, const ScenarioResult& r);
+
+// A shard's rows and counts as text and back, exactly (doubles in hexadecimal): how the ranks of
+// an mpirun study send theirs to rank 0 (merge_shards).
+std::string shard_text(const StudyResults& r);
+// Rank 0's results with every shard's rows (texts from shard_text, its own among them) in
+// scenario order and their counts summed. std::runtime_error on a text that does not parse.
+void merge_shards(StudyResults& r, const std::vector<std::string>& texts);
 
 }  // namespace cgs::net

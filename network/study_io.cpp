@@ -6,6 +6,9 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+#include <cstdlib>
+#include <string>
 
 #include "base/atomic_file.hpp"
 #include "formats/types.hpp"
@@ -173,6 +176,78 @@ void write_study_csv(const std::string& path, const Network& net, const StudyRes
   row(results.baseline);
   for (const ScenarioResult& r : results.scenarios) row(r);
   write_file_atomically(path, text);
+}
+
+namespace {
+
+// One row a line: the numbers tab-separated (doubles as %a, exact), the reason last after its
+// length, so that it may hold any character.
+void put_row(std::string& text, const ScenarioResult& r) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%d\t%d\t%d\t%d\t%d\t%a\t%d\t%a\t%d\t%d\t%d\t%a\t%a\t%d\t%zu\t",
+                r.scenario, r.element, r.ok ? 1 : 0, r.trials, r.periods, r.min_pressure,
+                r.min_node, r.element_pressure, r.below_threshold, r.cut_off, r.min_cut_off ? 1 : 0,
+                r.demand_deficit, r.available_flow, r.available_flow_runs, r.reason.size());
+  text += line + r.reason + "\n";
+}
+
+ScenarioResult get_row(std::istream& in) {
+  ScenarioResult r;
+  int ok = 0, min_cut_off = 0;
+  std::size_t reason = 0;
+  std::string d[4];
+  in >> r.scenario >> r.element >> ok >> r.trials >> r.periods >> d[0] >> r.min_node >> d[1] >>
+      r.below_threshold >> r.cut_off >> min_cut_off >> d[2] >> d[3] >> r.available_flow_runs >>
+      reason;
+  if (!in || in.get() != '\t') throw std::runtime_error("a study shard's row does not parse");
+  r.ok = ok != 0, r.min_cut_off = min_cut_off != 0;
+  double* values[] = {&r.min_pressure, &r.element_pressure, &r.demand_deficit, &r.available_flow};
+  for (int k = 0; k < 4; ++k) *values[k] = std::strtod(d[k].c_str(), nullptr);
+  r.reason.resize(reason);
+  in.read(r.reason.data(), static_cast<std::streamsize>(reason));
+  if (!in || in.get() != '\n') throw std::runtime_error("a study shard's row does not parse");
+  return r;
+}
+
+}  // namespace
+
+std::string shard_text(const StudyResults& r) {
+  std::string text = std::to_string(r.scenarios.size()) + " " + std::to_string(r.trial_calls) +
+                     " " + std::to_string(r.host_scenarios) + " " +
+                     std::to_string(r.trial_corrections) + " " +
+                     std::to_string(r.trial_cg_iterations) + " " +
+                     std::to_string(r.batch.launches) + " " + std::to_string(r.batch.systems) +
+                     " " + std::to_string(r.batch.iterations) + " " +
+                     std::to_string(r.batch.critical_iterations) + "\n";
+  for (const ScenarioResult& s : r.scenarios) put_row(text, s);
+  return text;
+}
+
+void merge_shards(StudyResults& r, const std::vector<std::string>& texts) {
+  std::vector<ScenarioResult> rows;
+  StudyResults sum;
+  for (const std::string& text : texts) {
+    std::istringstream in(text);
+    std::size_t count = 0;
+    StudyResults c;
+    in >> count >> c.trial_calls >> c.host_scenarios >> c.trial_corrections >>
+        c.trial_cg_iterations >> c.batch.launches >> c.batch.systems >> c.batch.iterations >>
+        c.batch.critical_iterations;
+    if (!in || in.get() != '\n') throw std::runtime_error("a study shard's counts do not parse");
+    for (std::size_t i = 0; i < count; ++i) rows.push_back(get_row(in));
+    sum.trial_calls += c.trial_calls, sum.host_scenarios += c.host_scenarios;
+    sum.trial_corrections += c.trial_corrections, sum.trial_cg_iterations += c.trial_cg_iterations;
+    sum.batch.launches += c.batch.launches, sum.batch.systems += c.batch.systems;
+    sum.batch.iterations += c.batch.iterations;
+    sum.batch.critical_iterations += c.batch.critical_iterations;
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const ScenarioResult& a, const ScenarioResult& b) { return a.scenario < b.scenario; });
+  r.scenarios = std::move(rows);
+  r.trial_calls = sum.trial_calls, r.host_scenarios = sum.host_scenarios;
+  r.trial_corrections = sum.trial_corrections, r.trial_cg_iterations = sum.trial_cg_iterations;
+  r.batch = sum.batch;
+  r.shards = static_cast<int>(texts.size());
 }
 
 }  // namespace cgs::net
