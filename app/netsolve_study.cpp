@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "app/cli_options.hpp"
@@ -349,6 +352,80 @@ BatchEngineChoice batch_engine_asked(const std::string& engine) {
 
 }  // namespace
 
+// ---- the checkpoint: a long study killed and run again with the same arguments goes on ------
+// Each finished row is appended (flushed) to <study csv>.partial, after a line naming the study
+// (a hash of the network file and of everything that decides the rows). A run that finds the
+// file with the same name resumes: its rows are not run again. The CSV replaces it at the end.
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string study_identity(const Network& net, const StudyOptions& o, const StudyRunRequest& r) {
+  std::ifstream in(net.source, std::ios::binary);
+  std::stringstream file;
+  file << in.rdbuf();
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%s %d %a %llu %a %ld %a %a %d %d %d %s %d %d %d", to_string(o.spec.kind).c_str(),
+                o.spec.draws, o.spec.cv, static_cast<unsigned long long>(o.spec.seed), o.fire_flow,
+                o.duration, o.pressure_threshold, o.residual_pressure, static_cast<int>(r.start),
+                static_cast<int>(r.batch_engine), static_cast<int>(r.solver),
+                r.cg.precond.text().c_str(), r.gpu ? 1 : 0, o.shard, o.shards);
+  std::string elements;
+  for (int e : o.elements) elements += std::to_string(e) + ",";
+  char hex[40];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(fnv1a(elements, fnv1a(text, fnv1a(file.str())))));
+  return std::string("netsolve study checkpoint ") + hex + "\n";
+}
+
+class Checkpoint {
+ public:
+  // Reads the rows of a checkpoint of this study (identity) at path, drops a row cut short, and
+  // opens the file to append; InputError where it belongs to another study.
+  Checkpoint(std::string path, const std::string& identity) : path_(std::move(path)) {
+    std::ifstream in(path_, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    const std::string old = text.str();
+    std::size_t used = 0;
+    if (!old.empty()) {
+      if (old.compare(0, identity.size(), identity) != 0)
+        throw InputError(path_, 1,
+                         "a checkpoint of another study (other arguments, elements or network): "
+                         "remove it to start again");
+      rows_ = read_scenario_rows(old.substr(identity.size()), &used);
+    }
+    const std::string kept = identity + old.substr(identity.size() * !old.empty(), used);
+    file_ = std::fopen(path_.c_str(), "wb");
+    if (!file_ || std::fwrite(kept.data(), 1, kept.size(), file_) != kept.size())
+      throw InputError(path_, 0, "cannot write the study's checkpoint here");
+    std::fflush(file_);
+  }
+  ~Checkpoint() {
+    if (file_) std::fclose(file_);
+  }
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
+  const std::vector<ScenarioResult>& rows() const { return rows_; }
+  void add(const ScenarioResult& row) {  // the engine serialises the calls
+    const std::string line = scenario_row_text(row);
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+  }
+  void finish() {  // the study's outputs are written: the checkpoint has served
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(path_.c_str());
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::vector<ScenarioResult> rows_;
+};
+
 int run_study_command(const StudyArgs& a, const Network& net, const std::string& duration,
                       StudyRunRequest run, const std::string& report_path, bool quiet,
                       const std::function<std::unique_ptr<LinearSolver>()>& make_solver) {
@@ -381,6 +458,17 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
     quiet = quiet || session->rank() != 0;
   }
   o.run = run;
+  std::optional<Checkpoint> checkpoint;
+  if (!a.csv.empty()) {
+    const std::string path = a.csv + ".partial" +
+                             (o.shards > 1 ? "." + std::to_string(o.shard) : std::string());
+    checkpoint.emplace(path, study_identity(net, o, run));
+    o.done = checkpoint->rows();
+    o.on_row = [&](const ScenarioResult& row) { checkpoint->add(row); };
+    if (!o.done.empty() && !quiet)
+      std::printf("resuming: %zu scenario(s) done before, from %s\n", o.done.size(),
+                  path.c_str());
+  }
   ProgressLine progress(quiet                     ? ProgressLine::Mode::off
                         : isatty(fileno(stderr)) ? ProgressLine::Mode::terminal
                                                  : ProgressLine::Mode::log);
@@ -398,7 +486,11 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   }
   if (session && session->size() > 1) {
     const std::vector<std::string> shards = session->gather(shard_text(r));
-    if (session->rank() != 0) return 0;  // rank 0 writes and answers for the job
+    if (session->rank() != 0) {  // rank 0 writes and answers for the job
+      session->share_error("");  // once it has, this rank's checkpoint has served
+      if (checkpoint) checkpoint->finish();
+      return 0;
+    }
     merge_shards(r, shards);
     r.scenario_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() -
@@ -408,6 +500,8 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   if (!a.csv.empty()) write_study_csv(a.csv, net, r, o);
   if (!report_path.empty())
     write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
+  if (session && session->size() > 1) session->share_error("");  // the other ranks may go
+  if (checkpoint) checkpoint->finish();
   int flagged = 0;
   for (const ScenarioResult& s : r.scenarios) flagged += !s.ok || !s.reason.empty();
   if (flagged == 0 && r.baseline.ok && r.baseline.reason.empty()) return 0;

@@ -608,10 +608,11 @@ struct ChunkChanges {
 class Progress {
  public:
   Progress(const StudyOptions& options, int total) : options_(options), total_(total) {}
-  void done(bool ok) {
+  void done(const ScenarioResult& row) {
     const std::lock_guard<std::mutex> lock(mutex_);
     ++done_;
-    failed_ += !ok;
+    failed_ += !row.ok;
+    if (options_.on_row) options_.on_row(row);
     if (options_.on_progress) options_.on_progress(done_, total_, failed_);
   }
 
@@ -628,8 +629,12 @@ struct StudyRun {
   StudyRun(const Network& n, const std::function<std::unique_ptr<LinearSolver>()>& make,
            const StudyOptions& o, std::vector<int> e)
       : net(n), make_solver(make), options(o), all_elements(std::move(e)) {
+    std::vector<char> done(all_elements.size() + 1, 0);
+    for (const ScenarioResult& r : o.done)
+      if (r.scenario >= 1 && r.scenario <= static_cast<int>(all_elements.size()))
+        done[static_cast<std::size_t>(r.scenario)] = 1;
     for (std::size_t i = 0; i < all_elements.size(); ++i)
-      if (static_cast<int>(i % std::size_t(std::max(1, o.shards))) == o.shard) {
+      if (static_cast<int>(i % std::size_t(std::max(1, o.shards))) == o.shard && !done[i + 1]) {
         elements.push_back(all_elements[i]);
         numbers.push_back(static_cast<int>(i) + 1);
       }
@@ -724,7 +729,7 @@ void run_threads(StudyRun& s, Build&& build, Group&& group) {
     try {
       for (int i; (i = next++) < total;) {
         s.out.scenarios[i] = runner.run_scenario(s.number(i), s.elements[i]);
-        progress.done(s.out.scenarios[i].ok);
+        progress.done(s.out.scenarios[i]);
       }
     } catch (...) {
       stop_with(std::current_exception());
@@ -847,7 +852,7 @@ void run_trial_call(StudyRun& s, BatchTrials& engine, TrialCall& call, int first
               ? s.runners[t]->run_scenario(s.number(index), s.elements[index])
               : s.runners[t]->trial_row(s.number(index), s.elements[index], outcome,
                                         call.final_statuses.data() + i * call.layout.links);
-    progress.done(row.ok);
+    progress.done(row);
   });
   for (int i = 0; i < count; ++i) {
     const trials::Outcome& outcome = call.outcomes[i];
@@ -933,6 +938,15 @@ StudyResults run_study(const Network& net,
     case StudyEngine::batched_cg:
     case StudyEngine::batched_cholesky: run_batched(s); break;
     case StudyEngine::trials: run_on_trials(s); break;
+  }
+  if (!options.done.empty()) {  // a resumed study: the rows done before, in scenario order
+    std::vector<ScenarioResult>& rows = s.out.scenarios;
+    for (const ScenarioResult& r : options.done)
+      if ((r.scenario - 1) % std::max(1, options.shards) == options.shard) rows.push_back(r);
+    std::sort(rows.begin(), rows.end(), [](const ScenarioResult& a, const ScenarioResult& b) {
+      return a.scenario < b.scenario;
+    });
+    s.out.resumed = static_cast<int>(options.done.size());
   }
   return std::move(s.out);
 }

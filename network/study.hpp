@@ -53,29 +53,6 @@ std::vector<int> read_study_elements(const std::string& path, const Network& net
 // any thread count.
 std::vector<double> demand_multipliers(std::uint64_t seed, int index, int junctions, double cv);
 
-struct StudyOptions {
-  StudySpec spec;
-  std::vector<int> elements;      // empty: every junction (fire flow) or every pipe (closure)
-  double fire_flow = 0;           // cfs, added to the junction's first demand category
-  long duration = 0;              // seconds; 0 the steady state, < 0 the file's DURATION
-  double pressure_threshold = 0;  // the file's pressure units: junctions below it are counted
-  // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
-  // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
-  double residual_pressure = -1;
-  // How it runs: engine, device, start, batch, threads (make_study_plan turns it into the
-  // StudyPlan that StudyResults::plan reports). Where the trials engine runs a study, scenarios it
-  // hands back (trial_kernels.hpp: error 110, unbalanced) run on the host engine; the baseline
-  // always runs on the host, on make_solver's solver.
-  StudyRunRequest run;
-  // One shard of the study (mpirun: a shard a rank): only its scenarios run, those whose index
-  // i (scenario i + 1) has i % shards == shard; StudyResults::scenarios then holds them alone,
-  // with their own scenario numbers. The baseline and the start's probes are the whole study's,
-  // so every shard decides as one process would and its rows are that process's.
-  int shard = 0, shards = 1;
-  // After each scenario, from the thread that ran it (serialised by the engine).
-  std::function<void(int done, int total, int failed)> on_progress;
-};
-
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 // How close a probe scenario's warm and cold rows must be for --start auto to keep the warm start
@@ -108,6 +85,35 @@ struct ScenarioResult {
   int available_flow_runs = 0;           // runs the search for it took
 };
 
+struct StudyOptions {
+  StudySpec spec;
+  std::vector<int> elements;      // empty: every junction (fire flow) or every pipe (closure)
+  double fire_flow = 0;           // cfs, added to the junction's first demand category
+  long duration = 0;              // seconds; 0 the steady state, < 0 the file's DURATION
+  double pressure_threshold = 0;  // the file's pressure units: junctions below it are counted
+  // Fire flow: the flow available at this residual pressure (the file's pressure units) at the
+  // hydrant, searched for per scenario; < 0: not asked (available_flow stays NaN).
+  double residual_pressure = -1;
+  // How it runs: engine, device, start, batch, threads (make_study_plan turns it into the
+  // StudyPlan that StudyResults::plan reports). Where the trials engine runs a study, scenarios it
+  // hands back (trial_kernels.hpp: error 110, unbalanced) run on the host engine; the baseline
+  // always runs on the host, on make_solver's solver.
+  StudyRunRequest run;
+  // One shard of the study (mpirun: a shard a rank): only its scenarios run, those whose index
+  // i (scenario i + 1) has i % shards == shard; StudyResults::scenarios then holds them alone,
+  // with their own scenario numbers. The baseline and the start's probes are the whole study's,
+  // so every shard decides as one process would and its rows are that process's.
+  int shard = 0, shards = 1;
+  // Rows already done (netsolve resuming a study from its checkpoint): those scenarios do not
+  // run again; their rows join StudyResults::scenarios as they are.
+  std::vector<ScenarioResult> done;
+  // After each scenario, its row (serialised by the engine, before on_progress): the checkpoint.
+  std::function<void(const ScenarioResult&)> on_row;
+  // After each scenario, from the thread that ran it (serialised by the engine).
+  std::function<void(int done, int total, int failed)> on_progress;
+};
+
+
 struct StudyResults {
   ScenarioResult baseline;
   std::vector<ScenarioResult> scenarios;
@@ -125,6 +131,7 @@ struct StudyResults {
   // corrected, and the iterations that took, over the scenarios it finished.
   long trial_corrections = 0, trial_cg_iterations = 0;
   int shards = 1;  // mpirun: the ranks whose rows merge_shards gathered here
+  int resumed = 0;  // rows taken from StudyOptions::done (a resumed study), not run again
   int failed() const;
 };
 
@@ -145,8 +152,14 @@ void write_study_csv(const std::string& path, const Network& net, const StudyRes
                      const StudyOptions& options);
 std::string study_element_name(const Network& net, StudyKind kind, const ScenarioResult& r);
 
-// A shard's rows and counts as text and back, exactly (doubles in hexadecimal): how the ranks of
-// an mpirun study send theirs to rank 0 (merge_shards).
+// One row as a line of text and back, exactly (doubles in hexadecimal): a study's checkpoint.
+// read_scenario_rows stops at the first line that does not parse whole (a run killed while
+// writing it) and says how many bytes it read.
+std::string scenario_row_text(const ScenarioResult& r);
+std::vector<ScenarioResult> read_scenario_rows(const std::string& text, std::size_t* bytes_read);
+
+// A shard's rows and counts as text and back, exactly: how the ranks of an mpirun study send
+// theirs to rank 0 (merge_shards).
 std::string shard_text(const StudyResults& r);
 // Rank 0's results with every shard's rows (texts from shard_text, its own among them) in
 // scenario order and their counts summed. std::runtime_error on a text that does not parse.

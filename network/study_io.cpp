@@ -211,6 +211,28 @@ ScenarioResult get_row(std::istream& in) {
 
 }  // namespace
 
+std::string scenario_row_text(const ScenarioResult& r) {
+  std::string text;
+  put_row(text, r);
+  return text;
+}
+
+std::vector<ScenarioResult> read_scenario_rows(const std::string& text, std::size_t* bytes_read) {
+  std::vector<ScenarioResult> rows;
+  std::istringstream in(text);
+  std::size_t good = 0;
+  while (in.peek() != std::char_traits<char>::eof()) {
+    try {
+      rows.push_back(get_row(in));
+    } catch (const std::runtime_error&) {
+      break;  // a row cut short: what follows it is not trusted either
+    }
+    good = static_cast<std::size_t>(in.tellg());
+  }
+  if (bytes_read) *bytes_read = good;
+  return rows;
+}
+
 std::string shard_text(const StudyResults& r) {
   std::string text = std::to_string(r.scenarios.size()) + " " + std::to_string(r.trial_calls) +
                      " " + std::to_string(r.host_scenarios) + " " +
