@@ -168,6 +168,10 @@ void print_summary(const Network& net, const StudyOptions& o, const StudyResults
         "system, %.0f in the slowest of a batch\n",
         c.launches, double(c.systems) / c.launches, r.plan.threads,
         double(c.iterations) / c.systems, double(c.critical_iterations) / c.launches);
+  if (r.cold_resolves > 0)
+    std::printf("start: %d warm-started scenario(s) ended unbalanced or failed and ran again cold "
+                "(EPANET's path)\n",
+                r.cold_resolves);
   const int failed = r.failed();
   std::printf("failed: %d of %d scenarios", failed, n);
   for (const ScenarioResult& s : r.scenarios)
@@ -249,6 +253,7 @@ nlohmann::json json_report(const Network& net, const StudyOptions& o, const Stud
   j["plan"] = plan_json(r.plan);
   j["threads"] = r.plan.threads;
   j["ranks"] = r.shards;
+  j["cold_resolves"] = r.cold_resolves;
   if (r.trial_calls > 0)
     j["trials_engine"] = {{"calls", r.trial_calls},
                           {"kernel_ms", r.trial_kernel_ms},
@@ -318,10 +323,12 @@ void add_study_options(CLI::App& app, StudyArgs& a) {
                  "else cholesky)")
       ->check(CLI::IsMember({"auto", "cholesky", "cg", "trials"}));
   app.add_option("--start", a.start,
-                 "Where each scenario's trials start: auto (the default: probe a few scenarios "
-                 "both ways and keep warm only where it agrees with EPANET's path and takes "
-                 "fewer trials), warm (the baseline's solution) or cold (EPANET's initial flows, "
-                 "its own path, as epanet-scenarios)")
+                 "Where each scenario's trials start: cold (the default: EPANET's initial flows, "
+                 "its own path, as epanet-scenarios: EPANET's answers), warm (the baseline's "
+                 "solution: fewer trials, answers within the accuracy band of EPANET's, a "
+                 "scenario that ends unbalanced or fails re-solved cold) or auto (probe a few "
+                 "scenarios both ways and keep warm where they agree with the cold path and it "
+                 "takes fewer trials)")
       ->check(CLI::IsMember({"auto", "warm", "cold"}));
   app.add_flag("--cold-start", a.cold_start, "The same as --start cold");
 }
@@ -335,9 +342,9 @@ namespace {
 
 // The study's start as asked: --start, or --cold-start (which --start may only repeat).
 StudyStart start_asked(const StudyArgs& a) {
-  if (a.cold_start && a.start != "auto" && a.start != "cold")
+  if (a.cold_start && !a.start.empty() && a.start != "cold")
     throw InputError("--cold-start", 0, "contradicts --start " + a.start);
-  const std::string start = a.cold_start ? "cold" : a.start;
+  const std::string start = a.cold_start || a.start.empty() ? "cold" : a.start;
   return start == "cold"   ? StudyStart::cold
          : start == "warm" ? StudyStart::warm
                            : StudyStart::probe;
@@ -439,6 +446,7 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   if (o.residual_pressure >= 0 && o.spec.kind != StudyKind::fireflow)
     throw InputError("--residual-pressure", 0, "applies to fireflow studies only");
   run.start = start_asked(a);
+  run.start_by_default = a.start.empty() && !a.cold_start;
   run.start_probes = kDefaultStartProbes;
   run.batch = a.batch;
   run.batch_engine = batch_engine_asked(a.batch_engine);

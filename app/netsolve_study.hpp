@@ -21,7 +21,7 @@ struct StudyArgs {
   double pressure_threshold = -1;  // the file's pressure units; < 0: 20 psi in them
   double residual_pressure = -1;   // < 0: no available-flow search
   bool cold_start = false;         // --cold-start: --start cold
-  std::string start = "auto";      // --start auto|warm|cold
+  std::string start;               // --start auto|warm|cold; empty: cold, by default
   // --study-batch N: the batched engine with N scenarios in flight (0: not asked; --device gpu
   // takes it with kDefaultBatchSize)
   int batch = 0;

@@ -132,6 +132,7 @@ struct StudyResults {
   long trial_corrections = 0, trial_cg_iterations = 0;
   int shards = 1;  // mpirun: the ranks whose rows merge_shards gathered here
   int resumed = 0;  // rows taken from StudyOptions::done (a resumed study), not run again
+  int cold_resolves = 0;  // warm-started scenarios that ended unbalanced or failed, run again cold
   int failed() const;
 };
 

@@ -240,7 +240,8 @@ std::string shard_text(const StudyResults& r) {
                      std::to_string(r.trial_cg_iterations) + " " +
                      std::to_string(r.batch.launches) + " " + std::to_string(r.batch.systems) +
                      " " + std::to_string(r.batch.iterations) + " " +
-                     std::to_string(r.batch.critical_iterations) + "\n";
+                     std::to_string(r.batch.critical_iterations) + " " +
+                     std::to_string(r.cold_resolves) + "\n";
   for (const ScenarioResult& s : r.scenarios) put_row(text, s);
   return text;
 }
@@ -254,7 +255,7 @@ void merge_shards(StudyResults& r, const std::vector<std::string>& texts) {
     StudyResults c;
     in >> count >> c.trial_calls >> c.host_scenarios >> c.trial_corrections >>
         c.trial_cg_iterations >> c.batch.launches >> c.batch.systems >> c.batch.iterations >>
-        c.batch.critical_iterations;
+        c.batch.critical_iterations >> c.cold_resolves;
     if (!in || in.get() != '\n') throw std::runtime_error("a study shard's counts do not parse");
     for (std::size_t i = 0; i < count; ++i) rows.push_back(get_row(in));
     sum.trial_calls += c.trial_calls, sum.host_scenarios += c.host_scenarios;
@@ -262,6 +263,7 @@ void merge_shards(StudyResults& r, const std::vector<std::string>& texts) {
     sum.batch.launches += c.batch.launches, sum.batch.systems += c.batch.systems;
     sum.batch.iterations += c.batch.iterations;
     sum.batch.critical_iterations += c.batch.critical_iterations;
+    sum.cold_resolves += c.cold_resolves;
   }
   std::sort(rows.begin(), rows.end(),
             [](const ScenarioResult& a, const ScenarioResult& b) { return a.scenario < b.scenario; });
@@ -269,6 +271,7 @@ void merge_shards(StudyResults& r, const std::vector<std::string>& texts) {
   r.trial_calls = sum.trial_calls, r.host_scenarios = sum.host_scenarios;
   r.trial_corrections = sum.trial_corrections, r.trial_cg_iterations = sum.trial_cg_iterations;
   r.batch = sum.batch;
+  r.cold_resolves = sum.cold_resolves;
   r.shards = static_cast<int>(texts.size());
 }
 

@@ -129,7 +129,10 @@ void choose_batch(const StudyRunRequest& r, const StudyScope& scope, StudyPlan& 
 void choose_start(const StudyRunRequest& r, const Network& net, StudyPlan& plan) {
   plan.start = r.start;
   if (r.start == StudyStart::cold) {
-    plan.reasons.push_back("start: cold, EPANET's own path (asked)");
+    plan.reasons.push_back(r.start_by_default
+                               ? "start: cold, EPANET's own path (the default: EPANET's answers; "
+                                 "--start warm or auto for fewer trials)"
+                               : "start: cold, EPANET's own path (asked)");
     return;
   }
   if (r.start == StudyStart::warm) {

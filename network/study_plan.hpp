@@ -46,6 +46,7 @@ inline constexpr int kDefaultStartProbes = 8;
 struct StudyRunRequest {
   int threads = 0;  // host threads; 0: every core
   StudyStart start = StudyStart::warm;
+  bool start_by_default = false;           // start is the caller's default, not asked for
   int start_probes = kDefaultStartProbes;  // StudyStart::probe: the probe scenarios
   bool gpu = false;                        // --device gpu: the batched engines on the GPU
   int batch =

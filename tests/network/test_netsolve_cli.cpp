@@ -329,7 +329,7 @@ TEST_CASE("netsolve --study: the study's plan in the summary and the report, as 
   };
 
   std::string output;
-  const auto host = study("--threads 2", &output);
+  const auto host = study("--threads 2 --start auto", &output);
   const auto& plan = host["plan"];
   CHECK(plan["engine"] == "host");
   CHECK(plan["device"] == "cpu");
@@ -345,6 +345,11 @@ TEST_CASE("netsolve --study: the study's plan in the summary and the report, as 
   CHECK(host["study"]["warm_start"] == true);
   CHECK(contains(output, "plan: host, 2 thread(s), warm start\n"));
   CHECK(contains(output, "\n  engine: host"));
+  // By default EPANET's own path: the cold start, with the reason.
+  const auto by_default = study("--threads 2");
+  CHECK(by_default["plan"]["start"] == "cold");
+  CHECK(has_reason(by_default["plan"], "start: cold, EPANET's own path (the default"));
+  CHECK(by_default["cold_resolves"] == 0);
 
   const auto batched = study("--study-batch 16 --quiet");
   CHECK(batched["plan"]["engine"] == "batched Cholesky");

@@ -62,5 +62,5 @@ TEST_CASE("a study in shards, merged, gives the one process's rows") {
     }
   }
   StudyResults broken;
-  CHECK_THROWS_AS(merge_shards(broken, {"1 0 0 0 0 0 0 0 0\n3\t-1\tbroken"}), std::runtime_error);
+  CHECK_THROWS_AS(merge_shards(broken, {"1 0 0 0 0 0 0 0 0 0\n3\t-1\tbroken"}), std::runtime_error);
 }

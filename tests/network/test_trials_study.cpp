@@ -141,8 +141,10 @@ TEST_CASE("netsolve --batch-engine trials: the engine's line; refused with CG no
   CHECK(day.exit_code == 0);
   CHECK(day.output.find("engine: batched Cholesky on the host (the trials engine declined: it "
                         "runs steady-state studies only") != std::string::npos);
-  // --start auto: the choice and why, after the probes
-  CHECK(run.output.find("\n  start: warm, from the baseline's solution (8 probe scenarios") !=
+  // By default EPANET's path; --start auto: the choice and why, after the probes.
+  CHECK(run.output.find("\n  start: cold, EPANET's own path (the default") != std::string::npos);
+  const auto probed = cgs::testing::run_command(netsolve + " --start auto");
+  CHECK(probed.output.find("\n  start: warm, from the baseline's solution (8 probe scenarios") !=
         std::string::npos);
   const auto cold = cgs::testing::run_command(netsolve + " --start cold");
   CHECK(cold.exit_code == 0);
