@@ -547,14 +547,21 @@ struct RunRecorders {
   EnergyMeter energy;
   std::unique_ptr<EpanetOutWriter> out;
   RunRecorders(const Args& args, const Network& net, long duration) : energy(net, duration) {
-    if (!args.out_file.empty())
-      out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration);
+    if (args.out_file.empty()) return;
+    out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration);
+    out_path = args.out_file;
   }
-  EnergyReport finish(const SimulationResults& s) {
+  EnergyReport finish(const SimulationResults& s, nlohmann::json& summary) {
     EnergyReport report = energy.report();
-    if (out && s.error.empty()) out->finish(report);
+    if (!out || !s.error.empty()) return report;
+    out->finish(report);
+    summary = {{"file", out_path},
+               {"periods", out->periods()},
+               {"warning", out->warning()},
+               {"seconds", out->seconds()}};
     return report;
   }
+  std::string out_path;
 };
 
 nlohmann::json json_energy(const Network& net, const EnergyReport& e) {
@@ -577,7 +584,7 @@ nlohmann::json json_energy(const Network& net, const EnergyReport& e) {
 
 // The run over --duration (or the file's), each trial's system exported where asked.
 SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
-                                   RunInfo& info, EnergyReport& energy) {
+                                   RunInfo& info, EnergyReport& energy, nlohmann::json& out) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
   RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration);
@@ -597,7 +604,7 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
   };
   sim.run.trace = trace_time(args) >= 0;
   SimulationResults s = simulate(net, solver, sim);
-  energy = recorders.finish(s);
+  energy = recorders.finish(s, out);
   return s;
 }
 
@@ -641,12 +648,14 @@ int run(const Args& args, SolverCli& cli) {
   if (!args.study.study.empty()) return run_scenarios(args, net, request);
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
   EnergyReport energy;
-  const SimulationResults s = simulate_network(args, net, *solver, info, energy);
+  nlohmann::json out;  // --out: what was written
+  const SimulationResults s = simulate_network(args, net, *solver, info, energy, out);
   info.total_seconds = since(start);
   print_results(args, net, s, *solver, info);
   write_series(args, net, s);
   nlohmann::json report = json_report(net, s, *solver, info);
   report["energy"] = json_energy(net, energy);
+  if (!out.is_null()) report["out"] = out;
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
   return exit_code(net, s, reference_ok);

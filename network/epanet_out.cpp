@@ -2,6 +2,7 @@
 #include "network/epanet_out.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,19 @@
 
 namespace cgs::net {
 namespace {
+
+// Adds the time from its construction to its end to `total`.
+class Timer {
+ public:
+  explicit Timer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Timer() {
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 constexpr double kPi = 3.14159265358979323846;  // EPANET's PI (M_PI)
 constexpr double kTiny = 1.0e-6;                // EPANET's TINY
@@ -48,7 +62,20 @@ double rounded(double v) { return static_cast<double>(static_cast<float>(v)); }
 EpanetOutWriter::EpanetOutWriter(const Network& net, const std::string& path,
                                  const std::string& input_name, long duration)
     : net_(net), file_(std::make_unique<AtomicOutput>(path)), report_time_(net.times.report_start) {
+  Timer timer(seconds_);
   std::setvbuf(file_->get(), nullptr, _IOFBF, 1 << 20);
+  for (const Node& n : net.nodes) {
+    elevation_.push_back(n.elevation);
+    quality_.push_back(static_cast<float>(n.initial_quality));
+  }
+  for (const Link& l : net.links) {
+    if (l.type == LinkType::pump)
+      pump_max_flow_.emplace_back(static_cast<int>(from_.size()), net.pumps[l.pump].max_flow);
+    from_.push_back(l.from), to_.push_back(l.to), type_.push_back(l.type);
+    length_.push_back(l.length), roughness_.push_back(l.roughness);
+    area_.push_back(kPi * (l.diameter * l.diameter) / 4.0);
+    diameter5_.push_back(std::pow(l.diameter, 5));
+  }
   write_prolog(input_name, duration);
   // The energy section's place, filled by finish() once the run is over (as EPANET writes it
   // after the hydraulics): a link number and 6 floats a pump, the demand charge.
@@ -106,6 +133,7 @@ void EpanetOutWriter::write_prolog(const std::string& input_name, long duration)
 }
 
 void EpanetOutWriter::period(long time, const GradientAlgorithm& state) {
+  Timer timer(seconds_);
   state_warning_ = state_warning(state);
   if (time < report_time_) return;
   write_period(state);
@@ -120,19 +148,16 @@ int EpanetOutWriter::state_warning(const GradientAlgorithm& s) const {
   int flag = 0;
   if (net_.options.demand.model == DemandModel::dda)
     for (int i = 0; i < net_.junction_count; ++i)
-      if (s.head(i) < net_.nodes[i].elevation && s.node_demand(i) > 0.0) {
+      if (s.head(i) < elevation_[i] && s.node_demand(i) > 0.0) {
         flag = 6;
         break;
       }
   for (int k : net_.valves)
     if (s.status(k) >= LinkStatus::xfcv) flag = 5;
-  for (std::size_t k = 0; k < net_.links.size(); ++k) {
-    const Link& link = net_.links[k];
-    if (link.type != LinkType::pump) continue;
-    const int j = static_cast<int>(k);
+  for (const auto& [j, max_flow] : pump_max_flow_) {
     LinkStatus status = s.status(j);
     if (status >= LinkStatus::open) {
-      if (s.flow(j) > s.setting(j) * net_.pumps[link.pump].max_flow) status = LinkStatus::xflow;
+      if (s.flow(j) > s.setting(j) * max_flow) status = LinkStatus::xflow;
       if (s.flow(j) < 0.0) status = LinkStatus::xhead;
     }
     if (status == LinkStatus::xhead || status == LinkStatus::xflow) flag = 4;
@@ -175,38 +200,31 @@ void EpanetOutWriter::write_period(const GradientAlgorithm& s) {
   }
   for (std::size_t k = 0; k < links; ++k) {
     const int j = static_cast<int>(k);
-    const Link& link = net_.links[k];
     status_[k] = static_cast<signed char>(s.status(j));
     flow_[k] = is_closed(s.status(j)) ? 0.0 : rounded(s.flow(j));
     // A pipe's setting is its roughness coefficient (EPANET's Kc, internal units).
-    setting_[k] = rounded(link.type <= LinkType::pipe ? link.roughness : s.setting(j));
+    setting_[k] = rounded(type_[k] <= LinkType::pipe ? roughness_[k] : s.setting(j));
   }
   write_field(nodes, [&](std::size_t i) { return demand_[i] * u.flow; });
   write_field(nodes, [&](std::size_t i) { return head_[i] * u.length; });
-  write_field(nodes,
-              [&](std::size_t i) { return (head_[i] - net_.nodes[i].elevation) * u.pressure; });
-  write_field(nodes, [&](std::size_t i) { return net_.nodes[i].initial_quality; });
+  write_field(nodes, [&](std::size_t i) { return (head_[i] - elevation_[i]) * u.pressure; });
+  write_field(nodes, [&](std::size_t i) { return quality_[i]; });
   write_field(links, [&](std::size_t k) { return flow_[k] * u.flow; });
   write_field(links, [&](std::size_t k) {
-    const Link& l = net_.links[k];
-    if (l.type == LinkType::pump) return 0.0;
-    return std::abs(flow_[k]) / (kPi * (l.diameter * l.diameter) / 4.0) * u.length;
+    return type_[k] == LinkType::pump ? 0.0 : std::abs(flow_[k]) / area_[k] * u.length;
   });
-  auto head_change = [&](std::size_t k) {
-    return head_[net_.links[k].from] - head_[net_.links[k].to];
-  };
+  auto head_change = [&](std::size_t k) { return head_[from_[k]] - head_[to_[k]]; };
   write_field(links, [&](std::size_t k) {
-    const Link& l = net_.links[k];
     if (status_[k] <= static_cast<signed char>(LinkStatus::closed)) return 0.0;
-    const double h = l.type == LinkType::pump ? head_change(k) : std::abs(head_change(k));
-    return l.type <= LinkType::pipe ? 1000.0 * h / l.length : h * u.length;
+    const double h = type_[k] == LinkType::pump ? head_change(k) : std::abs(head_change(k));
+    return type_[k] <= LinkType::pipe ? 1000.0 * h / length_[k] : h * u.length;
   });
   write_field(links, [](std::size_t) { return 0.0; });
   write_field(links, [&](std::size_t k) { return static_cast<double>(status_[k]); });
   write_field(links, [&](std::size_t k) {
     const double k1 = setting_[k];
     if (k1 == kMissing) return 0.0;
-    switch (net_.links[k].type) {
+    switch (type_[k]) {
       case LinkType::prv:
       case LinkType::psv:
       case LinkType::pbv: return k1 * u.pressure;
@@ -217,10 +235,9 @@ void EpanetOutWriter::write_period(const GradientAlgorithm& s) {
   });
   write_field(links, [](std::size_t) { return 0.0; });
   write_field(links, [&](std::size_t k) {
-    const Link& l = net_.links[k];
-    if (l.type > LinkType::pipe || !(std::abs(flow_[k]) > kTiny)) return 0.0;
+    if (type_[k] > LinkType::pipe || !(std::abs(flow_[k]) > kTiny)) return 0.0;
     const double h = std::abs(head_change(k));
-    return 39.725 * h * std::pow(l.diameter, 5) / l.length / (flow_[k] * flow_[k]);
+    return 39.725 * h * diameter5_[k] / length_[k] / (flow_[k] * flow_[k]);
   });
 }
 
@@ -264,6 +281,7 @@ void EpanetOutWriter::write_statistic() {
 
 // EPANET's saveenergy (at its place after the prolog) and saveepilog.
 void EpanetOutWriter::finish(const EnergyReport& energy) {
+  Timer timer(seconds_);
   std::FILE* f = file_->get();
   if (net_.times.statistic != TimeOptions::Statistic::series && periods_ > 0) write_statistic();
   const float reactions[4] = {0, 0, 0, 0};  // no water quality

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "network/energy.hpp"
@@ -66,6 +67,8 @@ class EpanetOutWriter {
   void finish(const EnergyReport& energy);
 
   int periods() const { return periods_; }
+  // Time spent in this writer's calls (computing and writing, the rename included), seconds.
+  double seconds() const { return seconds_; }
   // EPANET's warning flag: the code of the last period that warned (1 unbalanced, 2 unstable,
   // 4 pump, 5 valve, 6 negative pressure), 0 for none.
   int warning() const { return warning_; }
@@ -76,10 +79,18 @@ class EpanetOutWriter {
   long energy_offset_ = 0;
   long report_time_ = 0;
   int periods_ = 0, warning_ = 0, state_warning_ = 0;
+  double seconds_ = 0;
   std::vector<float> values_;     // one field of one period
   std::vector<float> statistic_;  // every period's fields, where [TIMES] STATISTIC asks for one
   std::vector<double> head_, demand_, flow_, setting_;  // rounded to float32, as EPANET's
   std::vector<signed char> status_;
+  // What the periods read of the network, copied out once into flat arrays (the records are
+  // large: reading them every period cost more than the rest of the writing on BWSN_Network_2).
+  std::vector<double> elevation_, length_, area_, diameter5_, roughness_;
+  std::vector<int> from_, to_;
+  std::vector<LinkType> type_;
+  std::vector<float> quality_;  // the node quality field: the same every period
+  std::vector<std::pair<int, double>> pump_max_flow_;  // each pump's link and Qmax
 
   void write_prolog(const std::string& input_name, long duration);
   void write_period(const GradientAlgorithm& state);

@@ -83,6 +83,7 @@ def compare(ref, cand, rel, skip_quality, loose=None):
     """Every difference found, as lines ("name[i]: reference against candidate")."""
     diffs = []
     worst = {}
+    fields = set()  # the kinds of values that differ ("link friction", "prolog", ...)
 
     def check(name, a, b):
         if len(a) != len(b):
@@ -100,6 +101,7 @@ def compare(ref, cand, rel, skip_quality, loose=None):
                 if loose is not None and abs(x - y) <= loose * max(1.0, abs(x), abs(y)):
                     continue
             bad += 1
+            fields.add(name.split(" ", 2)[2] if name.startswith("period ") else name)
             if bad <= 3:
                 diffs.append(f"{name}[{i}]: {x!r} against {y!r}")
         if bad > 3:
@@ -134,7 +136,7 @@ def compare(ref, cand, rel, skip_quality, loose=None):
         check("reactions", ref["reactions"], cand["reactions"])
     for key in ["period_count", "warning", "end_magic"]:
         check(key, [ref[key]], [cand[key]])
-    return diffs, max(worst.values(), default=0.0)
+    return diffs, max(worst.values(), default=0.0), sorted(fields)
 
 
 def main():
@@ -153,11 +155,13 @@ def main():
         print(f"unreadable: {e}")
         return 2
     skip_quality = ref["prolog"][7] != 0
-    diffs, worst = compare(ref, cand, args.rel, skip_quality, args.loose)
+    diffs, worst, fields = compare(ref, cand, args.rel, skip_quality, args.loose)
     what = (f"{ref['period_count']} periods, {ref['nodes']} nodes, {ref['links']} links, "
             f"largest relative float difference {worst:.2g}")
     if skip_quality:
         what += ", quality fields skipped (the reference ran quality)"
+    if fields:
+        what += "; differing: " + ", ".join(fields)
     print(("equal" if not diffs else f"DIFFERENT ({len(diffs)})") + ": " + what)
     if not args.quiet:
         for d in diffs[:40]:

@@ -11,9 +11,9 @@
 # ID equal, every float within a relative 1e-6, i.e. the same float32 up to one rounding of the
 # doubles; else the count of differing fields and the largest relative difference, and whether
 # every float is within 1e-3 relative or absolute, netsolve's --reference tolerance), both exit
-# codes. Then --time NET (default BWSN_Network_2): whole-process wall time, best of N (default 5)
-# interleaved, one thread, of netsolve without --out, with --out, and runepanet (which writes its
-# .rpt and .out). Exit 1 if a network both complete is not equal, or only one writes a file where
+# codes. Then --time NET (default BWSN_Network_2; '' for none): whole-process wall and CPU time,
+# best of N (default 5) interleaved, one thread, of netsolve without --out, with --out, and
+# runepanet (which writes its .rpt and .out). Exit 1 if a network both complete is not equal, or only one writes a file where
 # EPANET did not stop on an error.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -71,7 +71,7 @@ for net in "${nets[@]}"; do
     status=1
   else
     verdict=$(python3 scripts/compare_epanet_out.py "$tmp/$net.out" "$tmp/ns.out" --quiet) || {
-      loose=$(python3 scripts/compare_epanet_out.py "$tmp/$net.out" "$tmp/ns.out" --loose 1e-3 --quiet | cut -d: -f1 || true)
+      loose=$(python3 scripts/compare_epanet_out.py "$tmp/$net.out" "$tmp/ns.out" --loose 1e-3 --quiet | sed -e 's/:.*differing:/ beyond it:/' -e t -e 's/: .*//' || true)
       verdict="$verdict; within 1e-3: $loose"
       status=1
     }
@@ -80,13 +80,15 @@ for net in "${nets[@]}"; do
   rm -f "$tmp/$net.out" "$tmp/ns.out" "$tmp/$net.rpt"
 done
 
-# Whole-process wall time, seconds, of the command given.
-wall() {
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null 2>&1 || true
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' 
+# Whole-process wall time and CPU time (user + system), seconds, of the command given: on a
+# shared machine the wall time waits for the cores, the CPU time is the work.
+# Each run writes a new file (the previous one removed first: ext4 flushes a file renamed or
+# truncated over an existing one, which would time the disk rather than the writing).
+measure() {
+  rm -f "$tmp/t_ns.out" "$tmp/t.out" "$tmp/t.rpt"
+  local TIMEFORMAT='%3R %3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>"$tmp/time" || true
+  awk '{ printf "%.4f %.4f\n", $1, $2 + $3 }' "$tmp/time"
 }
 best() { sort -g | head -1; }
 
@@ -94,18 +96,24 @@ if [[ -n $time_net ]]; then
   make_copy "$data/networks/$time_net.inp" "$tmp/t.inp"
   : >"$tmp/plain" ; : >"$tmp/out" ; : >"$tmp/epanet"
   for ((i = 0; i < runs; ++i)); do
-    wall "$netsolve" --network "$tmp/t.inp" --quiet --threads 1 >>"$tmp/plain"
-    wall "$netsolve" --network "$tmp/t.inp" --quiet --threads 1 --out "$tmp/t_ns.out" >>"$tmp/out"
-    wall "$runepanet" "$tmp/t.inp" "$tmp/t.rpt" "$tmp/t.out" >>"$tmp/epanet"
+    measure "$netsolve" --network "$tmp/t.inp" --quiet --threads 1 >>"$tmp/plain"
+    measure "$netsolve" --network "$tmp/t.inp" --quiet --threads 1 --out "$tmp/t_ns.out" >>"$tmp/out"
+    measure "$runepanet" "$tmp/t.inp" "$tmp/t.rpt" "$tmp/t.out" >>"$tmp/epanet"
   done
-  plain=$(best <"$tmp/plain") out=$(best <"$tmp/out") epanet=$(best <"$tmp/epanet")
   size=$(stat -c %s "$tmp/t_ns.out")
   echo
-  echo "$time_net 24 h, whole process, best of $runs, one thread ($(date -u +%F), $(nproc) cores):"
-  printf '  netsolve            %8.4f s\n' "$plain"
-  printf '  netsolve --out      %8.4f s  (+%.1f%% for a %d-byte .out)\n' "$out" \
-    "$(awk -v a="$out" -v b="$plain" 'BEGIN { print 100 * (a - b) / b }')" "$size"
-  printf '  runepanet .rpt .out %8.4f s  (netsolve --out / runepanet = %.3f)\n' "$epanet" \
-    "$(awk -v a="$out" -v b="$epanet" 'BEGIN { print a / b }')"
+  echo "$time_net 24 h, whole process, best of $runs interleaved, one thread ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)):"
+  printf '  %-22s %10s %10s\n' "" "wall (s)" "CPU (s)"
+  for what in plain out epanet; do
+    wall=$(cut -d' ' -f1 "$tmp/$what" | best) cpu=$(cut -d' ' -f2 "$tmp/$what" | best)
+    declare "wall_$what=$wall" "cpu_$what=$cpu"
+    case $what in
+      plain) name="netsolve" ;; out) name="netsolve --out" ;; epanet) name="runepanet .rpt .out" ;;
+    esac
+    printf '  %-22s %10.4f %10.4f\n' "$name" "$wall" "$cpu"
+  done
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (a - b) / b }'; }
+  echo "  writing the .out ($size bytes): wall $(ratio "$wall_out" "$wall_plain"), CPU $(ratio "$cpu_out" "$cpu_plain")"
+  echo "  netsolve --out against runepanet: wall $(ratio "$wall_out" "$wall_epanet"), CPU $(ratio "$cpu_out" "$cpu_epanet")"
 fi
 exit $status

@@ -296,6 +296,8 @@ TEST_CASE("netsolve --out: written as runepanet's, checked before the run, none 
   CHECK(report["energy"]["pumps"][1]["pump"] == "335");
   CHECK(report["energy"]["volume_unit"] == "Mgal");
   CHECK(close(read_epanet_out(out).demand_charge, report["energy"]["demand_charge"].get<double>()));
+  CHECK(report["out"]["periods"] == 25);
+  CHECK(report["out"]["warning"] == 0);
   // Never over an input, never into a folder that does not exist: refused before the run.
   const std::string copy = (dir / "copy.inp").string();
   fs::copy_file(inp, copy);
