@@ -98,9 +98,9 @@ if [[ -n $time_net ]]; then
   for ((i = 0; i < runs; ++i)); do
     measure "$netsolve" --network "$tmp/t.inp" --quiet --threads 1 >>"$tmp/plain"
     measure "$netsolve" --network "$tmp/t.inp" --quiet --threads 1 --out "$tmp/t_ns.out" >>"$tmp/out"
+    size=$(stat -c %s "$tmp/t_ns.out")
     measure "$runepanet" "$tmp/t.inp" "$tmp/t.rpt" "$tmp/t.out" >>"$tmp/epanet"
   done
-  size=$(stat -c %s "$tmp/t_ns.out")
   echo
   echo "$time_net 24 h, whole process, best of $runs interleaved, one thread ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)):"
   printf '  %-22s %10s %10s\n' "" "wall (s)" "CPU (s)"

@@ -144,8 +144,8 @@ void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
 
 TEST_CASE("EPANET's output file: netsolve's equals runepanet's field by field") {
   const fs::path dir = scratch();
-  for (const char* name : {"Net1_energy", "Net1_si", "Net1_average", "Net1_range", "Net3_energy",
-                           "Anytown", "Net1_unbalanced"}) {
+  for (const char* name : {"Net1_energy", "Net1_si", "Net1_average", "Net1_range", "Net1_pda",
+                           "Net3_energy", "Anytown", "Net1_unbalanced"}) {
     const std::string network = name;
     CAPTURE(network);
     const std::string inp = std::string(name) == "Net1_unbalanced"
