@@ -645,7 +645,11 @@ int run(const Args& args, SolverCli& cli) {
   info.read_seconds = since(start);
   const SolveRequest request = network_request(cli.request, net);
   protect_files(args);
-  if (!args.study.study.empty()) return run_scenarios(args, net, request);
+  if (!args.study.study.empty()) {
+    if (!args.out_file.empty())
+      throw InputError("--out writes one run's results as EPANET's output file: not with --study");
+    return run_scenarios(args, net, request);
+  }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
   EnergyReport energy;
   nlohmann::json out;  // --out: what was written

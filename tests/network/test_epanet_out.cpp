@@ -308,6 +308,9 @@ TEST_CASE("netsolve --out: written as runepanet's, checked before the run, none 
   run = run_command(netsolve + inp + " --out " + (dir / "no" / "n.out").string());
   CHECK(run.exit_code == 2);
   CHECK(run.output.find("--out") != std::string::npos);
+  run = run_command(netsolve + inp + " --study fireflow --out " + (dir / "s.out").string());
+  CHECK(run.exit_code == 2);
+  CHECK_FALSE(fs::exists(dir / "s.out"));
   // An input error: no file (and an older one at the path is left as it was).
   std::ofstream(dir / "broken.inp") << "[JUNCTIONS]\nJ 0\n[PIPES]\nP J X 10 10 100\n";
   run = run_command(netsolve + (dir / "broken.inp").string() + " --out " + out);
