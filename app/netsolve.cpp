@@ -30,12 +30,14 @@
 #include "base/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
-#include "solver/distributed/distributed_solve.hpp"
+#include "network/energy.hpp"
+#include "network/epanet_out.hpp"
 #include "network/epanet_time.hpp"
 #include "network/hydraulics.hpp"
 #include "network/inp_reader.hpp"
 #include "network/results_io.hpp"
 #include "network/simulation.hpp"
+#include "solver/distributed/distributed_solve.hpp"
 #include "solver/plan.hpp"
 #include "spmv/backend.hpp"
 
@@ -57,6 +59,7 @@ struct Args {
   std::string elimination_order;        // --elimination-order: junction IDs, one a line
   std::string duration;                 // empty: the file's DURATION
   std::string trace;                    // --trace: the periods whose trials are printed
+  std::string out_file;                 // --out: EPANET's binary output file
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
@@ -487,7 +490,8 @@ void protect_files(const Args& args) {
   check_outputs({{"--nodes", args.nodes_csv},
                  {"--links", args.links_csv},
                  {"--tanks", args.tanks_csv},
-                 {"--report", args.report}});
+                 {"--report", args.report},
+                 {"--out", args.out_file}});
 }
 
 // --precond auto (netsolve's default) on a run's trials: the network rule, chol in EPANET's
@@ -537,11 +541,55 @@ int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
                            [&] { return make_solver(args, net, baseline); });
 }
 
+// The pump energy (EPANET's, for the JSON report) and --out's file, recorded along the run
+// through its period and step hooks; the file is finished only where every period was solved
+// (as EPANET's, which writes none when its hydraulics stop on an error).
+struct RunRecorders {
+  EnergyMeter energy;
+  std::unique_ptr<EpanetOutWriter> out;
+  RunRecorders(const Args& args, const Network& net, long duration) : energy(net, duration) {
+    if (args.out_file.empty()) return;
+    out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration);
+    out_path = args.out_file;
+  }
+  EnergyReport finish(const SimulationResults& s, nlohmann::json& summary) {
+    EnergyReport report = energy.report();
+    if (!out || !s.error.empty()) return report;
+    out->finish(report);
+    summary = {{"file", out_path},
+               {"periods", out->periods()},
+               {"warning", out->warning()},
+               {"seconds", out->seconds()}};
+    return report;
+  }
+  std::string out_path;
+};
+
+nlohmann::json json_energy(const Network& net, const EnergyReport& e) {
+  nlohmann::json pumps = nlohmann::json::array();
+  for (const PumpEnergy& p : e.pumps)
+    pumps.push_back({{"pump", net.links[p.link].id},
+                     {"utilization_pct", p.utilization},
+                     {"efficiency_pct", p.efficiency},
+                     {"kwh_per_volume", p.kwh_per_volume},
+                     {"average_kw", p.average_kw},
+                     {"peak_kw", p.peak_kw},
+                     {"cost_per_day", p.cost_per_day}});
+  return {{"volume_unit", e.volume_unit()},
+          {"pumps", pumps},
+          {"peak_kw", e.peak_kw},
+          {"demand_charge_per_kw", e.charge_per_kw},
+          {"demand_charge", e.demand_charge},
+          {"total_cost", e.total_cost}};
+}
+
 // The run over --duration (or the file's), each trial's system exported where asked.
 SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
-                                   RunInfo& info) {
+                                   RunInfo& info, EnergyReport& energy, nlohmann::json& out) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
+  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration);
+  record_energy_and_output(sim, recorders.energy, recorders.out.get());
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
   sim.run.on_system = [&](long time, int trial, const JunctionSystem& system) {
     info.nnz = system.A.nnz();
@@ -556,7 +604,9 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
   sim.run.trace = trace_time(args) >= 0;
-  return simulate(net, solver, sim);
+  SimulationResults s = simulate(net, solver, sim);
+  energy = recorders.finish(s, out);
+  return s;
 }
 
 // The summary (unless --quiet), the traced periods' trials, and the error line.
@@ -600,13 +650,21 @@ int run(const Args& args, SolverCli& cli) {
   info.read_seconds = since(start);
   const SolveRequest request = network_request(cli.request, net);
   protect_files(args);
-  if (!args.study.study.empty()) return run_scenarios(args, net, request);
+  if (!args.study.study.empty()) {
+    if (!args.out_file.empty())
+      throw InputError("--out writes one run's results as EPANET's output file: not with --study");
+    return run_scenarios(args, net, request);
+  }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
-  const SimulationResults s = simulate_network(args, net, *solver, info);
+  EnergyReport energy;
+  nlohmann::json out;  // --out: what was written
+  const SimulationResults s = simulate_network(args, net, *solver, info, energy, out);
   info.total_seconds = since(start);
   print_results(args, net, s, *solver, info);
   write_series(args, net, s);
   nlohmann::json report = json_report(net, s, *solver, info);
+  report["energy"] = json_energy(net, energy);
+  if (!out.is_null()) report["out"] = out;
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
   return exit_code(net, s, reference_ok);
@@ -666,6 +724,10 @@ int main(int argc, char** argv) {
   app.add_option("--export-systems", args.export_dir,
                  "Write each trial's matrix (Matrix Market, symmetric) and right-hand side here");
   app.add_option("--report", args.report, "Write the run summary as JSON here");
+  app.add_option("--out", args.out_file,
+                 "Write EPANET's binary output file (.out: prolog, pump energy, every reporting "
+                 "period's results, epilog) as runepanet does; none when a period cannot be "
+                 "solved");
   app.add_option("--reference", args.reference_dir,
                  "Folder with EPANET's <net>_nodes.csv[.gz] and <net>_links.csv[.gz] (the "
                  "series, or time 0): compare every reporting time (exit 1 if heads differ by "

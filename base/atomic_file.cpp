@@ -88,35 +88,46 @@ void ignore_file_size_signal() {
   (void)ignored;
 }
 
-void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
-  check_not_an_input(path);
+AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)) {
+  check_not_an_input(path_);
   ignore_file_size_signal();
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (!file) throw InputError(path, 0, std::string("cannot create file: ") + std::strerror(errno));
-  try {
-    write(file);
-  } catch (...) {
-    std::fclose(file);
-    std::remove(temporary.c_str());
-    throw;
-  }
+  temporary_ = path_ + ".tmp." + std::to_string(::getpid());
+  file_ = std::fopen(temporary_.c_str(), "wb");
+  if (!file_)
+    throw InputError(path_, 0, std::string("cannot create file: ") + std::strerror(errno));
+}
+
+AtomicOutput::~AtomicOutput() {
+  if (!file_) return;
+  std::fclose(file_);
+  std::remove(temporary_.c_str());
+}
+
+void AtomicOutput::commit() {
+  std::FILE* file = file_;
+  file_ = nullptr;  // from here on the temporary file is this function's to remove
   // errno of the failed write, read before fclose can change it (EFBIG: a full disk or ulimit -f).
   const int write_error = std::ferror(file) ? (errno != 0 ? errno : EIO) : 0;
   const int close_error = std::fclose(file) == 0 ? 0 : errno;
   if (write_error != 0 || close_error != 0) {
-    std::remove(temporary.c_str());
-    throw InputError(path, 0,
+    std::remove(temporary_.c_str());
+    throw InputError(path_, 0,
                      std::string("cannot write file: ") +
                          std::strerror(write_error != 0 ? write_error : close_error));
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (std::rename(temporary_.c_str(), path_.c_str()) != 0) {
     const int error = errno;
-    std::remove(temporary.c_str());
+    std::remove(temporary_.c_str());
     throw InputError(
-        path, 0,
+        path_, 0,
         std::string("cannot rename the finished file into place: ") + std::strerror(error));
   }
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
+  AtomicOutput file(path);
+  write(file.get());
+  file.commit();
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

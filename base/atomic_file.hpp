@@ -30,6 +30,24 @@ void check_outputs(const std::vector<std::pair<std::string, std::string>>& outpu
 // process-wide), so that the write fails with EFBIG instead and the temporary file is removed.
 void ignore_file_size_signal();
 
+// An output written piece by piece (netsolve's .out, along the run) into a temporary file beside
+// `path`, renamed over it by commit(). Destroyed without commit() (an error, an exception), it
+// removes the temporary file: nothing is left. Throws InputError naming `path` when the file
+// cannot be created, written or renamed.
+class AtomicOutput {
+ public:
+  explicit AtomicOutput(std::string path);
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+  std::FILE* get() const { return file_; }
+  void commit();
+
+ private:
+  std::string path_, temporary_;
+  std::FILE* file_ = nullptr;
+};
+
 // Calls write(file) on a temporary file and renames it to `path`. Throws InputError naming
 // `path` when it cannot be created, written or renamed.
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write);

@@ -211,43 +211,80 @@ void InpReader::check_source(const Record& r) const {
   if (i + 1 < t.size() && t[i + 1] != "*") pattern_or(r, i + 1, 205, "[SOURCES]");
 }
 
-// [ENERGY] as EPANET's energydata checks it (GLOBAL|PUMP id PRICE|PATTERN|EFFIC value, DEMAND
-// CHARGE value): its errors 201, 202, 205, 206, 213, 216, 217. Nothing is kept: pump energy is
-// not computed yet.
-void InpReader::check_energy(const Record& r) const {
+// [ENERGY] as EPANET's energydata reads it (GLOBAL|PUMP id PRICE|PATTERN|EFFIC value, DEMAND
+// CHARGE value), with its errors 201, 202, 205, 206, 213, 216, 217; a later line overrides an
+// earlier one. The values feed network/energy.hpp's meter.
+void InpReader::read_energy(const Record& r) {
   const auto& t = r.tokens;
   const std::size_t n = t.size();
   auto error = [&](int code, const std::string& what) {
     fail(r.line, what + " (EPANET error " + std::to_string(code) + ") in [ENERGY]");
   };
-  auto non_negative = [&](std::size_t i, int code) {
+  auto value = [&](std::size_t i, int code) {
     double y = 0;
     if (!parse_number(t[i], y)) error(202, "illegal numeric value " + t[i]);
     if (code == 217 ? !(y > 0) : y < 0) error(code, "invalid value " + t[i]);
+    return y;
   };
   if (n < 3) error(201, "syntax error");
-  if (starts_with_keyword(t[0], "DEMAND")) return non_negative(2, 213);
+  if (starts_with_keyword(t[0], "DEMAN")) {
+    net_.energy.demand_charge = value(2, 213);
+    return;
+  }
   const bool global = starts_with_keyword(t[0], "GLOBAL");
   if (!global && !starts_with_keyword(t[0], "PUMP")) error(213, "invalid keyword " + t[0]);
+  Pump* pump = nullptr;
   if (!global) {
     if (n < 4) error(201, "syntax error");
     const int k = net_.find_link(t[1]);
     if (k < 0 || net_.links[k].type != LinkType::pump) error(216, "undefined pump " + t[1]);
+    pump = &net_.pumps[net_.links[k].pump];
   }
   const std::string& what = t[n - 2];
   if (starts_with_keyword(what, "PRICE")) {
     double y = 0;
     if (!parse_number(t[n - 1], y)) error(202, "illegal numeric value " + t[n - 1]);
     if (y < 0) error(217, "invalid value " + t[n - 1]);
+    (pump ? pump->price : net_.energy.price) = y;
   } else if (starts_with_keyword(what, "PATT")) {
-    pattern_or(r, n - 1, 205, "[ENERGY]");
-  } else if (starts_with_keyword(what, "EFFIC")) {
-    if (global)
-      non_negative(n - 1, 217);
+    (pump ? pump->price_pattern : net_.energy.price_pattern) =
+        pattern_or(r, n - 1, 205, "[ENERGY]");
+  } else if (starts_with_keyword(what, "EFFI")) {
+    if (pump)
+      pump->efficiency_curve = curve_or(r, n - 1, 206, "[ENERGY]");
     else
-      curve_or(r, n - 1, 206, "[ENERGY]");
+      net_.energy.efficiency = value(n - 1, 217);
   } else {
     error(201, "syntax error");
+  }
+}
+
+// [QUALITY] as EPANET's qualdata reads it: "node value", or "node1 node2 value" for every node
+// whose ID lies between the two (as numbers where both are positive integers, atol's way, else
+// as strings); an unknown node is its error 203, a bad value 202, a negative one 209. Water
+// quality is not simulated: the values are what EPANET's run without quality reports.
+void InpReader::read_quality(const Record& r) {
+  const auto& t = r.tokens;
+  auto error = [&](int code, const std::string& what) {
+    fail(r.line, what + " (EPANET error " + std::to_string(code) + ") in [QUALITY]");
+  };
+  if (t.size() < 2) return;
+  const std::size_t v = t.size() == 2 ? 1 : 2;
+  double c0 = 0;
+  if (!parse_number(t[v], c0)) error(202, "illegal numeric value " + t[v]);
+  if (c0 < 0) error(209, "illegal value " + t[v]);
+  if (t.size() == 2) {
+    const int n = net_.find_node(t[0]);
+    if (n < 0) error(203, "undefined node " + t[0]);
+    net_.nodes[n].initial_quality = c0;
+    return;
+  }
+  const long i1 = std::atol(t[0].c_str()), i2 = std::atol(t[1].c_str());
+  for (Node& node : net_.nodes) {
+    const bool inside = i1 > 0 && i2 > 0
+                            ? std::atol(node.id.c_str()) >= i1 && std::atol(node.id.c_str()) <= i2
+                            : t[0].compare(node.id) <= 0 && t[1].compare(node.id) >= 0;
+    if (inside) node.initial_quality = c0;
   }
 }
 
@@ -256,7 +293,7 @@ void InpReader::check_energy(const Record& r) const {
 void InpReader::read_time(const Record& r) {
   const auto& t = r.tokens;
   if (t.size() < 2) fail(r.line, "missing value in [TIMES]");
-  if (starts_with_keyword(t[0], "STAT")) return;  // STATISTIC: reporting only
+  if (starts_with_keyword(t[0], "STAT")) return read_statistic(r);
   const std::size_t n = t.size() - 1;
   double hours = 0;
   if (!parse_number(t[n], hours)) {
@@ -301,6 +338,23 @@ void InpReader::read_time(const Record& r) {
     times.start_clocktime = seconds % 86400;
   else
     fail(r.line, "unknown [TIMES] keyword " + t[0]);
+}
+
+// STATISTIC NONE|NO|AVERAGE|MINIMUM|MAXIMUM|RANGE (the last token, by prefix as EPANET's
+// timedata matches it; another word is its error 213).
+void InpReader::read_statistic(const Record& r) {
+  using S = TimeOptions::Statistic;
+  static const std::pair<const char*, S> words[] = {{"NONE", S::series},    {"NO", S::series},
+                                                    {"AVERAGE", S::average}, {"MINIMUM", S::minimum},
+                                                    {"MAXIMUM", S::maximum}, {"RANGE", S::range}};
+  const std::string& word = r.tokens.back();
+  for (const auto& [keyword, statistic] : words)
+    if (starts_with_keyword(word, keyword)) {
+      net_.times.statistic = statistic;
+      return;
+    }
+  fail(r.line, "invalid option value (EPANET error 213): STATISTIC " + word +
+                   " (NONE, AVERAGE, MINIMUM, MAXIMUM or RANGE)");
 }
 
 // EPANET's adjustdata for the time steps.

@@ -28,7 +28,7 @@ std::optional<Section> section_from_header(const std::string& header) {
       {"[RULES]", Section::rules},       {"[DEMANDS]", Section::demands},
       {"[SOURCES]", Section::sources},   {"[EMITTERS]", Section::emitters},
       {"[PATTERNS]", Section::patterns}, {"[CURVES]", Section::curves},
-      {"[QUALITY]", Section::skipped},   {"[STATUS]", Section::status},
+      {"[QUALITY]", Section::quality},   {"[STATUS]", Section::status},
       {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::energy},
       {"[REACTIONS]", Section::skipped}, {"[MIXING]", Section::skipped},
       {"[REPORT]", Section::skipped},    {"[TIMES]", Section::times},
@@ -120,7 +120,8 @@ Network InpReader::read(std::istream& in) {
   for_section(Section::status, [&](const Record& r) { read_status(r); });
   for_section(Section::controls, [&](const Record& r) { read_control(r); });
   for_section(Section::sources, [&](const Record& r) { check_source(r); });
-  for_section(Section::energy, [&](const Record& r) { check_energy(r); });
+  for_section(Section::quality, [&](const Record& r) { read_quality(r); });
+  for_section(Section::energy, [&](const Record& r) { read_energy(r); });
   read_rules();
   finish();
   return std::move(net_);
@@ -157,6 +158,7 @@ void InpReader::split_into_records(std::istream& in) {
       fail(line, "[LEAKAGE] data (EPANET 2.3's pipe leakage) is not supported yet");
     if (*section == Section::title) {
       if (net_.title.empty()) net_.title = std::string(raw);
+      if (net_.title_lines.size() < 3) net_.title_lines.emplace_back(raw);
       continue;
     }
     if (*section == Section::skipped) continue;
@@ -348,6 +350,7 @@ void InpReader::set_pump_curve(int k) {
     pump.r = -8.814 * pump.power / u.power;  // kW -> hp in SI
     pump.n = -1;
     pump.max_head = 1e10;
+    pump.max_flow = 1e10;
     pump.q0 = 1.0;  // cfs
     return;
   }
@@ -373,6 +376,7 @@ void InpReader::set_pump_curve(int k) {
         fail(line, "pump '" + link.id + "': head curve " + c.id + " must decrease");
     pump.q0 = (c.x.front() + c.x.back()) / 2.0 / u.flow;
     pump.max_head = c.y.front() / u.length;
+    pump.max_flow = c.x.back() / u.flow;
     return;
   }
   constexpr double tiny = 1e-6;
@@ -389,6 +393,7 @@ void InpReader::set_pump_curve(int k) {
   pump.r = r * (std::pow(u.flow, n) / u.length);
   pump.q0 = q1 / u.flow;
   pump.max_head = h0 / u.length;
+  pump.max_flow = std::pow(h0 / r, 1.0 / n) / u.flow;  // where the curve meets zero head
 }
 
 void InpReader::convert_controls() {

@@ -39,7 +39,8 @@ enum class Section {
   times,
   skipped,
   sources,  // read to check them as EPANET does; water quality is not simulated yet
-  energy,   // likewise: pump energy is not computed yet
+  quality,  // initial qualities: kept for the output file (as EPANET's run without quality)
+  energy,   // prices, price patterns, efficiencies, demand charge (network/energy.hpp)
   leakage,  // read only to refuse its data: pipe leakage is not simulated
   end
 };
@@ -173,15 +174,16 @@ class InpReader {
     fail(r.line, "unknown pattern '" + r.tokens[i] + "'");
   }
   // The same with EPANET's error code and section in the message (the checked-only sections).
-  void pattern_or(const Record& r, std::size_t i, int code, const char* section) const {
-    for (const auto& p : net_.patterns)
-      if (p.id == r.tokens[i]) return;
+  // Both return the index found.
+  int pattern_or(const Record& r, std::size_t i, int code, const char* section) const {
+    for (std::size_t p = 0; p < net_.patterns.size(); ++p)
+      if (net_.patterns[p].id == r.tokens[i]) return static_cast<int>(p);
     fail(r.line, "undefined pattern " + r.tokens[i] + " (EPANET error " + std::to_string(code) +
                      ") in " + section);
   }
-  void curve_or(const Record& r, std::size_t i, int code, const char* section) const {
-    for (const auto& c : net_.curves)
-      if (c.id == r.tokens[i]) return;
+  int curve_or(const Record& r, std::size_t i, int code, const char* section) const {
+    for (std::size_t c = 0; c < net_.curves.size(); ++c)
+      if (net_.curves[c].id == r.tokens[i]) return static_cast<int>(c);
     fail(r.line, "undefined curve " + r.tokens[i] + " (EPANET error " + std::to_string(code) +
                      ") in " + section);
   }
@@ -198,13 +200,15 @@ class InpReader {
   int option_count(const Record& r, std::size_t i, int min, const char* what) const;
   std::string option_word(const Record& r, std::size_t i) const;
   void check_source(const Record& r) const;
-  void check_energy(const Record& r) const;
+  void read_energy(const Record& r);
+  void read_quality(const Record& r);
   void read_demand_model(const Record& r);
   // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.
   using PdaSetter = std::string (*)(DemandModelOptions&, double);
   void pda_value(const Record& r, PdaSetter set);
   void read_time(const Record& r);
+  void read_statistic(const Record& r);
   void adjust_times();
 
   // ---- [PATTERNS] and [CURVES] --------------------------------------------------------------

@@ -55,7 +55,8 @@ struct Node {
   double initial_volume = 0, min_volume = 0, max_volume = 0;  // ft^3
   int volume_curve = -1;
   bool can_overflow = false;
-  long line = 0;  // where it was defined, for messages
+  double initial_quality = 0;  // [QUALITY]: EPANET's C0 as the file gives it (not simulated)
+  long line = 0;               // where it was defined, for messages
 };
 
 enum class LinkType { cv_pipe, pipe, pump, prv, psv, pbv, fcv, tcv, gpv };
@@ -75,7 +76,21 @@ struct Pump {
   double h0 = 0, r = 0, n = 1;
   double q0 = 0;        // initial flow (cfs) at speed 1
   double max_head = 0;  // shutoff head (ft), the limit pumpstatus checks
+  double max_flow = 0;  // cfs at speed 1 where the curve ends (EPANET's Qmax; 1e10: no limit)
   int speed_pattern = -1;
+  // [ENERGY] PUMP id EFFIC / PRICE / PATTERN (network/energy.hpp): -1 or 0 where not given, the
+  // global values then apply.
+  int efficiency_curve = -1;  // percent against flow in the file's units
+  double price = 0;           // per kWh
+  int price_pattern = -1;
+};
+
+// [ENERGY]'s global values (EPANET's Epump, Ecost, Epat, Dcost).
+struct EnergyOptions {
+  double efficiency = 75;  // percent, for pumps without an efficiency curve
+  double price = 0;        // per kWh
+  int price_pattern = -1;
+  double demand_charge = 0;  // per kW of the run's peak total pump power
 };
 
 struct Link {
@@ -180,6 +195,9 @@ struct TimeOptions {
   long report_step = 3600, report_start = 0;
   long rule_step = 360;
   long start_clocktime = 0;  // time of day at time 0, mod 24 h
+  // STATISTIC: what EPANET's output file and report hold instead of the series (EPANET's
+  // Tstatflag, in its order).
+  enum class Statistic { series, average, minimum, maximum, range } statistic = Statistic::series;
 };
 
 // [RULES]: IF/AND/OR premises, THEN/ELSE actions, PRIORITY (EPANET's rules.c). Values are kept in
@@ -230,6 +248,7 @@ struct Rule {
 struct Network {
   std::string source;  // file name, for messages
   std::string title;
+  std::vector<std::string> title_lines;  // [TITLE]'s first 3 lines as EPANET keeps them (raw)
   std::vector<Node> nodes;  // junctions first, then tanks and reservoirs, each in file order
   std::vector<Link> links;  // file order
   std::vector<Pump> pumps;
@@ -239,6 +258,7 @@ struct Network {
   std::vector<Rule> rules;
   std::vector<int> valves;  // link indices of valves, in file order
   HydraulicOptions options;
+  EnergyOptions energy;
   TimeOptions times;
   UnitSystem units;
   std::vector<std::string> notes;  // what was read but is not applied (rules, energy, ...)
