@@ -47,7 +47,10 @@ SpmvStats summarise_spmv(const CgResult& cg) {
   s.median = sorted[sorted.size() / 2];
   s.min = sorted.front();
   s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
-  s.total = s.every == 1 ? s.mean * double(sorted.size()) : s.mean * double(cg.iterations);
+  // Every pass timed: their sum. Sampled: the median pass times the iterations -- the passes of
+  // a CG solve cost alike, and a sample that caught the thread descheduled (a loaded machine)
+  // would otherwise count `every` times over (the mean gave totals above the solve's own time).
+  s.total = s.every == 1 ? s.mean * double(sorted.size()) : s.median * double(cg.iterations);
   return s;
 }
 
