@@ -49,7 +49,7 @@ struct SpmvStats {
   std::string what;  // "SpMV", or the fused loops' "SpMV pass (...)"
   long samples = 0;
   double median = 0, mean = 0, min = 0;
-  double total = 0;  // over the solve's iterations (mean x iterations when sampled)
+  double total = 0;  // over the solve's iterations (median x iterations when sampled)
 };
 SpmvStats summarise_spmv(const CgResult& cg);
 
