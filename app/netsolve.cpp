@@ -25,6 +25,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/demand_model_options.hpp"
+#include "app/netsolve_quality.hpp"
 #include "app/netsolve_study.hpp"
 #include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
@@ -56,6 +57,8 @@ struct Args {
   std::string elimination_order;        // --elimination-order: junction IDs, one a line
   std::string duration;                 // empty: the file's DURATION
   std::string trace;                    // --trace: the periods whose trials are printed
+  std::string quality_csv;              // --quality: the water quality series
+  bool no_quality = false;              // --no-quality: the hydraulics alone
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
@@ -486,6 +489,7 @@ void protect_files(const Args& args) {
   check_outputs({{"--nodes", args.nodes_csv},
                  {"--links", args.links_csv},
                  {"--tanks", args.tanks_csv},
+                 {"--quality", args.quality_csv},
                  {"--report", args.report}});
 }
 
@@ -538,9 +542,10 @@ int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
 
 // The run over --duration (or the file's), each trial's system exported where asked.
 SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
-                                   RunInfo& info) {
+                                   RunInfo& info, QualityRun* quality) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
+  if (quality) quality->attach(sim);
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
   sim.run.on_system = [&](long time, int trial, const JunctionSystem& system) {
     info.nnz = system.A.nnz();
@@ -578,6 +583,20 @@ void write_series(const Args& args, const Network& net, const SimulationResults&
   if (!args.tanks_csv.empty()) write_tank_series_csv(args.tanks_csv, net, s);
 }
 
+// The file's water quality beside the hydraulics (EPANET runs it whenever the file asks for it),
+// unless --no-quality; --quality without any is refused.
+std::unique_ptr<QualityRun> quality_run(const Args& args, const Network& net) {
+  if (!net.quality.enabled() || args.no_quality) {
+    if (!args.quality_csv.empty())
+      throw InputError(net.source, 0,
+                       args.no_quality ? "--quality and --no-quality together"
+                                       : "--quality: the network has no water quality "
+                                         "([OPTIONS] QUALITY NONE)");
+    return nullptr;
+  }
+  return std::make_unique<QualityRun>(net);
+}
+
 int exit_code(const Network& net, const SimulationResults& s, bool reference_ok) {
   if (!s.error.empty() || !totals_of(s).linear_ok || !reference_ok) return kExitNotConverged;
   if (s.unbalanced) {
@@ -597,11 +616,16 @@ int run(const Args& args, SolverCli& cli) {
   protect_files(args);
   if (!args.study.study.empty()) return run_scenarios(args, net, request);
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
-  const SimulationResults s = simulate_network(args, net, *solver, info);
+  std::unique_ptr<QualityRun> quality = quality_run(args, net);
+  const SimulationResults s = simulate_network(args, net, *solver, info, quality.get());
   info.total_seconds = since(start);
   print_results(args, net, s, *solver, info);
+  if (quality && !args.quiet) print_quality_summary(net, quality->results());
   write_series(args, net, s);
+  if (quality && !args.quality_csv.empty())
+    write_quality_csv(args.quality_csv, net, quality->results());
   nlohmann::json report = json_report(net, s, *solver, info);
+  if (quality) report["quality"] = quality_json(net, quality->results());
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
   return exit_code(net, s, reference_ok);
@@ -658,6 +682,12 @@ int main(int argc, char** argv) {
   app.add_option(
       "--tanks", args.tanks_csv,
       "Write tank levels at every reporting time as CSV (time_s,tank,level,head,volume)");
+  app.add_option("--quality", args.quality_csv,
+                 "Write the water quality ([OPTIONS] QUALITY: AGE in hours, TRACE in percent, a "
+                 "CHEMICAL in its units) of every node and link at every reporting time as CSV "
+                 "(time_s,kind,id,quality; a link's is the mean over its segments, as EPANET's)");
+  app.add_flag("--no-quality", args.no_quality,
+               "Run the hydraulics alone, without the file's water quality");
   app.add_option("--export-systems", args.export_dir,
                  "Write each trial's matrix (Matrix Market, symmetric) and right-hand side here");
   app.add_option("--report", args.report, "Write the run summary as JSON here");

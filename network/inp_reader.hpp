@@ -1,8 +1,9 @@
 // Reader for EPANET 2.x .inp files.
 //
-// Reads the sections that matter to hydraulics at time 0, skips the ones that do not
-// ([COORDINATES], [VERTICES], [LABELS], [BACKDROP], [TAGS], [QUALITY], [REACTIONS], [SOURCES],
-// [MIXING], [ENERGY], [REPORT]), and converts everything to EPANET's internal units (ft, cfs).
+// Reads the sections that matter to the hydraulics and the water quality ([QUALITY],
+// [REACTIONS], [SOURCES], [MIXING]: Network::quality), checks [ENERGY], skips the ones that do
+// not ([COORDINATES], [VERTICES], [LABELS], [BACKDROP], [TAGS], [REPORT], [ROUGHNESS]), and
+// converts everything to EPANET's internal units (ft, cfs).
 // Every problem is an InputError naming the file and the line.
 #pragma once
 

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "network/quality/quality_input.hpp"
+
 namespace cgs::net {
 
 // "No value given" marker for settings, as EPANET's MISSING: a valve whose setting is missing has
@@ -240,6 +242,7 @@ struct Network {
   std::vector<int> valves;  // link indices of valves, in file order
   HydraulicOptions options;
   TimeOptions times;
+  QualityInput quality;  // [OPTIONS] QUALITY and the quality sections
   UnitSystem units;
   std::vector<std::string> notes;  // what was read but is not applied (rules, energy, ...)
   int junction_count = 0;
