@@ -26,7 +26,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "..", "shared")
 NETWORKS = ["Net1", "Net2", "Net3", "Anytown", "BWSN_Network_1", "Fossolo_FOS", "Hanoi",
-            "ky1", "ky2", "ky3", "ky4", "ky5", "ky6", "ky7", "ky14", "C-Town", "Exnet",
+            "ky1", "ky2", "ky3", "ky4", "ky5", "ky6", "ky7", "ky14", "C-Town", "Exnet_EXN",
             "RuralNetwork", "Richmond_skeleton", "Wolf-Cordera_wolf-3", "Modena_MOD",
             "Pescara_PES", "ZJ", "Balerma"]
 QUALITY_SECTIONS = {"[QUALITY]", "[REACTIONS]", "[SOURCES]", "[MIXING]"}
@@ -149,7 +149,7 @@ def compare(ns, ep):
     bad, first = 0, None
     for k, v in ep.items():
         w = ns.get(k)
-        if w is not None and w != w and v != v:  # NaN where EPANET has NaN
+        if w is not None and (w == v or (w != w and v != v)):  # equal, inf, or NaN as EPANET's
             continue
         if w is None or not (abs(w - v) <= 1e-6 or abs(w - v) <= 1e-4 * abs(v)):
             bad += 1
@@ -158,16 +158,19 @@ def compare(ns, ep):
     return bad, len(ep), first
 
 
-def run_variant(name, text, work, netsolve):
+def run_variant(name, text, work, netsolve, timeout):
     inp = os.path.join(work, name + ".inp")
     with open(inp, "w", encoding="latin-1") as f:
         f.write(text)
     ep_csv, ns_csv = inp + ".ep.csv", inp + ".ns.csv"
-    ep = subprocess.run([os.path.join(SHARED, "tools/epanet/epanet-run"), inp, "--runs", "1",
-                         "--duration", "86400", "--quality", ep_csv],
-                        capture_output=True, text=True)
-    ns = subprocess.run([netsolve, "--network", inp, "--quiet", "--duration", "24h",
-                         "--quality", ns_csv], capture_output=True, text=True)
+    try:  # a NaN concentration never merges: segments pile up, a run can take minutes
+        ep = subprocess.run([os.path.join(SHARED, "tools/epanet/epanet-run"), inp, "--runs", "1",
+                             "--duration", "86400", "--quality", ep_csv],
+                            capture_output=True, text=True, timeout=timeout)
+        ns = subprocess.run([netsolve, "--network", inp, "--quiet", "--duration", "24h",
+                             "--quality", ns_csv], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", "over %d s" % timeout
     if ep.returncode != 0:
         return ("epanet-error" if ns.returncode not in (0, 5) else "epanet-error-only"), ep.stderr
     if ns.returncode not in (0, 5):
@@ -186,6 +189,7 @@ def main():
     a.add_argument("--netsolve", default=os.path.join(ROOT, "build/app/netsolve"))
     a.add_argument("--csv")
     a.add_argument("--keep", help="folder for the variants that do not match")
+    a.add_argument("--timeout", type=int, default=60, help="seconds per program and variant")
     args = a.parse_args()
     networks = args.networks.split(",")
     rows, counts = [], {}
@@ -198,12 +202,12 @@ def main():
         if args.print_variant:
             sys.stdout.write(text)
             return
-        outcome, detail = run_variant(name, text, work, args.netsolve)
+        outcome, detail = run_variant(name, text, work, args.netsolve, args.timeout)
         counts[outcome] = counts.get(outcome, 0) + 1
         rows.append((i, net, outcome, detail))
         print("%4d %-22s %-16s %s" % (i, net, outcome, detail if outcome != "match" else ""),
               flush=True)
-        if outcome not in ("match", "epanet-error") and args.keep:
+        if outcome not in ("match", "epanet-error", "timeout") and args.keep:
             os.makedirs(args.keep, exist_ok=True)
             with open(os.path.join(args.keep, name + ".inp"), "w", encoding="latin-1") as f:
                 f.write(text)

@@ -32,11 +32,20 @@ QualityEngine::QualityEngine(const Network& net)
   for (const Link& l : net.links) ++adj_start_[l.from + 1], ++adj_start_[l.to + 1];
   for (int n = 0; n < nn; ++n) adj_start_[n + 1] += adj_start_[n];
   adj_link_.resize(adj_start_[nn]);
+  adj_to_.resize(adj_start_[nn]);
   std::vector<int> fill(adj_start_.begin(), adj_start_.end() - 1);
   for (int k = nl_ - 1; k >= 0; --k) {  // EPANET prepends: the last link comes first
     adj_link_[fill[net.links[k].from]++] = k;
+    adj_to_[fill[net.links[k].to]] = 1;
     adj_link_[fill[net.links[k].to]++] = k;
   }
+  for (const Node& n : net.nodes) node_type_.push_back(n.type);
+  for (int k = 0; k < nl_; ++k) {
+    diameter_.push_back(net.links[k].diameter);
+    if (net.links[k].type == LinkType::pipe) pipes_.push_back(k);
+  }
+  for (int n = nj_; n < nn; ++n)
+    if (net.nodes[n].type == NodeType::tank) tanks_.push_back(n);
   const int chains = nl_ + nn - nj_;
   first_.assign(chains, -1);
   last_.assign(chains, -1);
@@ -92,10 +101,8 @@ double QualityEngine::stored_mass() const {
   double mass = 0.0;
   for (int k = 0; k < nl_; ++k)
     for (int s = first_[k]; s >= 0; s = seg_[s].prev) mass += seg_[s].c * seg_[s].v;
-  for (int n = nj_; n < static_cast<int>(net_.nodes.size()); ++n) {
-    if (net_.nodes[n].type != NodeType::tank) continue;
+  for (const int n : tanks_)
     for (int s = first_[chain(n)]; s >= 0; s = seg_[s].prev) mass += seg_[s].c * seg_[s].v;
-  }
   return mass;
 }
 
@@ -262,21 +269,20 @@ void QualityEngine::transport(long dt) {
   }
   for (const int n : sorted_) {
     double volin = 0.0, massin = 0.0, volout = 0.0;
-    for (int a = adj_start_[n]; a < adj_start_[n + 1]; ++a) {
+    const int begin = adj_start_[n], end = adj_start_[n + 1];
+    for (int a = begin; a < end; ++a) {  // inflow: the node is the link's downstream end
       const int k = adj_link_[a];
-      const Link& l = net_.links[k];
-      if ((dir_[k] < 0 ? l.from : l.to) == n)
+      if ((dir_[k] < 0) != static_cast<bool>(adj_to_[a]))
         node_inflow(k, dt, volin, massin);
       else
         volout += std::abs(flow_[k]);
     }
-    if (net_.is_junction(n)) volout += emax(0.0, demand_[n]);
+    if (node_type_[n] == NodeType::junction) volout += emax(0.0, demand_[n]);
     volout *= dt;
     const double c = node_quality_after(n, volin, massin, volout, dt);
-    for (int a = adj_start_[n]; a < adj_start_[n + 1]; ++a) {
+    for (int a = begin; a < end; ++a) {
       const int k = adj_link_[a];
-      const Link& l = net_.links[k];
-      if ((dir_[k] < 0 ? l.to : l.from) == n) node_outflow(k, c, dt);
+      if ((dir_[k] < 0) == static_cast<bool>(adj_to_[a])) node_outflow(k, c, dt);
     }
     update_mass_balance(n, massin, volout, dt);
   }
@@ -305,7 +311,7 @@ void QualityEngine::node_inflow(int k, long dt, double& volin, double& massin) {
 // mixing model, then the trace node's 100 % or a chemical source added.
 double QualityEngine::node_quality_after(int n, double volin, double massin, double volout,
                                          long dt) {
-  const NodeType type = net_.nodes[n].type;
+  const NodeType type = node_type_[n];
   if (type == NodeType::junction) {
     volin -= emin(0.0, demand_[n]) * dt;
     if (volin > 0.0)
@@ -368,7 +374,7 @@ void QualityEngine::node_outflow(int k, double c, long dt) {
 
 void QualityEngine::update_mass_balance(int n, double massin, double volout, long dt) {
   double lost = 0.0, added = 0.0;
-  switch (net_.nodes[n].type) {
+  switch (node_type_[n]) {
     case NodeType::junction:
       lost = emax(0.0, demand_[n]) * dt * node_qual_[n];
       added = source_qual_ * volout;

@@ -63,8 +63,13 @@ class QualityEngine {
   int nj_, nl_;
   double schmidt_ = 0, bulk_ucf_ = 1, tank_ucf_ = 1;
   bool reactive_ = false;
-  // Adjacency as EPANET's buildadjlists leaves it: each node's links, the last one first.
+  // Adjacency as EPANET's buildadjlists leaves it: each node's links, the last one first, and
+  // whether the node is the link's end node (the routing reads these, not the Link records).
   std::vector<int> adj_start_, adj_link_;
+  std::vector<unsigned char> adj_to_;
+  std::vector<NodeType> node_type_;
+  std::vector<double> diameter_;
+  std::vector<int> pipes_, tanks_;  // the links that react (pipes, not CV pipes); the tanks
   // Segment chains: links 0..nl-1, then tanks and reservoirs (node nj + i at nl + i). first: the
   // downstream end (the oldest water), last: the upstream end.
   std::vector<Segment> seg_;

@@ -48,8 +48,7 @@ double QualityEngine::pipe_rate(int k) const {
 }
 
 void QualityEngine::react_pipes(long dt) {
-  for (int k = 0; k < nl_; ++k) {
-    if (net_.links[k].type != LinkType::pipe) continue;
+  for (const int k : pipes_) {
     for (int s = first_[k]; s >= 0; s = seg_[s].prev) {
       const double c = seg_[s].c;
       seg_[s].c = pipe_react(k, c, dt);
@@ -59,8 +58,7 @@ void QualityEngine::react_pipes(long dt) {
 }
 
 void QualityEngine::react_tanks(long dt) {
-  for (int n = nj_; n < static_cast<int>(net_.nodes.size()); ++n) {
-    if (net_.nodes[n].type != NodeType::tank) continue;
+  for (const int n : tanks_) {
     for (int s = first_[chain(n)]; s >= 0; s = seg_[s].prev) {
       const double c = seg_[s].c;
       seg_[s].c = tank_react(c, in_.tank_bulk[n], dt);
@@ -71,9 +69,8 @@ void QualityEngine::react_tanks(long dt) {
 
 double QualityEngine::pipe_react(int k, double c, long dt) const {
   if (in_.type == QualityType::age) return emax(0.0, c + static_cast<double>(dt) / 3600.0);
-  const Link& link = net_.links[k];
   const double rbulk = bulk_rate(c, in_.bulk[k], in_.bulk_order) * bulk_ucf_;
-  const double rwall = wall_rate(c, link.diameter, in_.wall[k], wall_rate_[k]);
+  const double rwall = wall_rate(c, diameter_[k], in_.wall[k], wall_rate_[k]);
   const double dc = rbulk * static_cast<double>(dt) + rwall * static_cast<double>(dt);
   return emax(0.0, c + dc);
 }

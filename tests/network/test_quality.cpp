@@ -72,7 +72,7 @@ Run run_quality(const std::string& text) {
 }
 
 bool close(double a, double b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
+  if (a == b || (std::isnan(a) && std::isnan(b))) return true;  // also EPANET's inf and NaN
   return std::abs(a - b) <= 1e-6 || std::abs(a - b) <= 1e-4 * std::abs(b);
 }
 
