@@ -614,7 +614,14 @@ int run(const Args& args, SolverCli& cli) {
   info.read_seconds = since(start);
   const SolveRequest request = network_request(cli.request, net);
   protect_files(args);
-  if (!args.study.study.empty()) return run_scenarios(args, net, request);
+  if (!args.study.study.empty()) {
+    // Scenario studies run the hydraulics only: said, never skipped silently.
+    if (!args.quality_csv.empty()) throw InputError("--quality is not available with --study");
+    if (net.quality.enabled() && !args.no_quality && !args.quiet)
+      std::printf("note: the study runs the hydraulics only; the file's water quality is not "
+                  "computed per scenario\n");
+    return run_scenarios(args, net, request);
+  }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
   std::unique_ptr<QualityRun> quality = quality_run(args, net);
   const SimulationResults s = simulate_network(args, net, *solver, info, quality.get());

@@ -409,6 +409,9 @@ TEST_CASE("netsolve --quality: EPANET's quality series, the mass balance in the 
   const Run none = netsolve("--network " + kNet1 + " --quality " + csv + " --no-quality");
   CHECK(none.exit_code == 2);
   CHECK(contains(none.output, "--quality and --no-quality together"));
+  const Run study = netsolve("--network " + kNet1 + " --study closure --quality " + csv);
+  CHECK(study.exit_code == 2);
+  CHECK(contains(study.output, "--quality is not available with --study"));
   const Run hydraulics = netsolve("--network " + kNet1 + " --no-quality");
   CHECK(hydraulics.exit_code == 0);
   CHECK(!contains(hydraulics.output, "water quality"));
