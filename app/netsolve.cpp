@@ -25,6 +25,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/demand_model_options.hpp"
+#include "app/netsolve_quality.hpp"
 #include "app/netsolve_study.hpp"
 #include "app/tuning_report.hpp"
 #include "base/atomic_file.hpp"
@@ -60,6 +61,8 @@ struct Args {
   std::string duration;                 // empty: the file's DURATION
   std::string trace;                    // --trace: the periods whose trials are printed
   std::string out_file;                 // --out: EPANET's binary output file
+  std::string quality_csv;              // --quality: the water quality series
+  bool no_quality = false;              // --no-quality: the hydraulics alone
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
@@ -490,6 +493,7 @@ void protect_files(const Args& args) {
   check_outputs({{"--nodes", args.nodes_csv},
                  {"--links", args.links_csv},
                  {"--tanks", args.tanks_csv},
+                 {"--quality", args.quality_csv},
                  {"--report", args.report},
                  {"--out", args.out_file}});
 }
@@ -585,11 +589,13 @@ nlohmann::json json_energy(const Network& net, const EnergyReport& e) {
 
 // The run over --duration (or the file's), each trial's system exported where asked.
 SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
-                                   RunInfo& info, EnergyReport& energy, nlohmann::json& out) {
+                                   RunInfo& info, EnergyReport& energy, nlohmann::json& out,
+                                   QualityRun* quality) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
   RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration);
   record_energy_and_output(sim, recorders.energy, recorders.out.get());
+  if (quality) quality->attach(sim);  // after the recorders: it chains their hooks
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
   sim.run.on_system = [&](long time, int trial, const JunctionSystem& system) {
     info.nnz = system.A.nnz();
@@ -629,6 +635,20 @@ void write_series(const Args& args, const Network& net, const SimulationResults&
   if (!args.tanks_csv.empty()) write_tank_series_csv(args.tanks_csv, net, s);
 }
 
+// The file's water quality beside the hydraulics (EPANET runs it whenever the file asks for it),
+// unless --no-quality; --quality without any is refused.
+std::unique_ptr<QualityRun> quality_run(const Args& args, const Network& net) {
+  if (!net.quality.enabled() || args.no_quality) {
+    if (!args.quality_csv.empty())
+      throw InputError(net.source, 0,
+                       args.no_quality ? "--quality and --no-quality together"
+                                       : "--quality: the network has no water quality "
+                                         "([OPTIONS] QUALITY NONE)");
+    return nullptr;
+  }
+  return std::make_unique<QualityRun>(net);
+}
+
 int exit_code(const Network& net, const SimulationResults& s, bool reference_ok) {
   if (!s.error.empty() || !totals_of(s).linear_ok || !reference_ok) return kExitNotConverged;
   if (s.unbalanced) {
@@ -653,18 +673,29 @@ int run(const Args& args, SolverCli& cli) {
   if (!args.study.study.empty()) {
     if (!args.out_file.empty())
       throw InputError("--out writes one run's results as EPANET's output file: not with --study");
+    // Scenario studies run the hydraulics only: said, never skipped silently.
+    if (!args.quality_csv.empty()) throw InputError("--quality is not available with --study");
+    if (net.quality.enabled() && !args.no_quality && !args.quiet)
+      std::printf("note: the study runs the hydraulics only; the file's water quality is not "
+                  "computed per scenario\n");
     return run_scenarios(args, net, request);
   }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
   EnergyReport energy;
   nlohmann::json out;  // --out: what was written
-  const SimulationResults s = simulate_network(args, net, *solver, info, energy, out);
+  std::unique_ptr<QualityRun> quality = quality_run(args, net);
+  const SimulationResults s =
+      simulate_network(args, net, *solver, info, energy, out, quality.get());
   info.total_seconds = since(start);
   print_results(args, net, s, *solver, info);
+  if (quality && !args.quiet) print_quality_summary(net, quality->results());
   write_series(args, net, s);
+  if (quality && !args.quality_csv.empty())
+    write_quality_csv(args.quality_csv, net, quality->results());
   nlohmann::json report = json_report(net, s, *solver, info);
   report["energy"] = json_energy(net, energy);
   if (!out.is_null()) report["out"] = out;
+  if (quality) report["quality"] = quality_json(net, quality->results());
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
   return exit_code(net, s, reference_ok);
@@ -721,6 +752,12 @@ int main(int argc, char** argv) {
   app.add_option(
       "--tanks", args.tanks_csv,
       "Write tank levels at every reporting time as CSV (time_s,tank,level,head,volume)");
+  app.add_option("--quality", args.quality_csv,
+                 "Write the water quality ([OPTIONS] QUALITY: AGE in hours, TRACE in percent, a "
+                 "CHEMICAL in its units) of every node and link at every reporting time as CSV "
+                 "(time_s,kind,id,quality; a link's is the mean over its segments, as EPANET's)");
+  app.add_flag("--no-quality", args.no_quality,
+               "Run the hydraulics alone, without the file's water quality");
   app.add_option("--export-systems", args.export_dir,
                  "Write each trial's matrix (Matrix Market, symmetric) and right-hand side here");
   app.add_option("--report", args.report, "Write the run summary as JSON here");

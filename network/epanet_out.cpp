@@ -64,9 +64,10 @@ EpanetOutWriter::EpanetOutWriter(const Network& net, const std::string& path,
     : net_(net), file_(std::make_unique<AtomicOutput>(path)), report_time_(net.times.report_start) {
   Timer timer(seconds_);
   std::setvbuf(file_->get(), nullptr, _IOFBF, 1 << 20);
-  for (const Node& n : net.nodes) {
-    elevation_.push_back(n.elevation);
-    quality_.push_back(static_cast<float>(n.initial_quality));
+  for (std::size_t n = 0; n < net.nodes.size(); ++n) {
+    elevation_.push_back(net.nodes[n].elevation);
+    // What EPANET writes for a run without quality: [QUALITY]'s initial value, in the file's units.
+    quality_.push_back(static_cast<float>(net.quality.initial[n] * net.quality.to_user));
   }
   for (const Link& l : net.links) {
     if (l.type == LinkType::pump)

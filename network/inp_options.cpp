@@ -79,9 +79,10 @@ void InpReader::read_option(const Record& r) {
                        " (H-W, D-W or C-M)");
   } else if (is("HYDR")) {
     fail(r.line, "HYDRAULICS USE/SAVE files are not supported");
-  } else if (is("QUAL") || is("MAP") || is("VERI") || is("SEGM") || is("TOLER") || is("DIFF") ||
-             is("PREC")) {
-    net_.notes.push_back("option " + key + " ignored (no effect on hydraulics)");
+  } else if (read_quality_option(r, key)) {
+    return;
+  } else if (is("MAP") || is("VERI") || is("SEGM") || is("PREC")) {
+    net_.notes.push_back("option " + key + " ignored (no effect on the results)");
   } else if (is("UNBA")) {
     const std::string w = word(1);
     if (starts_with_keyword(w, "STOP"))
@@ -192,25 +193,6 @@ void InpReader::pda_value(const Record& r, PdaSetter set) {
   if (!error.empty()) fail(r.line, error);
 }
 
-// [SOURCES] as EPANET's sourcedata checks it (node [type] value [pattern]): an unknown node is its
-// error 203, a value that is not a number 202 (213 without a type), an unknown pattern 205.
-// Nothing is kept: water quality is not simulated yet.
-void InpReader::check_source(const Record& r) const {
-  const auto& t = r.tokens;
-  auto error = [&](int code, const std::string& what) {
-    fail(r.line, what + " (EPANET error " + std::to_string(code) + ") in [SOURCES]");
-  };
-  if (t.size() < 2) error(201, "syntax error");
-  if (net_.find_node(t[0]) < 0) error(203, "undefined node " + t[0]);
-  std::size_t i = 2;
-  if (!(starts_with_keyword(t[1], "CONCEN") || starts_with_keyword(t[1], "MASS") ||
-        starts_with_keyword(t[1], "SETPOINT") || starts_with_keyword(t[1], "FLOWPACED")))
-    i = 1;
-  if (i >= t.size() || !is_number(t[i]))
-    error(i == 1 ? 213 : 202, "invalid value " + (i < t.size() ? t[i] : std::string("(none)")));
-  if (i + 1 < t.size() && t[i + 1] != "*") pattern_or(r, i + 1, 205, "[SOURCES]");
-}
-
 // [ENERGY] as EPANET's energydata reads it (GLOBAL|PUMP id PRICE|PATTERN|EFFIC value, DEMAND
 // CHARGE value), with its errors 201, 202, 205, 206, 213, 216, 217; a later line overrides an
 // earlier one. The values feed network/energy.hpp's meter.
@@ -259,35 +241,6 @@ void InpReader::read_energy(const Record& r) {
   }
 }
 
-// [QUALITY] as EPANET's qualdata reads it: "node value", or "node1 node2 value" for every node
-// whose ID lies between the two (as numbers where both are positive integers, atol's way, else
-// as strings); an unknown node is its error 203, a bad value 202, a negative one 209. Water
-// quality is not simulated: the values are what EPANET's run without quality reports.
-void InpReader::read_quality(const Record& r) {
-  const auto& t = r.tokens;
-  auto error = [&](int code, const std::string& what) {
-    fail(r.line, what + " (EPANET error " + std::to_string(code) + ") in [QUALITY]");
-  };
-  if (t.size() < 2) return;
-  const std::size_t v = t.size() == 2 ? 1 : 2;
-  double c0 = 0;
-  if (!parse_number(t[v], c0)) error(202, "illegal numeric value " + t[v]);
-  if (c0 < 0) error(209, "illegal value " + t[v]);
-  if (t.size() == 2) {
-    const int n = net_.find_node(t[0]);
-    if (n < 0) error(203, "undefined node " + t[0]);
-    net_.nodes[n].initial_quality = c0;
-    return;
-  }
-  const long i1 = std::atol(t[0].c_str()), i2 = std::atol(t[1].c_str());
-  for (Node& node : net_.nodes) {
-    const bool inside = i1 > 0 && i2 > 0
-                            ? std::atol(node.id.c_str()) >= i1 && std::atol(node.id.c_str()) <= i2
-                            : t[0].compare(node.id) <= 0 && t[1].compare(node.id) >= 0;
-    if (inside) node.initial_quality = c0;
-  }
-}
-
 // [TIMES] as EPANET's timedata: the value is the last token when it is a number or a time
 // (h:mm[:ss]), else the token before it with the last as its unit; rounded to the second.
 void InpReader::read_time(const Record& r) {
@@ -326,8 +279,10 @@ void InpReader::read_time(const Record& r) {
     times.duration = seconds;
   else if (starts_with_keyword(t[0], "HYDR"))
     times.hydraulic_step = seconds;
-  else if (starts_with_keyword(t[0], "QUAL") || starts_with_keyword(t[0], "MINI"))
-    return;  // water quality is not simulated
+  else if (starts_with_keyword(t[0], "QUAL"))
+    quality_step_ = seconds;
+  else if (starts_with_keyword(t[0], "MINI"))
+    return;  // MINIMUM TRAVELTIME: not used by EPANET 2.3 either
   else if (starts_with_keyword(t[0], "RULE"))
     rule_step_ = seconds;
   else if (starts_with_keyword(t[0], "PATT"))

@@ -30,7 +30,7 @@ std::optional<Section> section_from_header(const std::string& header) {
       {"[PATTERNS]", Section::patterns}, {"[CURVES]", Section::curves},
       {"[QUALITY]", Section::quality},   {"[STATUS]", Section::status},
       {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::energy},
-      {"[REACTIONS]", Section::skipped}, {"[MIXING]", Section::skipped},
+      {"[REACTIONS]", Section::reactions}, {"[MIXING]", Section::mixing},
       {"[REPORT]", Section::skipped},    {"[TIMES]", Section::times},
       {"[OPTIONS]", Section::options},   {"[COORDINATES]", Section::skipped},
       {"[VERTICES]", Section::skipped},  {"[LABELS]", Section::skipped},
@@ -119,8 +119,11 @@ Network InpReader::read(std::istream& in) {
   for_section(Section::emitters, [&](const Record& r) { read_emitter(r); });
   for_section(Section::status, [&](const Record& r) { read_status(r); });
   for_section(Section::controls, [&](const Record& r) { read_control(r); });
-  for_section(Section::sources, [&](const Record& r) { check_source(r); });
-  for_section(Section::quality, [&](const Record& r) { read_quality(r); });
+  prepare_quality();
+  for_section(Section::quality, [&](const Record& r) { read_initial_quality(r); });
+  for_section(Section::reactions, [&](const Record& r) { read_reaction(r); });
+  for_section(Section::sources, [&](const Record& r) { read_source(r); });
+  for_section(Section::mixing, [&](const Record& r) { read_mixing(r); });
   for_section(Section::energy, [&](const Record& r) { read_energy(r); });
   read_rules();
   finish();
@@ -419,6 +422,7 @@ void InpReader::finish() {
   if (const std::string pda = pda_limits_error(net_.options.demand); !pda.empty())
     fail(0, "DEMAND MODEL PDA: " + pda);
   set_units();
+  finish_quality();  // before the links' roughness and diameters are converted
   convert_nodes();
   convert_links();
   convert_controls();

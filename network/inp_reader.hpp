@@ -1,9 +1,9 @@
 // Reader for EPANET 2.x .inp files.
 //
-// Reads the sections that matter to hydraulics, pump energy ([ENERGY]) and EPANET's output file
-// ([QUALITY]'s initial values, [TITLE]), checks [SOURCES], skips the others ([COORDINATES],
-// [VERTICES], [LABELS], [BACKDROP], [TAGS], [REACTIONS], [MIXING], [REPORT]), and converts
-// everything to EPANET's internal units (ft, cfs).
+// Reads the sections that matter to the hydraulics, the water quality ([QUALITY], [REACTIONS],
+// [SOURCES], [MIXING]: Network::quality), pump energy ([ENERGY]) and EPANET's output file
+// ([TITLE]), skips the ones that do not ([COORDINATES], [VERTICES], [LABELS], [BACKDROP], [TAGS],
+// [REPORT], [ROUGHNESS]), and converts everything to EPANET's internal units (ft, cfs).
 // Every problem is an InputError naming the file and the line.
 #pragma once
 

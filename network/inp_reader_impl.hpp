@@ -38,9 +38,11 @@ enum class Section {
   options,
   times,
   skipped,
-  sources,  // read to check them as EPANET does; water quality is not simulated yet
-  quality,  // initial qualities: kept for the output file (as EPANET's run without quality)
-  energy,   // prices, price patterns, efficiencies, demand charge (network/energy.hpp)
+  sources,    // water quality (network/quality/inp_quality.cpp)
+  quality,    // [QUALITY]: initial qualities
+  reactions,
+  mixing,
+  energy,     // prices, price patterns, efficiencies, demand charge (network/energy.hpp)
   leakage,  // read only to refuse its data: pipe leakage is not simulated
   end
 };
@@ -85,6 +87,12 @@ class InpReader {
   double viscosity_input_ = kMissing;
   long rule_step_ = 0;  // RULE TIMESTEP as given (0: a tenth of the hydraulic step)
   double emitter_exponent_input_ = 0.5;
+  // Water quality as given, converted by finish_quality (EPANET's adjustdata, convertunits).
+  std::string trace_node_id_;
+  long quality_option_line_ = 0;
+  double diffusivity_input_ = kMissing, tolerance_input_ = kMissing;
+  long quality_step_ = 0;
+  std::vector<double> link_bulk_, link_wall_, tank_bulk_;  // kMissing: the global coefficient
 
   [[noreturn]] void fail(long line, const std::string& message) const {
     throw InputError(net_.source, line, message);
@@ -199,9 +207,8 @@ class InpReader {
   double option_value(const Record& r, std::size_t i) const;
   int option_count(const Record& r, std::size_t i, int min, const char* what) const;
   std::string option_word(const Record& r, std::size_t i) const;
-  void check_source(const Record& r) const;
+  bool read_quality_option(const Record& r, const std::string& key);
   void read_energy(const Record& r);
-  void read_quality(const Record& r);
   void read_demand_model(const Record& r);
   // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.
@@ -210,6 +217,28 @@ class InpReader {
   void read_time(const Record& r);
   void read_statistic(const Record& r);
   void adjust_times();
+
+  // ---- water quality (network/quality/inp_quality.cpp) -----------------------------------
+  [[noreturn]] void quality_error(const Record& r, int code, const std::string& what,
+                                  const char* section) const;
+  // A node or link the line names, as EPANET finds it there: defined on an earlier line (its
+  // readers go through the file once); -1 where not.
+  int node_before(const Record& r, std::size_t i) const;
+  int link_before(const Record& r, std::size_t i) const;
+  // The nodes (links) of an ID range "first last" (tokens at, at + 1) defined before the line
+  // (from element `begin` on), as EPANET's
+  // [QUALITY] and [REACTIONS] ranges: numerically where both are positive integers, else by
+  // string comparison.
+  template <typename Element, typename Fn>
+  void for_range(const Record& r, std::size_t at, const std::vector<Element>& elements,
+                 std::size_t begin, Fn&& fn) const;
+  void prepare_quality();
+  void read_initial_quality(const Record& r);
+  void read_reaction(const Record& r);
+  void read_reaction_coefficient(const Record& r, int item, double y);
+  void read_source(const Record& r);
+  void read_mixing(const Record& r);
+  void finish_quality();
 
   // ---- [PATTERNS] and [CURVES] --------------------------------------------------------------
   void read_pattern(const Record& r);

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "network/quality/quality_input.hpp"
+
 namespace cgs::net {
 
 // "No value given" marker for settings, as EPANET's MISSING: a valve whose setting is missing has
@@ -55,7 +57,6 @@ struct Node {
   double initial_volume = 0, min_volume = 0, max_volume = 0;  // ft^3
   int volume_curve = -1;
   bool can_overflow = false;
-  double initial_quality = 0;  // [QUALITY]: EPANET's C0 as the file gives it (not simulated)
   long line = 0;               // where it was defined, for messages
 };
 
@@ -260,6 +261,7 @@ struct Network {
   HydraulicOptions options;
   EnergyOptions energy;
   TimeOptions times;
+  QualityInput quality;  // [OPTIONS] QUALITY and the quality sections
   UnitSystem units;
   std::vector<std::string> notes;  // what was read but is not applied (rules, energy, ...)
   int junction_count = 0;

@@ -221,6 +221,7 @@ SimulationResults simulate(SimulationWorkspace& workspace, LinearSolver& solver,
       out.reports.push_back(snapshot(state, graph, out.tanks, time, cut_off_cache));
     // EPANET's nexthyd: the step to the next period, tanks and rules moved over it.
     if (!halt && time < out.duration) report.length = stepper.next_step(time, report_time);
+    if (options.on_advance) options.on_advance(time, report.length, state);
     out.steps.push_back(std::move(report));
     if (options.on_step) options.on_step(out.steps.back());
     if (halt || time >= out.duration) {

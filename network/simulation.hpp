@@ -51,6 +51,10 @@ struct SimulationOptions {
   std::function<void(GradientAlgorithm&, std::vector<double>& x)> on_start;
   // After each period whose trials ran to an answer (not after EPANET's error 110).
   std::function<void(long time, const GradientAlgorithm&)> on_period;
+  // After on_period, once the step to the next period is known (the tanks and rules moved over
+  // it, as EPANET's nexthyd leaves them): its length, 0 after the last period. Water quality
+  // routes over it (network/quality/quality_run.hpp).
+  std::function<void(long time, long length, const GradientAlgorithm&)> on_advance;
 };
 
 struct SimulationResults {

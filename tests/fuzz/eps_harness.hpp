@@ -1,8 +1,8 @@
 // The fuzz_eps harness, shared by the libFuzzer target (fuzz_eps.cpp) and the test that replays
 // its reproducers and seeds (tests/network/test_eps_fuzz_findings.cpp): a short extended-period
 // simulation of a network given as .inp text, what netsolve runs after reading the file
-// (parse_inp, then simulate: connectivity, patterns, controls, rules, tanks, the time steps) with
-// the direct solver.
+// (parse_inp, then simulate: connectivity, patterns, controls, rules, tanks, the time steps, and
+// the water quality where the file asks for it) with the direct solver.
 //
 // Bounded so that a legitimately long run is not taken for a finding: at most 2 hours simulated,
 // 100 trials a period (+10 with UNBALANCED CONTINUE), 400 steps and 2 s of wall time; reaching a
@@ -22,6 +22,7 @@
 #include "formats/types.hpp"
 #include "network/inp_reader.hpp"
 #include "network/linear_solver.hpp"
+#include "network/quality/quality_run.hpp"
 #include "network/simulation.hpp"
 
 namespace cgs::fuzz {
@@ -70,6 +71,11 @@ inline EpsOutcome run_bounded_eps(const std::string& text) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (++outcome.steps >= kMaxSteps || wall > kMaxWallSeconds) throw BudgetSpent{};
     };
+    std::unique_ptr<net::QualityRun> quality;
+    if (net.quality.enabled()) {
+      quality = std::make_unique<net::QualityRun>(net);
+      quality->attach(options);
+    }
     net::simulate(net, *solver, options);
   } catch (const InputError&) {
   } catch (const BudgetSpent&) {

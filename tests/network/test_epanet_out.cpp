@@ -344,9 +344,12 @@ TEST_CASE("[ENERGY], [QUALITY] and STATISTIC as EPANET reads them") {
   CHECK(pump.price == 0.3);
   CHECK(pump.price_pattern == 0);
   // A numeric range takes the IDs as numbers: 5, 7 and 12 (12 < 5 as strings).
-  for (const char* id : {"5", "7", "12"}) CHECK(net.nodes[net.find_node(id)].initial_quality == 0.25);
-  CHECK(net.nodes[net.find_node("A")].initial_quality == 1.5);
-  CHECK(net.nodes[net.find_node("R")].initial_quality == 0);
+  auto c0 = [&](const char* id) {
+    return net.quality.initial[static_cast<std::size_t>(net.find_node(id))] * net.quality.to_user;
+  };
+  for (const char* id : {"5", "7", "12"}) CHECK(c0(id) == 0.25);
+  CHECK(c0("A") == 1.5);
+  CHECK(c0("R") == 0);
   CHECK(net.times.statistic == TimeOptions::Statistic::maximum);
   auto error = [&](const std::string& text) {
     try {

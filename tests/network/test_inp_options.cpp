@@ -137,8 +137,8 @@ TEST_CASE("[OPTIONS] keywords: EPANET's prefixes, and its error numbers for the 
 }
 
 
-// [SOURCES] and [ENERGY] are checked as EPANET 2.3.5 checks them, though neither water quality
-// nor energy is computed yet: each line below with runepanet's answer (0: runs).
+// [SOURCES] and [ENERGY] are checked as EPANET 2.3.5 checks them (energy is not computed yet):
+// each line below with runepanet's answer (0: runs).
 TEST_CASE("[SOURCES] and [ENERGY]: EPANET's errors for unknown IDs and bad values") {
   const std::string base =
       "[OPTIONS]\nUNITS LPS\n[RESERVOIRS]\nR 100\n[JUNCTIONS]\nA 10 5\nB 20 2\n[PIPES]\n"

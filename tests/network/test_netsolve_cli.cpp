@@ -389,3 +389,36 @@ TEST_CASE("netsolve --study: the study's plan in the summary and the report, as 
   REQUIRE(day.contains("batch"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("netsolve --quality: EPANET's quality series, the mass balance in the summary and report") {
+  const fs::path dir = scratch_dir();
+  const std::string csv = (dir / "q.csv").string(), json = (dir / "q.json").string();
+  const Run r = netsolve("--network " + kNet1 + " --quality " + csv + " --report " + json);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "water quality CHEMICAL Chlorine (mg/L): 25 reporting times"));
+  CHECK(contains(r.output, "mass balance (EPANET's): initial 7.47582e+06"));
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "time_s,kind,id,quality");
+  std::getline(in, line);
+  CHECK(line == "0,node,10,0.5");  // Net1's [QUALITY]
+  long rows = 1;
+  while (std::getline(in, line)) ++rows;
+  CHECK(rows == 25 * (11 + 13));  // every reporting time, every node and link
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(json));
+  CHECK(report["quality"]["mass_balance"]["initial"].get<double>() ==
+        doctest::Approx(7.47582e+06).epsilon(1e-5));
+  CHECK(report["quality"]["quality_step_s"] == 300);
+  // Without a quality in the file, or with --no-quality, --quality is refused (exit 2).
+  const Run none = netsolve("--network " + kNet1 + " --quality " + csv + " --no-quality");
+  CHECK(none.exit_code == 2);
+  CHECK(contains(none.output, "--quality and --no-quality together"));
+  const Run study = netsolve("--network " + kNet1 + " --study closure --quality " + csv);
+  CHECK(study.exit_code == 2);
+  CHECK(contains(study.output, "--quality is not available with --study"));
+  const Run hydraulics = netsolve("--network " + kNet1 + " --no-quality");
+  CHECK(hydraulics.exit_code == 0);
+  CHECK(!contains(hydraulics.output, "water quality"));
+  fs::remove_all(dir);
+}
