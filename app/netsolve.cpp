@@ -701,6 +701,20 @@ int run(const Args& args, SolverCli& cli) {
   return exit_code(net, s, reference_ok);
 }
 
+// --refine, --backward-error: how --solver cg's solves stop (network/README.md).
+void add_refinement_options(CLI::App& app, RefinementOptions& refinement) {
+  app.add_option("--refine", refinement.max_steps,
+                 "Iterative refinement: at most this many CG solves per trial, x += CG(A, b - A x) "
+                 "(1 = plain CG to --tol)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--backward-error", refinement.backward_error,
+                 "Refine until the componentwise backward error max |b - Ax|_i / (|A||x| + |b|)_i "
+                 "is this small, or stops improving")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -769,16 +783,7 @@ int main(int argc, char** argv) {
                  "Folder with EPANET's <net>_nodes.csv[.gz] and <net>_links.csv[.gz] (the "
                  "series, or time 0): compare every reporting time (exit 1 if heads differ by "
                  "more than 1e-3, flows by more than 1e-3, or a status)");
-  app.add_option("--refine", args.refinement.max_steps,
-                 "Iterative refinement: at most this many CG solves per trial, x += CG(A, b - A x) "
-                 "(1 = plain CG to --tol)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--backward-error", args.refinement.backward_error,
-                 "Refine until the componentwise backward error max |b - Ax|_i / (|A||x| + |b|)_i "
-                 "is this small, or stops improving")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  add_refinement_options(app, args.refinement);
   app.add_option("--trace", args.trace,
                  "Print the trials of the period(s) at this time (as --duration) and the status "
                  "changes of each trial, as EPANET's STATUS FULL report (also with --quiet)");

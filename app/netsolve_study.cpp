@@ -20,7 +20,7 @@
 #include "formats/types.hpp"
 #include "network/epanet_time.hpp"
 #include "network/study.hpp"
-#include "solver/distributed/distributed_solve.hpp"
+#include "app/study_ranks.hpp"
 
 namespace cgs::net {
 namespace {
@@ -452,13 +452,8 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   run.batch_engine = batch_engine_asked(a.batch_engine);
   // Under mpirun (more than one rank) each rank runs one shard of the scenarios on its share of
   // its node's cores and rank 0 gathers the rows and writes every output.
-  std::optional<dist::MpiSession> session;
-  if (dist::launcher_world_size() > 1) {
-    if (!dist::mpi_built())
-      throw InputError("this netsolve was built without MPI, so each of the " +
-                       std::to_string(dist::launcher_world_size()) +
-                       " processes mpirun started would run the whole study; configure with an MPI");
-    session.emplace(nullptr, nullptr);
+  const std::unique_ptr<StudyRanks> session = open_study_ranks();
+  if (session) {
     o.shard = session->rank(), o.shards = session->size();
     if (run.threads == 0)
       run.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
@@ -495,7 +490,7 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   if (session && session->size() > 1) {
     const std::vector<std::string> shards = session->gather(shard_text(r));
     if (session->rank() != 0) {  // rank 0 writes and answers for the job
-      session->share_error("");  // once it has, this rank's checkpoint has served
+      session->barrier();  // once it has, this rank's checkpoint has served
       if (checkpoint) checkpoint->finish();
       return 0;
     }
@@ -508,7 +503,7 @@ int run_study_command(const StudyArgs& a, const Network& net, const std::string&
   if (!a.csv.empty()) write_study_csv(a.csv, net, r, o);
   if (!report_path.empty())
     write_file_atomically(report_path, json_report(net, o, r).dump(2) + "\n");
-  if (session && session->size() > 1) session->share_error("");  // the other ranks may go
+  if (session && session->size() > 1) session->barrier();  // the other ranks may go
   if (checkpoint) checkpoint->finish();
   int flagged = 0;
   for (const ScenarioResult& s : r.scenarios) flagged += !s.ok || !s.reason.empty();

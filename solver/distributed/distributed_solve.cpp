@@ -7,9 +7,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 #include "formats/generators.hpp"
 #include "formats/row_order.hpp"
@@ -32,30 +29,6 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &local_size_);
-  MPI_Comm_free(&node);
-}
-
-std::vector<std::string> MpiSession::gather(const std::string& mine) const {
-  const int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(rank_ == 0 ? size_ : 0), offsets;
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string all;
-  if (rank_ == 0) {
-    offsets.assign(std::size_t(size_), 0);
-    long long total = 0;
-    for (int r = 0; r < size_; ++r) offsets[r] = int(total), total += lengths[r];
-    if (total > INT_MAX) throw std::runtime_error("MPI gather: more than 2 GB of text");
-    all.resize(std::size_t(total));
-  }
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-              0, MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  for (int r = 0; rank_ == 0 && r < size_; ++r)
-    out.push_back(all.substr(std::size_t(offsets[r]), std::size_t(lengths[r])));
-  return out;
 }
 
 MpiSession::~MpiSession() {

@@ -35,17 +35,13 @@ class MpiSession {
   MpiSession& operator=(const MpiSession&) = delete;
   int rank() const { return rank_; }
   int size() const { return size_; }
-  // The ranks on this rank's node (its share of the node's cores: netsolve's study threads).
-  int local_size() const { return local_size_; }
   // Rank 0's error message (empty: none) on every rank, so all ranks stop together.
   std::string share_error(const std::string& rank0_error) const;
   // Ends every rank of the job (a failure on one rank that the others cannot know of).
   [[noreturn]] void abort(int code) const;
-  // Every rank's text on rank 0, in rank order (the others: empty). Collective.
-  std::vector<std::string> gather(const std::string& mine) const;
 
  private:
-  int rank_ = 0, size_ = 1, local_size_ = 1;
+  int rank_ = 0, size_ = 1;
 };
 
 struct DistributedRequest {

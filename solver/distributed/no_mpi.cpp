@@ -17,7 +17,6 @@ MpiSession::MpiSession(int*, char***) { no_mpi(); }
 MpiSession::~MpiSession() = default;
 std::string MpiSession::share_error(const std::string& error) const { return error; }
 void MpiSession::abort(int code) const { std::exit(code); }
-std::vector<std::string> MpiSession::gather(const std::string& mine) const { return {mine}; }
 DistributedOutcome solve_distributed(const MpiSession&, const CsrMatrix<double>*,
                                      const std::vector<double>*, const std::vector<double>*,
                                      const DistributedRequest&) {
