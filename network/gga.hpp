@@ -20,6 +20,8 @@
 //   update()                 new flows, emitter flows and delivered demands (EPANET's newflows):
 //                            the relative flow change
 //   damp_and_check_valves()  DAMPLIMIT: the PRV/PSV status rules and the next trial's relaxation
+//   has_converged()          ACCURACY, HEADERROR and FLOWCHANGE (EPANET's hasconverged and
+//                            checkhydbalance), then pda_converged()
 //   pda_converged()          PDA: every delivered demand within 1e-4 cfs of its pressure's
 //   end_of_trial()           flows converged: the link status rules and pressure controls, and
 //                            the period's end where nothing changed; else the periodic check
@@ -139,6 +141,34 @@ CGS_HD double demand_deficit(const NetworkView& v, const State& s, int& deficien
     reduction += s.demand[i] - s.delivered[i];
   }
   return total > 0.0 ? reduction / total * 100.0 : 0.0;
+}
+
+// EPANET's checkhydbalance: the largest |h_from - h_to - h(q)| over the links not closed, h(q) =
+// Y / P from the head loss coefficients at the new flows (recomputed into P and Y as EPANET does;
+// the next trial's assembly computes them again); links with P = 0 (control valves with a
+// setting) are skipped.
+CGS_HD double largest_head_error(const NetworkView& v, const State& s) {
+  for (int k = 0; k < v.o.links; ++k) link_coefficients(v, s, k);
+  double largest = 0.0;
+  for (int k = 0; k < v.o.links; ++k) {
+    if (closed(s.status(k)) || s.P[k] == 0.0) continue;
+    const double dh = s.head[v.from[k]] - s.head[v.to[k]];
+    const double error = fabs(dh - s.Y[k] / s.P[k]);
+    if (error > largest) largest = error;
+  }
+  return largest;
+}
+
+// EPANET's hasconverged: the relative flow change within `accuracy` (a NaN passes, as EPANET's
+// test), then HEADERROR (the largest head loss error) and FLOWCHANGE (the largest flow change of
+// the trial) where set, then (PDA) every delivered demand within 1e-4 cfs of its pressure's.
+CGS_HD bool has_converged(const NetworkView& v, const State& s, const FlowChange& change,
+                          double accuracy) {
+  const Options& o = v.o;
+  if (change.relative > accuracy) return false;
+  if (o.head_error_limit > 0.0 && largest_head_error(v, s) > o.head_error_limit) return false;
+  if (o.flow_change_limit > 0.0 && change.largest > o.flow_change_limit) return false;
+  return !o.pda || pda_converged(v, s);
 }
 
 // ---- the end of a trial (EPANET's hydsolve) ----------------------------------------------------

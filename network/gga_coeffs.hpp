@@ -262,6 +262,9 @@ CGS_HD void link_coefficients(const NetworkView& v, const State& s, int k) {
       break;
     }
     case LinkType::gpv: gpv_coefficients(v, s, k); break;
+    case LinkType::pcv:  // pcvcoeff: its setting's loss coefficient, or fully open
+      valve_coefficients(v, s, k, s.setting[k] != kMissing ? s.pcv_loss[k] : v.minor_loss[k]);
+      break;
     case LinkType::prv:
     case LinkType::psv:
     case LinkType::fcv:

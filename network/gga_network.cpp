@@ -14,6 +14,8 @@ gga::Options gga_options(const Network& net) {
   o.viscosity = opt.viscosity, o.rq_tolerance = opt.rq_tolerance, o.accuracy = opt.accuracy;
   o.head_tolerance = opt.head_tolerance, o.flow_tolerance = opt.flow_tolerance;
   o.damp_limit = opt.damp_limit, o.emitter_exponent = opt.emitter_exponent;
+  o.head_error_limit = opt.head_error_limit / net.units.length;  // as EPANET: / Ucf[HEAD]
+  o.flow_change_limit = opt.flow_change_limit / net.units.flow;
   o.max_trials = opt.max_trials, o.extra_trials = opt.extra_trials;
   o.check_frequency = opt.check_frequency, o.max_check = opt.max_check;
   o.emitter_backflow = opt.emitter_backflow;

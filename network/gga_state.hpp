@@ -26,6 +26,7 @@ struct Options {
   int formula = 0;  // HeadlossFormula
   double viscosity = 0, rq_tolerance = 0, accuracy = 0, head_tolerance = 0, flow_tolerance = 0;
   double damp_limit = 0, emitter_exponent = 2;
+  double head_error_limit = 0, flow_change_limit = 0;  // ft, cfs; 0: not checked
   int max_trials = 0, extra_trials = -1, check_frequency = 2, max_check = 10;
   // The trials engine's: a scenario still unsettled after this many trials is handed back to
   // the host (trials::Outcome::needs_host): one thread a scenario, a call lasts as long as its
@@ -123,10 +124,13 @@ struct StatusColumn {
 };
 
 // What the trials change: heads, demands (full and delivered), emitter flows, flows, settings,
-// statuses; the coefficients, the system and its solution x (the new junction heads).
+// statuses; the coefficients, the system and its solution x (the new junction heads). pcv_loss:
+// a PCV's loss coefficient (EPANET's link->R), which the host computes from the setting where
+// EPANET does (inithyd, simple controls, rules): a junction-pressure control that moves the
+// setting within the trials leaves it as it was, as EPANET's pswitch does.
 struct State {
   Column head, demand, delivered, emitter_flow, xflow;  // per node
-  Column flow, setting, P, Y;                           // per link
+  Column flow, setting, pcv_loss, P, Y;                 // per link
   Column A, b, x;                                       // the junction system and its solution
   StatusColumn status;
   double relax = 1.0;  // EPANET's RelaxFactor: 0.6 once the trials are within DAMPLIMIT

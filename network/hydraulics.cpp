@@ -29,6 +29,7 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   xflow_.assign(n, 0.0);
   flow_.assign(m, 0.0);
   setting_.assign(m, 0.0);
+  pcv_loss_.assign(m, 0.0);
   P_.assign(m, 0.0);
   Y_.assign(m, 0.0);
   status_.assign(m, static_cast<signed char>(LinkStatus::open));
@@ -74,7 +75,8 @@ gga::State GradientAlgorithm::state(double* x) {
   gga::State s;
   s.head = column(head_), s.demand = column(demand_), s.delivered = column(delivered_);
   s.emitter_flow = column(emitter_flow_), s.xflow = column(xflow_);
-  s.flow = column(flow_), s.setting = column(setting_), s.P = column(P_), s.Y = column(Y_);
+  s.flow = column(flow_), s.setting = column(setting_), s.pcv_loss = column(pcv_loss_);
+  s.P = column(P_), s.Y = column(Y_);
   s.A = column(system_.A.values), s.b = column(system_.b), s.x = gga::Column{x, 1};
   s.status = gga::StatusColumn{status_.data(), 1};
   return s;
@@ -97,6 +99,7 @@ void GradientAlgorithm::initialise() {
     const Link& link = net_.links[k];
     LinkStatus initial = link.status;
     setting_[k] = link.setting;
+    if (link.type == LinkType::pcv) pcv_loss_[k] = pcv_loss_coefficient(net_, link, link.pcv_setting);
     // Pressure and flow control valves with a setting start ACTIVE.
     const bool control_valve =
         link.type == LinkType::prv || link.type == LinkType::psv || link.type == LinkType::fcv;
@@ -182,6 +185,7 @@ int GradientAlgorithm::controls(long time) {
     if (s1 != c.status || k1 != k2) {
       set_status(c.link, c.status);
       setting_[c.link] = k2;
+      if (link.type == LinkType::pcv) pcv_loss_[c.link] = pcv_loss_coefficient(net_, link, k2);
       ++changes;
     }
   }
@@ -226,6 +230,7 @@ void GradientAlgorithm::set_link_setting(int k, double value) {
     set_status(k, LinkStatus::active);
   } else {
     if (setting_[k] == kMissing && is_closed(status(k))) set_status(k, LinkStatus::open);
+    if (link.type == LinkType::pcv) pcv_loss_[k] = pcv_loss_coefficient(net_, link, value);
     setting_[k] = value;
   }
 }
@@ -278,7 +283,7 @@ double GradientAlgorithm::tank_grade(int node, double volume) const {
 
 void GradientAlgorithm::export_trial_start(double* start, signed char* status) const {
   for (const std::vector<double>* v :
-       {&head_, &demand_, &delivered_, &emitter_flow_, &flow_, &setting_})
+       {&head_, &demand_, &delivered_, &emitter_flow_, &flow_, &setting_, &pcv_loss_})
     start = std::copy(v->begin(), v->end(), start);
   std::copy(status_.begin(), status_.end(), status);
 }

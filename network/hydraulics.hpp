@@ -140,8 +140,8 @@ class GradientAlgorithm {
   // For the trial engine of studies (network/trial_kernels.hpp, which runs the trials of a
   // steady-state period elsewhere, e.g. on the GPU): the matrix structure, the resistances, and
   // the state the trials start from, as that engine's per-scenario start (per node head, demand,
-  // delivered demand, emitter flow; per link flow, setting: 4 nodes + 2 links doubles) and each
-  // link's status.
+  // delivered demand, emitter flow; per link flow, setting, PCV loss coefficient: 4 nodes + 3
+  // links doubles) and each link's status.
   const JunctionSystem& system() const { return system_; }
   const std::vector<int>& diagonal_slots() const { return network_.diag_slot; }
   const std::vector<int>& link_slots_ij() const { return network_.slot_ij; }
@@ -181,7 +181,7 @@ class GradientAlgorithm {
   // (DemandFlow), equal to it under DDA, a variable of the trials under PDA.
   std::vector<double> head_, demand_, delivered_, fixed_inflow_, emitter_flow_, volume_;
   double system_demand_ = 0;
-  std::vector<double> flow_, setting_, P_, Y_, xflow_;
+  std::vector<double> flow_, setting_, pcv_loss_, P_, Y_, xflow_;
   std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
   JunctionSystem system_;            // the matrix structure built once, the values each trial
 
@@ -197,12 +197,9 @@ class GradientAlgorithm {
   bool solve_trial(LinearSolver& solver, const gga::NetworkView& v, const gga::State& s,
                    std::vector<double>& x, TrialReport& report, PeriodSolve& out);
   // The new flows from the solved heads x (gga::update) with the host's measures of the trial
-  // and the tanks' net inflows; returns EPANET's relative flow change.
-  double update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
-                TrialReport& report);
-  // EPANET's hasconverged: ACCURACY, then (PDA) every delivered demand within 1e-4 cfs of what
-  // its junction's pressure gives.
-  bool has_converged(const gga::NetworkView& v, const gga::State& s, double relative_change) const;
+  // and the tanks' net inflows; returns EPANET's relative and largest flow change.
+  gga::FlowChange update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
+                         TrialReport& report);
 };
 
 // The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.
