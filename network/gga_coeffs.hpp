@@ -290,6 +290,25 @@ CGS_HD void pda_headloss(const State& s, int i, double dp, double n, double& hlo
   demand_loss(s.delivered[i], s.demand[i], dp, n, hloss, hgrad);
 }
 
+// EPANET's eval_leak_headloss: a leak as an emitter, h = c q^(1/n) (n = 0.5 for fixed-area
+// leaks, 1.5 for areas growing with pressure), a barrier against negative flow.
+CGS_HD void leak_loss(double q, double c, double n, double& hloss, double& hgrad) {
+  n = 1.0 / n;
+  hgrad = n * c * pow(fabs(q), n - 1.0);
+  hloss = hgrad * q / n;
+  add_lower_barrier(q, hloss, hgrad);
+}
+
+// EPANET's leakage_headloss for leaking junction j of the list (v.leaks[j]): the head loss and
+// gradient of each of its two leaks at its current flow (0 and 0 for a kind it has not).
+CGS_HD void leakage_headloss(const NetworkView& v, const State& s, int j, double& hfa,
+                             double& gfa, double& hva, double& gva) {
+  const int i = v.leaks[j];
+  hfa = gfa = hva = gva = 0.0;
+  if (v.leak_fixed[j] != 0.0) leak_loss(s.leak_fixed[i], v.leak_fixed[j], 0.5, hfa, gfa);
+  if (v.leak_variable[j] != 0.0) leak_loss(s.leak_variable[i], v.leak_variable[j], 1.5, hva, gva);
+}
+
 // ---- the junction system (EPANET's hydcoeffs.c: linkcoeffs, emittercoeffs, demandcoeffs,
 // nodecoeffs, valvecoeffs) ----------------------------------------------------------------------
 CGS_HD void add_diag(const NetworkView& v, const State& s, int node, double value) {
@@ -357,6 +376,25 @@ CGS_HD void pda_contributions(const NetworkView& v, const State& s) {
       add_diag(v, s, i, 1.0 / hgrad);
       add_rhs(v, s, i, (hloss + v.elevation[i] + o.pmin) / hgrad);
     }
+  }
+}
+
+// EPANET's leakagecoeffs: each leak an emitter to a reservoir at the junction's elevation, its
+// flow out of the junction's balance.
+CGS_HD void leakage_contributions(const NetworkView& v, const State& s) {
+  for (int j = 0; j < v.leak_count; ++j) {
+    const int i = v.leaks[j];
+    double hfa, gfa, hva, gva;
+    leakage_headloss(v, s, j, hfa, gfa, hva, gva);
+    if (gfa > 0.0) {
+      add_diag(v, s, i, 1.0 / gfa);
+      add_rhs(v, s, i, (hfa + v.elevation[i]) / gfa);
+    }
+    if (gva > 0.0) {
+      add_diag(v, s, i, 1.0 / gva);
+      add_rhs(v, s, i, (hva + v.elevation[i]) / gva);
+    }
+    s.xflow[i] -= (s.leak_fixed[i] + s.leak_variable[i]);
   }
 }
 
@@ -431,6 +469,7 @@ CGS_HD void assemble(const NetworkView& v, const State& s) {
   link_contributions(v, s);
   emitter_contributions(v, s);
   pda_contributions(v, s);
+  leakage_contributions(v, s);
   demand_contributions(v, s);
   control_valve_contributions(v, s);
 }

@@ -68,6 +68,13 @@ struct NetworkView {
   int valve_count = 0, emitter_count = 0;
   const int* valves = nullptr;
   const int* emitters = nullptr;
+  // the junctions that leak (EPANET 2.3's FAVAD pipe leakage, leakage.c), in index order, with
+  // their equivalent emitters' coefficients: h = fixed q^2 (fixed-area leaks), h = variable
+  // q^(2/3) (leak areas growing with pressure); 0: none of that kind
+  int leak_count = 0;
+  const int* leaks = nullptr;
+  const double* leak_fixed = nullptr;
+  const double* leak_variable = nullptr;
   // nodes
   const double* elevation = nullptr;
   const double* emitter = nullptr;
@@ -103,6 +110,8 @@ void for_each_array(NetworkView& v, F&& f) {
   f(v.pump_max_head, np);
   f(v.curve_ptr, v.curve_count + 1L), f(v.curve_x, points), f(v.curve_y, points);
   f(v.valves, static_cast<long>(v.valve_count)), f(v.emitters, static_cast<long>(v.emitter_count));
+  const long leaks = v.leak_count;
+  f(v.leaks, leaks), f(v.leak_fixed, leaks), f(v.leak_variable, leaks);
   f(v.elevation, n), f(v.emitter, n), f(v.tank, n), f(v.can_overflow, n), f(v.max_head, n);
   f(v.min_head, n);
   f(v.control_node, nc), f(v.control_link, nc), f(v.control_type, nc), f(v.control_status, nc);
@@ -130,6 +139,7 @@ struct StatusColumn {
 // setting within the trials leaves it as it was, as EPANET's pswitch does.
 struct State {
   Column head, demand, delivered, emitter_flow, xflow;  // per node
+  Column leak_fixed, leak_variable;  // per node: a leaking junction's two leak flows (qfa, qva)
   Column flow, setting, pcv_loss, P, Y;                 // per link
   Column A, b, x;                                       // the junction system and its solution
   StatusColumn status;

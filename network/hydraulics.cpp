@@ -25,6 +25,8 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   delivered_.assign(n, 0.0);
   fixed_inflow_.assign(n, 0.0);
   emitter_flow_.assign(n, 0.0);
+  leak_fixed_.assign(n, 0.0);
+  leak_variable_.assign(n, 0.0);
   volume_.assign(n, 0.0);
   xflow_.assign(n, 0.0);
   flow_.assign(m, 0.0);
@@ -75,6 +77,7 @@ gga::State GradientAlgorithm::state(double* x) {
   gga::State s;
   s.head = column(head_), s.demand = column(demand_), s.delivered = column(delivered_);
   s.emitter_flow = column(emitter_flow_), s.xflow = column(xflow_);
+  s.leak_fixed = column(leak_fixed_), s.leak_variable = column(leak_variable_);
   s.flow = column(flow_), s.setting = column(setting_), s.pcv_loss = column(pcv_loss_);
   s.P = column(P_), s.Y = column(Y_);
   s.A = column(system_.A.values), s.b = column(system_.b), s.x = gga::Column{x, 1};
@@ -94,6 +97,14 @@ void GradientAlgorithm::initialise() {
     head_[i] = net_.nodes[i].elevation;
     emitter_flow_[i] = net_.nodes[i].emitter > 0 ? 1.0 : 0.0;
     delivered_[i] = 0.0;
+  }
+  // EPANET's init_node_leakage: a leak starts from 0.001 cfs (the solver needs a flow).
+  std::fill(leak_fixed_.begin(), leak_fixed_.end(), 0.0);
+  std::fill(leak_variable_.begin(), leak_variable_.end(), 0.0);
+  for (std::size_t j = 0; j < network_.leaks.size(); ++j) {
+    const int i = network_.leaks[j];
+    if (network_.leak_fixed[j] > 0.0) leak_fixed_[i] = 0.001;
+    if (network_.leak_variable[j] > 0.0) leak_variable_[i] = 0.001;
   }
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
@@ -236,7 +247,8 @@ void GradientAlgorithm::set_link_setting(int k, double value) {
 }
 
 double GradientAlgorithm::node_demand(int node) const {
-  return net_.is_junction(node) ? delivered_[node] + emitter_flow_[node] : fixed_inflow_[node];
+  return net_.is_junction(node) ? delivered_[node] + emitter_flow_[node] + leakage(node)
+                                : fixed_inflow_[node];
 }
 
 // EPANET 2.3's tanklevels(): each tank's volume after dt seconds of its current net inflow, set to
@@ -283,7 +295,8 @@ double GradientAlgorithm::tank_grade(int node, double volume) const {
 
 void GradientAlgorithm::export_trial_start(double* start, signed char* status) const {
   for (const std::vector<double>* v :
-       {&head_, &demand_, &delivered_, &emitter_flow_, &flow_, &setting_, &pcv_loss_})
+       {&head_, &demand_, &delivered_, &emitter_flow_, &leak_fixed_, &leak_variable_, &flow_,
+        &setting_, &pcv_loss_})
     start = std::copy(v->begin(), v->end(), start);
   std::copy(status_.begin(), status_.end(), status);
 }
@@ -294,8 +307,10 @@ HydraulicResults GradientAlgorithm::results() const {
   r.demand.assign(net_.nodes.size(), 0.0);
   r.required_demand.assign(net_.nodes.size(), 0.0);
   r.delivered_demand.assign(net_.nodes.size(), 0.0);
+  r.leakage.assign(net_.nodes.size(), 0.0);
   for (int i = 0; i < nj_; ++i) {
-    r.demand[i] = delivered_[i] + emitter_flow_[i];
+    r.leakage[i] = leakage(i);
+    r.demand[i] = delivered_[i] + emitter_flow_[i] + r.leakage[i];
     r.required_demand[i] = demand_[i];
     r.delivered_demand[i] = delivered_[i];
   }

@@ -177,6 +177,18 @@ void InpReader::read_valve(const Record& r) {
   net_.valves.push_back(k);
 }
 
+// EPANET 2.3's leakagedata: `pipe area expansion`; a link that is not a pipe is ignored.
+void InpReader::read_leakage(const Record& r) {
+  if (r.tokens.size() < 3) fail(r.line, "syntax error (EPANET error 201): pipe, area and expansion");
+  Link& link = net_.links[link_ref(r, 0)];
+  if (link.type != LinkType::pipe && link.type != LinkType::cv_pipe) return;
+  const double area = number(r, 1, "leak area"), expansion = number(r, 2, "leak expansion");
+  if (area < 0 || expansion < 0)
+    fail(r.line, "illegal leakage value (EPANET error 209): must not be negative");
+  link.leak_area = area;
+  link.leak_expansion = expansion;
+}
+
 void InpReader::read_demand(const Record& r) {
   need(r, 2, "junction ID and demand");
   if (upper(r.tokens[0]) == "MULTIPLY") {

@@ -40,7 +40,7 @@ enum class Section {
   skipped,
   sources,  // read to check them as EPANET does; water quality is not simulated yet
   energy,   // likewise: pump energy is not computed yet
-  leakage,  // read only to refuse its data: pipe leakage is not simulated
+  leakage,
   end
 };
 
@@ -227,6 +227,7 @@ class InpReader {
   void read_demand(const Record& r);
   void read_emitter(const Record& r);
   void read_status(const Record& r);
+  void read_leakage(const Record& r);
 
   // ---- [CONTROLS] ---------------------------------------------------------------------------
   void read_control(const Record& r);

@@ -97,6 +97,10 @@ struct Link {
   // the valve's loss coefficient from it whatever the status).
   int valve_curve = -1;
   double pcv_setting = 0;
+  // A pipe's leaks ([LEAKAGE], EPANET 2.3's FAVAD model): the leak area (mm^2) and its growth
+  // with pressure head (mm^2 per m of head), per 100 ft of pipe (the file's per 100 m or 100 ft,
+  // times its length unit per ft, as EPANET's convertunits).
+  double leak_area = 0, leak_expansion = 0;
   int pump = -1;  // index into Network::pumps
   long line = 0;
 };

@@ -58,11 +58,11 @@ struct Outcome {
 
 // Where a scenario's arrays lie in its slice of doubles (element i of array a at
 // (offset_a + i) * stride): first its start, as GradientAlgorithm::export_trial_start writes it
-// (head, demand, delivered, emitter flow per node; flow, setting, PCV loss per link), then work
-// space.
+// (head, demand, delivered, emitter flow, two leak flows per node; flow, setting, PCV loss per
+// link), then work space.
 struct Layout {
   long nodes = 0, links = 0, nj = 0, a_nnz = 0, slots = 0;
-  CGS_HD long start() const { return 4 * nodes + 3 * links; }
+  CGS_HD long start() const { return 6 * nodes + 3 * links; }
   CGS_HD long total() const { return start() + nodes + 2 * links + a_nnz + 3 * nj + slots; }
 };
 
@@ -83,6 +83,7 @@ CGS_HD State state_at(const Layout& l, double* base, long stride, signed char* s
   };
   s.head = next(l.nodes), s.demand = next(l.nodes), s.delivered = next(l.nodes);
   s.emitter_flow = next(l.nodes);
+  s.leak_fixed = next(l.nodes), s.leak_variable = next(l.nodes);
   s.flow = next(l.links), s.setting = next(l.links), s.pcv_loss = next(l.links);
   s.xflow = next(l.nodes), s.P = next(l.links), s.Y = next(l.links);
   s.A = next(l.a_nnz), s.b = next(l.nj), s.x = next(l.nj);

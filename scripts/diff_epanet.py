@@ -18,8 +18,9 @@ Each variant's seed is (S, its index), so `--only I` regenerates one variant exa
 writes every variant that does not match there (its .inp, EPANET's series, netsolve's output).
 
 EPANET 2.3's additions (issue 48): --epanet23 also turns a few pipes of each variant (up to six,
-none named by a control or rule, no check valves) into PCVs with random settings, minor losses and
-valve curves (or none: Kv linear in % open), adds timer controls moving their settings, and sets
+none named by a control or rule, no check valves) and about a third of its valves (not GPVs) into
+PCVs with random settings, minor losses and valve curves (or none: Kv linear in % open), adds
+timer controls moving their settings (a valve's own controls and rules move them too), and sets
 HEADERROR, FLOWCHANGE and a looser ACCURACY at random (a stream of its own: the variants without
 the flag are unchanged).
 
@@ -349,6 +350,19 @@ def vary_epanet23(inp, rng, done):
         pcvs.append(f[0])
         done.append("pipe %s a PCV at %.3g%%, Km %.3g%s" % (f[0], setting, km,
                                                           ", curve " + curve if curve else ""))
+    for i, f, comment in list(inp.data_lines("VALVES")):
+        if len(f) < 6 or f[4].upper() in ("GPV", "PCV") or rng.random() > 0.3:
+            continue
+        setting, km = rng.uniform(5, 100), rng.uniform(0.5, 10)
+        curve = "pcvv%d" % i if rng.random() < 0.7 else ""
+        if curve:
+            pcv_curve(inp, rng, curve)
+        was = f[4]
+        f[4:] = ["PCV", num(setting), num(km)] + ([curve] if curve else [])
+        inp.set_line("VALVES", i, f, comment)
+        pcvs.append(f[0])
+        done.append("%s %s a PCV at %.3g%%, Km %.3g%s" % (was, f[0], setting, km,
+                                                        ", curve " + curve if curve else ""))
     for pcv in pcvs:
         if rng.random() < 0.5:
             t, x = rng.randrange(1, 24), rng.choice([0, 10, 35, 60, 85, 100])

@@ -2,7 +2,7 @@
 // one thread a scenario runs network/trial_kernels.hpp's period; its rows against the same
 // engine's host executor (which test_trials_study.cpp holds equal to the direct study bit for
 // bit) -- fire flow, closure, PDA, demand draws, pumps with custom curves, DAMPLIMIT, PCVs,
-// HEADERROR, FLOWCHANGE, an unbalanced period handed back -- and calls smaller than the study. MESSAGE lines (-s) give how
+// HEADERROR, FLOWCHANGE, pipe leakage, an unbalanced period handed back -- and calls smaller than the study. MESSAGE lines (-s) give how
 // many rows are the host's to the bit and the largest difference.
 #include <doctest/doctest.h>
 
@@ -60,6 +60,8 @@ TEST_CASE("GPU trials engine: the host executor's rows (the direct study's)") {
        "HEADERROR", false},
       {nets + "/epanet23/Net3_flowchange.inp", test::study_options(StudyKind::closure),
        "FLOWCHANGE", false},
+      {nets + "/epanet23/Net1_leakage.inp", test::study_options(StudyKind::fireflow), "leakage",
+       false},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

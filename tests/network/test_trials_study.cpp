@@ -3,9 +3,9 @@
 // gradient algorithm over flat arrays, which must give the direct study's rows bit for bit -- the
 // same coefficients, assembly, factorisation order, status rules and settling test -- on fire
 // flow, closure, PDA and demand draws, on networks with pumps (power and custom curves), valves,
-// PCVs, DAMPLIMIT, HEADERROR, FLOWCHANGE and an unbalanced period (handed back to the host
-// engine); studies it cannot run (24 h, the available-flow search) declined with the reason; the
-// CLI's choice.
+// PCVs, DAMPLIMIT, HEADERROR, FLOWCHANGE, pipe leakage and an unbalanced period (handed back to
+// the host engine); studies it cannot run (24 h, the available-flow search) declined with the
+// reason; the CLI's choice.
 #include <doctest/doctest.h>
 
 #include "network/inp_reader.hpp"
@@ -67,6 +67,9 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
        false},
       {kEpanet23 + "/Net3_flowchange.inp", test::study_options(StudyKind::closure), "FLOWCHANGE",
        false},
+      {kEpanet23 + "/Net1_leakage.inp", test::study_options(StudyKind::fireflow), "leakage", false},
+      {kEpanet23 + "/Net1_leakage.inp", test::study_options(StudyKind::closure), "leakage, PDA",
+       true},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
@@ -137,7 +140,7 @@ TEST_CASE("trials engine: the network's arrays and sizes") {
   CHECK(v.control_count == pressure_controls);
   CHECK(v.schedule.n == net.junction_count);
   const trials::Layout l = trial_network->layout();
-  CHECK(l.start() == 4 * l.nodes + 3 * l.links);
+  CHECK(l.start() == 6 * l.nodes + 3 * l.links);
   CHECK(l.total() > l.start() + l.a_nnz + l.slots);
 }
 
