@@ -186,7 +186,7 @@ CGS_HD double demand_deficit(const NetworkView& v, const State& s, int& deficien
 // the next trial's assembly computes them again); links with P = 0 (control valves with a
 // setting) are skipped.
 CGS_HD double largest_head_error(const NetworkView& v, const State& s) {
-  for (int k = 0; k < v.o.links; ++k) link_coefficients(v, s, k);
+  head_loss_coefficients(v, s);
   double largest = 0.0;
   for (int k = 0; k < v.o.links; ++k) {
     if (closed(s.status(k)) || s.P[k] == 0.0) continue;

@@ -250,21 +250,22 @@ CGS_HD void gpv_coefficients(const NetworkView& v, const State& s, int k) {
   s.Y[k] = (h0 / r + q) * sign(s.flow[k]);
 }
 
-CGS_HD void link_coefficients(const NetworkView& v, const State& s, int k) {
+CGS_HD_INLINE void link_coefficients(const NetworkView& v, const State& s, int k) {
   switch (link_type(v, k)) {
     case LinkType::pipe:
     case LinkType::cv_pipe: pipe_coefficients(v, s, k); break;
     case LinkType::pump: pump_coefficients(v, s, k); break;
     case LinkType::pbv: pbv_coefficients(v, s, k); break;
-    case LinkType::tcv: {
+    case LinkType::tcv:
+    case LinkType::pcv: {  // tcvcoeff, pcvcoeff: the setting's loss coefficient, or fully open
       const double set = s.setting[k];
-      valve_coefficients(v, s, k, set != kMissing ? tcv_loss(set, v.diameter[k]) : v.minor_loss[k]);
+      double km = v.minor_loss[k];
+      if (set != kMissing)
+        km = link_type(v, k) == LinkType::tcv ? tcv_loss(set, v.diameter[k]) : s.pcv_loss[k];
+      valve_coefficients(v, s, k, km);  // one call for both: link_coefficients stays inlined
       break;
     }
     case LinkType::gpv: gpv_coefficients(v, s, k); break;
-    case LinkType::pcv:  // pcvcoeff: its setting's loss coefficient, or fully open
-      valve_coefficients(v, s, k, s.setting[k] != kMissing ? s.pcv_loss[k] : v.minor_loss[k]);
-      break;
     case LinkType::prv:
     case LinkType::psv:
     case LinkType::fcv:
@@ -274,6 +275,11 @@ CGS_HD void link_coefficients(const NetworkView& v, const State& s, int k) {
         s.P[k] = 0.0;  // with the matrix (control_valve_contributions)
       break;
   }
+}
+
+// Every link's P and Y at the current flows (EPANET's headlosscoeffs).
+CGS_HD void head_loss_coefficients(const NetworkView& v, const State& s) {
+  for (int k = 0; k < v.o.links; ++k) link_coefficients(v, s, k);
 }
 
 CGS_HD void emitter_headloss(const NetworkView& v, const State& s, int i, double& hloss,
@@ -462,7 +468,7 @@ CGS_HD void control_valve_contributions(const NetworkView& v, const State& s) {
 // The coefficients of every link and the junction system A x = b for the current flows.
 CGS_HD void assemble(const NetworkView& v, const State& s) {
   const Options& o = v.o;
-  for (int k = 0; k < o.links; ++k) link_coefficients(v, s, k);
+  head_loss_coefficients(v, s);
   for (int e = 0; e < v.a_nnz; ++e) s.A[e] = 0.0;
   for (int i = 0; i < o.nj; ++i) s.b[i] = 0.0;
   for (int i = 0; i < o.nodes; ++i) s.xflow[i] = 0.0;

@@ -21,8 +21,8 @@ EPANET 2.3's additions (issue 48): --epanet23 also turns a few pipes of each var
 none named by a control or rule, no check valves) and about a third of its valves (not GPVs) into
 PCVs with random settings, minor losses and valve curves (or none: Kv linear in % open), adds
 timer controls moving their settings (a valve's own controls and rules move them too), and sets
-HEADERROR, FLOWCHANGE and a looser ACCURACY at random (a stream of its own: the variants without
-the flag are unchanged).
+HEADERROR, FLOWCHANGE and a looser ACCURACY at random, and in half the variants pipe leakage on
+about a tenth of the pipes (streams of their own: the variants without the flag are unchanged).
 
 Pressure-driven demand (issue 23): --pda PMIN PREQ PEXP runs both under EPANET's PDA model with
 those pressures (the file's pressure units): epanet-run --pda, netsolve --demand-model pda
@@ -382,6 +382,22 @@ def vary_epanet23(inp, rng, done):
         done.append("ACCURACY %g" % a)
 
 
+def vary_leakage(inp, rng, done):
+    """Pipe leakage (--epanet23): in half the variants, [LEAKAGE] on about a tenth of the pipes,
+    leak areas to 1 mm^2 and growths to 0.05 mm^2 per m of head, per 100 length units."""
+    if rng.random() < 0.5:
+        return
+    lines, count = inp.section("LEAKAGE", create=True), 0
+    for _, f, _ in inp.data_lines("PIPES"):
+        if len(f) < 6 or rng.random() > 0.1:
+            continue
+        area = rng.choice([0, rng.uniform(0, 1)])
+        expansion = rng.choice([0, rng.uniform(0, 0.05)])
+        lines.append(" %s\t%s\t%s" % (f[0], num(area), num(expansion)))
+        count += 1
+    done.append("leakage on %d pipes" % count)
+
+
 def make_variant(data, networks, seed, index, unmodified=False, epanet23=False):
     """(network name, .inp text, changes) of variant `index`: a function of (seed, index) only."""
     rng = random.Random("%d:%d" % (seed, index))
@@ -392,8 +408,9 @@ def make_variant(data, networks, seed, index, unmodified=False, epanet23=False):
         return name, inp.text(), ["unmodified"]
     changes = mutate(inp, rng)
     vary_solver(inp, random.Random("%d:%d:solver" % (seed, index)), changes)
-    if epanet23:  # a stream of its own: without the flag, every variant is as it was
+    if epanet23:  # streams of their own: without the flag, every variant is as it was
         vary_epanet23(inp, random.Random("%d:%d:epanet23" % (seed, index)), changes)
+        vary_leakage(inp, random.Random("%d:%d:leakage" % (seed, index)), changes)
     return name, inp.text(), changes
 
 
