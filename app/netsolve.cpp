@@ -759,7 +759,7 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", args.nodes_csv,
                  "Write node results at every reporting time as CSV "
                  "(time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,"
-                 "deficit,deficit_pct)");
+                 "deficit,deficit_pct,leakage)");
   app.add_option("--links", args.links_csv,
                  "Write link results at every reporting time as CSV "
                  "(time_s,link,flow,headloss,status)");

@@ -20,6 +20,8 @@
 //   update()                 new flows, emitter flows and delivered demands (EPANET's newflows):
 //                            the relative flow change
 //   damp_and_check_valves()  DAMPLIMIT: the PRV/PSV status rules and the next trial's relaxation
+//   has_converged()          ACCURACY, HEADERROR and FLOWCHANGE (EPANET's hasconverged and
+//                            checkhydbalance), then pda_converged()
 //   pda_converged()          PDA: every delivered demand within 1e-4 cfs of its pressure's
 //   end_of_trial()           flows converged: the link status rules and pressure controls, and
 //                            the period's end where nothing changed; else the periodic check
@@ -95,7 +97,45 @@ CGS_HD FlowChange update(const NetworkView& v, const State& s) {
       largest = keep_largest(largest, fabs(dq));
     }
   }
+  // EPANET's newleakageflows: each leak's flow moves by its Newton step.
+  for (int j = 0; j < v.leak_count; ++j) {
+    const int i = v.leaks[j];
+    double hfa, gfa, hva, gva;
+    leakage_headloss(v, s, j, hfa, gfa, hva, gva);
+    const double h = s.head[i] - v.elevation[i];
+    double dqfa = 0.0, dqva = 0.0;
+    if (gfa > 0.0) {
+      dqfa = (hfa - h) / gfa * s.relax;
+      s.leak_fixed[i] -= dqfa;
+    }
+    if (gva > 0.0) {
+      dqva = (hva - h) / gva * s.relax;
+      s.leak_variable[i] -= dqva;
+    }
+    const double dq = dqfa + dqva;
+    if (dq == 0.0) continue;
+    qsum += fabs(s.leak_fixed[i] + s.leak_variable[i]);
+    dqsum += fabs(dq);
+    largest = keep_largest(largest, fabs(dq));
+  }
   return {qsum > o.accuracy ? dqsum / qsum : dqsum, largest};
+}
+
+// EPANET's leakagehasconverged: each leaking junction's leak flows within 1e-4 cfs of what the
+// FAVAD equation gives at its pressure head.
+CGS_HD bool leakage_converged(const NetworkView& v, const State& s) {
+  for (int j = 0; j < v.leak_count; ++j) {
+    const int i = v.leaks[j];
+    const double h = s.head[i] - v.elevation[i];
+    double expected = 0.0;
+    if (h > 0.0) {
+      if (v.leak_fixed[j] > 0.0) expected = sqrt(h / v.leak_fixed[j]);
+      if (v.leak_variable[j] > 0.0) expected += pow(h / v.leak_variable[j], 1.5);
+    }
+    const double q = s.leak_fixed[i] + s.leak_variable[i];
+    if (fabs(expected - q) > kPdaFlowTolerance) return false;
+  }
+  return true;
 }
 
 // without one, valves are checked every trial and flows move the full Newton step.
@@ -139,6 +179,36 @@ CGS_HD double demand_deficit(const NetworkView& v, const State& s, int& deficien
     reduction += s.demand[i] - s.delivered[i];
   }
   return total > 0.0 ? reduction / total * 100.0 : 0.0;
+}
+
+// EPANET's checkhydbalance: the largest |h_from - h_to - h(q)| over the links not closed, h(q) =
+// Y / P from the head loss coefficients at the new flows (recomputed into P and Y as EPANET does;
+// the next trial's assembly computes them again); links with P = 0 (control valves with a
+// setting) are skipped.
+CGS_HD double largest_head_error(const NetworkView& v, const State& s) {
+  head_loss_coefficients(v, s);
+  double largest = 0.0;
+  for (int k = 0; k < v.o.links; ++k) {
+    if (closed(s.status(k)) || s.P[k] == 0.0) continue;
+    const double dh = s.head[v.from[k]] - s.head[v.to[k]];
+    const double error = fabs(dh - s.Y[k] / s.P[k]);
+    if (error > largest) largest = error;
+  }
+  return largest;
+}
+
+// EPANET's hasconverged: the relative flow change within `accuracy` (a NaN passes, as EPANET's
+// test), then HEADERROR (the largest head loss error) and FLOWCHANGE (the largest flow change of
+// the trial) where set, then the leaks (leakage_converged) and (PDA) every delivered demand
+// within 1e-4 cfs of its pressure's.
+CGS_HD bool has_converged(const NetworkView& v, const State& s, const FlowChange& change,
+                          double accuracy) {
+  const Options& o = v.o;
+  if (change.relative > accuracy) return false;
+  if (o.head_error_limit > 0.0 && largest_head_error(v, s) > o.head_error_limit) return false;
+  if (o.flow_change_limit > 0.0 && change.largest > o.flow_change_limit) return false;
+  if (v.leak_count > 0 && !leakage_converged(v, s)) return false;
+  return !o.pda || pda_converged(v, s);
 }
 
 // ---- the end of a trial (EPANET's hydsolve) ----------------------------------------------------

@@ -250,15 +250,19 @@ CGS_HD void gpv_coefficients(const NetworkView& v, const State& s, int k) {
   s.Y[k] = (h0 / r + q) * sign(s.flow[k]);
 }
 
-CGS_HD void link_coefficients(const NetworkView& v, const State& s, int k) {
+CGS_HD_INLINE void link_coefficients(const NetworkView& v, const State& s, int k) {
   switch (link_type(v, k)) {
     case LinkType::pipe:
     case LinkType::cv_pipe: pipe_coefficients(v, s, k); break;
     case LinkType::pump: pump_coefficients(v, s, k); break;
     case LinkType::pbv: pbv_coefficients(v, s, k); break;
-    case LinkType::tcv: {
+    case LinkType::tcv:
+    case LinkType::pcv: {  // tcvcoeff, pcvcoeff: the setting's loss coefficient, or fully open
       const double set = s.setting[k];
-      valve_coefficients(v, s, k, set != kMissing ? tcv_loss(set, v.diameter[k]) : v.minor_loss[k]);
+      double km = v.minor_loss[k];
+      if (set != kMissing)
+        km = link_type(v, k) == LinkType::tcv ? tcv_loss(set, v.diameter[k]) : s.pcv_loss[k];
+      valve_coefficients(v, s, k, km);  // one call for both: link_coefficients stays inlined
       break;
     }
     case LinkType::gpv: gpv_coefficients(v, s, k); break;
@@ -273,6 +277,11 @@ CGS_HD void link_coefficients(const NetworkView& v, const State& s, int k) {
   }
 }
 
+// Every link's P and Y at the current flows (EPANET's headlosscoeffs).
+CGS_HD void head_loss_coefficients(const NetworkView& v, const State& s) {
+  for (int k = 0; k < v.o.links; ++k) link_coefficients(v, s, k);
+}
+
 CGS_HD void emitter_headloss(const NetworkView& v, const State& s, int i, double& hloss,
                              double& hgrad) {
   emitter_loss(s.emitter_flow[i], v.emitter[i], v.o.emitter_exponent, v.o.rq_tolerance,
@@ -285,6 +294,25 @@ CGS_HD void emitter_headloss(const NetworkView& v, const State& s, int i, double
 // between 0 and the full demand.
 CGS_HD void pda_headloss(const State& s, int i, double dp, double n, double& hloss, double& hgrad) {
   demand_loss(s.delivered[i], s.demand[i], dp, n, hloss, hgrad);
+}
+
+// EPANET's eval_leak_headloss: a leak as an emitter, h = c q^(1/n) (n = 0.5 for fixed-area
+// leaks, 1.5 for areas growing with pressure), a barrier against negative flow.
+CGS_HD void leak_loss(double q, double c, double n, double& hloss, double& hgrad) {
+  n = 1.0 / n;
+  hgrad = n * c * pow(fabs(q), n - 1.0);
+  hloss = hgrad * q / n;
+  add_lower_barrier(q, hloss, hgrad);
+}
+
+// EPANET's leakage_headloss for leaking junction j of the list (v.leaks[j]): the head loss and
+// gradient of each of its two leaks at its current flow (0 and 0 for a kind it has not).
+CGS_HD void leakage_headloss(const NetworkView& v, const State& s, int j, double& hfa,
+                             double& gfa, double& hva, double& gva) {
+  const int i = v.leaks[j];
+  hfa = gfa = hva = gva = 0.0;
+  if (v.leak_fixed[j] != 0.0) leak_loss(s.leak_fixed[i], v.leak_fixed[j], 0.5, hfa, gfa);
+  if (v.leak_variable[j] != 0.0) leak_loss(s.leak_variable[i], v.leak_variable[j], 1.5, hva, gva);
 }
 
 // ---- the junction system (EPANET's hydcoeffs.c: linkcoeffs, emittercoeffs, demandcoeffs,
@@ -357,6 +385,25 @@ CGS_HD void pda_contributions(const NetworkView& v, const State& s) {
   }
 }
 
+// EPANET's leakagecoeffs: each leak an emitter to a reservoir at the junction's elevation, its
+// flow out of the junction's balance.
+CGS_HD void leakage_contributions(const NetworkView& v, const State& s) {
+  for (int j = 0; j < v.leak_count; ++j) {
+    const int i = v.leaks[j];
+    double hfa, gfa, hva, gva;
+    leakage_headloss(v, s, j, hfa, gfa, hva, gva);
+    if (gfa > 0.0) {
+      add_diag(v, s, i, 1.0 / gfa);
+      add_rhs(v, s, i, (hfa + v.elevation[i]) / gfa);
+    }
+    if (gva > 0.0) {
+      add_diag(v, s, i, 1.0 / gva);
+      add_rhs(v, s, i, (hva + v.elevation[i]) / gva);
+    }
+    s.xflow[i] -= (s.leak_fixed[i] + s.leak_variable[i]);
+  }
+}
+
 // EPANET's nodecoeffs: the delivered demand leaves each junction's flow balance.
 CGS_HD void demand_contributions(const NetworkView& v, const State& s) {
   for (int i = 0; i < v.o.nj; ++i) {
@@ -421,13 +468,14 @@ CGS_HD void control_valve_contributions(const NetworkView& v, const State& s) {
 // The coefficients of every link and the junction system A x = b for the current flows.
 CGS_HD void assemble(const NetworkView& v, const State& s) {
   const Options& o = v.o;
-  for (int k = 0; k < o.links; ++k) link_coefficients(v, s, k);
+  head_loss_coefficients(v, s);
   for (int e = 0; e < v.a_nnz; ++e) s.A[e] = 0.0;
   for (int i = 0; i < o.nj; ++i) s.b[i] = 0.0;
   for (int i = 0; i < o.nodes; ++i) s.xflow[i] = 0.0;
   link_contributions(v, s);
   emitter_contributions(v, s);
   pda_contributions(v, s);
+  leakage_contributions(v, s);
   demand_contributions(v, s);
   control_valve_contributions(v, s);
 }

@@ -14,6 +14,8 @@ gga::Options gga_options(const Network& net) {
   o.viscosity = opt.viscosity, o.rq_tolerance = opt.rq_tolerance, o.accuracy = opt.accuracy;
   o.head_tolerance = opt.head_tolerance, o.flow_tolerance = opt.flow_tolerance;
   o.damp_limit = opt.damp_limit, o.emitter_exponent = opt.emitter_exponent;
+  o.head_error_limit = opt.head_error_limit / net.units.length;  // as EPANET: / Ucf[HEAD]
+  o.flow_change_limit = opt.flow_change_limit / net.units.flow;
   o.max_trials = opt.max_trials, o.extra_trials = opt.extra_trials;
   o.check_frequency = opt.check_frequency, o.max_check = opt.max_check;
   o.emitter_backflow = opt.emitter_backflow;
@@ -61,6 +63,7 @@ void GgaNetwork::load(const Network& net) {
   emitters.clear();
   for (int i = 0; i < net.junction_count; ++i)
     if (net.nodes[i].emitter != 0.0) emitters.push_back(i);
+  load_leakage(net);
   fill(elevation, net.nodes, [](const Node& n) { return n.elevation; });
   fill(emitter, net.nodes, [](const Node& n) { return n.emitter; });
   fill(tank, net.nodes, [](const Node& n) { return n.type == NodeType::tank ? 1 : 0; });
@@ -76,6 +79,33 @@ void GgaNetwork::load(const Network& net) {
   fill(control_status, pressure, [](const Control& c) { return static_cast<int>(c.status); });
   fill(control_grade, pressure, [](const Control& c) { return c.grade; });
   fill(control_setting, pressure, [](const Control& c) { return c.setting; });
+}
+
+void GgaNetwork::load_leakage(const Network& net) {
+  constexpr double kOrifice = 4.8149766 * 1.e-6;  // 0.6 sqrt(2 g), m^2 per mm^2
+  constexpr double kMetresPerFoot = 0.3048;
+  std::vector<double> area(net.nodes.size(), 0.0), expansion(net.nodes.size(), 0.0);
+  for (const Link& link : net.links) {
+    if (link.type != LinkType::pipe && link.type != LinkType::cv_pipe) continue;
+    const bool j1 = net.is_junction(link.from), j2 = net.is_junction(link.to);
+    if (!j1 && !j2) continue;
+    if (link.leak_area == 0.0 && link.leak_expansion == 0.0) continue;
+    double c_area = kOrifice * link.leak_area / (kMetresPerFoot * kMetresPerFoot);
+    double c_expansion = kOrifice * link.leak_expansion / kMetresPerFoot;
+    double sections = link.length / 100.;  // 100 ft sections, half to each junction end
+    if (j1 && j2) sections *= 0.5;
+    c_area *= sections;
+    c_expansion *= sections;
+    for (const auto& [node, is_junction] : {std::pair{link.from, j1}, {link.to, j2}})
+      if (is_junction) area[node] += c_area, expansion[node] += c_expansion;
+  }
+  leaks.clear(), leak_fixed.clear(), leak_variable.clear();
+  for (int i = 0; i < net.junction_count; ++i) {
+    if (!(area[i] > 0.0) && !(expansion[i] > 0.0)) continue;
+    leaks.push_back(i);
+    leak_fixed.push_back(area[i] > 0.0 ? 1.0 / (area[i] * area[i]) : 0.0);
+    leak_variable.push_back(expansion[i] > 0.0 ? 1.0 / std::pow(expansion[i], 2. / 3.) : 0.0);
+  }
 }
 
 void GgaNetwork::compute_resistances(const Network& net) {
@@ -119,6 +149,8 @@ gga::NetworkView GgaNetwork::view() const {
   v.valve_count = static_cast<int>(valves.size());
   v.emitter_count = static_cast<int>(emitters.size());
   v.valves = valves.data(), v.emitters = emitters.data();
+  v.leak_count = static_cast<int>(leaks.size());
+  v.leaks = leaks.data(), v.leak_fixed = leak_fixed.data(), v.leak_variable = leak_variable.data();
   v.elevation = elevation.data(), v.emitter = emitter.data(), v.tank = tank.data();
   v.can_overflow = can_overflow.data(), v.max_head = max_head.data(), v.min_head = min_head.data();
   v.control_count = static_cast<int>(control_node.size());

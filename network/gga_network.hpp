@@ -15,6 +15,8 @@ struct GgaNetwork {
   gga::Options options;
   std::vector<int> from, to, type, pump, pump_type, pump_curve, curve_ptr, valves, emitters;
   std::vector<int> tank, can_overflow, control_node, control_link, control_type, control_status;
+  std::vector<int> leaks;
+  std::vector<double> leak_fixed, leak_variable;
   std::vector<double> minor_loss, resistance, roughness, diameter, pump_h0, pump_r, pump_n;
   std::vector<double> pump_max_head, curve_x, curve_y, elevation, emitter, max_head, min_head;
   std::vector<double> control_grade, control_setting;
@@ -24,6 +26,10 @@ struct GgaNetwork {
 
   // Everything from the records but the resistances and the matrix slots.
   void load(const Network& net);
+  // EPANET's convert_pipe_to_node_leakage and init_node_leakage: each pipe's leaks, half to each
+  // junction end (all of it where the other end is a tank or reservoir), as two equivalent
+  // emitters per junction.
+  void load_leakage(const Network& net);
   // EPANET's resistcoeff: h = R q^n for Hazen-Williams and Chezy-Manning, h = f R q^2 for
   // Darcy-Weisbach; pumps and valves a fixed big (small) number.
   void compute_resistances(const Network& net);

@@ -26,6 +26,7 @@ struct Options {
   int formula = 0;  // HeadlossFormula
   double viscosity = 0, rq_tolerance = 0, accuracy = 0, head_tolerance = 0, flow_tolerance = 0;
   double damp_limit = 0, emitter_exponent = 2;
+  double head_error_limit = 0, flow_change_limit = 0;  // ft, cfs; 0: not checked
   int max_trials = 0, extra_trials = -1, check_frequency = 2, max_check = 10;
   // The trials engine's: a scenario still unsettled after this many trials is handed back to
   // the host (trials::Outcome::needs_host): one thread a scenario, a call lasts as long as its
@@ -67,6 +68,13 @@ struct NetworkView {
   int valve_count = 0, emitter_count = 0;
   const int* valves = nullptr;
   const int* emitters = nullptr;
+  // the junctions that leak (EPANET 2.3's FAVAD pipe leakage, leakage.c), in index order, with
+  // their equivalent emitters' coefficients: h = fixed q^2 (fixed-area leaks), h = variable
+  // q^(2/3) (leak areas growing with pressure); 0: none of that kind
+  int leak_count = 0;
+  const int* leaks = nullptr;
+  const double* leak_fixed = nullptr;
+  const double* leak_variable = nullptr;
   // nodes
   const double* elevation = nullptr;
   const double* emitter = nullptr;
@@ -102,6 +110,8 @@ void for_each_array(NetworkView& v, F&& f) {
   f(v.pump_max_head, np);
   f(v.curve_ptr, v.curve_count + 1L), f(v.curve_x, points), f(v.curve_y, points);
   f(v.valves, static_cast<long>(v.valve_count)), f(v.emitters, static_cast<long>(v.emitter_count));
+  const long leaks = v.leak_count;
+  f(v.leaks, leaks), f(v.leak_fixed, leaks), f(v.leak_variable, leaks);
   f(v.elevation, n), f(v.emitter, n), f(v.tank, n), f(v.can_overflow, n), f(v.max_head, n);
   f(v.min_head, n);
   f(v.control_node, nc), f(v.control_link, nc), f(v.control_type, nc), f(v.control_status, nc);
@@ -123,10 +133,14 @@ struct StatusColumn {
 };
 
 // What the trials change: heads, demands (full and delivered), emitter flows, flows, settings,
-// statuses; the coefficients, the system and its solution x (the new junction heads).
+// statuses; the coefficients, the system and its solution x (the new junction heads). pcv_loss:
+// a PCV's loss coefficient (EPANET's link->R), which the host computes from the setting where
+// EPANET does (inithyd, simple controls, rules): a junction-pressure control that moves the
+// setting within the trials leaves it as it was, as EPANET's pswitch does.
 struct State {
   Column head, demand, delivered, emitter_flow, xflow;  // per node
-  Column flow, setting, P, Y;                           // per link
+  Column leak_fixed, leak_variable;  // per node: a leaking junction's two leak flows (qfa, qva)
+  Column flow, setting, pcv_loss, P, Y;                 // per link
   Column A, b, x;                                       // the junction system and its solution
   StatusColumn status;
   double relax = 1.0;  // EPANET's RelaxFactor: 0.6 once the trials are within DAMPLIMIT

@@ -25,10 +25,13 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   delivered_.assign(n, 0.0);
   fixed_inflow_.assign(n, 0.0);
   emitter_flow_.assign(n, 0.0);
+  leak_fixed_.assign(n, 0.0);
+  leak_variable_.assign(n, 0.0);
   volume_.assign(n, 0.0);
   xflow_.assign(n, 0.0);
   flow_.assign(m, 0.0);
   setting_.assign(m, 0.0);
+  pcv_loss_.assign(m, 0.0);
   P_.assign(m, 0.0);
   Y_.assign(m, 0.0);
   status_.assign(m, static_cast<signed char>(LinkStatus::open));
@@ -74,7 +77,9 @@ gga::State GradientAlgorithm::state(double* x) {
   gga::State s;
   s.head = column(head_), s.demand = column(demand_), s.delivered = column(delivered_);
   s.emitter_flow = column(emitter_flow_), s.xflow = column(xflow_);
-  s.flow = column(flow_), s.setting = column(setting_), s.P = column(P_), s.Y = column(Y_);
+  s.leak_fixed = column(leak_fixed_), s.leak_variable = column(leak_variable_);
+  s.flow = column(flow_), s.setting = column(setting_), s.pcv_loss = column(pcv_loss_);
+  s.P = column(P_), s.Y = column(Y_);
   s.A = column(system_.A.values), s.b = column(system_.b), s.x = gga::Column{x, 1};
   s.status = gga::StatusColumn{status_.data(), 1};
   return s;
@@ -93,10 +98,19 @@ void GradientAlgorithm::initialise() {
     emitter_flow_[i] = net_.nodes[i].emitter > 0 ? 1.0 : 0.0;
     delivered_[i] = 0.0;
   }
+  // EPANET's init_node_leakage: a leak starts from 0.001 cfs (the solver needs a flow).
+  std::fill(leak_fixed_.begin(), leak_fixed_.end(), 0.0);
+  std::fill(leak_variable_.begin(), leak_variable_.end(), 0.0);
+  for (std::size_t j = 0; j < network_.leaks.size(); ++j) {
+    const int i = network_.leaks[j];
+    if (network_.leak_fixed[j] > 0.0) leak_fixed_[i] = 0.001;
+    if (network_.leak_variable[j] > 0.0) leak_variable_[i] = 0.001;
+  }
   for (std::size_t k = 0; k < net_.links.size(); ++k) {
     const Link& link = net_.links[k];
     LinkStatus initial = link.status;
     setting_[k] = link.setting;
+    if (link.type == LinkType::pcv) pcv_loss_[k] = pcv_loss_coefficient(net_, link, link.pcv_setting);
     // Pressure and flow control valves with a setting start ACTIVE.
     const bool control_valve =
         link.type == LinkType::prv || link.type == LinkType::psv || link.type == LinkType::fcv;
@@ -182,6 +196,7 @@ int GradientAlgorithm::controls(long time) {
     if (s1 != c.status || k1 != k2) {
       set_status(c.link, c.status);
       setting_[c.link] = k2;
+      if (link.type == LinkType::pcv) pcv_loss_[c.link] = pcv_loss_coefficient(net_, link, k2);
       ++changes;
     }
   }
@@ -226,12 +241,14 @@ void GradientAlgorithm::set_link_setting(int k, double value) {
     set_status(k, LinkStatus::active);
   } else {
     if (setting_[k] == kMissing && is_closed(status(k))) set_status(k, LinkStatus::open);
+    if (link.type == LinkType::pcv) pcv_loss_[k] = pcv_loss_coefficient(net_, link, value);
     setting_[k] = value;
   }
 }
 
 double GradientAlgorithm::node_demand(int node) const {
-  return net_.is_junction(node) ? delivered_[node] + emitter_flow_[node] : fixed_inflow_[node];
+  return net_.is_junction(node) ? delivered_[node] + emitter_flow_[node] + leakage(node)
+                                : fixed_inflow_[node];
 }
 
 // EPANET 2.3's tanklevels(): each tank's volume after dt seconds of its current net inflow, set to
@@ -278,7 +295,8 @@ double GradientAlgorithm::tank_grade(int node, double volume) const {
 
 void GradientAlgorithm::export_trial_start(double* start, signed char* status) const {
   for (const std::vector<double>* v :
-       {&head_, &demand_, &delivered_, &emitter_flow_, &flow_, &setting_})
+       {&head_, &demand_, &delivered_, &emitter_flow_, &leak_fixed_, &leak_variable_, &flow_,
+        &setting_, &pcv_loss_})
     start = std::copy(v->begin(), v->end(), start);
   std::copy(status_.begin(), status_.end(), status);
 }
@@ -289,8 +307,10 @@ HydraulicResults GradientAlgorithm::results() const {
   r.demand.assign(net_.nodes.size(), 0.0);
   r.required_demand.assign(net_.nodes.size(), 0.0);
   r.delivered_demand.assign(net_.nodes.size(), 0.0);
+  r.leakage.assign(net_.nodes.size(), 0.0);
   for (int i = 0; i < nj_; ++i) {
-    r.demand[i] = delivered_[i] + emitter_flow_[i];
+    r.leakage[i] = leakage(i);
+    r.demand[i] = delivered_[i] + emitter_flow_[i] + r.leakage[i];
     r.required_demand[i] = demand_[i];
     r.delivered_demand[i] = delivered_[i];
   }

@@ -72,9 +72,12 @@ struct HydraulicResults {
   double relative_flow_change = 0;
   std::vector<TrialReport> trial_reports;
   double total_seconds = 0, linear_seconds = 0;
-  // Per node (internal units): head, demand actually delivered (junctions, emitters included) or
-  // net inflow (tanks, reservoirs: negative when supplying).
+  // Per node (internal units): head, demand actually delivered (junctions, emitters and leaks
+  // included, as EPANET's EN_DEMAND) or net inflow (tanks, reservoirs: negative when supplying).
   std::vector<double> head, demand;
+  // Per node, junctions only (0 elsewhere): the pipes' leakage out of it (EPANET's
+  // EN_LEAKAGEFLOW; [LEAKAGE]).
+  std::vector<double> leakage;
   // Per node, junctions only (0 elsewhere): the consumer demand asked for (EPANET's FullDemand:
   // base demands x patterns x multiplier) and the part delivered (DemandFlow: all of it under
   // DDA, what the pressure allows under PDA); emitters not included.
@@ -140,8 +143,8 @@ class GradientAlgorithm {
   // For the trial engine of studies (network/trial_kernels.hpp, which runs the trials of a
   // steady-state period elsewhere, e.g. on the GPU): the matrix structure, the resistances, and
   // the state the trials start from, as that engine's per-scenario start (per node head, demand,
-  // delivered demand, emitter flow; per link flow, setting: 4 nodes + 2 links doubles) and each
-  // link's status.
+  // delivered demand, emitter flow, two leak flows; per link flow, setting, PCV loss
+  // coefficient: 6 nodes + 3 links doubles) and each link's status.
   const JunctionSystem& system() const { return system_; }
   const std::vector<int>& diagonal_slots() const { return network_.diag_slot; }
   const std::vector<int>& link_slots_ij() const { return network_.slot_ij; }
@@ -161,8 +164,10 @@ class GradientAlgorithm {
 
   // What rules and time steps read, as EPANET's NodeDemand, LinkFlow, ... (internal units).
   double head(int node) const { return head_[node]; }
-  // Junctions: delivered demand plus emitter flow; tanks and reservoirs: net inflow.
+  // Junctions: delivered demand plus emitter flow and leakage; tanks and reservoirs: net inflow.
   double node_demand(int node) const;
+  // A junction's leakage: its two leak flows (EPANET's LeakageFlow; 0 without leaks).
+  double leakage(int node) const { return leak_fixed_[node] + leak_variable_[node]; }
   double delivered_demand(int node) const { return delivered_[node]; }
   double system_demand() const { return system_demand_; }  // sum of positive junction demands
   double flow(int link) const { return flow_[link]; }
@@ -180,8 +185,9 @@ class GradientAlgorithm {
   // demand_: each junction's consumer demand (EPANET's FullDemand); delivered_: the part delivered
   // (DemandFlow), equal to it under DDA, a variable of the trials under PDA.
   std::vector<double> head_, demand_, delivered_, fixed_inflow_, emitter_flow_, volume_;
+  std::vector<double> leak_fixed_, leak_variable_;  // per node: a junction's two leak flows
   double system_demand_ = 0;
-  std::vector<double> flow_, setting_, P_, Y_, xflow_;
+  std::vector<double> flow_, setting_, pcv_loss_, P_, Y_, xflow_;
   std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
   JunctionSystem system_;            // the matrix structure built once, the values each trial
 
@@ -197,12 +203,9 @@ class GradientAlgorithm {
   bool solve_trial(LinearSolver& solver, const gga::NetworkView& v, const gga::State& s,
                    std::vector<double>& x, TrialReport& report, PeriodSolve& out);
   // The new flows from the solved heads x (gga::update) with the host's measures of the trial
-  // and the tanks' net inflows; returns EPANET's relative flow change.
-  double update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
-                TrialReport& report);
-  // EPANET's hasconverged: ACCURACY, then (PDA) every delivered demand within 1e-4 cfs of what
-  // its junction's pressure gives.
-  bool has_converged(const gga::NetworkView& v, const gga::State& s, double relative_change) const;
+  // and the tanks' net inflows; returns EPANET's relative and largest flow change.
+  gga::FlowChange update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
+                         TrialReport& report);
 };
 
 // The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.

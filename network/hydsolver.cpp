@@ -22,8 +22,8 @@ const JunctionSystem& GradientAlgorithm::assemble() {
   return system_;
 }
 
-double GradientAlgorithm::update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
-                                 TrialReport& report) {
+gga::FlowChange GradientAlgorithm::update(const gga::NetworkView& v, gga::State& s,
+                                          std::vector<double>& x, TrialReport& report) {
   report.max_head_change = 0;
   for (int i = 0; i < nj_; ++i)
     report.max_head_change = std::max(report.max_head_change, std::abs(x[i] - head_[i]));
@@ -38,18 +38,7 @@ double GradientAlgorithm::update(const gga::NetworkView& v, gga::State& s, std::
     if (from >= nj_) fixed_inflow_[from] -= flow_[k];
     if (to >= nj_) fixed_inflow_[to] += flow_[k];
   }
-  return change.relative;
-}
-
-bool GradientAlgorithm::has_converged(const gga::NetworkView& v, const gga::State& s,
-                                      double relative_change) const {
-  if (relative_change > opt_.accuracy) return false;
-  if (opt_.head_error_limit > 0 || opt_.flow_change_limit > 0) {
-    // EPANET's optional extra criteria need the head loss error of every link; they are rarely
-    // used and not implemented: refuse rather than approximate.
-    throw InputError(net_.source, 0, "HEADERROR / FLOWCHANGE convergence limits are not supported");
-  }
-  return !v.o.pda || gga::pda_converged(v, s);
+  return change;
 }
 
 // As EPANET's hydsolve: a pivot <= 0 at the junction of an active control valve fixes that valve
@@ -118,11 +107,13 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
       break;
     }
     t0 = Clock::now();
-    relerr = update(v, s, x, report);
+    const gga::FlowChange change = update(v, s, x, report);
+    relerr = change.relative;
     report.relative_flow_change = relerr;
     const bool valve_change = gga::damp_and_check_valves(v, s, relerr);
-    const bool flows_converged =
-        has_converged(v, s, relerr) && (!run.settled || run.settled(*this));
+    // The accuracy as the file (or a study's warm start, study.cpp) sets it now.
+    const bool flows_converged = gga::has_converged(v, s, change, opt_.accuracy) &&
+                                 (!run.settled || run.settled(*this));
     const bool stop =
         gga::end_of_trial(v, s, trial, flows_converged, valve_change, next_check, converged);
     report.assemble_seconds += since(t0);

@@ -146,11 +146,12 @@ void InpReader::read_valve(const Record& r) {
   const std::string type = upper(r.tokens[4]);
   static const std::map<std::string, LinkType> types = {
       {"PRV", LinkType::prv}, {"PSV", LinkType::psv}, {"PBV", LinkType::pbv},
-      {"FCV", LinkType::fcv}, {"TCV", LinkType::tcv}, {"GPV", LinkType::gpv}};
+      {"FCV", LinkType::fcv}, {"TCV", LinkType::tcv}, {"GPV", LinkType::gpv},
+      {"PCV", LinkType::pcv}};
   auto it = types.find(type);
   if (it == types.end()) {
-    fail(r.line,
-         "valve type '" + r.tokens[4] + "' is not supported (PRV, PSV, PBV, FCV, TCV, GPV)");
+    fail(r.line, "illegal option value (EPANET error 213): valve type '" + r.tokens[4] +
+                     "' (PRV, PSV, PBV, FCV, TCV, GPV, PCV)");
   }
   int k = add_link(r, it->second);
   Link& valve = net_.links[k];
@@ -161,12 +162,31 @@ void InpReader::read_valve(const Record& r) {
   else
     valve.setting = number(r, 5, "valve setting");
   if (r.tokens.size() > 6) valve.minor_loss = number(r, 6, "minor loss");
+  if (valve.type == LinkType::pcv && r.tokens.size() > 7) {
+    // As EPANET's valvedata: the curve of Kv (as % of the fully open Kv) against % open, and a
+    // setting held to 100% open (only where a curve is given).
+    valve.valve_curve = curve_ref(r, 7);
+    valve.setting = std::min(valve.setting, 100.0);
+  }
+  valve.pcv_setting = valve.setting;
   valve.status = LinkStatus::active;
   const bool pressure_or_flow_valve =
       valve.type == LinkType::prv || valve.type == LinkType::psv || valve.type == LinkType::fcv;
   if (pressure_or_flow_valve && (!net_.is_junction(valve.from) || !net_.is_junction(valve.to)))
     fail(r.line, "valve '" + valve.id + "' connects a tank or reservoir (EPANET error 219)");
   net_.valves.push_back(k);
+}
+
+// EPANET 2.3's leakagedata: `pipe area expansion`; a link that is not a pipe is ignored.
+void InpReader::read_leakage(const Record& r) {
+  if (r.tokens.size() < 3) fail(r.line, "syntax error (EPANET error 201): pipe, area and expansion");
+  Link& link = net_.links[link_ref(r, 0)];
+  if (link.type != LinkType::pipe && link.type != LinkType::cv_pipe) return;
+  const double area = number(r, 1, "leak area"), expansion = number(r, 2, "leak expansion");
+  if (area < 0 || expansion < 0)
+    fail(r.line, "illegal leakage value (EPANET error 209): must not be negative");
+  link.leak_area = area;
+  link.leak_expansion = expansion;
 }
 
 void InpReader::read_demand(const Record& r) {
@@ -234,6 +254,7 @@ void InpReader::read_status(const Record& r) {
   } else {  // valves: a number is a setting, OPEN/CLOSED fix the status
     if (!status) {
       link.setting = value;
+      link.pcv_setting = value;
       link.status = LinkStatus::active;
     } else if (*status != LinkStatus::active) {
       link.setting = kMissing;

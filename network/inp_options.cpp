@@ -125,12 +125,18 @@ bool InpReader::read_numeric_option(const Record& r, const std::string& key) {
       fail(r.line, "invalid option value (EPANET error 213): " + key + " " + t[i] + " (must be > 0)");
     return y;
   };
+  auto not_negative = [&](std::size_t i) {  // FLOWCHANGE, HEADERROR: < 0 is error 213
+    const double y = value(i);
+    if (y < 0)
+      fail(r.line, "invalid option value (EPANET error 213): " + key + " " + t[i] + " (must be >= 0)");
+    return y;
+  };
   if (is("DAMPLIMIT")) {
     o.damp_limit = value(1);
   } else if (is("FLOWCHANGE")) {
-    o.flow_change_limit = value(1);
+    o.flow_change_limit = not_negative(1);
   } else if (is("HEADERROR")) {
-    o.head_error_limit = value(1);
+    o.head_error_limit = not_negative(1);
   } else if (is("MINI")) {
     pda_value(r, set_minimum_pressure);
   } else if (is("REQ")) {

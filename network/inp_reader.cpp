@@ -118,6 +118,7 @@ Network InpReader::read(std::istream& in) {
   for_section(Section::demands, [&](const Record& r) { read_demand(r); });
   for_section(Section::emitters, [&](const Record& r) { read_emitter(r); });
   for_section(Section::status, [&](const Record& r) { read_status(r); });
+  for_section(Section::leakage, [&](const Record& r) { read_leakage(r); });
   for_section(Section::controls, [&](const Record& r) { read_control(r); });
   prepare_quality();
   for_section(Section::quality, [&](const Record& r) { read_initial_quality(r); });
@@ -157,8 +158,6 @@ void InpReader::split_into_records(std::istream& in) {
       continue;
     }
     if (!section) continue;  // before the first section: EPANET reads nothing there either
-    if (*section == Section::leakage)
-      fail(line, "[LEAKAGE] data (EPANET 2.3's pipe leakage) is not supported yet");
     if (*section == Section::title) {
       if (net_.title.empty()) net_.title = std::string(raw);
       if (net_.title_lines.size() < 3) net_.title_lines.emplace_back(raw);
@@ -331,6 +330,8 @@ void InpReader::convert_links() {
     if (link.type == LinkType::pipe || link.type == LinkType::cv_pipe) {
       if (net_.options.formula == HeadlossFormula::darcy_weisbach)
         link.roughness /= 1000.0 * u.length;
+      link.leak_area *= u.length;  // per 100 m (or ft) -> per 100 ft, as EPANET's convertunits
+      link.leak_expansion *= u.length;
     } else {
       link.setting = convert_valve_setting(link.type, link.setting);
     }

@@ -43,7 +43,7 @@ enum class Section {
   reactions,
   mixing,
   energy,     // prices, price patterns, efficiencies, demand charge (network/energy.hpp)
-  leakage,  // read only to refuse its data: pipe leakage is not simulated
+  leakage,    // EPANET 2.3's pipe leakage (LEAK_AREA, LEAK_EXPANSION per pipe)
   end
 };
 
@@ -260,6 +260,7 @@ class InpReader {
   void read_demand(const Record& r);
   void read_emitter(const Record& r);
   void read_status(const Record& r);
+  void read_leakage(const Record& r);
 
   // ---- [CONTROLS] ---------------------------------------------------------------------------
   void read_control(const Record& r);

@@ -1,5 +1,6 @@
 #include "network/network.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -111,6 +112,39 @@ std::string pda_limits_error(const DemandModelOptions& d) {
 
 std::string to_string(DemandModel model) { return model == DemandModel::pda ? "PDA" : "DDA"; }
 
+double pcv_loss_coefficient(const Network& net, const Link& valve, double setting) {
+  constexpr double kBig = 1.0e8, kSmall = 1.0e-6;  // EPANET's CBIG, CSMALL
+  if (setting == kMissing) return 0.0;
+  const double open = valve.minor_loss;
+  if (setting >= 100.0) return open;
+  if (setting <= 0.0) return kBig;
+  double kv = setting;  // Kv as % of the fully open Kv: linear without a curve
+  if (valve.valve_curve >= 0) {
+    const std::vector<double>& x = net.curves[valve.valve_curve].x;
+    const std::vector<double>& y = net.curves[valve.valve_curve].y;
+    const int n = static_cast<int>(x.size());
+    if (setting < x[0]) {
+      kv = setting / x[0] * y[0];
+    } else if (setting > x[n - 1]) {  // as EPANET: towards (1, 1), the curve's units taken as %
+      kv = (setting - x[n - 1]) / (1. - x[n - 1]) * (1. - y[n - 1]) + y[n - 1];
+    } else {
+      int k2 = 0;
+      while (k2 < n && x[k2] < setting) ++k2;
+      if (k2 == 0)
+        ++k2;
+      else if (k2 == n)
+        --k2;
+      const int k1 = k2 - 1;
+      const double slope = (y[k2] - y[k1]) / (x[k2] - x[k1]);
+      kv = y[k1] + slope * (setting - x[k1]);
+    }
+  }
+  kv /= 100.;
+  kv = std::min(kv, 1.0);
+  kv = std::max(kv, kSmall);
+  return std::min(open / (kv * kv), kBig);
+}
+
 std::string to_string(LinkType type) {
   switch (type) {
     case LinkType::cv_pipe: return "cvpipe";
@@ -122,6 +156,7 @@ std::string to_string(LinkType type) {
     case LinkType::fcv: return "fcv";
     case LinkType::tcv: return "tcv";
     case LinkType::gpv: return "gpv";
+    case LinkType::pcv: return "pcv";
   }
   return "?";
 }

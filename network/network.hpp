@@ -60,7 +60,8 @@ struct Node {
   long line = 0;               // where it was defined, for messages
 };
 
-enum class LinkType { cv_pipe, pipe, pump, prv, psv, pbv, fcv, tcv, gpv };
+// In EPANET's order (a type > pump is a valve); pcv: EPANET 2.3's positional control valve.
+enum class LinkType { cv_pipe, pipe, pump, prv, psv, pbv, fcv, tcv, gpv, pcv };
 
 // Ordered as EPANET's status codes: everything up to `closed` means "no flow".
 enum class LinkStatus { xhead, temp_closed, closed, open, active, xflow, xfcv, xpressure };
@@ -103,9 +104,19 @@ struct Link {
   double roughness = 0;   // H-W C, D-W roughness (ft) or Manning n
   double minor_loss = 0;  // converted to a Q^2 basis: h = minor_loss * q^2
   // Initial status and setting: pump speed, valve setting (internal units), TCV loss coefficient,
-  // GPV curve index; kMissing where the status is fixed.
+  // GPV curve index, PCV % open; kMissing where the status is fixed.
   LinkStatus status = LinkStatus::open;
   double setting = 0;
+  // A PCV's curve (EPANET's Valve.Curve: x % open, y the flow coefficient Kv as % of the fully
+  // open one; -1: none, Kv linear in % open), and the % open that [VALVES] or a [STATUS] number
+  // last gave (EPANET's Kc, kept where [STATUS] fixes the status: inithyd's resistcoeff computes
+  // the valve's loss coefficient from it whatever the status).
+  int valve_curve = -1;
+  double pcv_setting = 0;
+  // A pipe's leaks ([LEAKAGE], EPANET 2.3's FAVAD model): the leak area (mm^2) and its growth
+  // with pressure head (mm^2 per m of head), per 100 ft of pipe (the file's per 100 m or 100 ft,
+  // times its length unit per ft, as EPANET's convertunits).
+  double leak_area = 0, leak_expansion = 0;
   int pump = -1;  // index into Network::pumps
   long line = 0;
 };
@@ -179,6 +190,7 @@ struct HydraulicOptions {
   int check_frequency = 2;
   int max_check = 10;
   double damp_limit = 0;
+  // HEADERROR and FLOWCHANGE, in the file's units (head, flow) as read; 0: not checked.
   double head_error_limit = 0;
   double flow_change_limit = 0;
   bool emitter_backflow = true;
@@ -277,6 +289,11 @@ struct Network {
 
 // EPANET's interp(): linear interpolation in a table, constant beyond its ends.
 double interpolate(const std::vector<double>& x, const std::vector<double>& y, double at);
+
+// EPANET 2.3's pcvlosscoeff: a PCV's minor loss coefficient (Q^2 basis) at `setting` % open:
+// the fully open one (Link::minor_loss) over (Kv / Kv open)^2, the Kv ratio from the valve's curve
+// (or the setting itself), held within [1e-6, 1]; 0 for kMissing, 1e8 at or below 0% open.
+double pcv_loss_coefficient(const Network& net, const Link& valve, double setting);
 
 std::string to_string(LinkType type);
 std::string to_string(NodeType type);

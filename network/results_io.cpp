@@ -198,7 +198,7 @@ void write_node_series_csv(const std::string& path, const Network& net,
                            const SimulationResults& s) {
   const char* header =
       "time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,"
-      "deficit_pct\n";
+      "deficit_pct,leakage\n";
   const std::vector<std::string> ids = csv_ids(net.nodes);
   write_series(path, header, s, [&](const Snapshot& snap, std::string& text) {
     std::vector<char> cut(net.nodes.size(), 0);
@@ -215,6 +215,9 @@ void write_node_series_csv(const std::string& path, const Network& net,
       append_number(text, user_flow(net, snap.demand[i]));
       text += cut[i] ? ",1," : ",0,";
       append_demands(text, net, snap.required_demand[i], snap.delivered_demand[i]);
+      text.back() = ',';  // one more column: EPANET's EN_LEAKAGEFLOW
+      append_number(text, user_flow(net, snap.leakage[i]));
+      text += '\n';
     }
   });
 }

@@ -52,11 +52,12 @@ double flow_noise_floor(const Network& net);
 // ---- extended-period series ------------------------------------------------------------------
 
 // The reporting times of a run as CSV, whole or not at all: nodes
-// (time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,deficit_pct;
-// demand as EPANET's: delivered plus emitter flow; cut_off 1 for a junction joined to no
-// reservoir or tank through open links at that time; required and delivered consumer demand,
-// deficit = required - delivered (EPANET's EN_DEMANDDEFICIT, 0 where nothing is required) and its
-// percentage of the required: pressure-driven demand, 0 under DDA), links
+// (time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,deficit_pct,
+// leakage; demand as EPANET's: delivered plus emitter flow and leakage; cut_off 1 for a junction
+// joined to no reservoir or tank through open links at that time; required and delivered
+// consumer demand, deficit = required - delivered (EPANET's EN_DEMANDDEFICIT, 0 where nothing is
+// required) and its percentage of the required: pressure-driven demand, 0 under DDA; leakage:
+// the pipes' leakage out of a junction, EPANET's EN_LEAKAGEFLOW), links
 // (time_s,link,flow,headloss,status), tanks (time_s,tank,level,head,volume; level above the
 // tank's bottom, volume in ft3 or m3).
 void write_node_series_csv(const std::string& path, const Network& net, const SimulationResults& s);

@@ -145,6 +145,7 @@ Snapshot snapshot(const GradientAlgorithm& state, const NetworkGraph& graph,
   s.demand = std::move(r.demand);
   s.required_demand = std::move(r.required_demand);
   s.delivered_demand = std::move(r.delivered_demand);
+  s.leakage = std::move(r.leakage);
   s.flow = std::move(r.flow);
   s.status = std::move(r.status);
   for (int n : tanks) s.volume.push_back(state.volume(n));

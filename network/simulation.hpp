@@ -31,7 +31,8 @@ struct Snapshot {
       demand;                // junctions: delivered (emitters included); tanks, reservoirs: inflow
   // Junctions' consumer demand asked for and delivered (emitters apart; equal under DDA).
   std::vector<double> required_demand, delivered_demand;
-  std::vector<double> flow;  // per link, 0 when closed
+  std::vector<double> leakage;  // junctions' pipe leakage (included in demand)
+  std::vector<double> flow;     // per link, 0 when closed
   std::vector<LinkStatus> status;
   std::vector<double> volume;  // per tank, in the order of SimulationResults::tanks
   std::vector<int> cut_off;    // junctions not joined to a reservoir or tank through open links

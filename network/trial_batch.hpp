@@ -33,7 +33,8 @@ std::unique_ptr<TrialNetwork> build_trial_network(const Network& net,
                                                   double accuracy, double pressure_threshold,
                                                   const trials::PcgOptions& pcg = {});
 
-// Why `net` cannot run on the trials engine with these options, or empty.
+// Why `net` cannot run on the trials engine with these options, or empty (none today: the engine
+// runs every network the host engines run; the study's scope may still decline it).
 std::string trial_engine_limits(const Network& net);
 
 // The host executor: BatchTrials::run on the cores (OpenMP), one scenario per thread at a time.

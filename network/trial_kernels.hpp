@@ -67,11 +67,12 @@ struct Outcome {
 
 // Where a scenario's arrays lie in its slice of doubles (element i of array a at
 // (offset_a + i) * stride): first its start, as GradientAlgorithm::export_trial_start writes it
-// (head, demand, delivered, emitter flow per node; flow, setting per link), then work space.
+// (head, demand, delivered, emitter flow, two leak flows per node; flow, setting, PCV loss per
+// link), then work space.
 struct Layout {
   long nodes = 0, links = 0, nj = 0, a_nnz = 0, slots = 0;
   long pcg_vectors = 0;  // PcgVectors' columns: 6 with NetworkView::pcg, else 0
-  CGS_HD long start() const { return 4 * nodes + 2 * links; }
+  CGS_HD long start() const { return 6 * nodes + 3 * links; }
   CGS_HD long total() const {
     return start() + nodes + 2 * links + a_nnz + (3 + pcg_vectors) * nj + slots;
   }
@@ -95,7 +96,8 @@ CGS_HD State state_at(const Layout& l, double* base, long stride, signed char* s
   };
   s.head = next(l.nodes), s.demand = next(l.nodes), s.delivered = next(l.nodes);
   s.emitter_flow = next(l.nodes);
-  s.flow = next(l.links), s.setting = next(l.links);
+  s.leak_fixed = next(l.nodes), s.leak_variable = next(l.nodes);
+  s.flow = next(l.links), s.setting = next(l.links), s.pcv_loss = next(l.links);
   s.xflow = next(l.nodes), s.P = next(l.links), s.Y = next(l.links);
   s.A = next(l.a_nnz), s.b = next(l.nj), s.x = next(l.nj);
   s.factor = next(l.slots), s.rhs = next(l.nj);
@@ -216,10 +218,9 @@ CGS_HD Outcome run_period(const NetworkView& v, State& s, const ScenarioSpec& sp
       out.needs_host = 1;  // error 110, or the host's retry in the file's order
       return out;
     }
-    const double relerr = update(v, s).relative;
-    const bool valve_change = damp_and_check_valves(v, s, relerr);
-    // has_converged, NaN included: only a change above ACCURACY fails it.
-    bool test = !(relerr > o.accuracy) && (!o.pda || pda_converged(v, s));
+    const FlowChange change = update(v, s);
+    const bool valve_change = damp_and_check_valves(v, s, change.relative);
+    bool test = has_converged(v, s, change, o.accuracy);
     // The study's settling test: once, a warm start's own heads must have moved less than
     // kSettledHead in the trial.
     if (test && settling && !waited && !heads_settled(spec, s, settle_heads)) {

@@ -12,9 +12,17 @@ on each, and compares heads, flows, link statuses and tank levels at every repor
                          [--variants N] [--first K] [--seed S] [--jobs J] [--keep DIR] [--only I]
                          [--csv results.csv] [--quiet]
                          [--pda PMIN PREQ PEXP] [--unmodified] [--duration SECONDS]
+                         [--epanet23]
 
 Each variant's seed is (S, its index), so `--only I` regenerates one variant exactly; --keep DIR
 writes every variant that does not match there (its .inp, EPANET's series, netsolve's output).
+
+EPANET 2.3's additions (issue 48): --epanet23 also turns a few pipes of each variant (up to six,
+none named by a control or rule, no check valves) and about a third of its valves (not GPVs) into
+PCVs with random settings, minor losses and valve curves (or none: Kv linear in % open), adds
+timer controls moving their settings (a valve's own controls and rules move them too), and sets
+HEADERROR, FLOWCHANGE and a looser ACCURACY at random, and in half the variants pipe leakage on
+about a tenth of the pipes (streams of their own: the variants without the flag are unchanged).
 
 Pressure-driven demand (issue 23): --pda PMIN PREQ PEXP runs both under EPANET's PDA model with
 those pressures (the file's pressure units): epanet-run --pda, netsolve --demand-model pda
@@ -301,7 +309,96 @@ def vary_valves(inp, rng, done):
         done.append("valve %s %s %s" % (f[0], f[4], f[5]))
 
 
-def make_variant(data, networks, seed, index, unmodified=False):
+def referenced_links(inp):
+    """IDs named anywhere in [CONTROLS] and [RULES] (a pipe turned valve must not be one)."""
+    ids = set()
+    for section in ("CONTROLS", "RULES"):
+        for _, f, _ in inp.data_lines(section):
+            ids.update(f)
+    return ids
+
+
+def pcv_curve(inp, rng, name):
+    """A random valve curve (% open, Kv as % of the fully open Kv), rising, in [CURVES]."""
+    n = rng.choice([2, 3, 4, 5])
+    xs = sorted(rng.sample(range(5, 100, 5), n))
+    ys = sorted(rng.uniform(1, 100) for _ in range(n))
+    lines = inp.section("CURVES", create=True)
+    lines += [" %s\t%s\t%s" % (name, num(x), num(y)) for x, y in zip(xs, ys)]
+
+
+def vary_epanet23(inp, rng, done):
+    """EPANET 2.3's additions (--epanet23): pipes and valves turned into PCVs with random curves
+    (or none: linear), settings and minor losses, timer controls moving their settings, and
+    HEADERROR / FLOWCHANGE limits (issue 48)."""
+    referenced = referenced_links(inp)
+    pcvs = []
+    for i, f, comment in list(inp.data_lines("PIPES")):
+        if len(f) < 6 or f[0] in referenced or (len(f) > 7 and f[7].upper() == "CV"):
+            continue
+        if rng.random() > 0.04 or len(pcvs) >= 6:
+            continue
+        setting, km = rng.uniform(5, 100), rng.uniform(0.5, 10)
+        curve = "pcv%d" % len(pcvs) if rng.random() < 0.7 else ""
+        if curve:
+            pcv_curve(inp, rng, curve)
+        inp.section("PIPES")[i] = ";" + inp.section("PIPES")[i]
+        line = [f[0], f[1], f[2], f[4], "PCV", num(setting), num(km)] + ([curve] if curve else [])
+        inp.section("VALVES", create=True).append(" " + "\t".join(line))
+        if len(f) > 7 and f[7].upper() == "CLOSED":
+            inp.section("STATUS", create=True).append(" %s\tCLOSED" % f[0])
+        pcvs.append(f[0])
+        done.append("pipe %s a PCV at %.3g%%, Km %.3g%s" % (f[0], setting, km,
+                                                          ", curve " + curve if curve else ""))
+    for i, f, comment in list(inp.data_lines("VALVES")):
+        if len(f) < 6 or f[4].upper() in ("GPV", "PCV") or rng.random() > 0.3:
+            continue
+        setting, km = rng.uniform(5, 100), rng.uniform(0.5, 10)
+        curve = "pcvv%d" % i if rng.random() < 0.7 else ""
+        if curve:
+            pcv_curve(inp, rng, curve)
+        was = f[4]
+        f[4:] = ["PCV", num(setting), num(km)] + ([curve] if curve else [])
+        inp.set_line("VALVES", i, f, comment)
+        pcvs.append(f[0])
+        done.append("%s %s a PCV at %.3g%%, Km %.3g%s" % (was, f[0], setting, km,
+                                                        ", curve " + curve if curve else ""))
+    for pcv in pcvs:
+        if rng.random() < 0.5:
+            t, x = rng.randrange(1, 24), rng.choice([0, 10, 35, 60, 85, 100])
+            inp.section("CONTROLS", create=True).append(" LINK %s %s AT TIME %d" % (pcv, x, t))
+            done.append("control: %s to %s%% at %d h" % (pcv, x, t))
+    if rng.random() < 0.5:
+        h = rng.choice([0.0005, 0.001, 0.005, 0.01, 0.05])
+        inp.set_option("OPTIONS", ["HEADERROR"], num(h))
+        done.append("HEADERROR %g" % h)
+    if rng.random() < 0.5:
+        q = rng.choice([0.001, 0.01, 0.1, 1.0])
+        inp.set_option("OPTIONS", ["FLOWCHANGE"], num(q))
+        done.append("FLOWCHANGE %g" % q)
+    if rng.random() < 0.3:
+        a = rng.choice([0.01, 0.05, 0.1])
+        inp.set_option("OPTIONS", ["ACCURACY"], num(a))
+        done.append("ACCURACY %g" % a)
+
+
+def vary_leakage(inp, rng, done):
+    """Pipe leakage (--epanet23): in half the variants, [LEAKAGE] on about a tenth of the pipes,
+    leak areas to 1 mm^2 and growths to 0.05 mm^2 per m of head, per 100 length units."""
+    if rng.random() < 0.5:
+        return
+    lines, count = inp.section("LEAKAGE", create=True), 0
+    for _, f, _ in inp.data_lines("PIPES"):
+        if len(f) < 6 or rng.random() > 0.1:
+            continue
+        area = rng.choice([0, rng.uniform(0, 1)])
+        expansion = rng.choice([0, rng.uniform(0, 0.05)])
+        lines.append(" %s\t%s\t%s" % (f[0], num(area), num(expansion)))
+        count += 1
+    done.append("leakage on %d pipes" % count)
+
+
+def make_variant(data, networks, seed, index, unmodified=False, epanet23=False):
     """(network name, .inp text, changes) of variant `index`: a function of (seed, index) only."""
     rng = random.Random("%d:%d" % (seed, index))
     name = networks[index % len(networks)]
@@ -311,6 +408,9 @@ def make_variant(data, networks, seed, index, unmodified=False):
         return name, inp.text(), ["unmodified"]
     changes = mutate(inp, rng)
     vary_solver(inp, random.Random("%d:%d:solver" % (seed, index)), changes)
+    if epanet23:  # streams of their own: without the flag, every variant is as it was
+        vary_epanet23(inp, random.Random("%d:%d:epanet23" % (seed, index)), changes)
+        vary_leakage(inp, random.Random("%d:%d:leakage" % (seed, index)), changes)
     return name, inp.text(), changes
 
 
@@ -478,7 +578,7 @@ def netsolve_flags(args):
 
 def run_variant(args, index):
     name, text, changes = make_variant(args.data, args.networks, args.seed, index,
-                                       args.unmodified)
+                                       args.unmodified, args.epanet23)
     work = tempfile.mkdtemp(prefix="diffepa.")
     try:
         inp = os.path.join(work, "%s_v%d.inp" % (name, index))
@@ -562,6 +662,9 @@ def main():
                    help="both programs under pressure-driven demand with these pressures")
     p.add_argument("--unmodified", action="store_true",
                    help="the networks as they are: variant i is network i, unchanged")
+    p.add_argument("--epanet23", action="store_true",
+                   help="also EPANET 2.3's additions: pipes turned into PCVs (random curves, "
+                        "settings, controls), HEADERROR and FLOWCHANGE")
     p.add_argument("--duration", type=int, default=None,
                    help="duration in seconds for both programs (0: steady state)")
     args = p.parse_args()
@@ -571,7 +674,7 @@ def main():
         args.networks = [n for n in args.networks.split(",") if n]
     if args.print_variant:
         sys.stdout.write(make_variant(args.data, args.networks, args.seed, args.only,
-                                      args.unmodified)[1])
+                                      args.unmodified, args.epanet23)[1])
         return 0
     for tool in (args.netsolve, args.epanet):
         if not os.access(tool, os.X_OK):

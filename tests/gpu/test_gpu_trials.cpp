@@ -1,8 +1,8 @@
 // The trials engine on the GPU (network/batch_trials_gpu.cu; netsolve --study ... --device gpu):
 // one thread a scenario runs network/trial_kernels.hpp's period; its rows against the same
 // engine's host executor (which test_trials_study.cpp holds equal to the direct study bit for
-// bit) -- fire flow, closure, PDA, demand draws, pumps with custom curves, DAMPLIMIT, an
-// unbalanced period handed back -- and calls smaller than the study. MESSAGE lines (-s) give how
+// bit) -- fire flow, closure, PDA, demand draws, pumps with custom curves, DAMPLIMIT, PCVs,
+// HEADERROR, FLOWCHANGE, pipe leakage, an unbalanced period handed back -- and calls smaller than the study. MESSAGE lines (-s) give how
 // many rows are the host's to the bit and the largest difference.
 #include <doctest/doctest.h>
 
@@ -52,6 +52,16 @@ TEST_CASE("GPU trials engine: the host executor's rows (the direct study's)") {
        false},
       {reg + "/richmond_pump_curve.inp", test::study_options(StudyKind::closure),
        "Richmond closure", false},
+      {nets + "/epanet23/pcv_controls.inp", test::study_options(StudyKind::fireflow), "PCVs",
+       false},
+      {nets + "/epanet23/pcv_pressure_control.inp", test::study_options(StudyKind::closure),
+       "PCVs and a pressure control", false},
+      {nets + "/epanet23/Net1_headerror.inp", test::study_options(StudyKind::fireflow),
+       "HEADERROR", false},
+      {nets + "/epanet23/Net3_flowchange.inp", test::study_options(StudyKind::closure),
+       "FLOWCHANGE", false},
+      {nets + "/epanet23/Net1_leakage.inp", test::study_options(StudyKind::fireflow), "leakage",
+       false},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

@@ -26,8 +26,8 @@ TEST_CASE("parser errors name the file, the line and the problem") {
   for (const char* header : {"[PIPE]", "[CONTROLZ]", "[JUNC]"})
     CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ 1\n" + header + "\n"),
                          doctest::Contains("EPANET error 299"), InputError);
-  CHECK_THROWS_WITH_AS(parse(kHeader + "[LEAKAGE]\nP 1 2\n"),
-                       doctest::Contains("[LEAKAGE] data"), InputError);
+  CHECK_THROWS_WITH_AS(parse(kHeader + "[LEAKAGE]\nP 1 2\n"),  // read now (test_leakage.cpp)
+                       doctest::Contains("net.inp:6: unknown link 'P'"), InputError);
   CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ\n"), doctest::Contains("net.inp:6: missing"),
                        InputError);
   CHECK_THROWS_WITH_AS(parse(kHeader + "[JUNCTIONS]\nJ 1x\n"),

@@ -173,7 +173,7 @@ TEST_CASE(
   };
   CHECK(first_line(nodes) ==
         "time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,"
-        "deficit_pct");
+        "deficit_pct,leakage");
   CHECK(first_line(links) == "time_s,link,flow,headloss,status");
   CHECK(contains(first_line(tanks), "time_s,tank,level"));
   std::ifstream in(report);
@@ -210,8 +210,9 @@ TEST_CASE("netsolve's PDA flags: the node series has the delivered demand and th
         id = field;
       else
         v.push_back(std::stod(field));
-    REQUIRE(v.size() == 9);  // time, head, pressure, demand, cut_off, required, delivered, ...
+    REQUIRE(v.size() == 10);  // time, head, pressure, demand, cut_off, required, delivered, ...
     const double demand = v[3], required = v[5], delivered = v[6], deficit = v[7], pct = v[8];
+    CHECK(v[9] == 0);  // no leakage in Net1
     if (id == "9" || id == "2") {  // the reservoir and the tank: net inflow, no consumer demand
       CHECK(required == 0);
       CHECK(deficit == 0);

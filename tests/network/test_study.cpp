@@ -136,6 +136,43 @@ TEST_CASE("study rows equal epanet-scenarios' (Net3 steady, Net1 and Net3 24 h, 
     }
 }
 
+TEST_CASE("studies with PCVs, HEADERROR and FLOWCHANGE equal epanet-scenarios' (issue 48)") {
+  // data/networks/epanet23: PCVs moved by controls and rules (fire flow of 20 LPS, steady), PCVs
+  // fixed in [STATUS] and moved by a pressure control (closure, 12 h), HEADERROR (Net1 closure,
+  // 24 h) and FLOWCHANGE (Net3 fire flow, steady), each with ACCURACY 0.1; pipe leakage (Net1,
+  // closure 24 h and fire flow).
+  struct Case {
+    std::string network;
+    StudyKind kind;
+    long duration;
+    double fire_flow;  // the file's flow units
+  };
+  const std::string dir = test::repo_networks() + "/epanet23/";
+  const Case cases[] = {
+      {"pcv_controls", StudyKind::fireflow, 0, 20},
+      {"pcv_pressure_control", StudyKind::closure, 43200, 0},
+      {"Net1_headerror", StudyKind::closure, 86400, 0},
+      {"Net3_flowchange", StudyKind::fireflow, 0, 1000},
+      {"Net1_leakage", StudyKind::closure, 86400, 0},
+      {"Net1_leakage", StudyKind::fireflow, 0, 1000},
+  };
+  const char* references[] = {
+      "pcv_controls_fireflow_steady.csv",   "pcv_pressure_control_closure_12h.csv",
+      "Net1_headerror_closure_24h.csv",     "Net3_flowchange_fireflow_steady.csv",
+      "Net1_leakage_closure_24h.csv",       "Net1_leakage_fireflow_steady.csv"};
+  for (int i = 0; i < 6; ++i)
+    for (bool warm : {true, false}) {
+      const Case& c = cases[i];
+      CAPTURE(c.network);
+      CAPTURE(warm);
+      const Network net = read_inp(dir + c.network + ".inp");
+      StudyOptions o = study(c.kind, c.duration, warm, 2);
+      o.fire_flow = c.fire_flow / net.units.flow;
+      const StudyResults r = run_study(net, direct, o);
+      check_against_reference(net, c.kind, r, dir + references[i]);
+    }
+}
+
 TEST_CASE(
     "pressure-driven studies equal epanet-scenarios --pda 0 20 0.5 (Net3 steady, Net1 24 h)") {
   struct Case {

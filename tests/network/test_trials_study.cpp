@@ -3,8 +3,9 @@
 // gradient algorithm over flat arrays, which must give the direct study's rows bit for bit -- the
 // same coefficients, assembly, factorisation order, status rules and settling test -- on fire
 // flow, closure, PDA and demand draws, on networks with pumps (power and custom curves), valves,
-// DAMPLIMIT and an unbalanced period (handed back to the host engine); studies it cannot run
-// (24 h, the available-flow search) declined with the reason; the CLI's choice.
+// PCVs, DAMPLIMIT, HEADERROR, FLOWCHANGE, pipe leakage and an unbalanced period (handed back to
+// the host engine); studies it cannot run (24 h, the available-flow search) declined with the
+// reason; the CLI's choice.
 #include <doctest/doctest.h>
 
 #include "network/inp_reader.hpp"
@@ -21,6 +22,7 @@ namespace {
 
 const std::string kNetworks = test::repo_networks();
 const std::string kRegressions = kNetworks + "/regressions";
+const std::string kEpanet23 = kNetworks + "/epanet23";
 
 std::unique_ptr<LinearSolver> direct() { return make_direct_solver(); }
 
@@ -58,6 +60,16 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
        "a pump closed in [STATUS]", false},
       {kRegressions + "/Net2_elimination_order.inp", test::study_options(StudyKind::fireflow),
        "Net2", false},
+      {kEpanet23 + "/pcv_controls.inp", test::study_options(StudyKind::fireflow), "PCVs", false},
+      {kEpanet23 + "/pcv_pressure_control.inp", test::study_options(StudyKind::closure),
+       "PCVs and a pressure control", false},
+      {kEpanet23 + "/Net1_headerror.inp", test::study_options(StudyKind::fireflow), "HEADERROR",
+       false},
+      {kEpanet23 + "/Net3_flowchange.inp", test::study_options(StudyKind::closure), "FLOWCHANGE",
+       false},
+      {kEpanet23 + "/Net1_leakage.inp", test::study_options(StudyKind::fireflow), "leakage", false},
+      {kEpanet23 + "/Net1_leakage.inp", test::study_options(StudyKind::closure), "leakage, PDA",
+       true},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
@@ -66,7 +78,9 @@ TEST_CASE("trials engine on the host: the direct study's rows, bit for bit") {
     REQUIRE(!reference.scenarios.empty());
     // chunk 0: every scenario in one call; 7: calls that do not divide them. budget -1: the
     // default hand-back of stragglers; 0: none; 2: most scenarios go back to the host engine.
-    for (const auto& [chunk, budget] : {std::pair{0, -1}, {7, -1}, {0, 0}, {7, 2}}) {
+    // (Plain variables: clang 14 cannot capture a structured binding in CAPTURE.)
+    for (const auto& chunk_budget : {std::pair{0, -1}, {7, -1}, {0, 0}, {7, 2}}) {
+      const int chunk = chunk_budget.first, budget = chunk_budget.second;
       CAPTURE(chunk);
       CAPTURE(budget);
       const StudyOptions o = on_trials(c.options, chunk, budget);
@@ -126,7 +140,7 @@ TEST_CASE("trials engine: the network's arrays and sizes") {
   CHECK(v.control_count == pressure_controls);
   CHECK(v.schedule.n == net.junction_count);
   const trials::Layout l = trial_network->layout();
-  CHECK(l.start() == 4 * l.nodes + 2 * l.links);
+  CHECK(l.start() == 6 * l.nodes + 3 * l.links);
   CHECK(l.total() > l.start() + l.a_nnz + l.slots);
 }
 
