@@ -41,6 +41,7 @@
 
 #include "solver/inspector.hpp"
 #include "solver/precond/cholesky.hpp"
+#include "solver/precond/fsai.hpp"
 
 namespace cgs {
 namespace {
@@ -386,36 +387,13 @@ bool fsai_of_a_power(const char* name) {
 // ---- set-up estimates made before paying a set-up, and Jacobi's rent ----
 
 FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A) {
+  const precond::FsaiPatternCount count = precond::count_fsai_pattern(A, 2);
   FsaiSetupEstimate e;
-  const index_t n = A.rows;
-  // The work of counting every row exactly: one visit per entry of each of its neighbours' rows.
-  double work = 0;
-  for (index_t i = 0; i < n; ++i)
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t j = A.col_idx[k];
-      work += double(A.row_ptr[j + 1] - A.row_ptr[j]);
-      if (j <= i) e.tril_entries += 1;
-    }
-  // Every row when that costs a few dozen products of A; else every stride-th row, scaled up.
-  const double affordable = 64.0 * double(A.nnz()) + 4096;
-  const index_t stride = work <= affordable ? 1 : index_t(std::ceil(work / affordable));
-  e.sampled = stride > 1;
-  std::vector<index_t> mark(std::size_t(n), -1);
-  for (index_t i = 0; i < n; i += stride) {
-    index_t m = 0;
-    auto reach = [&](index_t c) {
-      if (c <= i && mark[std::size_t(c)] != i) mark[std::size_t(c)] = i, ++m;
-    };
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t j = A.col_idx[k];
-      reach(j);
-      for (index_t l = A.row_ptr[j]; l < A.row_ptr[j + 1]; ++l) reach(A.col_idx[l]);
-    }
-    reach(i);  // the diagonal, stored or not
-    e.longest_row = std::max(e.longest_row, m);
-    e.pattern_entries += double(stride) * double(m);
-    e.factor_flops += double(stride) * double(m) * double(m) * double(m) / 6;
-  }
+  e.tril_entries = count.tril_entries;
+  e.pattern_entries = count.pattern_entries;
+  e.longest_row = count.longest_row;
+  e.factor_flops = count.factor_flops;
+  e.sampled = count.sampled;
   e.seconds = e.factor_flops * kFsaiSecondsPerFlop;
   return e;
 }

@@ -10,6 +10,7 @@
 
 #include "formats/generators.hpp"
 #include "formats/matrix_market.hpp"
+#include "solver/precond/fsai.hpp"
 #include "solver/precond_probe.hpp"
 #include "solver/precond_test_util.hpp"
 #include "solver/solve.hpp"
@@ -171,6 +172,63 @@ TEST_CASE("fsai:2 is not set up where A^2 is dense, and the reason says so") {
       fsai_setup_above(read_matrix_market(data("matrices/bcsstk13.mtx")), 0.03);
   CHECK(bcsstk13.find("rows up to 331") != std::string::npos);
   CHECK(fsai_setup_above(read_matrix_market(data("systems/Exnet_EXN_step3.mtx.gz")), 1e-3).empty());
+}
+
+TEST_CASE("fsai:k's pattern is counted as a dense product counts it, for k = 1, 2 and 3") {
+  // tril((I + |A|)^k)'s entries, row by row, from dense products: the reference for
+  // count_fsai_pattern at every power the preconditioner takes below 4.
+  for (const CsrMatrix<double>& A : {poisson2d(9), random_spd(200, 3, 7), hub_and_chain(60)}) {
+    Eigen::MatrixXd B = Eigen::MatrixXd::Identity(A.rows, A.cols);
+    for (index_t i = 0; i < A.rows; ++i)
+      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) B(i, A.col_idx[k]) = 1;
+    Eigen::MatrixXd reach = Eigen::MatrixXd::Identity(A.rows, A.cols);
+    for (int k = 1; k <= 3; ++k) {
+      reach = (reach * B).cwiseMin(1.0);
+      double entries = 0, longest = 0, flops = 0;
+      for (index_t i = 0; i < A.rows; ++i) {
+        double m = 0;
+        for (index_t c = 0; c <= i; ++c) m += reach(i, c) != 0;
+        entries += m, longest = std::max(longest, m), flops += m * m * m / 6;
+      }
+      const precond::FsaiPatternCount count = precond::count_fsai_pattern(A, k);
+      CAPTURE(k);
+      CHECK_FALSE(count.sampled);
+      CHECK(count.power == k);
+      CHECK(count.pattern_entries == entries);
+      CHECK(double(count.longest_row) == longest);
+      CHECK(count.factor_flops == doctest::Approx(flops));
+    }
+  }
+}
+
+TEST_CASE("fsai:k that cannot finish is refused before it is built, with its counts") {
+  // gen:powerlaw:20000's hubs make tril(A^2) rows of thousands of entries: ~1e12 flops of row
+  // factorizations (fsai:2 ran past 10 minutes on 2 cores before this count); fsai:1 there, and
+  // fsai:2 on a grid and on bcsstk13 (8e8 flops, about a second), stay below the limit.
+  const CsrMatrix<double> powerlaw = generate_matrix("gen:powerlaw:20000");
+  const precond::FsaiPatternCount two = precond::count_fsai_pattern(powerlaw, 2, 2);
+  CHECK(two.factor_flops > 10 * precond::kFsaiMaxFlops);
+  const std::string why = precond::fsai_refusal(two);
+  CHECK(why.rfind("fsai:2: tril(A^2) has ", 0) == 0);
+  CHECK(why.find("(limit: 1e+10 flops") != std::string::npos);
+  CHECK(precond::fsai_refusal(precond::count_fsai_pattern(powerlaw, 1, 2)).empty());
+  CHECK(precond::fsai_refusal(precond::count_fsai_pattern(poisson2d(300), 2, 2)).empty());
+  const CsrMatrix<double> bcsstk13 = read_matrix_market(data("matrices/bcsstk13.mtx"));
+  CHECK(precond::fsai_refusal(precond::count_fsai_pattern(bcsstk13, 2, 2)).empty());
+  // The preconditioner itself refuses, before its pattern is built: an InputError (exit 2)
+  // naming the count, on the host and (the same count) on every device.
+  const CsrMatrix<double> hub = hub_and_chain(3000);  // tril(A^2) dense: ~3e12 flops
+  for (const Device device : {Device::serial, Device::omp}) {
+    auto M = make_preconditioner<double>(parse_precond("fsai:2"), device, 2);
+    try {
+      M->analyze(hub);
+      FAIL("fsai:2 was built on a dense tril(A^2)");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("fsai:2: tril(A^2) has ") != std::string::npos);
+      CHECK(std::string(e.what()).find("(sampled)") != std::string::npos);
+    }
+  }
+  CHECK_NOTHROW(built("fsai:2", poisson2d(20)));
 }
 
 TEST_CASE("--precond auto never refuses a matrix that a candidate solves") {
