@@ -348,8 +348,9 @@ TEST_CASE("--precond auto runs Jacobi on before chol's set-up, and keeps it wher
 
 TEST_CASE("--precond auto still switches where Jacobi is hopeless, after at most its rent") {
   // A 40x40 grid whose conductances span eight decades: Jacobi needs 3,267 iterations (~30 ms
-  // here); chol's factor (5x tril(A)'s, 0.58 Mflop) is estimated at 0.6 ms, so Jacobi's runs
-  // stop there (or at the least set-up) and chol is set up, and solves in its probe.
+  // here); chol's factor (5x tril(A)'s, 0.58 Mflop) is forecast at a few ms, below 4x AMG's
+  // estimated set-up, so it comes before AMG; Jacobi's runs stop at a quarter of that forecast
+  // (or at the least set-up) and chol is set up, and solves in its probe.
   const CsrMatrix<double> A = weighted_grid(40, 4, 11);
   const std::vector<double> b = multiply(A, random_vector(A.rows, 13));
   SolveRequest o = serial_auto(1e-10);

@@ -500,11 +500,12 @@ TEST_CASE("--precond auto sets AMG up first on a large grid, and its probe is th
 }
 
 TEST_CASE("--precond auto stops probing once its first candidate's probe solved the system") {
-  // Jacobi's 50-iteration probe and its rent (up to chol's estimated set-up, 0.6 ms) do not solve
-  // a 40x40 grid whose conductances span eight decades (3,268 Jacobi iterations; Poisson's ~100
-  // could finish inside the rent); chol, the first strong candidate (its factor 5x tril(A)'s),
-  // does in 1-2 iterations, inside its probe: nothing else can beat a solved system, so nothing
-  // else is set up, and the solve starts converged.
+  // Jacobi's 50-iteration probe and its rent (up to a quarter of chol's forecast, a few ms) do
+  // not solve a 40x40 grid whose conductances span eight decades (3,268 Jacobi iterations;
+  // Poisson's ~100 could finish inside the rent); chol, the first strong candidate (its factor
+  // 5x tril(A)'s, its forecast below 4x AMG's estimated set-up), does in 1-2 iterations, inside
+  // its probe: nothing else can beat a solved system, so nothing else is set up (AMG neither),
+  // and the solve starts converged.
   const CsrMatrix<double> A = weighted_grid(40, 4, 11);
   const std::vector<double> b = multiply(A, random_vector(A.rows, 33));
   SolveRequest o = serial_auto_request(1e-10);
