@@ -117,6 +117,8 @@ constexpr double kUntrustedRentShare = 0.25;
 // chol goes before AMG on a mesh-like graph where its forecast is below this many times AMG's
 // estimated set-up (Choice::order_by_forecast).
 constexpr double kCholOverAmg = 4;
+// ... on systems of at most this many entries (bcsstk13's 83,883; gen:poisson2d:300 has 448,800).
+constexpr double kCountCholBeforeAmg = 100000;
 // Jacobi is kept when its trusted forecast remaining time is below this (or below its own set-up,
 // which any other candidate pays too): a stronger candidate's set-up alone costs about this much
 // on small systems (GPU: 1.3-2.5 ms before the first iteration, plus ~1.3 ms of auto's own
@@ -653,7 +655,10 @@ struct Choice {
   // Poisson grids, 68 on a 40x40 grid with jumps over eight decades, 3,680 on elasticity): a
   // small factor solves at once there (the grid's: 10.7 ms against AMG's 7 ms set-up and 74 ms
   // in all); one that fills in costs more (gen:poisson2d:300: AMG 0.36 s in all, chol 2.5 s).
+  // Only up to kCountCholBeforeAmg entries: the count is an ordering of A, which on a larger mesh
+  // costs about AMG's whole set-up (gen:poisson3d:50: ~1 s, where Jacobi solves in 0.3-0.8 s).
   void order_by_forecast() {
+    if (double(A.nnz()) > kCountCholBeforeAmg) return;
     const auto amg = std::find(candidates.begin(), candidates.end(), std::string_view("amg"));
     const auto chol = std::find(candidates.begin(), candidates.end(), std::string_view("chol"));
     if (amg == candidates.end() || chol == candidates.end() || chol < amg) return;
@@ -714,6 +719,12 @@ std::string why_not_probed(Choice& c, const char* name, double budget) {
       remaining(*best) <= std::max(c.keep_jacobi_below, best->setup_seconds))
     return "jacobi has about " + format_ms(remaining(*best)) +
            " left, less than another candidate's set-up";
+  // Good enough: on a mesh-like graph, a Jacobi forecast to finish before AMG's set-up would
+  // leaves nothing that probing another could save (ic0's first 20 iterations alone took 3.2 s
+  // on gen:poisson3d:50 under load, where Jacobi needed 0.3-0.6 s in all).
+  if (best && c.good_enough && best->name == "jacobi")
+    return "jacobi has about " + format_ms(remaining(*best)) +
+           " left, less than amg's estimated set-up: probing another cannot pay";
   // (chol's forecast is its whole solve, held against the best's remaining time below.)
   const bool chol = std::string(name) == "chol";
   if (!chol && best && c.probes.size() > c.first_strong && best == &c.probes[c.first_strong] &&
@@ -744,12 +755,6 @@ std::string why_not_probed(Choice& c, const char* name, double budget) {
              format_ms(remaining(*best));
     }
   }
-  // Good enough: on a mesh-like graph, a Jacobi forecast to finish before AMG's set-up would
-  // leaves nothing that probing another could save (ic0's first 20 iterations alone took 3.2 s
-  // on gen:poisson3d:50 under load, where Jacobi needed 0.3-0.6 s in all).
-  if (best && c.good_enough && best->name == "jacobi")
-    return "jacobi has about " + format_ms(remaining(*best)) +
-           " left, less than amg's estimated set-up: probing another cannot pay";
   if (std::string(name) == "chol" && !c.chol_first) {
     const double limit = best ? bound(best) : inf;
     const std::string not_worth =
@@ -791,8 +796,8 @@ void probe_jacobi_first(Choice& c) {
 // where that solves the system, this candidate and the rest are not tried. Its least part
 // first, which needs no estimate (chol's count costs a little too).
 void rent_jacobi_before(Choice& c, const char* name) {
-  Probe* jacobi = c.own ? running_jacobi(c.probes, c.best) : nullptr;
-  if (!jacobi) return;
+  Probe* jacobi = c.own && !c.good_enough ? running_jacobi(c.probes, c.best) : nullptr;
+  if (!jacobi) return;  // (good enough: nothing else is set up, Jacobi's solve goes on anyway)
   const double least = std::max(c.keep_jacobi_below, jacobi->setup_seconds);
   const double none = 0, not_falling = std::numeric_limits<double>::infinity();
   run_jacobi_on(*jacobi, c.b, jacobi_rent(name, least, none, 0, not_falling, false), name);
