@@ -485,6 +485,12 @@ JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double 
   if (std::min(setup_rent, believed) <= least_setup) {
     rent.seconds = least_setup;
     rent.why = "another candidate's least set-up";
+  } else if (!trusted && jacobi_ran + jacobi_remaining > setup_rent) {
+    // Its forecast as it is (optimistic, as a few dozen iterations' rate mostly is) ends past
+    // the share: running on would only be lost (gen:poisson2d:1000: 175,413 forecast, 1 s).
+    rent.seconds = least_setup;
+    rent.why = "another candidate's least set-up; its forecast ends past " + candidate +
+               "'s share";
   } else if (setup_rent <= believed) {
     rent.seconds = setup_rent;
     char share_text[32];

@@ -40,7 +40,9 @@ std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds);
 // factor, fsai:2's tril(A^2); 0 where none is known), but no further than Jacobi's forecast end
 // (`jacobi_ran` seconds so far, `jacobi_remaining` forecast, infinite where its residual did not
 // fall) as far as it is believed: twice a `trusted` forecast, kUntrustedJacobi (10) times another,
-// the factor that already rules chol and fsai:2 out against an untrusted Jacobi. Where Jacobi then
+// the factor that already rules chol and fsai:2 out against an untrusted Jacobi; an untrusted one
+// only up to kUntrustedRentShare (a quarter) of the set-up, and only where its forecast as it is
+// ends inside that (else the least). Where Jacobi then
 // solves the system nothing else is set up (nos6: 93 iterations; bcsstk13: 1,426); where it does
 // not, the candidate is tried as before, and the rent lost is at most the candidate's own set-up
 // (ski rental's factor of 2) or the least set-up.
