@@ -644,13 +644,16 @@ struct Choice {
     const int threads = request.backend.threads > 0 ? request.backend.threads : omp_get_max_threads();
     rates = probe_rates(request.backend.device, threads, A.rows, double(A.nnz()));
     network = network_graph(A, kJacobiProbeIterationsGpu);
-    if (network) {  // chol's count decides whether it goes first (network_rule)
+    if (network && rates.per_level == 0) {  // levels cost nothing: chol's own analysis decides
+      chol_first = true;
+      decisions = "; a network's graph, and a solve's levels cost nothing on the " +
+                  rates.measured_on + " here (one thread): chol first, uncounted";
+    } else if (network) {  // chol's count decides whether it goes first (network_rule)
       const NetworkRule rule = network_rule(cholesky_count().estimate, A, rates);
       chol_first = rule.chol_first;
       decisions = "; " + rule.why;
     }
     candidates = candidate_order(gpu, network, chol_first);
-    if (!network) order_by_forecast();
     probes.reserve(candidates.size());
     keep_jacobi_below = rates.least_setup;
     jacobi_iterations =
@@ -796,6 +799,9 @@ void probe_jacobi_first(Choice& c) {
   else if (c.best)  // after chol's probe (a sparse factor goes first)
     c.best = pick_best(c.probes);
   c.first_strong = c.probes.size();
+  // AMG or chol next: decided only now that Jacobi has not solved the system (chol's count is an
+  // ordering of A, as costly as Jacobi's whole solve on a small matrix: gr_900_900_crg).
+  if (!c.network && !c.solved()) c.order_by_forecast();
 }
 
 // Ski rental (jacobi_rent): a running Jacobi goes on from its x before `name`'s set-up is paid;
