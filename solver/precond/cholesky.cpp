@@ -22,12 +22,10 @@
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
-#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <sstream>
 #include <tuple>
-#include <vector>
 
 #include "formats/row_order.hpp"
 #include "solver/precond/builtin.hpp"
@@ -46,24 +44,10 @@ using ColumnMajor = Eigen::SparseMatrix<double, Eigen::ColMajor, index_t>;
 template <typename Ordering>
 class CountedLltIn : public Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering> {
   using Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering>::m_nonZerosPerCol;
-  using Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering>::m_parent;
 
  public:
   using Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering>::rows;
   double factor_entries() const { return double(m_nonZerosPerCol.sum()) + double(rows()); }
-  // The triangular solves' level count: the elimination tree's height (a column waits for its
-  // children in the tree, and every path of L's dependencies runs along it).
-  double levels() const {
-    std::vector<index_t> height(std::size_t(m_parent.size()), 0);
-    index_t most = 0;
-    for (Eigen::Index j = 0; j < m_parent.size(); ++j) {
-      most = std::max(most, height[std::size_t(j)]);
-      if (m_parent[j] >= 0)
-        height[std::size_t(m_parent[j])] =
-            std::max(height[std::size_t(m_parent[j])], index_t(height[std::size_t(j)] + 1));
-    }
-    return m_parent.size() > 0 ? double(most) + 1 : 0;
-  }
   // Column j's update touches its entries' squares: sum of c_j^2 (as validate.cpp's count).
   double flops() const {
     double f = 0;
@@ -215,7 +199,6 @@ CholeskyEstimate estimate_from(const Llt& llt, const CsrMatrix<double>& A, doubl
   e.tril_entries = double(A.nnz() + A.rows) / 2;
   e.factor_entries = llt.factor_entries();
   e.flops = llt.flops();
-  e.levels = llt.levels();
   const bool too_big =
       e.factor_entries > max_fill * e.tril_entries && e.factor_entries > kSmallFactor;
   if (too_big || e.flops > kMaxFlops ||
