@@ -30,6 +30,7 @@
 #include "base/atomic_file.hpp"
 #include "formats/matrix_market.hpp"
 #include "formats/types.hpp"
+#include "network/epanet_report.hpp"
 #include "network/epanet_time.hpp"
 #include "network/hydraulics.hpp"
 #include "network/inp_reader.hpp"
@@ -56,6 +57,8 @@ struct Args {
   std::string elimination_order;        // --elimination-order: junction IDs, one a line
   std::string duration;                 // empty: the file's DURATION
   std::string trace;                    // --trace: the periods whose trials are printed
+  std::string rpt;                      // --rpt: EPANET's report file
+  std::vector<std::string> positional;  // runepanet's form: NET.inp NET.rpt [NET.out]
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
@@ -483,7 +486,8 @@ void protect_files(const Args& args) {
   }
   if (!args.export_dir.empty())  // a folder, made if missing
     check_not_an_input(args.export_dir, "--export-systems");
-  check_outputs({{"--nodes", args.nodes_csv},
+  check_outputs({{"--rpt", args.rpt},
+                 {"--nodes", args.nodes_csv},
                  {"--links", args.links_csv},
                  {"--tanks", args.tanks_csv},
                  {"--report", args.report}});
@@ -538,7 +542,7 @@ int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
 
 // The run over --duration (or the file's), each trial's system exported where asked.
 SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
-                                   RunInfo& info) {
+                                   RunInfo& info, EpanetReport* rpt) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
@@ -555,6 +559,7 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
   sim.run.trace = trace_time(args) >= 0;
+  if (rpt) rpt->attach(sim);  // last: it adds to the hooks and to tracing
   return simulate(net, solver, sim);
 }
 
@@ -587,7 +592,48 @@ int exit_code(const Network& net, const SimulationResults& s, bool reference_ok)
   return s.completed ? kExitOk : kExitNotConverged;
 }
 
-int run(const Args& args, SolverCli& cli) {
+// The .rpt, whole or not at all. What [REPORT] asks that netsolve does not write is said, never
+// faked: the energy table (pump energy is not computed yet) and FILE's second report.
+void write_rpt(const Args& args, const Network& net, const SimulationResults& s,
+               EpanetReport& rpt) {
+  if (net.report.energy)
+    std::fprintf(stderr,
+                 "netsolve: %s: [REPORT] ENERGY YES: the energy table is left out of %s (pump "
+                 "energy is not computed yet)\n",
+                 net.source.c_str(), args.rpt.c_str());
+  if (!net.report.file.empty())
+    std::fprintf(stderr, "netsolve: %s: [REPORT] FILE %s: not written (the report is %s)\n",
+                 net.source.c_str(), net.report.file.c_str(), args.rpt.c_str());
+  write_file_atomically(args.rpt, rpt.text(s, nullptr));
+}
+
+// runepanet's third argument, the binary output file: what --out writes. Until netsolve writes
+// EPANET's .out it is refused here, the one place to switch over (args.out = path).
+void set_out_file(Args& /*args*/, const std::string& path) {
+  throw InputError("NET.inp NET.rpt " + path +
+                   ": EPANET's binary output file (.out) is not written by netsolve yet; leave "
+                   "out the third argument");
+}
+
+// runepanet's form, NET.inp NET.rpt [NET.out], beside --network and --rpt.
+void resolve_positional(Args& args) {
+  const auto& p = args.positional;
+  if (p.empty()) {
+    if (args.network.empty())
+      throw InputError("no network: netsolve --network NET.inp ... or netsolve NET.inp NET.rpt");
+    return;
+  }
+  if (!args.network.empty() || !args.rpt.empty())
+    throw InputError("give the network and report either as NET.inp NET.rpt [NET.out] or as "
+                     "--network/--rpt, not both");
+  if (p.size() < 2) throw InputError("NET.inp NET.rpt [NET.out]: the report file is missing");
+  args.network = p[0];
+  args.rpt = p[1];
+  if (p.size() > 2) set_out_file(args, p[2]);
+}
+
+int run(Args& args, SolverCli& cli) {
+  resolve_positional(args);
   cli.resolve();
   const auto start = Clock::now();
   RunInfo info;
@@ -595,15 +641,21 @@ int run(const Args& args, SolverCli& cli) {
   info.read_seconds = since(start);
   const SolveRequest request = network_request(cli.request, net);
   protect_files(args);
-  if (!args.study.study.empty()) return run_scenarios(args, net, request);
+  if (!args.study.study.empty()) {
+    if (!args.rpt.empty()) throw InputError("--rpt is written by a simulation, not by --study");
+    return run_scenarios(args, net, request);
+  }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
-  const SimulationResults s = simulate_network(args, net, *solver, info);
+  std::unique_ptr<EpanetReport> rpt;
+  if (!args.rpt.empty()) rpt = std::make_unique<EpanetReport>(net, args.network);
+  const SimulationResults s = simulate_network(args, net, *solver, info, rpt.get());
   info.total_seconds = since(start);
   print_results(args, net, s, *solver, info);
   write_series(args, net, s);
   nlohmann::json report = json_report(net, s, *solver, info);
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
+  if (rpt) write_rpt(args, net, s, *rpt);
   return exit_code(net, s, reference_ok);
 }
 
@@ -626,7 +678,14 @@ int main(int argc, char** argv) {
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   cli.precond = "auto";        // with --solver cg: the network rule (with_network_rule)
   app.set_version_flag("--version", std::string("netsolve ") + CGSOLVE_VERSION);
-  app.add_option("--network", args.network, "EPANET .inp file")->required();
+  app.add_option("--network", args.network, "EPANET .inp file");
+  app.add_option("files", args.positional,
+                 "runepanet's form: NET.inp NET.rpt [NET.out] (the network, EPANET's report "
+                 "file, its binary output file)")
+      ->expected(0, 3);
+  app.add_option("--rpt", args.rpt,
+                 "Write EPANET's report file here, shaped by the network's [REPORT] section (as "
+                 "runepanet writes it)");
   app.add_option("--duration", args.duration,
                  "Simulated time instead of the file's DURATION: EPANET's forms (24, 24:00, "
                  "\"24 HOURS\") or 24h, 90min, 1d, 86400s; 0 = the steady state at time 0");

@@ -31,7 +31,7 @@ std::optional<Section> section_from_header(const std::string& header) {
       {"[QUALITY]", Section::skipped},   {"[STATUS]", Section::status},
       {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::energy},
       {"[REACTIONS]", Section::skipped}, {"[MIXING]", Section::skipped},
-      {"[REPORT]", Section::skipped},    {"[TIMES]", Section::times},
+      {"[REPORT]", Section::report},     {"[TIMES]", Section::times},
       {"[OPTIONS]", Section::options},   {"[COORDINATES]", Section::skipped},
       {"[VERTICES]", Section::skipped},  {"[LABELS]", Section::skipped},
       {"[BACKDROP]", Section::skipped},  {"[TAGS]", Section::skipped},
@@ -121,6 +121,7 @@ Network InpReader::read(std::istream& in) {
   for_section(Section::controls, [&](const Record& r) { read_control(r); });
   for_section(Section::sources, [&](const Record& r) { check_source(r); });
   for_section(Section::energy, [&](const Record& r) { check_energy(r); });
+  read_report();
   read_rules();
   finish();
   return std::move(net_);
@@ -157,6 +158,7 @@ void InpReader::split_into_records(std::istream& in) {
       fail(line, "[LEAKAGE] data (EPANET 2.3's pipe leakage) is not supported yet");
     if (*section == Section::title) {
       if (net_.title.empty()) net_.title = std::string(raw);
+      if (net_.title_lines.size() < 3) net_.title_lines.emplace_back(raw.substr(0, 79));
       continue;
     }
     if (*section == Section::skipped) continue;

@@ -40,6 +40,7 @@ enum class Section {
   skipped,
   sources,  // read to check them as EPANET does; water quality is not simulated yet
   energy,   // likewise: pump energy is not computed yet
+  report,   // how the report file is shaped (network/inp_report.cpp)
   leakage,  // read only to refuse its data: pipe leakage is not simulated
   end
 };
@@ -199,6 +200,11 @@ class InpReader {
   std::string option_word(const Record& r, std::size_t i) const;
   void check_source(const Record& r) const;
   void check_energy(const Record& r) const;
+  // ---- [REPORT] (inp_report.cpp) -------------------------------------------------------------
+  void read_report();
+  void read_report_line(const Record& r);
+  void read_report_selection(const Record& r, bool nodes);
+  bool read_report_field(const Record& r);
   void read_demand_model(const Record& r);
   // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.

@@ -51,6 +51,13 @@ struct SimulationOptions {
   std::function<void(GradientAlgorithm&, std::vector<double>& x)> on_start;
   // After each period whose trials ran to an answer (not after EPANET's error 110).
   std::function<void(long time, const GradientAlgorithm&)> on_period;
+  // EPANET's status report (network/epanet_report.hpp): a simple control or a rule changing a
+  // link (the time, the link, the control's or the rule's index), and each period's trials ended
+  // (before the step to the next period moves the tanks; also a period that ended in EPANET's
+  // error 110, PeriodSolve::error set).
+  std::function<void(long time, int link, int control)> on_control;
+  std::function<void(long time, int link, int rule)> on_rule;
+  std::function<void(long time, const PeriodSolve&, const GradientAlgorithm&)> on_solved;
 };
 
 struct SimulationResults {
