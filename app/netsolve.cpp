@@ -604,7 +604,7 @@ void write_rpt(const Args& args, const Network& net, const SimulationResults& s,
   if (!net.report.file.empty())
     std::fprintf(stderr, "netsolve: %s: [REPORT] FILE %s: not written (the report is %s)\n",
                  net.source.c_str(), net.report.file.c_str(), args.rpt.c_str());
-  write_file_atomically(args.rpt, rpt.text(s, nullptr));
+  write_file_atomically(args.rpt, [&](std::FILE* f) { rpt.write(f, s, nullptr); });
 }
 
 // runepanet's third argument, the binary output file: what --out writes. Until netsolve writes

@@ -2,6 +2,7 @@
 // (text.h) and its order of writing, line by line, pages included.
 #include "network/epanet_report.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -128,8 +129,14 @@ struct Lines {
   int page_num = 1;
   int page_size = 0;
   std::string title;
+  std::FILE* sink = nullptr;  // where the text goes once it is long (the tables), else kept
 
+  void flush() {  // a failed write is the file's error (ferror), which its writer reports
+    if (sink && !out.empty()) std::fwrite(out.data(), 1, out.size(), sink);
+    out.clear();
+  }
   void line(const std::string& s) {
+    if (sink && out.size() > (1u << 20)) flush();
     if (line_num == page_size) {
       ++page_num;
       out += format("\n\f\n  Page %-d    %60.60s\n", page_num, title.c_str());
@@ -176,6 +183,7 @@ struct EpanetReport::State {
   double rates[7] = {}, sums[7] = {};
   bool rates_pending = false;
   bool failed = false;  // a period ended in EPANET's error 110: the report ends there
+  std::string row;      // a table's line, its memory kept from line to line
   long duration = 0;
 
   State(const Network& n, std::string name)
@@ -676,8 +684,26 @@ void EpanetReport::State::table_header(bool nodes, long time, bool continued) {
 }
 
 namespace {
-std::string value_text(double y, int precision) {
-  return std::fabs(y) > 1e6 ? format("%10.2e", y) : format("%10.*f", precision, y);
+// A table's value as EPANET's "%10.2e" (beyond a million) or "%10.*f": std::to_chars writes what
+// printf writes (the exact value rounded, C locale), several times faster (a report of every node
+// and link has millions of them).
+void append_value(std::string& s, double y, int precision) {
+  if (precision < 0) precision = 6;  // printf's default for a negative precision
+  char buffer[400];
+  const bool big = std::fabs(y) > 1e6;
+  const auto r = big ? std::to_chars(buffer, buffer + sizeof buffer, y,
+                                     std::chars_format::scientific, 2)
+                     : std::to_chars(buffer, buffer + sizeof buffer, y, std::chars_format::fixed,
+                                     precision);
+  const std::size_t n = r.ec == std::errc() ? static_cast<std::size_t>(r.ptr - buffer) : 0;
+  if (n < 10) s.append(10 - n, ' ');
+  s.append(buffer, n);
+}
+
+// An ID as "%-15s".
+void append_id(std::string& s, const std::string& id) {
+  s += id;
+  if (id.size() < 15) s.append(15 - id.size(), ' ');
 }
 }  // namespace
 
@@ -703,9 +729,11 @@ void EpanetReport::State::node_table(const Period& p) {
       shown = shown && !(y[j] > opt.fields[j].below || y[j] < opt.fields[j].above);
     if (!shown) continue;
     if (lines.line_num == lines.page_size) table_header(true, p.time, true);
-    std::string s = format("%-15s", node.id.c_str());
+    std::string& s = row;
+    s.clear();
+    append_id(s, node.id);
     for (int j = 0; j < kFields; ++j)
-      if (enabled(static_cast<ReportField>(j))) s += value_text(y[j], opt.fields[j].precision);
+      if (enabled(static_cast<ReportField>(j))) append_value(s, y[j], opt.fields[j].precision);
     if (node.type != NodeType::junction) s += std::string("  ") + node_word(node);
     lines.line(s);
   }
@@ -763,7 +791,9 @@ void EpanetReport::State::link_table(const Period& p) {
       shown = shown && !(y[j] > opt.fields[j].below || y[j] < opt.fields[j].above);
     if (!shown) continue;
     if (lines.line_num == lines.page_size) table_header(false, p.time, true);
-    std::string s = format("%-15s", l.id.c_str());
+    std::string& s = row;
+    s.clear();
+    append_id(s, l.id);
     for (int j = kFirst; j < kCount; ++j) {
       if (!enabled(static_cast<ReportField>(j))) continue;
       if (j == static_cast<int>(ReportField::status))
@@ -771,7 +801,7 @@ void EpanetReport::State::link_table(const Period& p) {
                                         : status == kActive ? kActive
                                                             : kOpen));
       else
-        s += value_text(y[j], opt.fields[j].precision);
+        append_value(s, y[j], opt.fields[j].precision);
     }
     if (l.type > LinkType::pipe) s += std::string("  ") + link_word(l.type);
     lines.line(s);
@@ -787,6 +817,13 @@ void EpanetReport::State::results() {
   for (int j = 0; j < static_cast<int>(ReportField::count); ++j)
     (j <= static_cast<int>(ReportField::quality) ? node_fields : link_fields) +=
         enabled(static_cast<ReportField>(j));
+  // Room for the tables at once where they stay in memory (a report of every node and link can
+  // be tens of megabytes; written to a file, they go out a megabyte at a time).
+  const std::size_t rows = (opt.nodes == ReportOptions::Selection::all ? net.nodes.size() : 0) *
+                               (24 + 10 * node_fields) +
+                           (opt.links == ReportOptions::Selection::all ? net.links.size() : 0) *
+                               (24 + 10 * link_fields);
+  if (!lines.sink) lines.out.reserve(lines.out.size() + periods.size() * rows);
   for (const Period& p : periods) {
     if (node_fields > 0 && opt.nodes != ReportOptions::Selection::none) node_table(p);
     if (link_fields > 0 && opt.links != ReportOptions::Selection::none) link_table(p);
@@ -855,11 +892,24 @@ void EpanetReport::attach(SimulationOptions& sim) {
 }
 
 std::string EpanetReport::text(const SimulationResults& run, const EnergyTable* energy) {
+  finish(run, energy);
+  return std::move(state_->lines.out);
+}
+
+void EpanetReport::write(std::FILE* file, const SimulationResults& run,
+                         const EnergyTable* energy) {
+  state_->lines.sink = file;
+  finish(run, energy);
+  state_->lines.flush();
+  state_->lines.sink = nullptr;
+}
+
+void EpanetReport::finish(const SimulationResults& run, const EnergyTable* energy) {
   State& st = *state_;
   if (st.failed) {  // EPANET's errmsg, and nothing after it
     if (st.opt.messages)
       st.lines.line("Error 110: cannot solve network hydraulic equations");
-    return std::move(st.lines.out);
+    return;
   }
   if (run.error.empty()) {
     if (st.opt.status != ReportOptions::Status::no) st.flow_balance();
@@ -867,8 +917,6 @@ std::string EpanetReport::text(const SimulationResults& run, const EnergyTable* 
   }
   if (st.opt.energy && energy) st.energy_table(*energy);
   st.results();
-  return std::move(st.lines.out);
 }
-
 
 }  // namespace cgs::net

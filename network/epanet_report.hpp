@@ -10,6 +10,7 @@
 // writes the whole text at the end (text).
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,9 +46,12 @@ class EpanetReport {
   // The whole report after the run. energy: the energy table's numbers (ENERGY YES); nullptr
   // while netsolve does not compute them: the table is left out.
   std::string text(const SimulationResults& run, const EnergyTable* energy);
+  // The same written to `file` as it is made (for base/atomic_file's writer).
+  void write(std::FILE* file, const SimulationResults& run, const EnergyTable* energy);
 
  private:
   struct State;
+  void finish(const SimulationResults& run, const EnergyTable* energy);
   std::unique_ptr<State> state_;
 };
 
