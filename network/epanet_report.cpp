@@ -2,6 +2,7 @@
 // (text.h) and its order of writing, line by line, pages included.
 #include "network/epanet_report.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdarg>
@@ -155,10 +156,14 @@ struct Lines {
 };
 
 // One reporting time as EPANET's hydraulics file holds it (float32): what its report reads.
+// One reporting time as EPANET's output file holds it (output.c nodeoutput, linkoutput): per
+// field (indexed by ReportField; elevation, length and diameter come from the network) a float32
+// per node or link.
 struct Period {
   long time = 0;
-  std::vector<float> demand, head, flow, setting;
-  std::vector<signed char> status;
+  std::vector<float> field[static_cast<int>(ReportField::count)];
+  std::vector<float>& operator[](ReportField f) { return field[static_cast<int>(f)]; }
+  const std::vector<float>& operator[](ReportField f) const { return field[static_cast<int>(f)]; }
 };
 
 // A pump's largest flow at speed 1 (EPANET's Qmax, cfs): where the curve's head reaches zero.
@@ -168,6 +173,19 @@ double pump_max_flow(const Network& net, const Pump& p) {
   return std::pow(-p.h0 / p.r, 1.0 / p.n);
 }
 
+// output.c linkoutput's setting: pipes' roughness and pumps' speed as they are, pressure and flow
+// settings in the file's units, a general-purpose valve's 0.
+double user_setting(const Network& net, const Link& l, double setting) {
+  if (setting == static_cast<double>(static_cast<float>(kMissing))) return 0.0;
+  switch (l.type) {
+    case LinkType::prv:
+    case LinkType::psv:
+    case LinkType::pbv: return static_cast<float>(setting * net.units.pressure);
+    case LinkType::fcv: return static_cast<float>(setting * net.units.flow);
+    case LinkType::gpv: return 0.0;
+    default: return static_cast<float>(setting);
+  }
+}
 }  // namespace
 
 struct EpanetReport::State {
@@ -221,6 +239,7 @@ struct EpanetReport::State {
   void energy_table(const EnergyTable& e);
   void energy_header(bool continued);
   void results();
+  Period statistic() const;
   void node_table(const Period& p);
   void link_table(const Period& p);
   void table_header(bool nodes, long time, bool continued);
@@ -601,30 +620,53 @@ void EpanetReport::State::trial(long time, const TrialReport& t) {
   switches(false);
 }
 
-// A reporting time's results as EPANET's hydraulics file stores them (savehyd): float32 demands
-// and heads, flows (0 for closed links), statuses and settings.
+// A reporting time's results as EPANET writes them: its hydraulics file's float32 demands, heads,
+// flows (0 for closed links), statuses and settings (savehyd), read back and turned into the
+// output file's values (output.c nodeoutput, linkoutput).
 void EpanetReport::State::capture(long time, const GradientAlgorithm& g) {
   Period p;
   p.time = time;
+  const UnitSystem& u = net.units;
   const std::size_t nn = net.nodes.size(), nl = net.links.size();
-  p.demand.resize(nn);
-  p.head.resize(nn);
+  std::vector<double> head(nn);
+  for (ReportField f : {ReportField::demand, ReportField::head, ReportField::pressure,
+                        ReportField::quality})
+    p[f].resize(nn);
   for (std::size_t i = 0; i < nn; ++i) {
-    p.demand[i] = static_cast<float>(g.node_demand(static_cast<int>(i)));
-    p.head[i] = static_cast<float>(g.head(static_cast<int>(i)));
+    const int n = static_cast<int>(i);
+    const double demand = static_cast<float>(g.node_demand(n));
+    head[i] = static_cast<float>(g.head(n));
+    p[ReportField::demand][i] = static_cast<float>(demand * u.flow);
+    p[ReportField::head][i] = static_cast<float>(head[i] * u.length);
+    p[ReportField::pressure][i] = static_cast<float>((head[i] - net.nodes[i].elevation) * u.pressure);
   }
-  p.flow.resize(nl);
-  p.setting.resize(nl);
-  p.status.resize(nl);
+  for (int f = static_cast<int>(ReportField::flow); f < static_cast<int>(ReportField::count); ++f)
+    p.field[f].resize(nl);
+  // The friction factor costs a power per link: only where it is shown or limits the table.
+  const ReportFieldOptions& ff = opt.field(ReportField::friction);
+  const bool friction = ff.enabled || ff.below < kBig || ff.above > -kBig;
   for (std::size_t k = 0; k < nl; ++k) {
     const int kk = static_cast<int>(k);
-    const LinkStatus s = g.status(kk);
     const Link& l = net.links[k];
-    p.status[k] = static_cast<signed char>(s);
-    p.flow[k] = is_closed(s) ? 0.0f : static_cast<float>(g.flow(kk));
+    const int status = static_cast<int>(g.status(kk));
+    const double q = status <= kClosed ? 0.0 : static_cast<double>(static_cast<float>(g.flow(kk)));
+    const double dh = head[l.from] - head[l.to];
+    const bool pipe = l.type <= LinkType::pipe, pump = l.type == LinkType::pump;
+    p[ReportField::flow][k] = static_cast<float>(q * u.flow);
+    if (!pump)
+      p[ReportField::velocity][k] =
+          static_cast<float>(std::abs(q) / (kPi * l.diameter * l.diameter / 4.0) * u.length);
+    if (status > kClosed) {
+      const double h = pump ? dh : std::abs(dh);
+      p[ReportField::headloss][k] = static_cast<float>(pipe ? 1000.0 * h / l.length : h * u.length);
+    }
+    p[ReportField::status][k] = static_cast<float>(status);
     // A pipe's setting is its roughness (EPANET's LinkSetting = Kc).
-    const double setting = l.type <= LinkType::pipe ? l.roughness : g.setting(kk);
-    p.setting[k] = static_cast<float>(setting);
+    const double setting = static_cast<float>(pipe ? l.roughness : g.setting(kk));
+    p[ReportField::setting][k] = static_cast<float>(user_setting(net, l, setting));
+    if (friction && pipe && std::abs(q) > kTiny)
+      p[ReportField::friction][k] =
+          static_cast<float>(39.725 * std::abs(dh) * std::pow(l.diameter, 5) / l.length / (q * q));
   }
   periods.push_back(std::move(p));
 }
@@ -663,8 +705,12 @@ void EpanetReport::State::energy_header(bool continued) {
 void EpanetReport::State::table_header(bool nodes, long time, bool continued) {
   lines.table_gap();
   const char* what = nodes ? "Node" : "Link";
-  std::string title = duration == 0 ? format("%s Results:", what)
-                                    : format("%s Results at %s hrs:", what, clock(time).c_str());
+  static const char* statistic[] = {"NONE", "AVERAGE", "MINIMUM", "MAXIMUM", "DIFFERENTIAL"};
+  std::string title =
+      opt.statistic != ReportOptions::Statistic::series
+          ? format("%s %s Results:", statistic[static_cast<int>(opt.statistic)], what)
+      : duration == 0 ? format("%s Results:", what)
+                      : format("%s Results at %s hrs:", what, clock(time).c_str());
   if (continued) title += " (continued)";
   lines.line(title);
   std::string names(15, ' '), units_line = format("%-15s", what);
@@ -710,20 +756,15 @@ void append_id(std::string& s, const std::string& id) {
 // report.c writenodetable: the values as EPANET's output file holds them (float32).
 void EpanetReport::State::node_table(const Period& p) {
   table_header(true, p.time, false);
-  const UnitSystem& u = net.units;
   constexpr int kFields = static_cast<int>(ReportField::quality) + 1;
   for (std::size_t i = 0; i < net.nodes.size(); ++i) {
     const Node& node = net.nodes[i];
     if (opt.nodes != ReportOptions::Selection::all &&
         (i >= opt.node_listed.size() || !opt.node_listed[i]))
       continue;
-    const double head = p.head[i];
     double y[kFields];
-    y[0] = node.elevation * u.length;
-    y[1] = static_cast<float>(static_cast<double>(p.demand[i]) * u.flow);
-    y[2] = static_cast<float>(head * u.length);
-    y[3] = static_cast<float>((head - node.elevation) * u.pressure);
-    y[4] = 0.0f;
+    y[0] = node.elevation * net.units.length;
+    for (int j = 1; j < kFields; ++j) y[j] = p.field[j][i];
     bool shown = true;
     for (int j = 0; j < kFields; ++j)
       shown = shown && !(y[j] > opt.fields[j].below || y[j] < opt.fields[j].above);
@@ -740,22 +781,6 @@ void EpanetReport::State::node_table(const Period& p) {
   lines.line(" ");
 }
 
-namespace {
-// output.c linkoutput's setting: pipes' roughness and pumps' speed as they are, pressure and flow
-// settings in the file's units, a general-purpose valve's 0.
-double user_setting(const Network& net, const Link& l, double setting) {
-  if (setting == static_cast<double>(static_cast<float>(kMissing))) return 0.0;
-  switch (l.type) {
-    case LinkType::prv:
-    case LinkType::psv:
-    case LinkType::pbv: return static_cast<float>(setting * net.units.pressure);
-    case LinkType::fcv: return static_cast<float>(setting * net.units.flow);
-    case LinkType::gpv: return 0.0;
-    default: return static_cast<float>(setting);
-  }
-}
-}  // namespace
-
 // report.c writelinktable, from output.c linkoutput's values.
 void EpanetReport::State::link_table(const Period& p) {
   table_header(false, p.time, false);
@@ -767,25 +792,11 @@ void EpanetReport::State::link_table(const Period& p) {
     if (opt.links != ReportOptions::Selection::all &&
         (k >= opt.link_listed.size() || !opt.link_listed[k]))
       continue;
-    const double q = p.flow[k];
-    const int status = p.status[k];
-    const double dh = static_cast<double>(p.head[l.from]) - p.head[l.to];
-    const bool pipe = l.type <= LinkType::pipe, pump = l.type == LinkType::pump;
-    double y[kCount] = {};
+    double y[kCount];
     y[kFirst] = l.length * u.length;
     y[kFirst + 1] = l.diameter * u.diameter;
-    y[kFirst + 2] = static_cast<float>(q * u.flow);
-    y[kFirst + 3] =
-        pump ? 0.0f : static_cast<float>(std::abs(q) / (kPi * l.diameter * l.diameter / 4.0) * u.length);
-    if (status > kClosed) {
-      const double h = pump ? dh : std::abs(dh);
-      y[kFirst + 4] = pipe ? static_cast<float>(1000.0 * h / l.length) : static_cast<float>(h * u.length);
-    }
-    y[kFirst + 6] = status;
-    y[kFirst + 7] = user_setting(net, l, p.setting[k]);
-    if (pipe && std::abs(q) > kTiny)
-      y[kFirst + 9] = static_cast<float>(39.725 * std::abs(dh) * std::pow(l.diameter, 5) / l.length /
-                                         (q * q));
+    for (int j = kFirst + 2; j < kCount; ++j) y[j] = p.field[j][k];
+    const int status = static_cast<int>(y[static_cast<int>(ReportField::status)]);
     bool shown = true;
     for (int j = kFirst + 1; j < kCount; ++j)
       shown = shown && !(y[j] > opt.fields[j].below || y[j] < opt.fields[j].above);
@@ -809,6 +820,38 @@ void EpanetReport::State::link_table(const Period& p) {
   lines.line(" ");
 }
 
+// output.c savetimestat: STATISTIC's one period, in float32 as EPANET sums it; flows as their
+// size, statuses as open (1) or not (0), then open where at least half.
+Period EpanetReport::State::statistic() const {
+  using S = ReportOptions::Statistic;
+  Period out;
+  out.time = periods.front().time;
+  const float count = static_cast<float>(periods.size());
+  for (int j = 1; j < static_cast<int>(ReportField::count); ++j) {
+    const std::size_t n = periods.front().field[j].size();
+    std::vector<float> low(n, 1e10f), high(n, -1e10f), sum(n, 0.0f);
+    for (const Period& p : periods)
+      for (std::size_t i = 0; i < n; ++i) {
+        float x = p.field[j][i];
+        if (j == static_cast<int>(ReportField::flow)) x = std::fabs(x);
+        if (j == static_cast<int>(ReportField::status)) x = x >= kOpen ? 1.0f : 0.0f;
+        sum[i] += x;
+        low[i] = std::min(low[i], x);
+        high[i] = std::max(high[i], x);
+      }
+    std::vector<float>& x = out.field[j];
+    x.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = opt.statistic == S::average   ? sum[i] / count
+             : opt.statistic == S::minimum ? low[i]
+             : opt.statistic == S::maximum ? high[i]
+                                           : high[i] - low[i];
+      if (j == static_cast<int>(ReportField::status)) x[i] = x[i] < 0.5f ? kClosed : kOpen;
+    }
+  }
+  return out;
+}
+
 // report.c writeresults: the tables of every reporting time, where any are asked for.
 void EpanetReport::State::results() {
   if (opt.nodes == ReportOptions::Selection::none && opt.links == ReportOptions::Selection::none)
@@ -824,6 +867,9 @@ void EpanetReport::State::results() {
                            (opt.links == ReportOptions::Selection::all ? net.links.size() : 0) *
                                (24 + 10 * link_fields);
   if (!lines.sink) lines.out.reserve(lines.out.size() + periods.size() * rows);
+  if (opt.statistic != ReportOptions::Statistic::series && !periods.empty()) {
+    periods = {statistic()};
+  }
   for (const Period& p : periods) {
     if (node_fields > 0 && opt.nodes != ReportOptions::Selection::none) node_table(p);
     if (link_fields > 0 && opt.links != ReportOptions::Selection::none) link_table(p);

@@ -256,6 +256,10 @@ struct ReportFieldOptions {
 struct ReportOptions {
   enum class Status { no, yes, full };
   enum class Selection { none, all, some };
+  // [TIMES] STATISTIC: the tables at every reporting time, or one table of their average,
+  // minimum, maximum or range (EPANET's Tstatflag).
+  enum class Statistic { series, average, minimum, maximum, range };
+  Statistic statistic = Statistic::series;
   int page_size = 0;  // lines a page, 0: no pages
   Status status = Status::no;
   bool summary = true, messages = true, energy = false;

@@ -100,10 +100,11 @@ TEST_CASE("the .rpt equals runepanet's line by line for [REPORT] settings of eac
   // characters), kPa, rules, timer controls, PRV and FCV states, a pump that cannot deliver head
   // or exceeds its flow, negative pressures, a disconnected junction, REPORT START and STEP.
   // net1_full, warnings_full: STATUS FULL (each trial, the valves' and links' switches, the
-  // largest flow change and head loss error).
+  // largest flow change and head loss error). warnings_average, warnings_range: [TIMES]
+  // STATISTIC AVERAGE and RANGE (one table of the reporting times' statistic).
   for (const char* name : {"net1_status_all", "net1_fields", "net1_pages", "net2_status",
                            "net3_status", "hanoi_steady", "hanoi_pda", "warnings", "net1_full",
-                           "warnings_full"}) {
+                           "warnings_full", "warnings_average", "warnings_range"}) {
     CAPTURE(name);
     check_case(name);
   }
@@ -161,6 +162,12 @@ TEST_CASE("bad [REPORT] lines get EPANET's errors with the file and line") {
     CAPTURE(bad.line);
     CHECK_THROWS_WITH_AS(parse(bad.line), doctest::Contains(bad.message), InputError);
   }
+  std::istringstream times("[JUNCTIONS]\nJ 1\n[RESERVOIRS]\nR 10\n[PIPES]\nP R J 10 10 100\n"
+                           "[TIMES]\nSTATISTIC MEDIAN\n");
+  CHECK_THROWS_WITH_AS(
+      parse_inp(times, "net.inp"),
+      doctest::Contains("net.inp:8: invalid option value MEDIAN in [TIMES] section (EPANET error 213)"),
+      InputError);
   // EPANET reads the file in one pass: a node defined below the [REPORT] line is undefined there.
   std::istringstream in("[REPORT]\nNODES J\n[JUNCTIONS]\nJ 1\n[RESERVOIRS]\nR 10\n"
                         "[PIPES]\nP R J 10 10 100\n");
