@@ -155,7 +155,6 @@ struct Lines {
   }
 };
 
-// One reporting time as EPANET's hydraulics file holds it (float32): what its report reads.
 // One reporting time as EPANET's output file holds it (output.c nodeoutput, linkoutput): per
 // field (indexed by ReportField; elevation, length and diameter come from the network) a float32
 // per node or link.

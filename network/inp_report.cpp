@@ -52,7 +52,10 @@ void InpReader::read_report() {
   for_section(Section::options, [&](const Record& r) {
     double y = 0;
     if (!starts_with_keyword(r.tokens[0], "DIFF") || r.tokens.size() < 2) return;
-    if (!epanet_float(r.tokens.back(), y)) return;  // the options reader's business
+    const std::string where = " in [OPTIONS] section (EPANET error ";
+    if (!epanet_float(r.tokens[1], y))
+      fail(r.line, "illegal numeric value " + r.tokens[1] + where + "202)");
+    if (y < 0.0) fail(r.line, "invalid option value " + r.tokens[1] + where + "213)");
     const double si = net_.units.si() ? 0.3048 * 0.3048 : 1.0;
     rpt.relative_diffusivity = y > 1e-4 ? y : y / si / 1.3e-8;
   });

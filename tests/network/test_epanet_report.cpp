@@ -168,6 +168,20 @@ TEST_CASE("bad [REPORT] lines get EPANET's errors with the file and line") {
       parse_inp(times, "net.inp"),
       doctest::Contains("net.inp:8: invalid option value MEDIAN in [TIMES] section (EPANET error 213)"),
       InputError);
+  // runepanet: "Error 213: invalid option value -1 in [OPTIONS] section", "Error 202: illegal
+  // numeric value x in [OPTIONS] section".
+  struct Diffusivity {
+    const char* value;
+    const char* message;
+  };
+  for (const Diffusivity& d : std::vector<Diffusivity>{
+           {"-1", "invalid option value -1 in [OPTIONS] section (EPANET error 213)"},
+           {"x", "illegal numeric value x in [OPTIONS] section (EPANET error 202)"}}) {
+    std::istringstream options(std::string("[JUNCTIONS]\nJ 1\n[RESERVOIRS]\nR 10\n[PIPES]\n"
+                                           "P R J 10 10 100\n[OPTIONS]\nDIFFUSIVITY ") +
+                               d.value + "\n");
+    CHECK_THROWS_WITH_AS(parse_inp(options, "net.inp"), doctest::Contains(d.message), InputError);
+  }
   // EPANET reads the file in one pass: a node defined below the [REPORT] line is undefined there.
   std::istringstream in("[REPORT]\nNODES J\n[JUNCTIONS]\nJ 1\n[RESERVOIRS]\nR 10\n"
                         "[PIPES]\nP R J 10 10 100\n");
