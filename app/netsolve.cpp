@@ -33,6 +33,7 @@
 #include "formats/types.hpp"
 #include "network/energy.hpp"
 #include "network/epanet_out.hpp"
+#include "network/epanet_report.hpp"
 #include "network/epanet_time.hpp"
 #include "network/hydraulics.hpp"
 #include "network/inp_reader.hpp"
@@ -63,6 +64,8 @@ struct Args {
   std::string out_file;                 // --out: EPANET's binary output file
   std::string quality_csv;              // --quality: the water quality series
   bool no_quality = false;              // --no-quality: the hydraulics alone
+  std::string rpt;                      // --rpt: EPANET's report file
+  std::vector<std::string> positional;  // runepanet's form: NET.inp NET.rpt [NET.out]
   bool quiet = false;
   RefinementOptions refinement;
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
@@ -490,7 +493,8 @@ void protect_files(const Args& args) {
   }
   if (!args.export_dir.empty())  // a folder, made if missing
     check_not_an_input(args.export_dir, "--export-systems");
-  check_outputs({{"--nodes", args.nodes_csv},
+  check_outputs({{"--rpt", args.rpt},
+                 {"--nodes", args.nodes_csv},
                  {"--links", args.links_csv},
                  {"--tanks", args.tanks_csv},
                  {"--quality", args.quality_csv},
@@ -590,7 +594,7 @@ nlohmann::json json_energy(const Network& net, const EnergyReport& e) {
 // The run over --duration (or the file's), each trial's system exported where asked.
 SimulationResults simulate_network(const Args& args, const Network& net, LinearSolver& solver,
                                    RunInfo& info, EnergyReport& energy, nlohmann::json& out,
-                                   QualityRun* quality) {
+                                   QualityRun* quality, EpanetReport* rpt) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
   RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration);
@@ -610,6 +614,7 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
   sim.run.trace = trace_time(args) >= 0;
+  if (rpt) rpt->attach(sim);  // last: it adds to the hooks and to tracing
   SimulationResults s = simulate(net, solver, sim);
   energy = recorders.finish(s, out);
   return s;
@@ -658,7 +663,48 @@ int exit_code(const Network& net, const SimulationResults& s, bool reference_ok)
   return s.completed ? kExitOk : kExitNotConverged;
 }
 
-int run(const Args& args, SolverCli& cli) {
+// The .rpt, whole or not at all, its energy table from the run's EnergyReport. What [REPORT] asks
+// that netsolve does not write is said, never faked: FILE's second report.
+void write_rpt(const Args& args, const Network& net, const SimulationResults& s,
+               EpanetReport& rpt, const EnergyReport& energy) {
+  EnergyTable table;
+  for (const PumpEnergy& p : energy.pumps)
+    table.pumps.push_back({net.links[static_cast<std::size_t>(p.link)].id, p.utilization,
+                           p.efficiency, p.kwh_per_volume, p.average_kw, p.peak_kw,
+                           p.cost_per_day});
+  table.demand_charge = energy.report_demand_charge();  // as runepanet prints it
+  if (!net.report.file.empty())
+    std::fprintf(stderr, "netsolve: %s: [REPORT] FILE %s: not written (the report is %s)\n",
+                 net.source.c_str(), net.report.file.c_str(), args.rpt.c_str());
+  write_file_atomically(args.rpt, [&](std::FILE* f) { rpt.write(f, s, &table); });
+}
+
+// runepanet's third argument, the binary output file: what --out writes.
+void set_out_file(Args& args, const std::string& path) {
+  if (!args.out_file.empty())
+    throw InputError("NET.inp NET.rpt " + path + ": and --out " + args.out_file + ": give one");
+  args.out_file = path;
+}
+
+// runepanet's form, NET.inp NET.rpt [NET.out], beside --network and --rpt.
+void resolve_positional(Args& args) {
+  const auto& p = args.positional;
+  if (p.empty()) {
+    if (args.network.empty())
+      throw InputError("no network: netsolve --network NET.inp ... or netsolve NET.inp NET.rpt");
+    return;
+  }
+  if (!args.network.empty() || !args.rpt.empty())
+    throw InputError("give the network and report either as NET.inp NET.rpt [NET.out] or as "
+                     "--network/--rpt, not both");
+  if (p.size() < 2) throw InputError("NET.inp NET.rpt [NET.out]: the report file is missing");
+  args.network = p[0];
+  args.rpt = p[1];
+  if (p.size() > 2) set_out_file(args, p[2]);
+}
+
+int run(Args& args, SolverCli& cli) {
+  resolve_positional(args);
   if (dist::launcher_world_size() > 1 && args.study.study.empty())
     throw InputError(
         "under mpirun netsolve spreads a --study's scenarios over the ranks; run a single "
@@ -678,14 +724,17 @@ int run(const Args& args, SolverCli& cli) {
     if (net.quality.enabled() && !args.no_quality && !args.quiet)
       std::printf("note: the study runs the hydraulics only; the file's water quality is not "
                   "computed per scenario\n");
+    if (!args.rpt.empty()) throw InputError("--rpt is written by a simulation, not by --study");
     return run_scenarios(args, net, request);
   }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
   EnergyReport energy;
   nlohmann::json out;  // --out: what was written
   std::unique_ptr<QualityRun> quality = quality_run(args, net);
+  std::unique_ptr<EpanetReport> rpt;
+  if (!args.rpt.empty()) rpt = std::make_unique<EpanetReport>(net, args.network);
   const SimulationResults s =
-      simulate_network(args, net, *solver, info, energy, out, quality.get());
+      simulate_network(args, net, *solver, info, energy, out, quality.get(), rpt.get());
   info.total_seconds = since(start);
   print_results(args, net, s, *solver, info);
   if (quality && !args.quiet) print_quality_summary(net, quality->results());
@@ -698,6 +747,7 @@ int run(const Args& args, SolverCli& cli) {
   if (quality) report["quality"] = quality_json(net, quality->results());
   const bool reference_ok = args.reference_dir.empty() || compare_reference(args, net, s, report);
   if (!args.report.empty()) write_file_atomically(args.report, report.dump(2) + "\n");
+  if (rpt) write_rpt(args, net, s, *rpt, energy);
   return exit_code(net, s, reference_ok);
 }
 
@@ -734,7 +784,14 @@ int main(int argc, char** argv) {
   cli.request.cg.tol = 1e-12;  // relative residual of the scaled system (network/README.md)
   cli.precond = "auto";        // with --solver cg: the network rule (with_network_rule)
   app.set_version_flag("--version", std::string("netsolve ") + CGSOLVE_VERSION);
-  app.add_option("--network", args.network, "EPANET .inp file")->required();
+  app.add_option("--network", args.network, "EPANET .inp file");
+  app.add_option("files", args.positional,
+                 "runepanet's form: NET.inp NET.rpt [NET.out] (the network, EPANET's report "
+                 "file, its binary output file)")
+      ->expected(0, 3);
+  app.add_option("--rpt", args.rpt,
+                 "Write EPANET's report file here, shaped by the network's [REPORT] section (as "
+                 "runepanet writes it)");
   app.add_option("--duration", args.duration,
                  "Simulated time instead of the file's DURATION: EPANET's forms (24, 24:00, "
                  "\"24 HOURS\") or 24h, 90min, 1d, 86400s; 0 = the steady state at time 0");

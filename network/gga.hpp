@@ -45,17 +45,30 @@ namespace cgs::net::gga {
 struct FlowChange {
   double relative;  // EPANET's convergence number: sum |dq| / sum |q| (sum |dq| below ACCURACY)
   double largest;   // the largest |dq|, cfs
+  // Where it is (EPANET's maxflowlink, maxflownode for STATUS FULL): a link (0 where no change
+  // exceeds 0, as EPANET's first link), else a node (an emitter or a PDA demand), -1 for neither.
+  int largest_link = 0, largest_node = -1;
 };
 
-// The largest so far, as std::max(so_far, x) keeps it (a NaN x leaves it as it is).
-CGS_HD double keep_largest(double so_far, double x) { return so_far < x ? x : so_far; }
+// The largest change so far and where it is, kept as EPANET keeps them (a NaN leaves them).
+struct Largest {
+  double value = 0;
+  int link = 0, node = -1;
+};
+CGS_HD void keep_largest(Largest& l, double dq, int link, int node) {
+  if (!(fabs(dq) > l.value)) return;
+  l.value = fabs(dq);
+  l.link = link;
+  l.node = node;
+}
 
 // The new junction heads (x) and from them every link's flow, each emitter's flow and (PDA) each
 // delivered demand, Newton steps scaled by the relaxation.
 CGS_HD FlowChange update(const NetworkView& v, const State& s) {
   const Options& o = v.o;
   for (int i = 0; i < o.nj; ++i) s.head[i] = s.x[i];
-  double qsum = 0, dqsum = 0, largest = 0;
+  double qsum = 0, dqsum = 0;
+  Largest largest;
   for (int k = 0; k < o.links; ++k) {
     const double dh = s.head[v.from[k]] - s.head[v.to[k]];
     double dq = (s.Y[k] - s.P[k] * dh) * s.relax;
@@ -66,7 +79,7 @@ CGS_HD FlowChange update(const NetworkView& v, const State& s) {
     s.flow[k] -= dq;
     qsum += fabs(s.flow[k]);
     dqsum += fabs(dq);
-    largest = keep_largest(largest, fabs(dq));
+    keep_largest(largest, dq, k, -1);
   }
   for (int j = 0; j < v.emitter_count; ++j) {
     const int i = v.emitters[j];
@@ -77,7 +90,7 @@ CGS_HD FlowChange update(const NetworkView& v, const State& s) {
     s.emitter_flow[i] -= dq;
     qsum += fabs(s.emitter_flow[i]);
     dqsum += fabs(dq);
-    largest = keep_largest(largest, fabs(dq));
+    keep_largest(largest, dq, -1, i);
   }
   // EPANET's newdemandflows: each delivered demand moves by its virtual emitter's flow change, at
   // most 40% of the full demand per trial. Unlike demandcoeffs, EPANET holds the pressure range
@@ -94,7 +107,7 @@ CGS_HD FlowChange update(const NetworkView& v, const State& s) {
       s.delivered[i] -= dq;
       qsum += fabs(s.delivered[i]);
       dqsum += fabs(dq);
-      largest = keep_largest(largest, fabs(dq));
+      keep_largest(largest, dq, -1, i);
     }
   }
   // EPANET's newleakageflows: each leak's flow moves by its Newton step.
@@ -116,9 +129,9 @@ CGS_HD FlowChange update(const NetworkView& v, const State& s) {
     if (dq == 0.0) continue;
     qsum += fabs(s.leak_fixed[i] + s.leak_variable[i]);
     dqsum += fabs(dq);
-    largest = keep_largest(largest, fabs(dq));
+    keep_largest(largest, dq, -1, i);
   }
-  return {qsum > o.accuracy ? dqsum / qsum : dqsum, largest};
+  return {qsum > o.accuracy ? dqsum / qsum : dqsum, largest.value, largest.link, largest.node};
 }
 
 // EPANET's leakagehasconverged: each leaking junction's leak flows within 1e-4 cfs of what the

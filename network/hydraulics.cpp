@@ -130,9 +130,9 @@ void GradientAlgorithm::warm_start(const std::vector<double>& flows) {
     if (!is_closed(status(k))) flow_[k] = flows[k];
 }
 
-void GradientAlgorithm::start_period(long time) {
+void GradientAlgorithm::start_period(long time, const ControlObserver* on_control) {
   demands(time);
-  controls(time);
+  controls(time, on_control);
 }
 
 // EPANET's demands(): the pattern period that contains `time` (counted from PATTERN START) sets
@@ -172,9 +172,10 @@ void GradientAlgorithm::demands(long time) {
 // EPANET's controls(): simple controls on tank levels (with a tolerance of one second's inflow),
 // elapsed time and time of day act at the start of a period; controls on junction pressures act
 // after convergence (apply_pressure_controls).
-int GradientAlgorithm::controls(long time) {
+int GradientAlgorithm::controls(long time, const ControlObserver* on_control) {
   int changes = 0;
-  for (const Control& c : net_.controls) {
+  for (std::size_t i = 0; i < net_.controls.size(); ++i) {
+    const Control& c = net_.controls[i];
     bool fire = false;
     if (c.node >= 0 && !net_.is_junction(c.node)) {
       const double margin = std::abs(fixed_inflow_[c.node]);
@@ -198,6 +199,7 @@ int GradientAlgorithm::controls(long time) {
       setting_[c.link] = k2;
       if (link.type == LinkType::pcv) pcv_loss_[c.link] = pcv_loss_coefficient(net_, link, k2);
       ++changes;
+      if (on_control) (*on_control)(c.link, static_cast<int>(i));
     }
   }
   return changes;

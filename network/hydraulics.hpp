@@ -46,6 +46,14 @@ struct TrialReport {
   bool file_order = false;
   // With RunOptions::trace: the links whose status this trial's checks changed, and to what.
   std::vector<std::pair<int, LinkStatus>> status_changes;
+  std::vector<LinkStatus> previous_statuses;  // what each of status_changes changed from
+  // Where the largest flow change is (EPANET's maxflowlink or maxflownode, -1 for none) and,
+  // with RunOptions::trace where the flows are within ACCURACY, EPANET's hydraulic balance check
+  // (checkhydbalance): the largest head loss error |dh - Y/P| (ft) and its link.
+  int max_flow_link = -1, max_flow_node = -1;
+  bool balance_checked = false;
+  double max_head_error = 0;
+  int max_head_link = 0;
 };
 
 // What one period's trials did (EPANET's hydsolve).
@@ -128,9 +136,12 @@ class GradientAlgorithm {
   void warm_start(const std::vector<double>& flows);
   // The start of a period at `time` (EPANET's runhyd before the trials): demands, reservoir heads
   // and pump speeds of its pattern period, then the simple controls that act at it.
-  void start_period(long time);
+  // on_control: called for each simple control that changes its link (link, control index), as
+  // EPANET's status report lists them.
+  using ControlObserver = std::function<void(int link, int control)>;
+  void start_period(long time, const ControlObserver* on_control = nullptr);
   void demands(long time);
-  int controls(long time);  // the number of links changed
+  int controls(long time, const ControlObserver* on_control = nullptr);  // links changed
   // The trials of the current period, until EPANET's convergence (EPANET's hydsolve). x: the
   // junction heads the linear solver starts from (the previous solution, for CG).
   PeriodSolve solve_period(LinearSolver& solver, std::vector<double>& x, long time,
@@ -169,6 +180,8 @@ class GradientAlgorithm {
   // A junction's leakage: its two leak flows (EPANET's LeakageFlow; 0 without leaks).
   double leakage(int node) const { return leak_fixed_[node] + leak_variable_[node]; }
   double delivered_demand(int node) const { return delivered_[node]; }
+  double full_demand(int node) const { return demand_[node]; }  // EPANET's FullDemand
+  double emitter_flow(int node) const { return emitter_flow_[node]; }
   double system_demand() const { return system_demand_; }  // sum of positive junction demands
   double flow(int link) const { return flow_[link]; }
   LinkStatus status(int link) const { return static_cast<LinkStatus>(status_[link]); }
@@ -206,6 +219,9 @@ class GradientAlgorithm {
   // and the tanks' net inflows; returns EPANET's relative and largest flow change.
   gga::FlowChange update(const gga::NetworkView& v, gga::State& s, std::vector<double>& x,
                          TrialReport& report);
+  // EPANET's checkhydbalance for the report (the coefficients recomputed at the new flows, the
+  // state's own left as they were).
+  void check_balance(const gga::NetworkView& v, const gga::State& s, TrialReport& report);
 };
 
 // The whole time-0 solve: trials until EPANET's convergence test holds and no status changes.

@@ -30,6 +30,8 @@ gga::FlowChange GradientAlgorithm::update(const gga::NetworkView& v, gga::State&
   s.x = gga::Column{x.data(), 1};
   const gga::FlowChange change = gga::update(v, s);
   report.max_flow_change = change.largest;
+  report.max_flow_link = change.largest_link;
+  report.max_flow_node = change.largest_node;
   // The tanks' and reservoirs' net inflows, through the links not closed.
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) fixed_inflow_[i] = 0.0;
   for (std::size_t k = 0; k < flow_.size(); ++k) {
@@ -39,6 +41,26 @@ gga::FlowChange GradientAlgorithm::update(const gga::NetworkView& v, gga::State&
     if (to >= nj_) fixed_inflow_[to] += flow_[k];
   }
   return change;
+}
+
+void GradientAlgorithm::check_balance(const gga::NetworkView& v, const gga::State& s,
+                                      TrialReport& report) {
+  const std::vector<double> P = P_, Y = Y_;
+  report.balance_checked = true;
+  report.max_head_error = 0;
+  report.max_head_link = 0;
+  for (int k = 0; k < static_cast<int>(flow_.size()); ++k) {
+    gga::link_coefficients(v, s, k);
+    if (is_closed(status(k)) || P_[k] == 0.0) continue;
+    const double dh = head_[v.from[k]] - head_[v.to[k]];
+    const double error = std::abs(dh - Y_[k] / P_[k]);
+    if (error > report.max_head_error) {
+      report.max_head_error = error;
+      report.max_head_link = k;
+    }
+  }
+  P_ = P;
+  Y_ = Y;
 }
 
 // As EPANET's hydsolve: a pivot <= 0 at the junction of an active control valve fixes that valve
@@ -111,6 +133,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     relerr = change.relative;
     report.relative_flow_change = relerr;
     const bool valve_change = gga::damp_and_check_valves(v, s, relerr);
+    if (run.trace && relerr <= opt_.accuracy) check_balance(v, s, report);
     // The accuracy as the file (or a study's warm start, study.cpp) sets it now.
     const bool flows_converged = gga::has_converged(v, s, change, opt_.accuracy) &&
                                  (!run.settled || run.settled(*this));
@@ -119,8 +142,10 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     report.assemble_seconds += since(t0);
     if (run.trace)
       for (std::size_t k = 0; k < status_.size(); ++k)
-        if (status_[k] != statuses_before[k])
+        if (status_[k] != statuses_before[k]) {
           report.status_changes.emplace_back(static_cast<int>(k), status(static_cast<int>(k)));
+          report.previous_statuses.push_back(static_cast<LinkStatus>(statuses_before[k]));
+        }
     out.trial_reports.push_back(report);
     if (run.on_trial) run.on_trial(report);
     if (stop) break;

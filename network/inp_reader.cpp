@@ -31,7 +31,7 @@ std::optional<Section> section_from_header(const std::string& header) {
       {"[QUALITY]", Section::quality},   {"[STATUS]", Section::status},
       {"[ROUGHNESS]", Section::skipped}, {"[ENERGY]", Section::energy},
       {"[REACTIONS]", Section::reactions}, {"[MIXING]", Section::mixing},
-      {"[REPORT]", Section::skipped},    {"[TIMES]", Section::times},
+      {"[REPORT]", Section::report},     {"[TIMES]", Section::times},
       {"[OPTIONS]", Section::options},   {"[COORDINATES]", Section::skipped},
       {"[VERTICES]", Section::skipped},  {"[LABELS]", Section::skipped},
       {"[BACKDROP]", Section::skipped},  {"[TAGS]", Section::skipped},
@@ -126,6 +126,7 @@ Network InpReader::read(std::istream& in) {
   for_section(Section::sources, [&](const Record& r) { read_source(r); });
   for_section(Section::mixing, [&](const Record& r) { read_mixing(r); });
   for_section(Section::energy, [&](const Record& r) { read_energy(r); });
+  read_report();
   read_rules();
   finish();
   return std::move(net_);
@@ -160,7 +161,7 @@ void InpReader::split_into_records(std::istream& in) {
     if (!section) continue;  // before the first section: EPANET reads nothing there either
     if (*section == Section::title) {
       if (net_.title.empty()) net_.title = std::string(raw);
-      if (net_.title_lines.size() < 3) net_.title_lines.emplace_back(raw);
+      if (net_.title_lines.size() < 3) net_.title_lines.emplace_back(raw.substr(0, 79));
       continue;
     }
     if (*section == Section::skipped) continue;

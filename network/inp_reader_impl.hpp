@@ -43,6 +43,7 @@ enum class Section {
   reactions,
   mixing,
   energy,     // prices, price patterns, efficiencies, demand charge (network/energy.hpp)
+  report,     // how the report file is shaped (network/inp_report.cpp)
   leakage,    // EPANET 2.3's pipe leakage (LEAK_AREA, LEAK_EXPANSION per pipe)
   end
 };
@@ -209,6 +210,11 @@ class InpReader {
   std::string option_word(const Record& r, std::size_t i) const;
   bool read_quality_option(const Record& r, const std::string& key);
   void read_energy(const Record& r);
+  // ---- [REPORT] (inp_report.cpp) -------------------------------------------------------------
+  void read_report();
+  void read_report_line(const Record& r);
+  void read_report_selection(const Record& r, bool nodes);
+  bool read_report_field(const Record& r);
   void read_demand_model(const Record& r);
   // MINIMUM PRESSURE, REQUIRED PRESSURE, PRESSURE EXPONENT: the value is the third token; EPANET's
   // rules for it (and its errors 213, 208) are network.hpp's, shared with netsolve's flags.

@@ -25,6 +25,13 @@ int Network::default_pattern() const {
   return -1;
 }
 
+ReportOptions::ReportOptions() {
+  field(ReportField::friction).precision = 3;
+  for (auto f : {ReportField::demand, ReportField::head, ReportField::pressure, ReportField::quality,
+                 ReportField::flow, ReportField::velocity, ReportField::headloss})
+    field(f).enabled = true;
+}
+
 double interpolate(const std::vector<double>& x, const std::vector<double>& y, double at) {
   const std::size_t n = x.size();
   if (n == 0) return 0;

@@ -258,10 +258,56 @@ struct Rule {
   long line = 0;
 };
 
+// [REPORT] as EPANET 2.3.5 reads it (input3.c reportdata, input1.c initreport): what the report
+// file (network/epanet_report.hpp) shows. The fields in EPANET's order (enumstxt.h Fldname).
+enum class ReportField {
+  elevation,
+  demand,
+  head,
+  pressure,
+  quality,
+  length,
+  diameter,
+  flow,
+  velocity,
+  headloss,
+  link_quality,
+  status,
+  setting,
+  reaction,
+  friction,
+  count
+};
+struct ReportFieldOptions {
+  bool enabled = false;
+  int precision = 2;
+  // Shown only where value <= below and value >= above (EPANET's RptLim, SQR(BIG) when unset).
+  double below = 1e20, above = -1e20;
+};
+struct ReportOptions {
+  enum class Status { no, yes, full };
+  enum class Selection { none, all, some };
+  // [TIMES] STATISTIC: the tables at every reporting time, or one table of their average,
+  // minimum, maximum or range (EPANET's Tstatflag).
+  enum class Statistic { series, average, minimum, maximum, range };
+  Statistic statistic = Statistic::series;
+  int page_size = 0;  // lines a page, 0: no pages
+  Status status = Status::no;
+  bool summary = true, messages = true, energy = false;
+  Selection nodes = Selection::none, links = Selection::none;
+  std::vector<char> node_listed, link_listed;  // Selection::some: per node / link
+  std::string file;                            // FILE: EPANET's second report file
+  ReportFieldOptions fields[static_cast<int>(ReportField::count)];
+  double relative_diffusivity = 1.0;  // [OPTIONS] DIFFUSIVITY, as the summary shows it
+  ReportOptions();                    // EPANET's defaults: demand to quality, flow to headloss
+  ReportFieldOptions& field(ReportField f) { return fields[static_cast<int>(f)]; }
+  const ReportFieldOptions& field(ReportField f) const { return fields[static_cast<int>(f)]; }
+};
+
 struct Network {
   std::string source;  // file name, for messages
   std::string title;
-  std::vector<std::string> title_lines;  // [TITLE]'s first 3 lines as EPANET keeps them (raw)
+  std::vector<std::string> title_lines;  // EPANET's three: the first lines of [TITLE], 79 chars
   std::vector<Node> nodes;  // junctions first, then tanks and reservoirs, each in file order
   std::vector<Link> links;  // file order
   std::vector<Pump> pumps;
@@ -275,6 +321,7 @@ struct Network {
   TimeOptions times;
   QualityInput quality;  // [OPTIONS] QUALITY and the quality sections
   UnitSystem units;
+  ReportOptions report;
   std::vector<std::string> notes;  // what was read but is not applied (rules, energy, ...)
   int junction_count = 0;
 

@@ -29,7 +29,8 @@ bool compare(double x, RuleRelation relation, double value) {
 
 }  // namespace
 
-int RuleEngine::check(GradientAlgorithm& state, long time, long dt) const {
+int RuleEngine::check(GradientAlgorithm& state, long time, long dt,
+                      const ActionObserver* on_action) const {
   // The action list: one action per link, from the highest-priority rule naming it.
   struct Item {
     const RuleAction* action;
@@ -55,7 +56,11 @@ int RuleEngine::check(GradientAlgorithm& state, long time, long dt) const {
       add(rule, rule.else_actions);
   }
   int changed = 0;
-  for (const Item& item : actions) changed += take(state, *item.action) ? 1 : 0;
+  for (const Item& item : actions) {
+    if (!take(state, *item.action)) continue;
+    ++changed;
+    if (on_action) (*on_action)(item.action->link, static_cast<int>(item.rule - net_.rules.data()));
+  }
   return changed;
 }
 

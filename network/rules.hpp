@@ -16,7 +16,10 @@ class RuleEngine {
   bool empty() const { return net_.rules.empty(); }
   // EPANET's checkrules at `time`, closing an interval of `dt` seconds (TIME and CLOCKTIME
   // premises with = or <> hold when their time falls in it). Returns how many links changed.
-  int check(GradientAlgorithm& state, long time, long dt) const;
+  // on_action: each link changed, with the index of the rule that changed it.
+  using ActionObserver = std::function<void(int link, int rule)>;
+  int check(GradientAlgorithm& state, long time, long dt,
+            const ActionObserver* on_action = nullptr) const;
 
  private:
   const Network& net_;

@@ -28,8 +28,9 @@ long round_seconds(double x) {
 
 class Stepper {
  public:
-  Stepper(const Network& net, GradientAlgorithm& state, const RuleEngine& rules)
-      : net_(net), state_(state), rules_(rules) {}
+  Stepper(const Network& net, GradientAlgorithm& state, const RuleEngine& rules,
+          const SimulationOptions& options)
+      : net_(net), state_(state), rules_(rules), options_(options) {}
 
   // EPANET's timestep(): the next step from `time`, with the tank levels (and rule actions) moved
   // over it. report_time: the next reporting time (EPANET's Rtime).
@@ -54,6 +55,7 @@ class Stepper {
   const Network& net_;
   GradientAlgorithm& state_;
   const RuleEngine& rules_;
+  const SimulationOptions& options_;
 
   static void shorten(long& step, long t) {
     if (t > 0 && t < step) step = t;
@@ -117,10 +119,12 @@ class Stepper {
     long dt1 = std::min(net_.times.rule_step - time % net_.times.rule_step, step);
     if (dt1 == 0) dt1 = dt;
     long t = time;
+    RuleEngine::ActionObserver on_rule;
+    if (options_.on_rule) on_rule = [&](int link, int rule) { options_.on_rule(t, link, rule); };
     do {
       t += dt1;
       state_.tank_levels(dt1);
-      if (rules_.check(state_, t, dt1) > 0) break;
+      if (rules_.check(state_, t, dt1, on_rule ? &on_rule : nullptr) > 0) break;
       dt = std::min(dt, end - t);
       dt1 = dt;
     } while (dt > 0);
@@ -184,7 +188,7 @@ SimulationResults simulate(SimulationWorkspace& workspace, LinearSolver& solver,
   const Network& net = workspace.net;
   const NetworkGraph& graph = workspace.graph;
   GradientAlgorithm& state = workspace.state;
-  Stepper stepper(net, state, workspace.rules);
+  Stepper stepper(net, state, workspace.rules, options);
   CutOffCache cut_off_cache;
   SimulationResults out;
   out.duration = options.duration >= 0 ? options.duration : net.times.duration;
@@ -196,14 +200,20 @@ SimulationResults simulate(SimulationWorkspace& workspace, LinearSolver& solver,
   if (options.on_start) options.on_start(state, x);
   long time = 0, report_time = net.times.report_step;
   RunOptions run = options.run;
+  GradientAlgorithm::ControlObserver on_control;
+  long time_now = 0;
+  if (options.on_control)
+    on_control = [&](int link, int control) { options.on_control(time_now, link, control); };
   for (int step = 1;; ++step) {
     // EPANET's runhyd: the period at `time`.
-    state.start_period(time);
+    time_now = time;
+    state.start_period(time, on_control ? &on_control : nullptr);
     StepReport report;
     report.time = time;
     if (options.on_trial) run.on_trial = [&](const TrialReport& t) { options.on_trial(time, t); };
     report.solve = state.solve_period(solver, x, time, run);
     out.linear_seconds += report.solve.linear_seconds;
+    if (options.on_solved) options.on_solved(time, report.solve, state);
     if (!report.solve.error.empty()) {
       out.error = "at " + clock_text(time) + " (time " + std::to_string(time) + " s, step " +
                   std::to_string(step) + "): " + report.solve.error;

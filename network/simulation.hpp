@@ -56,6 +56,13 @@ struct SimulationOptions {
   // it, as EPANET's nexthyd leaves them): its length, 0 after the last period. Water quality
   // routes over it (network/quality/quality_run.hpp).
   std::function<void(long time, long length, const GradientAlgorithm&)> on_advance;
+  // EPANET's status report (network/epanet_report.hpp): a simple control or a rule changing a
+  // link (the time, the link, the control's or the rule's index), and each period's trials ended
+  // (before the step to the next period moves the tanks; also a period that ended in EPANET's
+  // error 110, PeriodSolve::error set).
+  std::function<void(long time, int link, int control)> on_control;
+  std::function<void(long time, int link, int rule)> on_rule;
+  std::function<void(long time, const PeriodSolve&, const GradientAlgorithm&)> on_solved;
 };
 
 struct SimulationResults {

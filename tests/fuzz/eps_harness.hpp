@@ -2,7 +2,8 @@
 // its reproducers and seeds (tests/network/test_eps_fuzz_findings.cpp): a short extended-period
 // simulation of a network given as .inp text, what netsolve runs after reading the file
 // (parse_inp, then simulate: connectivity, patterns, controls, rules, tanks, the time steps, and
-// the water quality where the file asks for it) with the direct solver.
+// the water quality where the file asks for it) with the direct solver, and EPANET's report file
+// (network/epanet_report.hpp) as [REPORT] shapes it.
 //
 // Bounded so that a legitimately long run is not taken for a finding: at most 2 hours simulated,
 // 100 trials a period (+10 with UNBALANCED CONTINUE), 400 steps and 2 s of wall time; reaching a
@@ -20,6 +21,7 @@
 
 #include "finding.hpp"
 #include "formats/types.hpp"
+#include "network/epanet_report.hpp"
 #include "network/inp_reader.hpp"
 #include "network/linear_solver.hpp"
 #include "network/quality/quality_run.hpp"
@@ -57,10 +59,14 @@ inline EpsOutcome run_bounded_eps(const std::string& text) {
     static const std::unique_ptr<net::LinearSolver> solver = net::make_direct_solver();
     net::SimulationOptions options;
     options.duration = std::min(net.times.duration, kMaxSimulatedSeconds);
+    net::EpanetReport report(net, "fuzz.inp");
+    report.attach(options);
+    const auto report_step = options.on_step;
     const auto start = std::chrono::steady_clock::now();
     std::size_t stalled = 0;
     long last_time = -1;
     options.on_step = [&](const net::StepReport& step) {
+      report_step(step);
       outcome.simulated = true;
       stalled = step.time == last_time ? stalled + 1 : 0;
       last_time = step.time;
@@ -76,7 +82,8 @@ inline EpsOutcome run_bounded_eps(const std::string& text) {
       quality = std::make_unique<net::QualityRun>(net);
       quality->attach(options);
     }
-    net::simulate(net, *solver, options);
+    const net::SimulationResults run = net::simulate(net, *solver, options);
+    report.text(run, nullptr);
   } catch (const InputError&) {
   } catch (const BudgetSpent&) {
     outcome.bounded = true;
