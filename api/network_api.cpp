@@ -2,6 +2,7 @@
 // (app/cli_options.hpp, app/demand_model_options.hpp, app/netsolve_study.hpp), the run as
 // app/netsolve.cpp makes it (its solver choice and request rules, a few lines each, are repeated
 // here), the reporting times' results as network/results_io.cpp writes its CSVs, unrounded.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "api/api_common.hpp"
@@ -218,6 +220,14 @@ Results collect(const cgs::net::Network& net, const SimulationResults& s) {
   for (const Node& n : net.nodes) r.node_ids.push_back(n.id);
   for (const Link& l : net.links) r.link_ids.push_back(l.id);
   for (int t : s.tanks) r.tank_ids.push_back(net.nodes[std::size_t(t)].id);
+  const std::size_t times = s.reports.size(), nodes = times * net.nodes.size(),
+                    links = times * net.links.size(), tanks = times * s.tanks.size();
+  for (auto* v : {&r.head, &r.pressure, &r.demand, &r.required_demand, &r.delivered_demand,
+                  &r.deficit, &r.deficit_pct})
+    v->reserve(nodes);
+  r.cut_off.reserve(nodes);
+  r.flow.reserve(links), r.headloss.reserve(links), r.open.reserve(links);
+  r.level.reserve(tanks), r.tank_head.reserve(tanks), r.volume.reserve(tanks);
   for (const Snapshot& snap : s.reports) {
     r.times.push_back(snap.time);
     add_nodes(net, snap, r);
@@ -230,14 +240,45 @@ Results collect(const cgs::net::Network& net, const SimulationResults& s) {
   return r;
 }
 
+// Options::keep_freed_memory: glibc keeps what the run frees (no mmap per large vector, no
+// trimming), as app/netsolve.cpp's main sets it for the program's whole life (a page fault per
+// fresh page was a quarter of a 24 h BWSN_Network_2 run); glibc's documented defaults (128 KiB
+// each) again after the run.
+class KeptMemory {
+ public:
+  explicit KeptMemory(bool keep) : keep_(keep) {
+    if (!keep_) return;
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+  }
+  ~KeptMemory() {
+    if (!keep_) return;
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    mallopt(M_TOP_PAD, 128 * 1024);
+  }
+  KeptMemory(const KeptMemory&) = delete;
+  KeptMemory& operator=(const KeptMemory&) = delete;
+
+ private:
+  bool keep_;
+};
+
 }  // namespace
 
 Results run(const Network& network, const Options& options) {
   return detail::translating([&] {
+    const KeptMemory kept(options.keep_freed_memory);
     const auto start = Clock::now();
     const Parsed p = parse(options);
-    cgs::net::Network net = network.impl().net;  // the demand model's flags change a copy
-    apply_demand_model_flags(p.demand_model, net);
+    // The demand model's flags change a copy; without them the network is run as it was read.
+    std::optional<cgs::net::Network> changed;
+    if (p.demand_model.any()) {
+      changed = network.impl().net;
+      apply_demand_model_flags(p.demand_model, *changed);
+    }
+    const cgs::net::Network& net = changed ? *changed : network.impl().net;
     const std::unique_ptr<LinearSolver> solver = make_solver(p, trial_request(p, net));
     SimulationOptions sim;
     if (!p.duration.empty()) sim.duration = parse_duration(p.duration);
@@ -253,6 +294,7 @@ std::string study(const Network& network, const std::string& kind, const Options
   return detail::translating([&] {
     Options with_study = options;
     with_study.more.push_back({"--study", kind});
+    const KeptMemory kept(options.keep_freed_memory);
     Parsed p = parse(with_study);
     cgs::net::Network net = network.impl().net;
     apply_demand_model_flags(p.demand_model, net);

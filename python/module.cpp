@@ -7,7 +7,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
+#include <time.h>
+
+#include <algorithm>
 #include <mutex>
 
 #include "cgsolve/api.hpp"
@@ -77,7 +79,8 @@ py::tuple solve_with(PySolver& s, const Vector& b, const py::object& x0) {
     std::lock_guard<std::mutex> hold(s.lock);
     result = s.solver.solve(b.data(), x.mutable_data(), guess);
   }
-  return py::make_tuple(x, result);
+  // The result moved to the heap and handed to Python as it is: no deep copy of its strings.
+  return py::make_tuple(x, std::make_unique<cgsolve::Result>(std::move(result)));
 }
 
 // A vector's contents as a NumPy array that owns them (no copy).
@@ -191,19 +194,25 @@ void bind_solver(py::module_& m) {
       py::gil_scoped_release release;
       result = cgsolve::solve(A, b.data(), x.mutable_data(), options, guess);
     }
-    return py::make_tuple(x, result);
+    // The result moved to the heap and handed to Python as it is: no deep copy of its strings.
+  return py::make_tuple(x, std::make_unique<cgsolve::Result>(std::move(result)));
   });
-  // The same solve repeated from C++ (seconds a call): bench/scripts/python_overhead.py sets
-  // Solver.solve's time from Python against it.
+  // The same solve repeated from C++: this thread's CPU seconds a call (what a loaded machine's
+  // other processes do not change). bench/scripts/python_overhead.py sets Solver.solve's cost
+  // from Python against it.
   m.def("_time_solves", [](PySolver& s, const Vector& b, int calls) {
     check_length(b, s.solver.rows(), "the right-hand side");
     std::vector<double> x(std::size_t(s.solver.rows()));
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> hold(s.lock);
-    const auto start = std::chrono::steady_clock::now();
+    auto cpu = [] {
+      timespec t{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+    };
+    const double start = cpu();
     for (int k = 0; k < calls; ++k) s.solver.solve(b.data(), x.data());
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-           std::max(calls, 1);
+    return (cpu() - start) / std::max(calls, 1);
   });
   m.def("version", &cgsolve::version);
   m.def("built_with_cuda", &cgsolve::built_with_cuda);
@@ -239,9 +248,10 @@ py::dict results_dict(cgsolve::network::Results&& r) {
 }
 
 cgsolve::network::Options network_options(const std::string& duration, const std::string& solver,
-                                          const std::string& demand_model,
+                                          const std::string& demand_model, bool keep_freed_memory,
                                           std::vector<std::pair<std::string, std::string>> more) {
   cgsolve::network::Options o;
+  o.keep_freed_memory = keep_freed_memory;
   o.duration = duration;
   o.solver = solver;
   o.demand_model = demand_model;
@@ -257,9 +267,10 @@ void bind_network(py::module_& m) {
       .def_property_readonly("link_ids", &Network::link_ids)
       .def_property_readonly("junction_count", &Network::junction_count);
   m.def("_run", [](const Network& net, const std::string& duration, const std::string& solver,
-                   const std::string& demand_model,
+                   const std::string& demand_model, bool keep_freed_memory,
                    std::vector<std::pair<std::string, std::string>> more) {
-    const auto options = network_options(duration, solver, demand_model, std::move(more));
+    const auto options =
+        network_options(duration, solver, demand_model, keep_freed_memory, std::move(more));
     cgsolve::network::Results r;
     {
       py::gil_scoped_release release;
@@ -269,8 +280,9 @@ void bind_network(py::module_& m) {
   });
   m.def("_study", [](const Network& net, const std::string& kind, const std::string& duration,
                      const std::string& solver, const std::string& demand_model,
-                     std::vector<std::pair<std::string, std::string>> more) {
-    const auto options = network_options(duration, solver, demand_model, std::move(more));
+                     bool keep_freed_memory, std::vector<std::pair<std::string, std::string>> more) {
+    const auto options =
+        network_options(duration, solver, demand_model, keep_freed_memory, std::move(more));
     py::gil_scoped_release release;
     return cgsolve::network::study(net, kind, options);
   });

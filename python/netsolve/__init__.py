@@ -52,21 +52,44 @@ class Network:
 
 
 class Results:
-    """A run's reporting times: nodes, links, tanks (DataFrames), summary (dict), and
-    completed / unbalanced / error as the program's exit code says them."""
+    """A run's reporting times: nodes, links, tanks (DataFrames, built on first use), summary
+    (dict), and completed / unbalanced / error as the program's exit code says them."""
 
     def __init__(self, raw):
-        times = raw["times"]
+        self._raw = raw
+        self._frames = {}
         self.completed, self.unbalanced, self.error = (raw["completed"], raw["unbalanced"],
                                                        raw["error"])
         self.summary = json.loads(raw["summary_json"])
-        self.nodes = _table(times, "node", raw["node_ids"], raw, [
+
+    @property
+    def nodes(self):
+        """time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,
+        deficit_pct: netsolve --nodes' columns."""
+        return self._frame("nodes", "node", "node_ids", {}, [
             "head", "pressure", "demand", "cut_off", "required_demand", "delivered_demand",
             "deficit", "deficit_pct"])
-        self.links = _table(times, "link", raw["link_ids"], raw, ["flow", "headloss"])
-        self.links["status"] = np.where(raw["open"] == 1, "open", "closed")
-        tanks = dict(raw, head=raw["tank_head"])
-        self.tanks = _table(times, "tank", raw["tank_ids"], tanks, ["level", "head", "volume"])
+
+    @property
+    def links(self):
+        """time_s,link,flow,headloss,status: netsolve --links' columns."""
+        return self._frame("links", "link", "link_ids", {}, ["flow", "headloss", "status"])
+
+    @property
+    def tanks(self):
+        """time_s,tank,level,head,volume: netsolve --tanks' columns."""
+        return self._frame("tanks", "tank", "tank_ids", {"head": "tank_head"},
+                           ["level", "head", "volume"])
+
+    def _frame(self, what, key, ids, renamed, columns):
+        if what not in self._frames:
+            raw = self._raw
+            data = {c: raw[renamed.get(c, c)] for c in columns if c != "status"}
+            if "status" in columns:
+                data["status"] = pd.Categorical.from_codes(raw["open"].astype(np.int8),
+                                                           categories=["closed", "open"])
+            self._frames[what] = _table(raw["times"], key, raw[ids], data, columns)
+        return self._frames[what]
 
     def __repr__(self):
         s = self.summary["series"]
@@ -74,12 +97,14 @@ class Results:
                 f"{s['reporting_times']} reporting times, completed={self.completed}>")
 
 
-def _table(times, key, ids, raw, columns):
+def _table(times, key, ids, columns, order):
+    """One row per element and time; the IDs categorical (one string per element, not per row)."""
     count = len(ids)
     data = {"time_s": np.repeat(times, count),
-            key: np.tile(np.asarray(ids, dtype=object), len(times))}
-    for c in columns:
-        data[c] = raw[c]
+            key: pd.Categorical.from_codes(np.tile(np.arange(count, dtype=np.int32), len(times)),
+                                           categories=pd.Index(ids, dtype=object))}
+    for c in order:
+        data[c] = columns[c]
     return pd.DataFrame(data)
 
 
@@ -88,10 +113,12 @@ def _network(network):
 
 
 def _split(options):
-    """The keywords as (duration, solver, demand_model, the other options as the program's)."""
+    """The keywords as (duration, solver, demand_model, keep_freed_memory, the other options as
+    the program's)."""
     duration = options.pop("duration", None)
     solver = options.pop("solver", "direct")
     demand_model = options.pop("demand_model", None)
+    keep_freed_memory = bool(options.pop("keep_freed_memory", True))
     more = []
     for name, value in options.items():
         flag = "--" + name.replace("_", "-")
@@ -99,7 +126,8 @@ def _split(options):
             more.append((flag, ""))
         elif value is not False and value is not None:
             more.append((flag, str(value)))
-    return ("" if duration is None else str(duration), solver, demand_model or "", more)
+    return ("" if duration is None else str(duration), solver, demand_model or "",
+            keep_freed_memory, more)
 
 
 def run(network, **options):
