@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The house's rules for includes, checked over the product code (CTest runs it as `layout`).
 
-Rooms are stacked: base <- formats <- spmv <- solver <- network <- app, and bench beside app.
+Rooms are stacked: base <- formats <- spmv <- solver <- network <- app <- api (the installed
+library, docs/cpp-api.md), bench beside app, python (the modules over api) beside api.
 A file may include its own room and the rooms below it, never one above (no back arrows), and
 no two units include each other, directly or through a longer cycle: a unit is a header with
 its sources (solver/solver.hpp + solver.cpp; ic0.cpp + ic0_gpu.cu + ic0_gpu.hpp are two units,
@@ -20,11 +21,12 @@ import shutil
 import subprocess
 import sys
 
-ORDER = ["base", "formats", "spmv", "solver", "network", "app"]
+ORDER = ["base", "formats", "spmv", "solver", "network", "app", "api"]
 RANK = {room: i for i, room in enumerate(ORDER)}
 RANK["bench"] = RANK["app"]
+RANK["python"] = RANK["api"]
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
-PRODUCT = ["base", "formats", "spmv", "solver", "network", "app"]
+PRODUCT = ["base", "formats", "spmv", "solver", "network", "app", "api", "python"]
 MAX_FILE_LINES = 1000
 MAX_FUNCTION_LINES = 100
 # Kernels left long on purpose: name -> why.

@@ -50,6 +50,22 @@ if ! python3 -c "import matplotlib" 2>/dev/null; then
     echo "setup: python3-matplotlib not installed (optional): scripts/plot_study.py will not run"
 fi
 
+# Optional: the Python modules (docs/python.md: pybind11 and Python's headers to build them,
+# pytest and pandas for them and their tests; NumPy and SciPy come with python3-scipy). Without
+# them CMake says "Python modules OFF" and builds the rest.
+optional=(python3-dev pybind11-dev python3-scipy python3-pandas python3-pytest)
+missing=()
+for p in "${optional[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing the optional ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null ||
+    echo "setup: could not install ${missing[*]}; building without the Python modules"
+fi
+
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
