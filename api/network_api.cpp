@@ -148,6 +148,7 @@ void add_nodes(const cgs::net::Network& net, const Snapshot& snap, Results& r) {
     r.delivered_demand.push_back(user_flow(net, delivered));
     r.deficit.push_back(user_flow(net, deficit));
     r.deficit_pct.push_back(required > 0.0 ? 100.0 * deficit / required : 0.0);
+    r.leakage.push_back(user_flow(net, snap.leakage[i]));
   }
 }
 
@@ -223,7 +224,7 @@ Results collect(const cgs::net::Network& net, const SimulationResults& s) {
   const std::size_t times = s.reports.size(), nodes = times * net.nodes.size(),
                     links = times * net.links.size(), tanks = times * s.tanks.size();
   for (auto* v : {&r.head, &r.pressure, &r.demand, &r.required_demand, &r.delivered_demand,
-                  &r.deficit, &r.deficit_pct})
+                  &r.deficit, &r.deficit_pct, &r.leakage})
     v->reserve(nodes);
   r.cut_off.reserve(nodes);
   r.flow.reserve(links), r.headloss.reserve(links), r.open.reserve(links);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <iostream>
 #include <new>
@@ -174,6 +175,29 @@ int report_solution(const Arguments& args, RunSummary& run, const System& sys,
   return kExitOk;
 }
 
+// --device auto makes the GPU's context while it reads an input that takes longer to read than
+// the context to make (~0.33 s on the H200's host: about a 96 MiB Matrix Market file, or a
+// generated system of 3 million rows, gen:poisson2d:1000 taking 0.13 s). Smaller ones count the
+// context in the GPU's fixed cost instead, so that a solve the CPU wins never waits for it.
+bool reads_long(const std::string& matrix) {
+  std::error_code error;
+  if (!is_generator_spec(matrix))
+    return std::filesystem::file_size(matrix, error) >= (96u << 20) && !error;
+  // gen:KIND:N[:...]: N a side (poisson2d, poisson3d) or the rows.
+  const std::size_t kind = matrix.find(':'), size = matrix.find(':', kind + 1);
+  if (size == std::string::npos) return false;
+  const double n = std::atof(matrix.c_str() + size + 1);
+  const std::string name = matrix.substr(kind + 1, size - kind - 1);
+  const double rows = name == "poisson3d" ? n * n * n : name == "poisson2d" ? n * n : n;
+  return rows >= 3e6;
+}
+
+std::string device_description(Device device) {
+  return device == Device::gpu      ? cuda_device_description()
+         : device == Device::serial ? "CPU, 1 thread"
+                                    : "CPU, OpenMP";
+}
+
 int run(Arguments& args) {
   args.solver.resolve();
   protect_inputs(args);
@@ -185,17 +209,23 @@ int run(Arguments& args) {
   // read: no part of a solve, they would otherwise land in the first upload (~20 ms:
   // BENCHMARKS 20p).
   std::future<void> device_ready;
-  if (request.backend.device == Device::gpu) {
+  if (request.backend.device == Device::gpu && !request.device_auto) {
     std::string why;
     if (!cuda_device_available(&why)) throw DeviceError(why);
     device_ready = std::async(std::launch::async, cuda_prepare_uploads);
+  } else if (request.device_auto && reads_long(args.matrix) && cuda_device_present()) {
+    // A guess: a device that turns out unusable leaves the choice to find that out itself.
+    device_ready = std::async(std::launch::async, [] {
+      try {
+        cuda_prepare_uploads();
+      } catch (const DeviceError&) {
+      }
+    });
   }
   System sys = load_system(args, run);
   if (device_ready.valid()) device_ready.get();
   if (args.info) return print_info(args, run);
-  run.device_description = request.backend.device == Device::gpu      ? cuda_device_description()
-                           : request.backend.device == Device::serial ? "CPU, 1 thread"
-                                                                      : "CPU, OpenMP";
+  run.device_description = device_description(request.backend.device);
 
   bool progress_printed = false;
   request.cg.record_history = !args.history.empty();
@@ -204,6 +234,7 @@ int run(Arguments& args) {
   std::vector<double> x = sys.x;
   run.solve = solve_system(sys.A, sys.b, x, request);
   if (progress_printed) std::fprintf(stderr, "\n");
+  run.device_description = device_description(run.solve.plan.device);
   return report_solution(args, run, sys, x);
 }
 
@@ -226,6 +257,9 @@ int run_distributed(Arguments& args, const dist::MpiSession& session) {
   try {
     args.solver.resolve();
     d.request = args.solver.request;
+    if (d.request.device_auto)
+      throw InputError("--device auto chooses for one process; the distributed solve needs "
+                       "--device cpu or gpu for its ranks");
     d.partition = dist::parse_partition(args.partition);
     d.variant = dist::parse_cg_variant(args.cg_variant);
     d.replace_every = args.replace_every;
@@ -299,7 +333,7 @@ int main(int argc, char** argv) {
          "--matrix", args.matrix,
          "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
          "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
-         "gen:waternet:N[:seed]")
+         "gen:waternet:N[:seed[:loops[:decades]]]")
       ->required();
   app.add_option("--rhs", args.rhs,
                  "Right-hand side b (Matrix Market array or n x 1 coordinate); "

@@ -50,8 +50,10 @@ void add_solver_options(CLI::App& app, SolverCli& cli) {
                "bjacobi preconditioners");
   app.add_flag("--no-rcm", cli.no_rcm, "Keep the file's row order even for ic0 and bjacobi");
   app.add_option("--device", cli.device,
-                 "cpu (OpenMP), serial (plain loops, one thread) or gpu (CUDA)")
-      ->check(CLI::IsMember({"cpu", "omp", "serial", "gpu", "cuda"}))
+                 "cpu (OpenMP), serial (plain loops, one thread), gpu (CUDA) or auto (the GPU "
+                 "where its forecast time to solution, its fixed costs included, beats the "
+                 "CPU's; the plan says why)")
+      ->check(CLI::IsMember({"cpu", "omp", "serial", "gpu", "cuda", "auto"}))
       ->capture_default_str();
   app.add_option("--threads", r.backend.threads, "OpenMP threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber)
@@ -150,7 +152,8 @@ void SolverCli::resolve() {
   // "auto" is not a format: the inspector (solver/inspector.hpp) replaces it before the solve.
   r.format_auto = format == "auto";
   r.backend.format = r.format_auto ? Format::csr : parse_format(format);
-  r.backend.device = parse_device(device);
+  r.device_auto = device == "auto";
+  r.backend.device = r.device_auto ? Device::omp : parse_device(device);
   r.precond = parse_precond(precond);
   r.precision = precision == "float" ? Precision::single : Precision::double_;
   r.cpu_loop = parse_cpu_loop(cpu_loop);
@@ -159,7 +162,7 @@ void SolverCli::resolve() {
   if (rcm) r.rcm = true;
   if (no_rcm) r.rcm = false;
   r.cg.time_spmv = !no_spmv_timing;
-  if (!r.backend.kernel.empty() && r.backend.device != Device::gpu)
+  if (!r.backend.kernel.empty() && (r.backend.device != Device::gpu || r.device_auto))
     throw InputError("--kernel chooses a GPU kernel; it needs --device gpu");
   if (r.format_auto && !r.backend.kernel.empty() && !r.kernel_auto())
     throw InputError(

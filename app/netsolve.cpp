@@ -710,6 +710,10 @@ int run(Args& args, SolverCli& cli) {
         "under mpirun netsolve spreads a --study's scenarios over the ranks; run a single "
         "network without mpirun");
   cli.resolve();
+  if (cli.request.device_auto)
+    throw InputError(
+        "--device auto chooses cgsolve's device; netsolve runs on the CPU unless --device gpu "
+        "asks for the GPU (docs/devices.md says where each is faster)");
   const auto start = Clock::now();
   RunInfo info;
   const Network net = read_network(args);

@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kValidSpecs =
     "valid generators: gen:poisson2d:M (M x M grid), gen:poisson3d:M (M x M x M grid) or "
     "gen:poisson3d:NX:NY:NZ (a box), "
-    "gen:powerlaw:N[:seed], gen:banded:N:B (half-bandwidth B < N), gen:waternet:N[:seed] "
+    "gen:powerlaw:N[:seed], gen:banded:N:B (half-bandwidth B < N), gen:waternet:N[:seed[:loops[:decades]]] "
     "(N >= 2); all sizes positive integers";
 
 [[noreturn]] void bad_spec(const std::string& spec, const std::string& why) {
@@ -283,14 +283,21 @@ class DisjointSets {
 
 // A water-distribution-like network on a grid of width ceil(sqrt(n)) (the last row partial):
 // a random spanning tree of the grid's edges (Kruskal over shuffled edges), then loops: each
-// other grid edge with probability 0.2 and one diagonal in 4% of the cells (at most one per cell,
-// so the graph stays planar), both only between nodes of degree < 5. So every node has degree
-// 1..5, rows have 2..6 nonzeros (mean about 3.4, like EPANET's head matrices). Pipe conductances
-// are log-uniform over [0.1, 10]; one node in 2000 (at least one) is tied to a fixed-head
-// reservoir, adding a conductance to its diagonal. With the tree connecting every node this is
-// an irreducibly diagonally dominant M-matrix: SPD.
-CsrMatrix<double> waternet(const std::string& spec, std::uint64_t n, std::uint64_t seed) {
+// other grid edge with probability loops% (20 by default) and one diagonal in loops/5 % of the
+// cells (at most one per cell, so the graph stays planar), both only between nodes of degree
+// < 5. So every node has degree 1..5, rows have 2..6 nonzeros (mean about 3.4 by default, like
+// EPANET's head matrices). Pipe conductances are log-uniform over `decades` decades around 1
+// ([0.1, 10] by default); one node in 2000 (at least one) is tied to a fixed-head reservoir,
+// adding a conductance to its diagonal. With the tree connecting every node this is an
+// irreducibly diagonally dominant M-matrix: SPD. (gen:waternet:30000:1:2:6, a tree with few
+// loops and conductances over six decades, is the case where a complete factor's thousands of
+// levels cost more than Jacobi.)
+CsrMatrix<double> waternet(const std::string& spec, std::uint64_t n, std::uint64_t seed,
+                           std::uint64_t loops, std::uint64_t decades) {
   if (n < 2) bad_spec(spec, "a water network needs N >= 2 nodes");
+  if (loops > 100) bad_spec(spec, "loops is a percentage, 0..100");
+  if (decades > 30) bad_spec(spec, "decades must be at most 30");
+  const double loop_share = double(loops) / 100, high = std::pow(10.0, double(decades) / 2);
   check_size(spec, double(n), 6.0 * double(n));
   Rng rng(seed);
   const index_t N = index_t(n);
@@ -305,7 +312,7 @@ CsrMatrix<double> waternet(const std::string& spec, std::uint64_t n, std::uint64
   std::vector<Edge> edges;
   std::vector<int> degree(n, 0);
   auto add = [&](index_t a, index_t b) {
-    edges.push_back({std::min(a, b), std::max(a, b), rng.log_uniform(0.1, 10.0)});
+    edges.push_back({std::min(a, b), std::max(a, b), rng.log_uniform(1 / high, high)});
     ++degree[a], ++degree[b];
   };
   DisjointSets sets(n);
@@ -318,10 +325,10 @@ CsrMatrix<double> waternet(const std::string& spec, std::uint64_t n, std::uint64
   }
   auto room = [&](index_t a, index_t b) { return degree[a] < 5 && degree[b] < 5; };
   for (const auto& [a, b] : spare) {
-    if (rng.uniform() < 0.2 && room(a, b)) add(a, b);
+    if (rng.uniform() < loop_share && room(a, b)) add(a, b);
   }
   for (index_t k = 0; k + width + 1 < N; ++k) {  // cell with top-left corner k
-    if ((k + 1) % width == 0 || rng.uniform() >= 0.04) continue;
+    if ((k + 1) % width == 0 || rng.uniform() >= loop_share / 5) continue;
     const bool down_right = rng.uniform() < 0.5;
     const index_t a = down_right ? k : k + 1, b = down_right ? k + width + 1 : k + width;
     if (room(a, b)) add(a, b);
@@ -387,10 +394,11 @@ std::optional<CsrMatrix<double>> generate(const std::string& spec, RowRange rang
     if (range.count >= 0) return std::nullopt;
     return powerlaw(spec, positive(0, "N"), seed());
   }
-  if (kind == "waternet") {
-    expect_args(1, 2);
+  if (kind == "waternet") {  // N[:seed[:loops[:decades]]]
+    expect_args(1, 4);
     if (range.count >= 0) return std::nullopt;
-    return waternet(spec, positive(0, "N"), seed());
+    return waternet(spec, positive(0, "N"), seed(), args > 2 ? number(2, "loops") : 20,
+                    args > 3 ? number(3, "decades") : 2);
   }
   bad_spec(spec, "unknown generator '" + kind + "'");
 }

@@ -8,9 +8,11 @@
 //   gen:powerlaw:N[:seed]    graph Laplacian + 0.1 I of a random graph whose degrees follow a
 //                            power law (Chung-Lu, exponent 2.5): a few very long rows, many short
 //   gen:banded:N:B           half-bandwidth B (rows of 2B + 1 entries), diagonal 2B + 1, -1 off
-//   gen:waternet:N[:seed]    a water-network-like planar graph: a random spanning tree of a grid
-//                            plus loops, 2-6 nonzeros a row, conductance-like weights over two
-//                            decades, a few "reservoir" rows with an extra diagonal term
+//   gen:waternet:N[:seed[:loops[:decades]]]
+//                            a water-network-like planar graph: a random spanning tree of a grid
+//                            plus loops (loops% of the other grid edges, default 20), 2-6
+//                            nonzeros a row, conductance-like weights over `decades` decades
+//                            (default 2), a few "reservoir" rows with an extra diagonal term
 //
 // Every generated matrix is symmetric positive definite (each is a strictly or irreducibly
 // diagonally dominant symmetric matrix with a positive diagonal) with column indices sorted in

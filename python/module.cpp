@@ -234,6 +234,7 @@ py::dict results_dict(cgsolve::network::Results&& r) {
   d["delivered_demand"] = to_array(std::move(r.delivered_demand));
   d["deficit"] = to_array(std::move(r.deficit));
   d["deficit_pct"] = to_array(std::move(r.deficit_pct));
+  d["leakage"] = to_array(std::move(r.leakage));
   d["flow"] = to_array(std::move(r.flow));
   d["headloss"] = to_array(std::move(r.headloss));
   d["open"] = to_array(std::move(r.open));

@@ -34,6 +34,7 @@ inline std::string to_string(GpuLoopAsk loop) {
 // What the user asked for (the CLI, resolved to types); "auto" is kept as asked.
 struct SolveRequest {
   BackendOptions backend;    // format, device, threads, kernel ("" default, "auto"), shapes
+  bool device_auto = false;  // --device auto: choose_device (solver/device_choice.hpp) decides
   bool format_auto = false;  // --format auto: the inspector picks format, kernel, sorting
   Precision precision = Precision::double_;
   bool sort_rows = false;

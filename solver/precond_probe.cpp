@@ -3,10 +3,11 @@
 // own, and on small well-conditioned matrices its whole solve costs less than any other candidate's
 // set-up (data/matrices on the GPU: Jacobi 0.75-28 ms, auto 1.66-20x that when it set up a stronger
 // candidate first, BENCHMARKS 10i). It is kept, and the solve goes on from its x, when it solved
-// the system or its trusted forecast (kJacobiHorizon) leaves less than kKeepJacobiBelow (or its own
+// the system or its trusted forecast (kJacobiHorizon) leaves less than the least set-up (or its own
 // set-up, which every other candidate pays as well). Otherwise a trusted Jacobi is the best so far,
 // which a stronger candidate must beat on remaining time (its set-up and probe are spent); an
-// untrusted one stops nothing and wins only where no other candidate has a forecast. Before any
+// untrusted one bounds the others only as far as it is believed (kUntrustedJacobi times) and
+// wins only where no other candidate has a forecast. Before any
 // other candidate is set up, a Jacobi that is not beaten yet goes on from its x for a rent
 // (jacobi_rent, ski rental): at least the least set-up any candidate pays, up to that candidate's
 // estimated set-up as far as Jacobi's forecast is believed. Where that solves the system (nos6,
@@ -38,9 +39,14 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string_view>
+
+#include <omp.h>
 
 #include "solver/inspector.hpp"
 #include "solver/precond/cholesky.hpp"
+#include "solver/precond/fsai.hpp"
+#include "solver/precond_forecast.hpp"
 
 namespace cgs {
 namespace {
@@ -56,16 +62,23 @@ using Clock = std::chrono::steady_clock;
 // graph: 1.2-1.5x tril(A)'s entries): it solves in 1-2 iterations, faster than every other
 // candidate on EPANET's five systems on both devices (BENCHMARKS 10m), so its probe is the solve
 // and nothing else is tried. Where it would fill in (meshes) its count, made first, skips it.
-const char* const kCpuCandidates[] = {"jacobi", "chol", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
-// ic0 after cheb:8 there: its GPU iterations cost 0.3-1.5 ms (a grid sync per level), so its
-// set-up and first run alone outspend the probe's budget (BENCHMARKS 10b-10c).
-const char* const kGpuCandidates[] = {"jacobi", "chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
-// chol is counted (its ordering and symbolic analysis) only up to this many rows: beyond, the
-// count alone costs more than a probe (AMD over ~1M rows takes about a second), and such systems
-// are meshes where the factor fills in (gen:poisson2d:1000: 14x tril(A), 55 s to factor).
-constexpr index_t kCholeskyCountedRows = 200000;
-// Seconds per flop of the factorization (Eigen's simplicial LL^T: ~1 Gflop/s on a host core).
-constexpr double kCholeskySecondsPerFlop = 1e-9;
+// AMG right after Jacobi (a mesh's candidate: poisson2d:1000 in 3 s where the others took 27x
+// that, 2 cores), its set-up estimated first (estimate_amg_setup) and cheaper than chol's where
+// chol fills in (poisson2d:300: AMG 0.36 s in all, chol 2.5 s); on a network's graph after chol
+// and the device's first strong candidate instead (it lost to ic0 by 3.9-21x on EPANET's
+// systems, BENCHMARKS 17).
+const char* const kCpuCandidates[] = {"jacobi", "amg", "chol", "ic0", "fsai:2", "cheb:8", "bjacobi:64"};
+const char* const kCpuNetworkCandidates[] = {"jacobi", "chol",   "ic0",    "amg",
+                                             "fsai:2", "cheb:8", "bjacobi:64"};
+// ic0 after cheb:8 on the GPU: its iterations cost 0.3-1.5 ms there (a grid sync per level), so
+// its set-up and first run alone outspend the probe's budget (BENCHMARKS 10b-10c).
+const char* const kGpuCandidates[] = {"jacobi", "amg", "chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"};
+const char* const kGpuNetworkCandidates[] = {"jacobi", "chol", "fsai:2",    "amg",
+                                             "cheb:8", "ic0",  "bjacobi:64"};
+// chol is counted (its ordering and symbolic analysis) only up to kCholeskyCountedRows
+// (precond_forecast.hpp): beyond, the count alone costs more than a probe (AMD over ~1M rows
+// takes about a second), and such systems are meshes where the factor fills in
+// (gen:poisson2d:1000: 14x tril(A), 55 s to factor).
 // Jacobi's probe: long enough to read a rate past CG's first fast drop on a well-conditioned
 // matrix (and to solve the smallest outright: gr_900_900_crg takes 46, and 30 forecast 55, past
 // what can be trusted), short enough that on the systems where it loses (EPANET's: 1,851-121,203
@@ -77,7 +90,7 @@ constexpr double kCholeskySecondsPerFlop = 1e-9;
 // restart keeps a little; an unbroken run would save the probe's own iterations).
 constexpr int kJacobiProbeIterations = 50;
 // ... but on the GPU, where Jacobi goes first, as long as its rent's least part (jacobi_rent:
-// kKeepJacobiBelowGpu, 2 ms): ~200 iterations of a small system (7-8 us each, BENCHMARKS 10l),
+// the GPU's least_setup, 2 ms): ~200 iterations of a small system (7-8 us each, BENCHMARKS 10l),
 // in one run. Run on after a 50-iteration probe instead, CG restarts from the probe's x, which can
 // cost the probe's whole 50 (nos6 then needs 93 more, its count from zero, serial), and a
 // second solve call.
@@ -95,11 +108,22 @@ constexpr double kUntrustedJacobi = 10;
 // Jacobi's rent (jacobi_rent) believes a trusted forecast up to this many times: running on from
 // its x restarts CG, which can cost up to the iterations already run (BENCHMARKS 10l).
 constexpr double kTrustedJacobi = 2;
+// ... and an untrusted one only up to this share of the candidate's estimated set-up: where the
+// candidate wins, the rent is lost, and the target is auto within 1.25x of the best fixed choice
+// (gen:poisson2d:1000: AMG's set-up estimated at 2 s, Jacobi's 50 iterations forecast 719 of the
+// 1,715 it needs; a whole rent made auto 2x AMG). A forecast trusted by then keeps Jacobi where
+// it has less left than the candidate's set-up (why_not_probed).
+constexpr double kUntrustedRentShare = 0.25;
+// chol goes before AMG on a mesh-like graph where its forecast is below this many times AMG's
+// estimated set-up (Choice::order_by_forecast).
+constexpr double kCholOverAmg = 4;
+// ... on systems of at most this many entries (bcsstk13's 83,883; gen:poisson2d:300 has 448,800).
+constexpr double kCountCholBeforeAmg = 100000;
 // Jacobi is kept when its trusted forecast remaining time is below this (or below its own set-up,
 // which any other candidate pays too): a stronger candidate's set-up alone costs about this much
 // on small systems (GPU: 1.3-2.5 ms before the first iteration, plus ~1.3 ms of auto's own
 // bookkeeping, BENCHMARKS 10h-10i; CPU serial: ic0 0.1-0.8 ms, 10i).
-constexpr double kKeepJacobiBelowGpu = 2e-3, kKeepJacobiBelowCpu = 0.2e-3;  // seconds
+// (ProbeRates::least_setup: 2 ms on the GPU, 0.2 ms on the CPU.)
 // fsai:2's set-up is dominated by a dense Cholesky of each row's block of A on tril(A^2)'s
 // pattern, m^3/6 flops for a row of m entries; seconds per such flop on a host (bcsstk13: 8.1e8
 // flops, its values phase 0.51 s on 16 cores, BENCHMARKS 10i, 1.26-1.34 s on 2
@@ -110,6 +134,11 @@ constexpr double kFsaiSecondsPerFlop = 1e-9;
 constexpr int kProbeIterations = 150;
 // The first, short run of a probe: its time per iteration bounds the rest.
 constexpr int kFirstRun = 20;
+// ... and its forecast, read from those iterations, counts this many times against Jacobi's when
+// the first strong candidate is kept or dropped: AMG on bcsstk13 forecast under a quarter of
+// Jacobi's 89 ms left there (twice was not enough: kept, H200) and needed 554 iterations, 146 ms;
+// where AMG suits the system it solves inside these iterations, or wins by far more.
+constexpr double kEarlyForecastDoubt = 4;
 // ... except for the first strong candidate on the solve's own b, whose iterations are taken to
 // cost this many of Jacobi's (ic0's two triangular solves on the CPU, fsai:2's two products on
 // the GPU, beside the product with A): its probe is then one run from x = 0, as long as
@@ -117,6 +146,10 @@ constexpr int kFirstRun = 20;
 // ic0's run on bcsstk13 at 515 of the 654 iterations it needs, at 1.4x Jacobi's time an
 // iteration, serial: the rest was a restarted solve.)
 constexpr double kStrongOverJacobi = 1.5;
+// ... and AMG's V-cycle this many (four products with A on the finest level, R and P, the
+// coarser levels: BENCHMARKS 17), so that its run by time is not 4x longer than asked (bcsstk13:
+// 500 iterations, 1 s, where chol, counted next, solves in 0.1-0.2 s).
+constexpr double kAmgOverJacobi = 6;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // A later candidate replaces the best so far only when its estimated remaining cost is this many
@@ -157,6 +190,16 @@ struct Probe {
   std::string rent;           // Jacobi: how far it ran on past its probe, and why that far
 };
 
+// What finishing a probed candidate would still cost (defined with the rules below).
+double remaining(const Probe& p);
+
+// Jacobi's probe as the others see it: its time an iteration, and its forecast remaining time
+// (infinite where it has none), held against the first strong candidate's forecast as it is.
+struct JacobiFigures {
+  double per_iteration = 0;
+  double remaining = std::numeric_limits<double>::infinity();
+};
+
 std::string format_ms(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
@@ -167,22 +210,8 @@ std::string format_ms(double s) {
 // (run_probe): its history is too short to read a rate from.
 constexpr int kMinForecastIterations = 10;
 
-// Iterations to reach tol from the history ||r_0|| .. ||r_K|| of a probe that did not converge:
-// the rate over its last third, extrapolated. Infinite when the residual does not fall. (The
-// slower of the last third's and the last sixth's rates was tried: on BWSN_Network_2 it called
-// every candidate but fsai:2 not falling, ic0 included, which converges in 460; CG's running
-// minimum plateaus for longer than a sixth of 150 iterations.)
 double predicted_iterations(const std::vector<double>& history, double target) {
-  const std::size_t K = history.size() - 1, half = K - K / 3;
-  if (K < 2 || history[K] <= 0) return double(K);
-  // CG's residual norm is not monotone: the rate of its running minimum.
-  double low_half = history[0];
-  for (std::size_t k = 0; k <= half; ++k) low_half = std::min(low_half, history[k]);
-  double low = low_half;
-  for (std::size_t k = half; k <= K; ++k) low = std::min(low, history[k]);
-  const double rate = std::pow(low / low_half, 1.0 / double(K - half));
-  if (!(rate < 1)) return std::numeric_limits<double>::infinity();
-  return double(K) + std::max(0.0, std::log(target / low) / std::log(rate));
+  return forecast_iterations(history, target);
 }
 
 // One probe run of at most `iterations`, from x = 0, or (`go_on`) from where its last run ended:
@@ -263,7 +292,8 @@ Probe probe_jacobi(const SolveRequest& request, const CsrMatrix<double>& A,
 // `first_on_own_rhs`: the first strong candidate on the solve's b: it runs by time.
 Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
                    const std::vector<double>& b, double best, double budget, bool own,
-                   bool first_on_own_rhs, double jacobi_per_iteration) {
+                   bool first_on_own_rhs, JacobiFigures jacobi) {
+  const double jacobi_per_iteration = jacobi.per_iteration;
   Probe p;
   p.name = name;
   p.resumable = own;
@@ -277,10 +307,13 @@ Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, cons
     p.pruned = "set-up " + format_ms(p.setup_seconds) + " spent the probe's budget";
     return p;
   }
-  if (first_on_own_rhs && jacobi_per_iteration > 0) {
-    // One run from x = 0, its length from Jacobi's time per iteration: no timing run thrown
-    // away and no restart (each cost iterations, BENCHMARKS 10i).
-    const double per = kStrongOverJacobi * jacobi_per_iteration;
+  if (first_on_own_rhs && jacobi_per_iteration > 0 && !std::isfinite(best) &&
+      !std::isfinite(jacobi.remaining)) {
+    // Nothing to lose to (Jacobi's residual did not fall): one run from x = 0, its length from
+    // Jacobi's time per iteration: no timing run thrown away and no restart (each cost
+    // iterations, BENCHMARKS 10i).
+    const double per =
+        (p.name == "amg" ? kAmgOverJacobi : kStrongOverJacobi) * jacobi_per_iteration;
     const double affordable = (best - p.setup_seconds) / per;
     if (affordable <= double(kFirstRun)) {
       p.pruned = "cannot beat the best at about " + format_ms(per) + " an iteration";
@@ -292,6 +325,12 @@ Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, cons
     return p;
   }
   if (!run_probe(p, b, kFirstRun) || p.converged) return p;
+  // The first strong candidate's forecast against Jacobi's as far as that is believed: one that
+  // loses (AMG on an elasticity matrix) is dropped after these iterations, not run to the end.
+  if (first_on_own_rhs) {
+    p.pruned = dropped_first_candidate(remaining(p), jacobi.remaining, best, kEarlyForecastDoubt);
+    if (!p.pruned.empty()) return p;
+  }
   // Iterations that could still finish under the best's remaining cost: fewer than the probe
   // would run means this candidate cannot win (its probe would cost more than the winner's solve).
   const double affordable =
@@ -307,16 +346,19 @@ Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, cons
       first_on_own_rhs ? std::max<double>(kProbeIterations, request.auto_first_probe_seconds /
                                                                 std::max(p.per_iteration, 1e-9))
                        : double(kProbeIterations);
-  run_probe(p, b, int(std::min({wanted, affordable, 1e9})));
+  // The first goes on from its x (its iterations are the solve's start where it wins).
+  run_probe(p, b, int(std::min({wanted, affordable, 1e9})), first_on_own_rhs);
+  if (first_on_own_rhs && !p.converged)
+    p.pruned = dropped_first_candidate(remaining(p), jacobi.remaining, best);
   return p;
 }
 
 Probe probe(const SolveRequest& request, const CsrMatrix<double>& A, const char* name,
             const std::vector<double>& b, double best, double budget, bool own,
-            bool first_on_own_rhs, double jacobi_per_iteration) {
+            bool first_on_own_rhs, JacobiFigures jacobi) {
   try {
     return probe_strong(request, A, name, b, best, budget, own, first_on_own_rhs,
-                        jacobi_per_iteration);
+                        jacobi);
   } catch (const InputError& e) {  // set-up refused (bjacobi's memory, ic0's pivots, ...)
     Probe p;
     p.name = name;
@@ -337,9 +379,12 @@ bool usable(const Probe& p) {
 }
 
 // The remaining cost another candidate must beat to be worth running on (its set-up, then its
-// iterations): none (infinite) where the best's forecast is not trusted.
+// iterations): an untrusted forecast (Jacobi's) as far as it is believed (kUntrustedJacobi
+// times), so that a candidate whose forecast loses even to that (AMG on an elasticity matrix:
+// 3,680 iterations, 5x Jacobi's time) is dropped after its probe, not run to the end.
 double bound(const Probe* best) {
-  return best && best->trusted ? remaining(*best) : std::numeric_limits<double>::infinity();
+  if (!best) return std::numeric_limits<double>::infinity();
+  return remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi);
 }
 
 // The first usable candidate in order holds until another's remaining cost is clearly lower; an
@@ -386,36 +431,13 @@ bool fsai_of_a_power(const char* name) {
 // ---- set-up estimates made before paying a set-up, and Jacobi's rent ----
 
 FsaiSetupEstimate estimate_fsai_setup(const CsrMatrix<double>& A) {
+  const precond::FsaiPatternCount count = precond::count_fsai_pattern(A, 2);
   FsaiSetupEstimate e;
-  const index_t n = A.rows;
-  // The work of counting every row exactly: one visit per entry of each of its neighbours' rows.
-  double work = 0;
-  for (index_t i = 0; i < n; ++i)
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t j = A.col_idx[k];
-      work += double(A.row_ptr[j + 1] - A.row_ptr[j]);
-      if (j <= i) e.tril_entries += 1;
-    }
-  // Every row when that costs a few dozen products of A; else every stride-th row, scaled up.
-  const double affordable = 64.0 * double(A.nnz()) + 4096;
-  const index_t stride = work <= affordable ? 1 : index_t(std::ceil(work / affordable));
-  e.sampled = stride > 1;
-  std::vector<index_t> mark(std::size_t(n), -1);
-  for (index_t i = 0; i < n; i += stride) {
-    index_t m = 0;
-    auto reach = [&](index_t c) {
-      if (c <= i && mark[std::size_t(c)] != i) mark[std::size_t(c)] = i, ++m;
-    };
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t j = A.col_idx[k];
-      reach(j);
-      for (index_t l = A.row_ptr[j]; l < A.row_ptr[j + 1]; ++l) reach(A.col_idx[l]);
-    }
-    reach(i);  // the diagonal, stored or not
-    e.longest_row = std::max(e.longest_row, m);
-    e.pattern_entries += double(stride) * double(m);
-    e.factor_flops += double(stride) * double(m) * double(m) * double(m) / 6;
-  }
+  e.tril_entries = count.tril_entries;
+  e.pattern_entries = count.pattern_entries;
+  e.longest_row = count.longest_row;
+  e.factor_flops = count.factor_flops;
+  e.sampled = count.sampled;
   e.seconds = e.factor_flops * kFsaiSecondsPerFlop;
   return e;
 }
@@ -438,17 +460,38 @@ std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds) {
   return fsai_setup_above(estimate_fsai_setup(A), seconds);
 }
 
+std::string dropped_first_candidate(double left, double jacobi_left, double bound,
+                                    double doubt) {
+  if (doubt * left < std::min(bound, jacobi_left)) return "";
+  const std::string counted =
+      doubt == 1 ? "" : " (counted " + std::to_string(int(doubt)) + "x: read from its first runs)";
+  return "its forecast, " + format_ms(left) + " left" + counted + ", loses to " +
+         (jacobi_left <= bound ? "jacobi's forecast " + format_ms(jacobi_left)
+                               : "the best's " + format_ms(bound));
+}
+
 JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double candidate_setup,
                        double jacobi_ran, double jacobi_remaining, bool trusted) {
   const double factor = trusted ? kTrustedJacobi : kUntrustedJacobi;
   const double believed = jacobi_ran + factor * jacobi_remaining;  // inf: not falling
+  const double share = trusted ? 1 : kUntrustedRentShare;
+  const double setup_rent = share * candidate_setup;
   JacobiRent rent;
-  if (std::min(candidate_setup, believed) <= least_setup) {
+  if (std::min(setup_rent, believed) <= least_setup) {
     rent.seconds = least_setup;
     rent.why = "another candidate's least set-up";
-  } else if (candidate_setup <= believed) {
-    rent.seconds = candidate_setup;
-    rent.why = candidate + "'s estimated set-up";
+  } else if (!trusted && jacobi_ran + jacobi_remaining > setup_rent) {
+    // Its forecast as it is (optimistic, as a few dozen iterations' rate mostly is) ends past
+    // the share: running on would only be lost (gen:poisson2d:1000: 175,413 forecast, 1 s).
+    rent.seconds = least_setup;
+    rent.why = "another candidate's least set-up; its forecast ends past " + candidate +
+               "'s share";
+  } else if (setup_rent <= believed) {
+    rent.seconds = setup_rent;
+    char share_text[32];
+    std::snprintf(share_text, sizeof share_text, "%gx ", share);
+    rent.why = (trusted ? std::string() : std::string(share_text)) + candidate +
+               "'s estimated set-up";
   } else {
     rent.seconds = believed;
     rent.why = std::to_string(int(factor)) + "x its forecast";
@@ -508,46 +551,47 @@ CholeskyCount count_cholesky(const CsrMatrix<double>& A) {
   return c;
 }
 
-// A network's graph (mean off-diagonal entries a row, its mean degree, at most kNetworkDegree:
-// EPANET's five systems 2.2-2.7, 494_bus 2.4, where a 5-point grid has 3.8-4 and bcsstk13 41) is
-// near a tree: its AMD factor holds 1.2-1.5x tril(A)'s entries and solves in 1-2 iterations for
-// about ic0's set-up, so chol is probed first, before Jacobi and without counting its factor
-// first (chol's own analysis still refuses a factor that fills in). Jacobi's probe and the count,
-// a second device plan and a second ordering, had cost 1.5-2.8x chol's whole solve there (GPU,
-// BENCHMARKS 10m). A system of at most kJacobiProbeIterationsGpu rows is not taken for
-// one: CG ends within n steps in exact arithmetic, so Jacobi's probe has every chance to solve
-// it, and at that size every candidate's time is its fixed cost (LFAT5, 14 rows: Jacobi 0.49
-// ms, chol 0.66, auto with chol first 0.94 on the GPU, BENCHMARKS 10l).
-constexpr double kNetworkDegree = 3.0;
-bool network_graph(const CsrMatrix<double>& A) {
-  return A.rows > kJacobiProbeIterationsGpu && A.rows <= kCholeskyCountedRows &&
-         double(A.nnz() - A.rows) <= kNetworkDegree * double(A.rows);
-}
+// A network's graph (network_graph: mean off-diagonal entries a row, its mean degree, at most
+// kNetworkDegree: EPANET's five systems 2.2-2.7, 494_bus 2.4, where a 5-point grid has 3.8-4
+// and bcsstk13 41) is near a tree: its AMD factor holds 1.2-1.5x tril(A)'s entries and solves
+// in 1-2 iterations for about ic0's set-up, so chol goes first, before Jacobi's probe (which,
+// with a second device plan, had cost 1.5-2.8x chol's whole solve there, GPU, BENCHMARKS 10m),
+// where its count forecasts a win (network_rule): a tree with few loops has thousands of levels,
+// each a wait on a device that synchronises per level (GPU: chol 0.61 s against Jacobi's 0.14 s
+// on 30,000 rows). A system of at most kJacobiProbeIterationsGpu rows is not taken for one: CG
+// ends within n steps in exact arithmetic, so Jacobi's probe has every chance to solve it, and
+// at that size every candidate's time is its fixed cost (LFAT5, 14 rows: Jacobi 0.49 ms, chol
+// 0.66, auto with chol first 0.94 on the GPU, BENCHMARKS 10l).
 
 // Why chol is not worth setting up here (empty: it is): too many rows to count, a factor chol
-// would refuse, or a factorization estimated above `seconds`.
-std::string cholesky_not_worth(const CholeskyCount& c, double seconds) {
+// would refuse, or a forecast (set-up and two solves, its levels included) above `seconds`.
+std::string cholesky_not_worth(const CholeskyCount& c, double entries, const ProbeRates& rates,
+                               double seconds) {
   if (!c.counted)
     return "more than " + std::to_string(kCholeskyCountedRows) +
            " rows: counting its factor alone costs more than a probe";
   const precond::CholeskyEstimate& e = c.estimate;
   if (!e.refusal.empty()) return e.refusal;
-  const double setup = e.flops * kCholeskySecondsPerFlop;
-  if (setup < seconds) return "";
-  char text[160];
-  std::snprintf(text, sizeof text, "its factor's %.2g flops (%.1fx tril(A)'s entries), about ",
-                e.flops, e.factor_entries / std::max(e.tril_entries, 1.0));
-  return text + format_ms(setup) + " of set-up";
+  const CholeskyForecast f = forecast_cholesky(e, entries, rates);
+  if (f.seconds < seconds) return "";
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "its factor's %.2g flops (%.1fx tril(A)'s entries), %.0f levels a solve: about ",
+                e.flops, e.factor_entries / std::max(e.tril_entries, 1.0), e.levels);
+  return text + format_ms(f.setup) + " of set-up and " + format_ms(f.apply) + " an apply";
 }
 
 // ---- the rules: which candidates, in which order, and why one is not probed ----
 
-// Jacobi first (its short probe), then the device's order; chol before Jacobi on a network's
-// graph (see kNetworkDegree).
-std::vector<const char*> candidate_order(bool gpu, bool network) {
-  std::vector<const char*> candidates(std::begin(gpu ? kGpuCandidates : kCpuCandidates),
-                                      std::end(gpu ? kGpuCandidates : kCpuCandidates));
-  if (network) std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
+// Jacobi first (its short probe), then the device's order; chol before Jacobi where the
+// network rule says so, and AMG after the device's first strong candidate on a network's graph.
+std::vector<const char*> candidate_order(bool gpu, bool network, bool chol_first) {
+  std::vector<const char*> candidates;
+  if (network && gpu) candidates.assign(std::begin(kGpuNetworkCandidates), std::end(kGpuNetworkCandidates));
+  if (network && !gpu) candidates.assign(std::begin(kCpuNetworkCandidates), std::end(kCpuNetworkCandidates));
+  if (!network && gpu) candidates.assign(std::begin(kGpuCandidates), std::end(kGpuCandidates));
+  if (!network && !gpu) candidates.assign(std::begin(kCpuCandidates), std::end(kCpuCandidates));
+  if (chol_first) std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
   return candidates;
 }
 
@@ -574,6 +618,10 @@ struct Choice {
   std::vector<double> b;
   bool gpu = false;
   bool network = false;
+  bool chol_first = false;  // network_rule's verdict: chol before Jacobi's probe
+  bool good_enough = false;  // Jacobi's forecast is below AMG's set-up: nothing else is probed
+  ProbeRates rates;  // the device's, for every forecast made before a set-up
+  std::string decisions;  // the rules' reasons that are not one candidate's (the network rule)
   std::vector<const char*> candidates;
   double keep_jacobi_below = 0;
   int jacobi_iterations = 0;  // Jacobi's probe: on the GPU on the solve's b, its rent's least part
@@ -588,11 +636,39 @@ struct Choice {
       : request(r), A(matrix) {
     b = probe_rhs(rhs, A.rows, own);
     gpu = request.backend.device == Device::gpu;
-    network = network_graph(A);
-    candidates = candidate_order(gpu, network);
+    const int threads = request.backend.threads > 0 ? request.backend.threads : omp_get_max_threads();
+    rates = probe_rates(request.backend.device, threads, A.rows, double(A.nnz()));
+    network = network_graph(A, kJacobiProbeIterationsGpu);
+    if (network && rates.per_level == 0) {  // levels cost nothing: chol's own analysis decides
+      chol_first = true;
+      decisions = "; a network's graph, and a solve's levels cost nothing on the " +
+                  rates.measured_on + " here (one thread): chol first, uncounted";
+    } else if (network) {  // chol's count decides whether it goes first (network_rule)
+      const NetworkRule rule = network_rule(cholesky_count().estimate, A, rates);
+      chol_first = rule.chol_first;
+      decisions = "; " + rule.why;
+    }
+    candidates = candidate_order(gpu, network, chol_first);
     probes.reserve(candidates.size());
-    keep_jacobi_below = gpu ? kKeepJacobiBelowGpu : kKeepJacobiBelowCpu;
-    jacobi_iterations = gpu && own && !network ? kJacobiProbeIterationsGpu : kJacobiProbeIterations;
+    keep_jacobi_below = rates.least_setup;
+    jacobi_iterations =
+        gpu && own && !chol_first ? kJacobiProbeIterationsGpu : kJacobiProbeIterations;
+  }
+  // On a mesh-like graph chol before AMG where its forecast, its whole solve, is below
+  // kCholOverAmg times AMG's estimated set-up, the least AMG costs before its iterations (8-11 on
+  // Poisson grids, 68 on a 40x40 grid with jumps over eight decades, 3,680 on elasticity): a
+  // small factor solves at once there (the grid's: 10.7 ms against AMG's 7 ms set-up and 74 ms
+  // in all); one that fills in costs more (gen:poisson2d:300: AMG 0.36 s in all, chol 2.5 s).
+  // Only up to kCountCholBeforeAmg entries: the count is an ordering of A, which on a larger mesh
+  // costs about AMG's whole set-up (gen:poisson3d:50: ~1 s, where Jacobi solves in 0.3-0.8 s).
+  void order_by_forecast() {
+    if (double(A.nnz()) > kCountCholBeforeAmg) return;
+    const auto amg = std::find(candidates.begin(), candidates.end(), std::string_view("amg"));
+    const auto chol = std::find(candidates.begin(), candidates.end(), std::string_view("chol"));
+    if (amg == candidates.end() || chol == candidates.end() || chol < amg) return;
+    const double chol_cost = setup_estimate("chol");
+    if (chol_cost >= 0 && chol_cost < kCholOverAmg * setup_estimate("amg"))
+      std::iter_swap(amg, chol);
   }
   const CholeskyCount& cholesky_count() {
     if (!cholesky) cholesky = count_cholesky(A);
@@ -608,9 +684,11 @@ struct Choice {
   double setup_estimate(const char* name) {
     if (std::string(name) == "chol") {
       const CholeskyCount& c = cholesky_count();
-      return c.counted && c.estimate.refusal.empty() ? c.estimate.flops * kCholeskySecondsPerFlop
-                                                     : -1.0;
+      return c.counted && c.estimate.refusal.empty()
+                 ? forecast_cholesky(c.estimate, double(A.nnz()), rates).seconds
+                 : -1.0;
     }
+    if (std::string(name) == "amg") return estimate_amg_setup(A, rates).seconds;
     return fsai_of_a_power(name) ? fsai_estimate().seconds : 0.0;
   }
   void skip(const char* name, const std::string& why) {
@@ -634,8 +712,9 @@ double probe_budget(const Choice& c) {
 
 // Why candidate `name` (not Jacobi) is not probed, in the order the rules are asked; empty: it
 // is probed. The best has solved the system; Jacobi is about to; the first strong candidate
-// will finish before probing could pay; the budget is spent; fsai:2's or chol's estimated
-// set-up alone costs more than the best's remaining time.
+// will finish before probing could pay; the budget is spent; fsai:2's, AMG's or chol's estimated
+// set-up alone (chol's: with its two solves) costs more than the best's remaining time (an
+// untrusted one as far as it is believed).
 std::string why_not_probed(Choice& c, const char* name, double budget) {
   const Probe* best = c.best;
   const double inf = std::numeric_limits<double>::infinity();
@@ -644,11 +723,21 @@ std::string why_not_probed(Choice& c, const char* name, double budget) {
       remaining(*best) <= std::max(c.keep_jacobi_below, best->setup_seconds))
     return "jacobi has about " + format_ms(remaining(*best)) +
            " left, less than another candidate's set-up";
-  if (best && c.probes.size() > c.first_strong && best == &c.probes[c.first_strong] &&
+  // Good enough: on a mesh-like graph, a Jacobi forecast to finish before AMG's set-up would
+  // leaves nothing that probing another could save (ic0's first 20 iterations alone took 3.2 s
+  // on gen:poisson3d:50 under load, where Jacobi needed 0.3-0.6 s in all).
+  if (best && c.good_enough && best->name == "jacobi")
+    return "jacobi has about " + format_ms(remaining(*best)) +
+           " left, less than amg's estimated set-up: probing another cannot pay";
+  // (chol's forecast is its whole solve, held against the best's remaining time below.)
+  const bool chol = std::string(name) == "chol";
+  if (!chol && best && c.probes.size() > c.first_strong && best == &c.probes[c.first_strong] &&
       remaining(*best) < kProbeOthersAbove)
     return best->name + " has about " + format_ms(remaining(*best)) +
            " left, less than probing could save";
-  if (budget <= 0)
+  // chol's forecast is its whole solve, not a probe's: held against the best's remaining time
+  // below, not against the probing budget.
+  if (budget <= 0 && !chol)
     return "the probe's budget, " + format_ms(std::max(kMinBudget, kBudgetShare * best->estimate)) +
            ", is spent";
   if (best && fsai_of_a_power(name)) {
@@ -658,9 +747,22 @@ std::string why_not_probed(Choice& c, const char* name, double budget) {
       return too_costly + ", above " + best->name + "'s remaining " + format_ms(remaining(*best)) +
              (best->trusted ? "" : " x " + std::to_string(int(kUntrustedJacobi)));
   }
-  if (std::string(name) == "chol" && !(c.network && c.probes.empty())) {
-    const double limit = best ? remaining(*best) * (best->trusted ? 1 : kUntrustedJacobi) : inf;
-    const std::string not_worth = cholesky_not_worth(c.cholesky_count(), limit);
+  // AMG's estimated set-up against the best's remaining time, an untrusted forecast (Jacobi's)
+  // taken as it is: at the host's rates AMG's set-up costs ~270 Jacobi iterations (4e-7 against
+  // 1.5e-9 s an entry), so Jacobi goes on where it forecasts fewer (gen:poisson3d:50: 161 left,
+  // Jacobi 0.29 s against AMG's 0.77 s) and AMG is built where more (gen:poisson2d:1000: 652).
+  if (best && std::string(name) == "amg") {
+    const AmgSetupEstimate amg = estimate_amg_setup(c.A, c.rates);
+    if (amg.seconds >= remaining(*best)) {
+      c.good_enough = best->name == "jacobi" && !c.network;
+      return describe(amg, c.rates) + ", above " + best->name + "'s remaining " +
+             format_ms(remaining(*best));
+    }
+  }
+  if (std::string(name) == "chol" && !c.chol_first) {
+    const double limit = best ? bound(best) : inf;
+    const std::string not_worth =
+        cholesky_not_worth(c.cholesky_count(), double(c.A.nnz()), c.rates, limit);
     if (!not_worth.empty())
       return not_worth + (best && limit < inf
                               ? ", against " + best->name + "'s remaining " + format_ms(limit)
@@ -678,19 +780,31 @@ void probe_jacobi_first(Choice& c) {
     return;
   }
   c.probes.push_back(probe_jacobi(c.request, c.A, c.b, c.own, c.jacobi_iterations));
+  const Probe& jacobi = c.probes.back();
+  if (jacobi.failure.empty() && jacobi.iterations > 0) {  // the rates as this machine runs now
+    double factor = 1;
+    c.rates = calibrated(c.rates, jacobi.per_iteration, double(c.A.nnz()), factor);
+    char text[120];
+    std::snprintf(text, sizeof text, "; the %s's rates x %.2g (Jacobi's iterations ran at that)",
+                  c.rates.measured_on.c_str(), factor);
+    c.decisions += text;
+  }
   if (!c.best && usable(c.probes.back()))
     c.best = &c.probes.back();
   else if (c.best)  // after chol's probe (a sparse factor goes first)
     c.best = pick_best(c.probes);
   c.first_strong = c.probes.size();
+  // AMG or chol next: decided only now that Jacobi has not solved the system (chol's count is an
+  // ordering of A, as costly as Jacobi's whole solve on a small matrix: gr_900_900_crg).
+  if (!c.network && !c.solved()) c.order_by_forecast();
 }
 
 // Ski rental (jacobi_rent): a running Jacobi goes on from its x before `name`'s set-up is paid;
 // where that solves the system, this candidate and the rest are not tried. Its least part
 // first, which needs no estimate (chol's count costs a little too).
 void rent_jacobi_before(Choice& c, const char* name) {
-  Probe* jacobi = c.own ? running_jacobi(c.probes, c.best) : nullptr;
-  if (!jacobi) return;
+  Probe* jacobi = c.own && !c.good_enough ? running_jacobi(c.probes, c.best) : nullptr;
+  if (!jacobi) return;  // (good enough: nothing else is set up, Jacobi's solve goes on anyway)
   const double least = std::max(c.keep_jacobi_below, jacobi->setup_seconds);
   const double none = 0, not_falling = std::numeric_limits<double>::infinity();
   run_jacobi_on(*jacobi, c.b, jacobi_rent(name, least, none, 0, not_falling, false), name);
@@ -706,12 +820,16 @@ void rent_jacobi_before(Choice& c, const char* name) {
 // Candidate `name` set up and probed within `budget`, bounded by the best so far.
 void probe_candidate(Choice& c, const char* name, double budget) {
   const bool first = c.probes.size() == c.first_strong;
-  const Probe* jacobi =
-      c.probes.empty() || c.probes.front().name != "jacobi" ? nullptr : &c.probes.front();
-  const double jacobi_per_iteration =
-      jacobi && jacobi->failure.empty() ? jacobi->per_iteration : 0.0;
-  c.probes.push_back(probe(c.request, c.A, name, c.b, bound(c.best), budget, c.own, c.own && first,
-                           jacobi_per_iteration));
+  JacobiFigures jacobi;
+  for (const Probe& p : c.probes)
+    if (p.name == "jacobi" && p.failure.empty()) {
+      jacobi.per_iteration = p.per_iteration;
+      if (std::isfinite(p.estimate)) jacobi.remaining = remaining(p);
+    }
+  // chol's forecast is its whole solve: held against the best's remaining time, not a budget.
+  const double limit = std::string(name) == "chol" ? std::numeric_limits<double>::infinity() : budget;
+  c.probes.push_back(
+      probe(c.request, c.A, name, c.b, bound(c.best), limit, c.own, c.own && first, jacobi));
   c.best = pick_best(c.probes);
 }
 
@@ -752,6 +870,7 @@ PlannedSolver chosen_solver(Choice& c) {
   why += "; tried:";
   for (const Probe& p : c.probes) why += " " + describe(p) + (&p == &c.probes.back() ? "" : ",");
   why += c.not_tried;
+  why += c.decisions;
   PlannedSolver chosen = std::move(best->planned);
   const double spent = std::chrono::duration<double>(Clock::now() - c.start).count();
   why += "; probing " + std::to_string(c.probes.size()) + " of " +

@@ -40,7 +40,9 @@ std::string fsai_setup_above(const CsrMatrix<double>& A, double seconds);
 // factor, fsai:2's tril(A^2); 0 where none is known), but no further than Jacobi's forecast end
 // (`jacobi_ran` seconds so far, `jacobi_remaining` forecast, infinite where its residual did not
 // fall) as far as it is believed: twice a `trusted` forecast, kUntrustedJacobi (10) times another,
-// the factor that already rules chol and fsai:2 out against an untrusted Jacobi. Where Jacobi then
+// the factor that already rules chol and fsai:2 out against an untrusted Jacobi; an untrusted one
+// only up to kUntrustedRentShare (a quarter) of the set-up, and only where its forecast as it is
+// ends inside that (else the least). Where Jacobi then
 // solves the system nothing else is set up (nos6: 93 iterations; bcsstk13: 1,426); where it does
 // not, the candidate is tried as before, and the rent lost is at most the candidate's own set-up
 // (ski rental's factor of 2) or the least set-up.
@@ -50,6 +52,15 @@ struct JacobiRent {
 };
 JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double candidate_setup,
                        double jacobi_ran, double jacobi_remaining, bool trusted);
+
+// The first strong candidate's verdict after its first 20 iterations (and after its run by
+// time): empty where it goes on, else why it is dropped: its forecast remaining time (`left`)
+// loses to Jacobi's forecast taken as it is (`jacobi_left`; infinite where Jacobi has none) or to
+// the best's bound. So AMG on an elasticity matrix (3,680 iterations, 5x Jacobi's time) is not
+// run to the end. `doubt`: how many times `left` counts (a forecast from the first 20 iterations
+// is CG's fast start: kEarlyForecastDoubt in precond_probe.cpp).
+std::string dropped_first_candidate(double left, double jacobi_left, double bound,
+                                    double doubt = 1);
 
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
                                     const std::vector<double>* rhs = nullptr);

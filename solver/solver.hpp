@@ -89,6 +89,8 @@ class Solver {
 
   // What the inspector timed and why it chose this solver's plan (the report prints it).
   void note_inspection(const std::string& text) { plan_.inspection = text; }
+  // A decision made before the plan (--device auto's), first among the plan's reasons.
+  void note_reason(const std::string& text) { plan_.reasons.insert(plan_.reasons.begin(), text); }
 
  protected:
   explicit Solver(Plan plan) : plan_(std::move(plan)) {}

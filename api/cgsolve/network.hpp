@@ -59,7 +59,7 @@ struct Results {
   std::vector<long> times;  // seconds
   std::vector<std::string> node_ids, link_ids, tank_ids;
   std::vector<double> head, pressure, demand, required_demand, delivered_demand, deficit,
-      deficit_pct;
+      deficit_pct, leakage;  // leakage: EPANET's EN_LEAKAGEFLOW (pipes' leaks at the node)
   std::vector<std::uint8_t> cut_off;  // 1: joined to no reservoir or tank at that time
   std::vector<double> flow, headloss;
   std::vector<std::uint8_t> open;  // the CSV's status: 1 open, 0 closed

@@ -65,10 +65,10 @@ class Results:
     @property
     def nodes(self):
         """time_s,node,head,pressure,demand,cut_off,required_demand,delivered_demand,deficit,
-        deficit_pct: netsolve --nodes' columns."""
+        deficit_pct,leakage: netsolve --nodes' columns."""
         return self._frame("nodes", "node", "node_ids", {}, [
             "head", "pressure", "demand", "cut_off", "required_demand", "delivered_demand",
-            "deficit", "deficit_pct"])
+            "deficit", "deficit_pct", "leakage"])
 
     @property
     def links(self):

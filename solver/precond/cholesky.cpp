@@ -22,10 +22,13 @@
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
+#include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <limits>
 #include <sstream>
 #include <tuple>
+#include <vector>
 
 #include "formats/row_order.hpp"
 #include "solver/precond/builtin.hpp"
@@ -44,10 +47,24 @@ using ColumnMajor = Eigen::SparseMatrix<double, Eigen::ColMajor, index_t>;
 template <typename Ordering>
 class CountedLltIn : public Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering> {
   using Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering>::m_nonZerosPerCol;
+  using Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering>::m_parent;
 
  public:
   using Eigen::SimplicialLLT<ColumnMajor, Eigen::Lower, Ordering>::rows;
   double factor_entries() const { return double(m_nonZerosPerCol.sum()) + double(rows()); }
+  // The triangular solves' level count: the elimination tree's height (a column waits for its
+  // children in the tree, and every path of L's dependencies runs along it).
+  double levels() const {
+    std::vector<index_t> height(std::size_t(m_parent.size()), 0);
+    index_t most = 0;
+    for (Eigen::Index j = 0; j < m_parent.size(); ++j) {
+      most = std::max(most, height[std::size_t(j)]);
+      if (m_parent[j] >= 0)
+        height[std::size_t(m_parent[j])] =
+            std::max(height[std::size_t(m_parent[j])], index_t(height[std::size_t(j)] + 1));
+    }
+    return m_parent.size() > 0 ? double(most) + 1 : 0;
+  }
   // Column j's update touches its entries' squares: sum of c_j^2 (as validate.cpp's count).
   double flops() const {
     double f = 0;
@@ -199,6 +216,7 @@ CholeskyEstimate estimate_from(const Llt& llt, const CsrMatrix<double>& A, doubl
   e.tril_entries = double(A.nnz() + A.rows) / 2;
   e.factor_entries = llt.factor_entries();
   e.flops = llt.flops();
+  e.levels = llt.levels();
   const bool too_big =
       e.factor_entries > max_fill * e.tril_entries && e.factor_entries > kSmallFactor;
   if (too_big || e.flops > kMaxFlops ||
@@ -211,8 +229,31 @@ CholeskyEstimate estimate_from(const Llt& llt, const CsrMatrix<double>& A, doubl
   return e;
 }
 
+// Eigen's AMD (minimum_degree_ordering) crashes on large graphs with hubs: gen:powerlaw:1000000
+// and 2000000, whose longest rows (18,349 entries and more) pass AMD's "dense" threshold of
+// 10 sqrt(n). Their factors fill in far past any limit anyway (gen:powerlaw:200000: 472x
+// tril(A), 6,673 Gflop), so such a graph is refused before the ordering runs.
+constexpr index_t kAmdGuardRows = 500000;
+std::string amd_refusal(const CsrMatrix<double>& A) {
+  if (A.rows <= kAmdGuardRows) return "";
+  index_t longest = 0;
+  for (index_t i = 0; i < A.rows; ++i) longest = std::max(longest, A.row_length(i));
+  const double dense = 10 * std::sqrt(double(A.rows));
+  if (double(longest) <= dense) return "";
+  return "a graph of " + std::to_string(A.rows) + " rows with hubs (a row of " +
+         std::to_string(longest) + " entries, past 10 sqrt(n) = " + std::to_string(int(dense)) +
+         "): its factor fills in far past any limit, and Eigen's AMD ordering cannot order it; "
+         "use amg, ic0 or jacobi on this matrix";
+}
+
 // Eigen's order and symbolic analysis of A into `llt`, and the factor's size and cost.
 CholeskyEstimate analyze(CountedLlt& llt, const CsrMatrix<double>& A, double max_fill) {
+  if (const std::string refusal = amd_refusal(A); !refusal.empty()) {
+    CholeskyEstimate e;
+    e.tril_entries = double(A.nnz() + A.rows) / 2;
+    e.refusal = refusal;
+    return e;
+  }
   llt.analyzePattern(as_column_major(A));
   if (llt.info() != Eigen::Success) throw InputError("chol: Eigen's analysis of A failed");
   return estimate_from(llt, A, max_fill);

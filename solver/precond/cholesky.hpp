@@ -18,6 +18,7 @@ struct CholeskyEstimate {
   double factor_entries = 0;  // L's, diagonal included
   double tril_entries = 0;    // tril(A)'s (A symmetric)
   double flops = 0;           // sum over L's columns of their entries squared
+  double levels = 0;          // each triangular solve's levels (the elimination tree's height)
   std::string refusal;        // non-empty: chol would refuse the factor, and why
 };
 

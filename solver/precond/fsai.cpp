@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
+#include <limits>
 #include <type_traits>
 
 #include "formats/types.hpp"
@@ -87,6 +89,102 @@ CsrMatrix<double> power_pattern(const CsrMatrix<double>& A, int k) {
 }
 
 }  // namespace
+
+namespace {
+
+// Row i's entry count in tril(A^k), its diagonal included: the columns <= i among those reached
+// in at most k steps. `mark` (n entries, below 0 or stamped by earlier rows) is stamped with i.
+index_t count_row(const CsrMatrix<double>& A, index_t i, int k, std::vector<index_t>& mark,
+                  std::vector<index_t>& frontier, std::vector<index_t>& next) {
+  index_t m = 1;
+  mark[std::size_t(i)] = i;
+  frontier.assign(1, i);
+  for (int step = 0; step < k && !frontier.empty(); ++step) {
+    next.clear();
+    for (index_t r : frontier)
+      for (index_t e = A.row_ptr[r]; e < A.row_ptr[r + 1]; ++e) {
+        const index_t c = A.col_idx[e];
+        if (mark[std::size_t(c)] == i) continue;
+        mark[std::size_t(c)] = i;
+        m += c <= i;
+        next.push_back(c);
+      }
+    frontier.swap(next);
+  }
+  return m;
+}
+
+}  // namespace
+
+FsaiPatternCount count_fsai_pattern(const CsrMatrix<double>& A, int k, double products) {
+  FsaiPatternCount c;
+  c.power = k;
+  const index_t n = A.rows;
+  if (n == 0) return c;
+  // Each row's counting work (one visit per entry of each neighbour's row: k = 2's exactly).
+  std::vector<double> work(std::size_t(n), 0.0);
+  double total = 0;
+  for (index_t i = 0; i < n; ++i) {
+    for (index_t e = A.row_ptr[i]; e < A.row_ptr[i + 1]; ++e) {
+      const index_t j = A.col_idx[e];
+      work[std::size_t(i)] += double(A.row_ptr[j + 1] - A.row_ptr[j]);
+      c.tril_entries += j <= i;
+    }
+    total += work[std::size_t(i)];
+  }
+  const double affordable = products * double(A.nnz()) + 4096;
+  const index_t stride = total <= affordable ? 1 : index_t(std::ceil(total / affordable));
+  c.sampled = stride > 1;
+  const double heavy = double(stride) * total / double(n);  // a stride's share of the work
+  std::vector<index_t> mark(std::size_t(n), -1), frontier, next;
+  auto add = [&](index_t m, double weight) {
+    c.longest_row = std::max(c.longest_row, m);
+    c.pattern_entries += weight * double(m);
+    c.factor_flops += weight * double(m) * double(m) * double(m) / 6;
+  };
+  // The heavy rows exactly; of the others every stride-th, weighted by how many they stand for.
+  double light = 0, light_sampled = 0, sampled_entries = 0, sampled_flops = 0;
+  for (index_t i = 0; i < n; ++i) {
+    const bool is_heavy = c.sampled && work[std::size_t(i)] > heavy;
+    if (!is_heavy) light += 1;
+    if (!is_heavy && i % stride != 0) continue;
+    const index_t m = count_row(A, i, k, mark, frontier, next);
+    if (is_heavy) {
+      add(m, 1);
+      continue;
+    }
+    light_sampled += 1;
+    c.longest_row = std::max(c.longest_row, m);
+    sampled_entries += double(m);
+    sampled_flops += double(m) * double(m) * double(m) / 6;
+  }
+  const double weight = light_sampled > 0 ? light / light_sampled : 0;
+  c.pattern_entries += weight * sampled_entries;
+  c.factor_flops += weight * sampled_flops;
+  return c;
+}
+
+std::string describe(const FsaiPatternCount& c) {
+  char text[240];
+  std::snprintf(text, sizeof text,
+                "tril(A^%d) has %.0f%s entries, %.1fx tril(A)'s, rows up to %ld: its "
+                "factorization's %.2g flops",
+                c.power, c.pattern_entries, c.sampled ? " (sampled)" : "",
+                c.pattern_entries / std::max(c.tril_entries, 1.0), long(c.longest_row),
+                c.factor_flops);
+  return text;
+}
+
+std::string fsai_refusal(const FsaiPatternCount& c) {
+  if (c.factor_flops <= kFsaiMaxFlops &&
+      c.pattern_entries < 0.5 * double(std::numeric_limits<index_t>::max()))
+    return "";
+  char limit[64];
+  std::snprintf(limit, sizeof limit, " (limit: %.0g flops, about 1 ns each on a host core)",
+                kFsaiMaxFlops);
+  return "fsai:" + std::to_string(c.power) + ": " + describe(c) + limit +
+         ": use a smaller k, amg or ic0 on this matrix";
+}
 
 std::vector<index_t> fsai_row_pattern(const CsrMatrix<double>& A, index_t i, int k) {
   std::vector<index_t> reached, frontier, next, merged;
@@ -177,6 +275,10 @@ double seconds_since(Clock::time_point start) {
 // loop's one block may keep a small program's copied arrays in shared memory) and k is one the
 // device's pattern kernel makes. The program then borrows G and G^T where the device set-up
 // keeps them: the 9M-row grid's 63M-entry factor never crosses the bus.
+// The refusal's count samples rows past this many products of A' work (a 2-D grid: every third
+// row; its cost is then a small part of the pattern's own).
+constexpr double kRefusalProducts = 2;
+
 template <typename T>
 class Fsai final : public Preconditioner<T> {
  public:
@@ -188,6 +290,10 @@ class Fsai final : public Preconditioner<T> {
   void analyze_pattern(const CsrMatrix<double>& A) override {
     phases_ = {};
     gpu_.reset();
+    // Counted first (a few products of A): a pattern whose factorizations cannot finish is
+    // refused with its counts instead of running for hours.
+    const std::string refusal = fsai_refusal(count_fsai_pattern(A, power_, kRefusalProducts));
+    if (!refusal.empty()) throw InputError(refusal);
     if (this->device() == Device::gpu && worth_device_setup(A.rows) &&
         power_ <= kFsaiDevicePowerMax) {
       gpu_ = make_fsai_gpu<T>();

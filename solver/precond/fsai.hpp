@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "formats/csr.hpp"
@@ -20,6 +21,31 @@
 #include "solver/precond/program_spec.hpp"  // CsrArrays
 
 namespace cgs::precond {
+
+// tril(A^k)'s size and its set-up's cost, counted before the pattern is built: row i's pattern
+// (m entries) costs a dense Cholesky of A[p,p], m^3/6 flops. Rows are counted exactly where that
+// costs at most `products` products of A (one visit per entry of each neighbour's row for k = 2);
+// beyond, every stride-th row, scaled up, and every row heavier than a stride's share exactly (a
+// hub's neighbours, which hold most of the flops on a power-law graph).
+struct FsaiPatternCount {
+  int power = 1;
+  double tril_entries = 0;     // nnz of tril(A)
+  double pattern_entries = 0;  // nnz of tril(A^k)
+  index_t longest_row = 0;     // of tril(A^k) (of the rows counted)
+  double factor_flops = 0;     // sum over rows of m^3 / 6
+  bool sampled = false;        // counted on a sample of the rows
+};
+FsaiPatternCount count_fsai_pattern(const CsrMatrix<double>& A, int k, double products = 64);
+
+// fsai:k is refused, before anything is built, where its rows' factorizations would cost more
+// than kFsaiMaxFlops (about 1 ns a flop on a host core, so ~10 s on one core: fsai:2 on
+// gen:powerlaw:20000 counts 2e13 and ran past 10 minutes; bcsstk13's 8e8 took 0.5-1.3 s, a 9M-row
+// 2-D grid's 5e8) or its pattern would pass index_t's range. The refusal names the counts.
+inline constexpr double kFsaiMaxFlops = 1e10;
+std::string fsai_refusal(const FsaiPatternCount& count);
+// The count in words: "tril(A^2) has N entries, R x tril(A)'s, rows up to M: its
+// factorization's F flops" ("(sampled)" after N where it was).
+std::string describe(const FsaiPatternCount& count);
 
 // Row i's pattern: the columns <= i reached from i in at most k steps of A's graph, sorted.
 std::vector<index_t> fsai_row_pattern(const CsrMatrix<double>& A, index_t i, int k);

@@ -24,6 +24,16 @@ std::string cuda_device_description();
 // from any thread; does nothing the second time. Throws DeviceError without a usable device.
 void cuda_prepare_uploads();
 
+// Whether this process has made the device's context already (cuda_prepare_uploads, or any GPU
+// work): --device auto counts the context's creation in the GPU's fixed cost only where it has not.
+bool cuda_context_made();
+
+// Whether a device looks present, without starting the CUDA driver (which costs ~0.1 s where
+// there is one): a device node exists and CUDA_VISIBLE_DEVICES does not hide them all. False in a
+// build without CUDA. --device auto asks this first and cuda_device_available only once it has
+// chosen the GPU.
+bool cuda_device_present(std::string* why = nullptr);
+
 // The SpMV backend for options.format with options.kernel on the GPU (A copied to the device).
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>& A,

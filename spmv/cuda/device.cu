@@ -1,4 +1,5 @@
 // Device discovery, the shared stream, checked memory and copies.
+#include <atomic>
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -6,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <sstream>
 
@@ -53,6 +55,8 @@ void keep_freed_memory(int device) {
       cudaMemPoolSetAttribute(device_pool(device), cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
+std::atomic<bool> context_made{false};
+
 CudaContext* create_context() {
   std::string why;
   if (!cuda_device_available(&why)) throw DeviceError("no usable CUDA device: " + why);
@@ -72,6 +76,7 @@ CudaContext* create_context() {
        << props.minor << ", " << mib(props.totalGlobalMem) << ", CUDA runtime "
        << version_text(runtime) << ", driver " << version_text(driver);
   context->description = text.str();
+  context_made = true;
   return context;
 }
 
@@ -380,6 +385,21 @@ void gpu_upload(void* device_dst, const void* host_src, std::size_t bytes) {
 }
 void gpu_download(void* host_dst, const void* device_src, std::size_t bytes) {
   cuda::copy_to_host(host_dst, device_src, bytes);
+}
+
+bool cuda_context_made() { return cuda::context_made; }
+
+bool cuda_device_present(std::string* why) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible && (visible[0] == '\0' || std::strcmp(visible, "-1") == 0)) {
+    if (why) *why = "CUDA_VISIBLE_DEVICES hides every device";
+    return false;
+  }
+  std::error_code error;
+  for (const char* node : {"/dev/nvidia0", "/dev/dxg"})
+    if (std::filesystem::exists(node, error)) return true;
+  if (why) *why = "no NVIDIA device node (/dev/nvidia0)";
+  return false;
 }
 
 void cuda_prepare_uploads() {

@@ -17,6 +17,13 @@ std::string cuda_device_description() { return kNoCuda; }
 
 void cuda_prepare_uploads() { throw DeviceError(kNoCuda); }
 
+bool cuda_context_made() { return false; }
+
+bool cuda_device_present(std::string* why) {
+  if (why) *why = kNoCuda;
+  return false;
+}
+
 template <typename T>
 std::unique_ptr<SpmvBackend<T>> make_cuda_backend(const CsrMatrix<T>&, const BackendOptions&) {
   throw DeviceError(kNoCuda);

