@@ -11,6 +11,7 @@
 // (UNBALANCED STOP) exactly where EPANET completes with its warning "system unbalanced". A warning
 // line on stderr names those periods, also with --quiet: never a silent exit.
 #include <malloc.h>
+#include <omp.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -76,6 +77,7 @@ struct Args {
 struct RunInfo {
   double read_seconds = 0, total_seconds = 0;
   index_t nnz = 0;
+  int threads = 1;  // the host threads of a run's trials (--threads; 0 there: every core)
 };
 
 // --elimination-order: every junction's ID once, one a line, in the order to eliminate them.
@@ -614,6 +616,7 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
   sim.run.trace = trace_time(args) >= 0;
+  sim.run.threads = info.threads;
   if (rpt) rpt->attach(sim);  // last: it adds to the hooks and to tracing
   SimulationResults s = simulate(net, solver, sim);
   energy = recorders.finish(s, out);
@@ -728,6 +731,8 @@ int run(Args& args, SolverCli& cli) {
     return run_scenarios(args, net, request);
   }
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
+  info.threads = request.backend.threads > 0 ? request.backend.threads : omp_get_max_threads();
+  solver->set_threads(info.threads);
   EnergyReport energy;
   nlohmann::json out;  // --out: what was written
   std::unique_ptr<QualityRun> quality = quality_run(args, net);

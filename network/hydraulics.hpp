@@ -119,6 +119,9 @@ struct RunOptions {
   std::function<bool(const GradientAlgorithm&)> settled;
   // Record each trial's status changes (TrialReport::status_changes; netsolve --trace).
   bool trace = false;
+  // The threads a trial's per-link work (the head loss coefficients) runs on, each link's
+  // arithmetic the same on any count.
+  int threads = 1;
 };
 
 // The gradient algorithm's state: flows, statuses, settings, heads, tank volumes. Exposed so tests

@@ -1,0 +1,64 @@
+// EPANET's factorisation (precond::SparseCholesky's, compiled into cholesky_schedule.hpp's flat
+// schedule) on several host threads, every column computed as the serial one computes it.
+//
+// Column j of L reads only the columns below it in the elimination tree (its descendants), and
+// the schedule fixes the order of every sum of the column from the pattern alone (linsolve's
+// lists). So disjoint subtrees can be factorised at the same time, one thread each, and the
+// columns above them (the top of the tree) after them on one: each column's operations are the
+// serial run's, in its order, and the factor is the same bit for bit whatever the thread count.
+// The subtrees are cut from the top down (the heaviest subtree split first) until they share out
+// among the threads within 5% of an even split, or the top holds half of the work (networks
+// whose tree is a chain: one thread). Each thread's columns are stored together (SlotLayout).
+// Nothing is allocated per factorisation.
+#pragma once
+
+#include <vector>
+
+#include "formats/csr.hpp"
+#include "network/cholesky_schedule.hpp"
+#include "solver/precond/sparse_cholesky.hpp"
+
+namespace cgs::net {
+
+// The columns each thread factorises (ascending), and the top's, run after them.
+struct SubtreePartition {
+  std::vector<std::vector<int>> parts;
+  std::vector<int> top;
+};
+// The partition of an analysed factorisation's elimination tree for `threads` threads (1: every
+// column in the top). Each column weighed by its operations.
+SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads);
+
+// Where a factorisation keeps each column: its diagonal at column[j], its entries right after it,
+// the threads' columns each in one stretch (no cache line written by two threads but at the
+// stretches' ends); the schedule's slot lists renumbered to match.
+struct SlotLayout {
+  std::vector<int> column;
+  std::vector<int> pivot_terms, update_source, update_multiplier;
+};
+SlotLayout lay_out(const CholeskySchedule& s, const SubtreePartition& p);
+
+class SubtreeCholesky {
+ public:
+  // The schedule of `analysed` and its partition for `threads` (>= 1) threads.
+  void analyse(const precond::SparseCholesky& analysed, long a_nnz, int threads);
+  bool analysed() const { return analysed_; }
+  int threads() const { return static_cast<int>(partition_.parts.size()); }
+  // As precond::SparseCholesky::factorize (no shift): false at the first pivot <= 0 in
+  // elimination order, *failed_row naming its row of A.
+  bool factorize(const CsrMatrix<double>& A, int* failed_row);
+  // x = A^-1 b with the last factorisation, as precond::SparseCholesky::solve.
+  void solve(const std::vector<double>& b, std::vector<double>& x);
+
+ private:
+  bool analysed_ = false;
+  CholeskySchedule schedule_;
+  SubtreePartition partition_;
+  SlotLayout layout_;
+  std::vector<double> factor_, rhs_;
+  std::vector<int> failed_;  // per thread: its first failing column, or n
+
+  int run_columns(const std::vector<int>& columns, const double* a, int stop_at);
+};
+
+}  // namespace cgs::net
