@@ -15,6 +15,22 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// Below this many links a parallel loop's start costs more than the coefficients.
+constexpr int kParallelLinks = 4096;
+
+// gga::assemble with the head loss coefficients on `threads` threads: each link's are its own
+// (they read the network and the link's state, and write its P and Y), so the numbers do not
+// depend on the count.
+void assemble_on(const gga::NetworkView& v, const gga::State& s, int threads) {
+  if (threads > 1 && v.o.links >= kParallelLinks) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int k = 0; k < v.o.links; ++k) gga::link_coefficients(v, s, k);
+  } else {
+    gga::head_loss_coefficients(v, s);
+  }
+  gga::assemble_system(v, s);
+}
+
 }  // namespace
 
 const JunctionSystem& GradientAlgorithm::assemble() {
@@ -119,7 +135,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
     report.trial = trial;
     if (run.trace) statuses_before = status_;
     auto t0 = Clock::now();
-    gga::assemble(v, s);
+    assemble_on(v, s, run.threads);
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system_);
     if (trial == 1) solver.suggest_elimination_order(system_.elimination_order);

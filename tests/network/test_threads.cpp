@@ -1,0 +1,59 @@
+// A run's answer does not depend on --threads: the native direct solver's subtrees
+// (cholesky_subtrees.hpp) and the head loss coefficients on several threads (RunOptions::threads)
+// give the same bits as one thread at every reporting time, on BWSN_Network_2 (../shared: 12,523
+// junctions, enough links for the parallel loop) over 6 h and Net3 (below the parallel loop's
+// size: the subtrees alone) over 24 h.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "network/inp_reader.hpp"
+#include "network/linear_solver.hpp"
+#include "network/network_test_data.hpp"
+#include "network/simulation.hpp"
+
+namespace cgs::net {
+namespace {
+
+SimulationResults run_on(const Network& net, int threads, long duration) {
+  auto solver = make_direct_solver(DirectBackend::native);
+  solver->set_threads(threads);
+  SimulationOptions options;
+  options.duration = duration;
+  options.run.threads = threads;
+  return simulate(net, *solver, options);
+}
+
+void check_same_bits(const Network& net, long duration) {
+  const SimulationResults one = run_on(net, 1, duration);
+  REQUIRE(one.error.empty());
+  REQUIRE(!one.reports.empty());
+  for (const int threads : {2, 3}) {
+    CAPTURE(threads);
+    const SimulationResults many = run_on(net, threads, duration);
+    REQUIRE(many.reports.size() == one.reports.size());
+    CHECK(many.steps.size() == one.steps.size());
+    for (std::size_t r = 0; r < one.reports.size(); ++r) {
+      CAPTURE(one.reports[r].time);
+      CHECK(many.reports[r].head == one.reports[r].head);  // exactly: the same operations
+      CHECK(many.reports[r].flow == one.reports[r].flow);
+      CHECK(many.reports[r].demand == one.reports[r].demand);
+      CHECK(many.reports[r].status == one.reports[r].status);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Net3's 24 h are the same bits on 1, 2 and 3 threads") {
+  check_same_bits(read_inp(test::repo_networks() + "/Net3.inp"), 86400);
+}
+
+TEST_CASE("BWSN_Network_2's first 6 h are the same bits on 1, 2 and 3 threads") {
+  if (!test::have_shared_data()) return;
+  const Network net = read_inp(test::shared_data() + "/networks/BWSN_Network_2.inp");
+  REQUIRE(static_cast<int>(net.links.size()) > 4096);  // the coefficients' parallel loop runs
+  check_same_bits(net, 6 * 3600);
+}
+
+}  // namespace cgs::net
