@@ -12,6 +12,7 @@
 // line on stderr names those periods, also with --quiet: never a silent exit.
 #include <malloc.h>
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -72,6 +73,13 @@ struct Args {
   DemandModelFlags demand_model;  // --demand-model, --minimum-pressure, ... over the file's
   StudyArgs study;                // --study and its options (app/netsolve_study.cpp)
 };
+
+// The process's peak resident memory so far, kB (getrusage's ru_maxrss).
+long peak_rss_kb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
 
 // What netsolve measured besides the simulation itself.
 struct RunInfo {
@@ -314,10 +322,11 @@ void print_summary(const Network& net, const SimulationResults& s, const LinearS
   }
   std::printf(
       "time: %.4g s total: %.4g s reading the network, %.4g s in linear solves (%.1f%%), %.4g s "
-      "in the rest\n",
+      "in the rest; %d thread(s), peak memory %.1f MB\n",
       info.total_seconds, info.read_seconds, s.linear_seconds,
       info.total_seconds > 0 ? 100.0 * s.linear_seconds / info.total_seconds : 0.0,
-      info.total_seconds - info.read_seconds - s.linear_seconds);
+      info.total_seconds - info.read_seconds - s.linear_seconds, info.threads,
+      peak_rss_kb() / 1024.0);
   print_demand_deficit(net, s);
   const std::vector<int> cut = ever_cut_off(s);
   if (!cut.empty()) {
@@ -365,6 +374,9 @@ nlohmann::json json_report(const Network& net, const SimulationResults& s, const
                   {"rules", net.rules.size()},
                   {"flow_units", to_string(net.units.flow_units)}};
   j["matrix"] = {{"order", net.junction_count}, {"nnz", info.nnz}};
+  // The run's host threads and the process's peak resident memory when the report is made.
+  j["threads"] = info.threads;
+  j["peak_rss_kb"] = peak_rss_kb();
   j["tuning"] = tuning_json(tuning());
   const DemandModelOptions& d = net.options.demand;
   j["demand_model"] = {{"model", to_string(d.model)},

@@ -1,7 +1,5 @@
 #include "network/cholesky_subtrees.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -95,6 +93,7 @@ SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads) {
   std::vector<int> owner(n, -2), bin_of(n, -1);
   double candidates = total, top = 0;
   bool shared = false;
+  if (total < kMinSubtreeWork) threads = 1;
   while (threads > 1 && !heap.empty() && top <= kMaxTopShare * total) {
     const auto [weight, root] = heap.top();
     if (weight * threads <= candidates * kBalance) {
@@ -181,8 +180,8 @@ bool SubtreeCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
   const double* a = A.values.data();
   const int n = schedule_.n, parts = threads();
   if (parts > 1) {
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int t = 0; t < parts; ++t) failed_[t] = run_columns(partition_.parts[t], a, n);
+    auto part = [&](int t) { failed_[t] = run_columns(partition_.parts[t], a, n); };
+    team_.get(parts)->run(part);
   } else {
     failed_[0] = run_columns(partition_.parts[0], a, n);
   }

@@ -8,7 +8,8 @@
 // serial run's, in its order, and the factor is the same bit for bit whatever the thread count.
 // The subtrees are cut from the top down (the heaviest subtree split first) until they share out
 // among the threads within 5% of an even split, or the top holds half of the work (networks
-// whose tree is a chain: one thread). Each thread's columns are stored together (SlotLayout).
+// whose tree is a chain: one thread); a factorisation of fewer than kMinSubtreeWork operations
+// runs on one (waking a thread costs more). Each thread's columns are stored together (SlotLayout).
 // Nothing is allocated per factorisation.
 #pragma once
 
@@ -16,9 +17,12 @@
 
 #include "formats/csr.hpp"
 #include "network/cholesky_schedule.hpp"
+#include "network/host_team.hpp"
 #include "solver/precond/sparse_cholesky.hpp"
 
 namespace cgs::net {
+
+inline constexpr double kMinSubtreeWork = 50000;
 
 // The columns each thread factorises (ascending), and the top's, run after them.
 struct SubtreePartition {
@@ -57,6 +61,7 @@ class SubtreeCholesky {
   SlotLayout layout_;
   std::vector<double> factor_, rhs_;
   std::vector<int> failed_;  // per thread: its first failing column, or n
+  TeamSlot team_;
 
   int run_columns(const std::vector<int>& columns, const double* a, int stop_at);
 };

@@ -18,6 +18,7 @@
 #include "formats/csr.hpp"
 #include "network/gga.hpp"
 #include "network/gga_network.hpp"
+#include "network/host_team.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
 
@@ -206,6 +207,7 @@ class GradientAlgorithm {
   std::vector<double> flow_, setting_, pcv_loss_, P_, Y_, xflow_;
   std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
   JunctionSystem system_;            // the matrix structure built once, the values each trial
+  TeamSlot team_;                    // RunOptions::threads' team
 
   void build_structure();
   void reset_pump_flow(int link);

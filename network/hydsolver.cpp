@@ -21,10 +21,14 @@ constexpr int kParallelLinks = 4096;
 // gga::assemble with the head loss coefficients on `threads` threads: each link's are its own
 // (they read the network and the link's state, and write its P and Y), so the numbers do not
 // depend on the count.
-void assemble_on(const gga::NetworkView& v, const gga::State& s, int threads) {
-  if (threads > 1 && v.o.links >= kParallelLinks) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int k = 0; k < v.o.links; ++k) gga::link_coefficients(v, s, k);
+void assemble_on(const gga::NetworkView& v, const gga::State& s, HostTeam* team) {
+  if (team && v.o.links >= kParallelLinks) {
+    auto share = [&](int member) {
+      int begin, end;
+      HostTeam::share(v.o.links, member, team->size(), begin, end);
+      for (int k = begin; k < end; ++k) gga::link_coefficients(v, s, k);
+    };
+    team->run(share);
   } else {
     gga::head_loss_coefficients(v, s);
   }
@@ -130,12 +134,13 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
   bool converged = false;
   int trial = 1;
   std::vector<signed char> statuses_before;
+  HostTeam* team = team_.get(run.threads);
   while (trial <= max_trials) {
     TrialReport report;
     report.trial = trial;
     if (run.trace) statuses_before = status_;
     auto t0 = Clock::now();
-    assemble_on(v, s, run.threads);
+    assemble_on(v, s, team);
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system_);
     if (trial == 1) solver.suggest_elimination_order(system_.elimination_order);

@@ -112,7 +112,7 @@ TEST_CASE("a partition holds every column once, each part closed below its colum
       for (const auto& part : p.parts) CHECK(std::is_sorted(part.begin(), part.end()));
       CHECK(std::is_sorted(p.top.begin(), p.top.end()));
       // A network's tree shares out: every thread has columns, the top is the smaller share.
-      if (threads > 1 && s.n > 1000) {
+      if (threads > 1 && s.n > 10000) {
         CHECK(static_cast<int>(p.parts.size()) == threads);
         for (const auto& part : p.parts) CHECK(!part.empty());
         CHECK(p.top.size() * 10 < static_cast<std::size_t>(s.n));

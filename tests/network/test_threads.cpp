@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "network/host_team.hpp"
 #include "network/inp_reader.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network_test_data.hpp"
@@ -44,6 +45,38 @@ void check_same_bits(const Network& net, long duration) {
 }
 
 }  // namespace
+
+TEST_CASE("a host team runs every member once per run and shares items without gaps") {
+  for (int size = 1; size <= 4; ++size) {
+    CAPTURE(size);
+    HostTeam team(size);
+    CHECK(team.size() == size);
+    std::vector<int> calls(size, 0);
+    for (int run = 0; run < 500; ++run) {  // runs back to back: no call lost or doubled
+      auto f = [&](int member) { ++calls[member]; };
+      team.run(f);
+    }
+    for (int c : calls) CHECK(c == 500);
+    for (const int items : {0, 1, 7, 4096}) {
+      int expected_begin = 0;
+      for (int member = 0; member < size; ++member) {
+        int begin = -1, end = -1;
+        HostTeam::share(items, member, size, begin, end);
+        CHECK(begin == expected_begin);
+        CHECK(end - begin <= items / size + 1);
+        expected_begin = end;
+      }
+      CHECK(expected_begin == items);
+    }
+  }
+  TeamSlot slot;
+  CHECK(slot.get(1) == nullptr);
+  HostTeam* two = slot.get(2);
+  CHECK(slot.get(2) == two);
+  CHECK(slot.get(3)->size() == 3);
+  const TeamSlot copy = slot;  // a copy starts without a team of its own
+  CHECK(TeamSlot(copy).get(2) != slot.get(2));
+}
 
 TEST_CASE("Net3's 24 h are the same bits on 1, 2 and 3 threads") {
   check_same_bits(read_inp(test::repo_networks() + "/Net3.inp"), 86400);
