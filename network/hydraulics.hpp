@@ -208,8 +208,12 @@ class GradientAlgorithm {
   std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
   JunctionSystem system_;            // the matrix structure built once, the values each trial
   TeamSlot team_;                    // RunOptions::threads' team
+  // The junctions' demands flattened (flatten_demands), each pattern's factor of the period.
+  std::vector<int> demand_ptr_, demand_pattern_, pumps_;
+  std::vector<double> demand_base_, pattern_factor_;
 
   void build_structure();
+  void flatten_demands();
   void reset_pump_flow(int link);
   void set_status(int link, LinkStatus s) { status_[link] = static_cast<signed char>(s); }
   // The gradient algorithm's state over this object's arrays; x: the junction heads solved for.
