@@ -158,6 +158,10 @@ void SubtreeCholesky::analyse(const precond::SparseCholesky& analysed, long a_nn
   schedule_ = compile_schedule(analysed, a_nnz);
   partition_ = partition_subtrees(schedule_, std::max(1, threads));
   layout_ = lay_out(schedule_, partition_);
+  // The schedule's slot lists live on renumbered in the layout only.
+  std::vector<int>().swap(schedule_.pivot_terms);
+  std::vector<int>().swap(schedule_.update_source);
+  std::vector<int>().swap(schedule_.update_multiplier);
   factor_.assign(static_cast<std::size_t>(schedule_.factor_slots()), 0.0);
   rhs_.assign(static_cast<std::size_t>(schedule_.n), 0.0);
   failed_.assign(partition_.parts.size(), schedule_.n);

@@ -465,6 +465,15 @@ CGS_HD void control_valve_contributions(const NetworkView& v, const State& s) {
   }
 }
 
+// What the nodes and control valves add to the system once every link's contribution is in it.
+CGS_HD void node_contributions(const NetworkView& v, const State& s) {
+  emitter_contributions(v, s);
+  pda_contributions(v, s);
+  leakage_contributions(v, s);
+  demand_contributions(v, s);
+  control_valve_contributions(v, s);
+}
+
 // The junction system A x = b from the links' coefficients (head_loss_coefficients) and the
 // current flows.
 CGS_HD void assemble_system(const NetworkView& v, const State& s) {
@@ -473,11 +482,7 @@ CGS_HD void assemble_system(const NetworkView& v, const State& s) {
   for (int i = 0; i < o.nj; ++i) s.b[i] = 0.0;
   for (int i = 0; i < o.nodes; ++i) s.xflow[i] = 0.0;
   link_contributions(v, s);
-  emitter_contributions(v, s);
-  pda_contributions(v, s);
-  leakage_contributions(v, s);
-  demand_contributions(v, s);
-  control_valve_contributions(v, s);
+  node_contributions(v, s);
 }
 
 // The coefficients of every link and the junction system A x = b for the current flows.

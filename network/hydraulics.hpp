@@ -19,6 +19,7 @@
 #include "network/gga.hpp"
 #include "network/gga_network.hpp"
 #include "network/host_team.hpp"
+#include "network/link_gather.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
 
@@ -208,6 +209,7 @@ class GradientAlgorithm {
   std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
   JunctionSystem system_;            // the matrix structure built once, the values each trial
   TeamSlot team_;                    // RunOptions::threads' team
+  LinkGather gather_;                // the links' part of the system node by node, for the team
   // The junctions' demands flattened (flatten_demands), each pattern's factor of the period.
   std::vector<int> demand_ptr_, demand_pattern_, pumps_;
   std::vector<double> demand_base_, pattern_factor_;

@@ -18,21 +18,26 @@ double since(Clock::time_point t) {
 // Below this many links a parallel loop's start costs more than the coefficients.
 constexpr int kParallelLinks = 4096;
 
-// gga::assemble with the head loss coefficients on `threads` threads: each link's are its own
-// (they read the network and the link's state, and write its P and Y), so the numbers do not
-// depend on the count.
-void assemble_on(const gga::NetworkView& v, const gga::State& s, HostTeam* team) {
-  if (team && v.o.links >= kParallelLinks) {
-    auto share = [&](int member) {
-      int begin, end;
-      HostTeam::share(v.o.links, member, team->size(), begin, end);
-      for (int k = begin; k < end; ++k) gga::link_coefficients(v, s, k);
-    };
-    team->run(share);
-  } else {
-    gga::head_loss_coefficients(v, s);
-  }
-  gga::assemble_system(v, s);
+// gga::assemble on a team: the head loss coefficients link by link (each link's are its own:
+// they read the network and the link's state and write its P and Y), then the links' part of the
+// system node by node (link_gather.hpp: each entry the same sum in the same order), then the rest
+// on the caller. The numbers do not depend on the team's size.
+void assemble_on(const gga::NetworkView& v, const gga::State& s, HostTeam* team,
+                 const LinkGather& gather) {
+  if (!team || v.o.links < kParallelLinks) return gga::assemble(v, s);
+  auto coefficients = [&](int member) {
+    int begin, end;
+    HostTeam::share(v.o.links, member, team->size(), begin, end);
+    for (int k = begin; k < end; ++k) gga::link_coefficients(v, s, k);
+  };
+  team->run(coefficients);
+  auto links = [&](int member) {
+    int begin, end;
+    gather.share(member, team->size(), begin, end);
+    gather.gather(v, s, begin, end);
+  };
+  team->run(links);
+  gga::node_contributions(v, s);
 }
 
 }  // namespace
@@ -135,12 +140,13 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
   int trial = 1;
   std::vector<signed char> statuses_before;
   HostTeam* team = team_.get(run.threads);
+  if (team && !gather_.built()) gather_.build(v, system_.A);
   while (trial <= max_trials) {
     TrialReport report;
     report.trial = trial;
     if (run.trace) statuses_before = status_;
     auto t0 = Clock::now();
-    assemble_on(v, s, team);
+    assemble_on(v, s, team, gather_);
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system_);
     if (trial == 1) solver.suggest_elimination_order(system_.elimination_order);
