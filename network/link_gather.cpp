@@ -15,6 +15,15 @@ void LinkGather::build(const gga::NetworkView& v, const CsrMatrix<double>& A) {
     end_[next[v.from[k]]++] = 2 * k;
     end_[next[v.to[k]]++] = 2 * k + 1;
   }
+  slot_.assign(end_.size(), -1);
+  fixed_.assign(end_.size(), -1);
+  for (std::size_t t = 0; t < end_.size(); ++t) {
+    const int k = end_[t] >> 1;
+    const bool start = (end_[t] & 1) == 0;
+    slot_[t] = start ? v.slot_ij[k] : v.slot_ji[k];
+    const int other = start ? v.to[k] : v.from[k];
+    if (other >= v.o.nj) fixed_[t] = other;
+  }
   row_ptr_ = A.row_ptr;
 }
 
@@ -43,20 +52,18 @@ void LinkGather::gather(const gga::NetworkView& v, const gga::State& s, int begi
       const int k = end_[t] >> 1;
       const double P = s.P[k];
       if (P == 0.0) continue;
-      const bool start = (end_[t] & 1) == 0;
-      const int n1 = v.from[k], n2 = v.to[k];
-      if (start) {
+      if ((end_[t] & 1) == 0) {  // i is the link's start node
         xflow -= s.flow[k];
         if (i >= nj) continue;
-        if (v.slot_ij[k] >= 0) s.A[v.slot_ij[k]] += -P;
+        if (slot_[t] >= 0) s.A[slot_[t]] += -P;
         diagonal += P;
         b += s.Y[k];
-        if (n2 >= nj) b += P * s.head[n2];
+        if (fixed_[t] >= 0) b += P * s.head[fixed_[t]];
       } else {
         xflow += s.flow[k];
         if (i >= nj) continue;
-        if (v.slot_ji[k] >= 0) s.A[v.slot_ji[k]] += -P;
-        if (n1 >= nj) b += P * s.head[n1];
+        if (slot_[t] >= 0) s.A[slot_[t]] += -P;
+        if (fixed_[t] >= 0) b += P * s.head[fixed_[t]];
         diagonal += P;
         b += -s.Y[k];
       }
