@@ -69,7 +69,7 @@ double share_out(const std::vector<std::pair<double, int>>& roots, int threads,
 
 }  // namespace
 
-SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads) {
+SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads, double min_work) {
   const int n = s.n;
   SubtreePartition p;
   std::vector<double> work, subtree;
@@ -93,7 +93,7 @@ SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads) {
   std::vector<int> owner(n, -2), bin_of(n, -1);
   double candidates = total, top = 0;
   bool shared = false;
-  if (total < kMinSubtreeWork) threads = 1;
+  if (total < min_work) threads = 1;
   while (threads > 1 && !heap.empty() && top <= kMaxTopShare * total) {
     const auto [weight, root] = heap.top();
     if (weight * threads <= candidates * kBalance) {
@@ -154,9 +154,10 @@ SlotLayout lay_out(const CholeskySchedule& s, const SubtreePartition& p) {
   return l;
 }
 
-void SubtreeCholesky::analyse(const precond::SparseCholesky& analysed, long a_nnz, int threads) {
+void SubtreeCholesky::analyse(const precond::SparseCholesky& analysed, long a_nnz, int threads,
+                              double min_work) {
   schedule_ = compile_schedule(analysed, a_nnz);
-  partition_ = partition_subtrees(schedule_, std::max(1, threads));
+  partition_ = partition_subtrees(schedule_, std::max(1, threads), min_work);
   layout_ = lay_out(schedule_, partition_);
   // The schedule's slot lists live on renumbered in the layout only.
   std::vector<int>().swap(schedule_.pivot_terms);

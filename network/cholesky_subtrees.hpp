@@ -8,8 +8,9 @@
 // serial run's, in its order, and the factor is the same bit for bit whatever the thread count.
 // The subtrees are cut from the top down (the heaviest subtree split first) until they share out
 // among the threads within 5% of an even split, or the top holds half of the work (networks
-// whose tree is a chain: one thread); a factorisation of fewer than kMinSubtreeWork operations
-// runs on one (waking a thread costs more). Each thread's columns are stored together (SlotLayout).
+// whose tree is a chain: one thread); a factorisation of fewer than min_work operations runs on
+// one (kMinSubtreeWork by default: waking a thread costs more, and on a loaded 2-core machine far
+// more: BWSN_Network_2's 82,000 a factorisation lost there). Each thread's columns are stored together (SlotLayout).
 // Nothing is allocated per factorisation.
 #pragma once
 
@@ -22,7 +23,7 @@
 
 namespace cgs::net {
 
-inline constexpr double kMinSubtreeWork = 50000;
+inline constexpr double kMinSubtreeWork = 200000;
 
 // The columns each thread factorises (ascending), and the top's, run after them.
 struct SubtreePartition {
@@ -31,7 +32,8 @@ struct SubtreePartition {
 };
 // The partition of an analysed factorisation's elimination tree for `threads` threads (1: every
 // column in the top). Each column weighed by its operations.
-SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads);
+SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads,
+                                    double min_work = kMinSubtreeWork);
 
 // Where a factorisation keeps each column: its diagonal at column[j], its entries right after it,
 // the threads' columns each in one stretch (no cache line written by two threads but at the
@@ -45,7 +47,8 @@ SlotLayout lay_out(const CholeskySchedule& s, const SubtreePartition& p);
 class SubtreeCholesky {
  public:
   // The schedule of `analysed` and its partition for `threads` (>= 1) threads.
-  void analyse(const precond::SparseCholesky& analysed, long a_nnz, int threads);
+  void analyse(const precond::SparseCholesky& analysed, long a_nnz, int threads,
+               double min_work = kMinSubtreeWork);
   bool analysed() const { return analysed_; }
   int threads() const { return static_cast<int>(partition_.parts.size()); }
   // As precond::SparseCholesky::factorize (no shift): false at the first pivot <= 0 in

@@ -121,9 +121,12 @@ struct RunOptions {
   std::function<bool(const GradientAlgorithm&)> settled;
   // Record each trial's status changes (TrialReport::status_changes; netsolve --trace).
   bool trace = false;
-  // The threads a trial's per-link work (the head loss coefficients) runs on, each link's
-  // arithmetic the same on any count.
+  // The threads a trial's per-link work (the head loss coefficients, the links' part of the
+  // system) runs on, each number the same on any count; on networks of parallel_links links or
+  // more (fewer: waking the threads costs more than they save; on a loaded 2-core machine
+  // BWSN_Network_2's 14,822 links lost).
   int threads = 1;
+  int parallel_links = 20000;
 };
 
 // The gradient algorithm's state: flows, statuses, settings, heads, tank volumes. Exposed so tests

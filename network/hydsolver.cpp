@@ -15,16 +15,13 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Below this many links a parallel loop's start costs more than the coefficients.
-constexpr int kParallelLinks = 4096;
-
 // gga::assemble on a team: the head loss coefficients link by link (each link's are its own:
 // they read the network and the link's state and write its P and Y), then the links' part of the
 // system node by node (link_gather.hpp: each entry the same sum in the same order), then the rest
 // on the caller. The numbers do not depend on the team's size.
 void assemble_on(const gga::NetworkView& v, const gga::State& s, HostTeam* team,
                  const LinkGather& gather) {
-  if (!team || v.o.links < kParallelLinks) return gga::assemble(v, s);
+  if (!team) return gga::assemble(v, s);
   auto coefficients = [&](int member) {
     int begin, end;
     HostTeam::share(v.o.links, member, team->size(), begin, end);
@@ -139,7 +136,7 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
   bool converged = false;
   int trial = 1;
   std::vector<signed char> statuses_before;
-  HostTeam* team = team_.get(run.threads);
+  HostTeam* team = v.o.links >= run.parallel_links ? team_.get(run.threads) : nullptr;
   if (team && !gather_.built()) gather_.build(v, system_.A);
   while (trial <= max_trials) {
     TrialReport report;

@@ -31,7 +31,7 @@ TEST_CASE("the subtree factorisation equals precond::SparseCholesky bit for bit 
       for (int threads = 1; threads <= 4; ++threads) {
         CAPTURE(threads);
         SubtreeCholesky subtrees;
-        subtrees.analyse(reference, system.A.nnz(), threads);
+        subtrees.analyse(reference, system.A.nnz(), threads, 0.0);
         for (unsigned seed = 0; seed < 2; ++seed) {
           CAPTURE(seed);
           const CsrMatrix<double> A = seed == 0 ? system.A : test::perturbed(system.A, seed);
@@ -55,7 +55,7 @@ TEST_CASE("the subtree factorisation stops at the pivot the serial one stops at"
     precond::SparseCholesky reference;
     reference.analyse(system.A, precond::minimum_degree_order(system.A));
     SubtreeCholesky subtrees;
-    subtrees.analyse(reference, system.A.nnz(), 2);
+    subtrees.analyse(reference, system.A.nnz(), 2, 0.0);
     // Rows in the subtrees and in the top (the last eliminated), two at once: the earlier wins.
     const std::vector<int>& order = reference.order();
     const index_t n = system.A.rows;
@@ -91,7 +91,7 @@ TEST_CASE("a partition holds every column once, each part closed below its colum
     const CholeskySchedule s = compile_schedule(analysed, system.A.nnz());
     for (int threads = 1; threads <= 4; ++threads) {
       CAPTURE(threads);
-      const SubtreePartition p = partition_subtrees(s, threads);
+      const SubtreePartition p = partition_subtrees(s, threads, 0.0);
       std::vector<int> part_of(s.n, -2);
       for (std::size_t t = 0; t < p.parts.size(); ++t)
         for (int j : p.parts[t]) {
@@ -112,6 +112,8 @@ TEST_CASE("a partition holds every column once, each part closed below its colum
       for (const auto& part : p.parts) CHECK(std::is_sorted(part.begin(), part.end()));
       CHECK(std::is_sorted(p.top.begin(), p.top.end()));
       // A network's tree shares out: every thread has columns, the top is the smaller share.
+      // Below kMinSubtreeWork operations (these networks' factorisations) one thread does it.
+      CHECK(partition_subtrees(s, threads).parts.size() == 1);
       if (threads > 1 && s.n > 10000) {
         CHECK(static_cast<int>(p.parts.size()) == threads);
         for (const auto& part : p.parts) CHECK(!part.empty());
