@@ -124,7 +124,7 @@ SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads, doub
   return p;
 }
 
-SlotLayout lay_out(const CholeskySchedule& s, const SubtreePartition& p) {
+SlotLayout lay_out(CholeskySchedule& s, const SubtreePartition& p) {
   const int n = s.n;
   SlotLayout l;
   l.column.assign(n, 0);
@@ -144,9 +144,9 @@ SlotLayout lay_out(const CholeskySchedule& s, const SubtreePartition& p) {
     for (int e = s.col_ptr[j]; e < s.col_ptr[j + 1]; ++e)
       slot[n + e] = l.column[j] + 1 + e - s.col_ptr[j];
   }
-  auto renumber = [&](const std::vector<int>& from, std::vector<int>& to) {
-    to.resize(from.size());
-    for (std::size_t i = 0; i < from.size(); ++i) to[i] = slot[from[i]];
+  auto renumber = [&](std::vector<int>& from, std::vector<int>& to) {  // in place, then moved
+    for (int& i : from) i = slot[i];
+    to = std::move(from);
   };
   renumber(s.pivot_terms, l.pivot_terms);
   renumber(s.update_source, l.update_source);
@@ -159,10 +159,6 @@ void SubtreeCholesky::analyse(const precond::SparseCholesky& analysed, long a_nn
   schedule_ = compile_schedule(analysed, a_nnz);
   partition_ = partition_subtrees(schedule_, std::max(1, threads), min_work);
   layout_ = lay_out(schedule_, partition_);
-  // The schedule's slot lists live on renumbered in the layout only.
-  std::vector<int>().swap(schedule_.pivot_terms);
-  std::vector<int>().swap(schedule_.update_source);
-  std::vector<int>().swap(schedule_.update_multiplier);
   factor_.assign(static_cast<std::size_t>(schedule_.factor_slots()), 0.0);
   rhs_.assign(static_cast<std::size_t>(schedule_.n), 0.0);
   failed_.assign(partition_.parts.size(), schedule_.n);

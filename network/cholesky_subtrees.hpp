@@ -37,12 +37,13 @@ SubtreePartition partition_subtrees(const CholeskySchedule& s, int threads,
 
 // Where a factorisation keeps each column: its diagonal at column[j], its entries right after it,
 // the threads' columns each in one stretch (no cache line written by two threads but at the
-// stretches' ends); the schedule's slot lists renumbered to match.
+// stretches' ends); the schedule's slot lists renumbered to match, moved out of the schedule
+// (which keeps the rest).
 struct SlotLayout {
   std::vector<int> column;
   std::vector<int> pivot_terms, update_source, update_multiplier;
 };
-SlotLayout lay_out(const CholeskySchedule& s, const SubtreePartition& p);
+SlotLayout lay_out(CholeskySchedule& s, const SubtreePartition& p);
 
 class SubtreeCholesky {
  public:
