@@ -162,6 +162,7 @@ void SubtreeCholesky::analyse(const precond::SparseCholesky& analysed, long a_nn
   factor_.assign(static_cast<std::size_t>(schedule_.factor_slots()), 0.0);
   rhs_.assign(static_cast<std::size_t>(schedule_.n), 0.0);
   failed_.assign(partition_.parts.size(), schedule_.n);
+  index_top_rows();
   analysed_ = true;
 }
 
@@ -196,27 +197,88 @@ bool SubtreeCholesky::factorize(const CsrMatrix<double>& A, int* failed_row) {
   return false;
 }
 
-// L y = b by columns, then L^T x = y by rows of L^T, as chol::substitute (and
-// precond::SparseCholesky::solve) in the elimination order, the factor read from this layout.
-void SubtreeCholesky::solve(const std::vector<double>& b, std::vector<double>& x) {
+// The top's rows of L, each row's entries by ascending column (the order the forward
+// substitution subtracts them in): the columns and the entries' slots.
+void SubtreeCholesky::index_top_rows() {
   const int n = schedule_.n;
+  if (threads() == 1) return;  // one thread: the columns in order, no gather
+  std::vector<int> index(n, -1);
+  for (std::size_t t = 0; t < partition_.top.size(); ++t) index[partition_.top[t]] = static_cast<int>(t);
+  top_ptr_.assign(partition_.top.size() + 1, 0);
+  for (int e = 0; e < schedule_.col_ptr[n]; ++e)
+    if (index[schedule_.row[e]] >= 0) ++top_ptr_[index[schedule_.row[e]] + 1];
+  for (std::size_t t = 0; t < partition_.top.size(); ++t) top_ptr_[t + 1] += top_ptr_[t];
+  top_column_.assign(top_ptr_.back(), 0);
+  top_slot_.assign(top_ptr_.back(), 0);
+  std::vector<int> next(top_ptr_.begin(), top_ptr_.end() - 1);
+  for (int j = 0; j < n; ++j)  // ascending: each row's list in column order
+    for (int e = schedule_.col_ptr[j]; e < schedule_.col_ptr[j + 1]; ++e) {
+      const int t = index[schedule_.row[e]];
+      if (t < 0) continue;
+      top_column_[next[t]] = j;
+      top_slot_[next[t]++] = layout_.column[j] + 1 + e - schedule_.col_ptr[j];
+    }
+  in_top_.assign(n, 0);
+  for (int j : partition_.top) in_top_[j] = 1;
+}
+
+// Forward, the columns in order: y_j = rhs_j / L(j, j), then rhs_r -= L(r, j) y_j for the rows
+// below it, but for the top's rows where `skip_top` (gathered later in the same order).
+void SubtreeCholesky::forward(const std::vector<int>& columns, bool skip_top) {
   const std::vector<int>& col_ptr = schedule_.col_ptr;
   const std::vector<int>& row = schedule_.row;
   const double* f = factor_.data();
-  for (int k = 0; k < n; ++k) rhs_[k] = b[schedule_.order[k]];
-  for (int j = 0; j < n; ++j) {
+  for (int j : columns) {
     const double* l = f + layout_.column[j] + 1;
     const int first = col_ptr[j], last = col_ptr[j + 1];
     const double bj = rhs_[j] / f[layout_.column[j]];
     rhs_[j] = bj;
-    for (int e = first; e < last; ++e) rhs_[row[e]] = rhs_[row[e]] - l[e - first] * bj;
+    for (int e = first; e < last; ++e)
+      if (!skip_top || !in_top_[row[e]]) rhs_[row[e]] = rhs_[row[e]] - l[e - first] * bj;
   }
-  for (int j = n - 1; j >= 0; --j) {
+}
+
+// Backward, the columns from the last: x_j = (y_j - sum of L(r, j) x_r) / L(j, j).
+void SubtreeCholesky::backward(const std::vector<int>& columns) {
+  const std::vector<int>& col_ptr = schedule_.col_ptr;
+  const std::vector<int>& row = schedule_.row;
+  const double* f = factor_.data();
+  for (auto it = columns.rbegin(); it != columns.rend(); ++it) {
+    const int j = *it;
     const double* l = f + layout_.column[j] + 1;
     const int first = col_ptr[j], last = col_ptr[j + 1];
     double bj = rhs_[j];
     for (int e = first; e < last; ++e) bj = bj - l[e - first] * rhs_[row[e]];
     rhs_[j] = bj / f[layout_.column[j]];
+  }
+}
+
+// L y = b by columns, then L^T x = y by rows of L^T, as chol::substitute (and
+// precond::SparseCholesky::solve) in the elimination order, every row's sums in its order. On
+// several threads: forward, each part's columns (rows of its own part only: a column's rows
+// below it are its ancestors), then the top's rows gathered, each from its entries in column
+// order (the serial run's subtractions); backward, the top first (its rows are top rows), then
+// each part (reading its own rows and the top's).
+void SubtreeCholesky::solve(const std::vector<double>& b, std::vector<double>& x) {
+  const int n = schedule_.n, parts = threads();
+  for (int k = 0; k < n; ++k) rhs_[k] = b[schedule_.order[k]];
+  if (parts == 1) {
+    forward(partition_.top, false);  // the top holds every column
+    backward(partition_.top);
+  } else {
+    HostTeam* team = team_.get(parts);
+    auto down = [&](int t) { forward(partition_.parts[t], true); };
+    team->run(down);
+    const double* f = factor_.data();
+    for (std::size_t t = 0; t < partition_.top.size(); ++t) {
+      const int r = partition_.top[t];
+      double v = rhs_[r];
+      for (int u = top_ptr_[t]; u < top_ptr_[t + 1]; ++u) v = v - f[top_slot_[u]] * rhs_[top_column_[u]];
+      rhs_[r] = v / f[layout_.column[r]];
+    }
+    backward(partition_.top);
+    auto up = [&](int t) { backward(partition_.parts[t]); };
+    team->run(up);
   }
   x.resize(n);
   for (int k = 0; k < n; ++k) x[schedule_.order[k]] = rhs_[k];

@@ -11,7 +11,8 @@
 // whose tree is a chain: one thread); a factorisation of fewer than min_work operations runs on
 // one (kMinSubtreeWork by default: waking a thread costs more, and on a loaded 2-core machine far
 // more: BWSN_Network_2's 82,000 a factorisation lost there). Each thread's columns are stored together (SlotLayout).
-// Nothing is allocated per factorisation.
+// The substitutions run on the same parts (forward: the parts, then the top's rows gathered in
+// column order; backward: the top, then the parts). Nothing is allocated per factorisation.
 #pragma once
 
 #include <vector>
@@ -55,7 +56,8 @@ class SubtreeCholesky {
   // As precond::SparseCholesky::factorize (no shift): false at the first pivot <= 0 in
   // elimination order, *failed_row naming its row of A.
   bool factorize(const CsrMatrix<double>& A, int* failed_row);
-  // x = A^-1 b with the last factorisation, as precond::SparseCholesky::solve.
+  // x = A^-1 b with the last factorisation, as precond::SparseCholesky::solve (the same bits), on
+  // the partition's threads.
   void solve(const std::vector<double>& b, std::vector<double>& x);
 
  private:
@@ -66,8 +68,15 @@ class SubtreeCholesky {
   std::vector<double> factor_, rhs_;
   std::vector<int> failed_;  // per thread: its first failing column, or n
   TeamSlot team_;
+  // The substitutions on several threads: which columns are the top's, and the top's rows of L
+  // by ascending column (index_top_rows).
+  std::vector<char> in_top_;
+  std::vector<int> top_ptr_, top_column_, top_slot_;
 
   int run_columns(const std::vector<int>& columns, const double* a, int stop_at);
+  void index_top_rows();
+  void forward(const std::vector<int>& columns, bool skip_top);
+  void backward(const std::vector<int>& columns);
 };
 
 }  // namespace cgs::net
