@@ -9,7 +9,7 @@
 namespace cgs::net {
 namespace {
 
-constexpr double kBalance = 1.05;    // the busiest thread's share against an even split
+constexpr double kBalance = 1.05;     // the busiest thread's share against an even split
 constexpr double kMaxTopShare = 0.5;  // beyond: the tree is too narrow to share out
 
 // Column j of the factor, in place in f (the slots of SubtreeCholesky's layout): its values
@@ -203,7 +203,8 @@ void SubtreeCholesky::index_top_rows() {
   const int n = schedule_.n;
   if (threads() == 1) return;  // one thread: the columns in order, no gather
   std::vector<int> index(n, -1);
-  for (std::size_t t = 0; t < partition_.top.size(); ++t) index[partition_.top[t]] = static_cast<int>(t);
+  for (std::size_t t = 0; t < partition_.top.size(); ++t)
+    index[partition_.top[t]] = static_cast<int>(t);
   top_ptr_.assign(partition_.top.size() + 1, 0);
   for (int e = 0; e < schedule_.col_ptr[n]; ++e)
     if (index[schedule_.row[e]] >= 0) ++top_ptr_[index[schedule_.row[e]] + 1];
@@ -273,7 +274,8 @@ void SubtreeCholesky::solve(const std::vector<double>& b, std::vector<double>& x
     for (std::size_t t = 0; t < partition_.top.size(); ++t) {
       const int r = partition_.top[t];
       double v = rhs_[r];
-      for (int u = top_ptr_[t]; u < top_ptr_[t + 1]; ++u) v = v - f[top_slot_[u]] * rhs_[top_column_[u]];
+      for (int u = top_ptr_[t]; u < top_ptr_[t + 1]; ++u)
+        v = v - f[top_slot_[u]] * rhs_[top_column_[u]];
       rhs_[r] = v / f[layout_.column[r]];
     }
     backward(partition_.top);

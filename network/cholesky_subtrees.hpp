@@ -10,9 +10,10 @@
 // among the threads within 5% of an even split, or the top holds half of the work (networks
 // whose tree is a chain: one thread); a factorisation of fewer than min_work operations runs on
 // one (kMinSubtreeWork by default: waking a thread costs more, and on a loaded 2-core machine far
-// more: BWSN_Network_2's 82,000 a factorisation lost there). Each thread's columns are stored together (SlotLayout).
-// The substitutions run on the same parts (forward: the parts, then the top's rows gathered in
-// column order; backward: the top, then the parts). Nothing is allocated per factorisation.
+// more: BWSN_Network_2's 82,000 a factorisation lost there). Each thread's columns are stored
+// together (SlotLayout). The substitutions run on the same parts (forward: the parts, then the
+// top's rows gathered in column order; backward: the top, then the parts). Nothing is allocated per
+// factorisation.
 #pragma once
 
 #include <vector>

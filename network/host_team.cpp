@@ -28,14 +28,16 @@ T wait_while(const std::atomic<T>& value, T old) {
     pause();
   }
   T now;
-  while ((now = value.load(std::memory_order_acquire)) == old) value.wait(old, std::memory_order_acquire);
+  while ((now = value.load(std::memory_order_acquire)) == old)
+    value.wait(old, std::memory_order_acquire);
   return now;
 }
 
 }  // namespace
 
 HostTeam::HostTeam(int size) : size_(size < 1 ? 1 : size) {
-  for (int member = 1; member < size_; ++member) threads_.emplace_back([this, member] { serve(member); });
+  for (int member = 1; member < size_; ++member)
+    threads_.emplace_back([this, member] { serve(member); });
 }
 
 HostTeam::~HostTeam() {

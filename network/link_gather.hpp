@@ -31,9 +31,9 @@ class LinkGather {
   // Node i's links at [ptr_[i], ptr_[i + 1]) of the lists below, each with what the gather
   // reads of it besides its state (in one pass, not through the view's link arrays).
   std::vector<int> ptr_;
-  std::vector<int> end_;    // 2 k for link k's start node, 2 k + 1 for its end node
-  std::vector<int> slot_;   // its A(i, j) slot (-1: the other end is a fixed head)
-  std::vector<int> fixed_;  // the other end where it is a fixed head, else -1
+  std::vector<int> end_;          // 2 k for link k's start node, 2 k + 1 for its end node
+  std::vector<int> slot_;         // its A(i, j) slot (-1: the other end is a fixed head)
+  std::vector<int> fixed_;        // the other end where it is a fixed head, else -1
   std::vector<index_t> row_ptr_;  // A's rows (the junctions)
 };
 

@@ -26,8 +26,8 @@ TEST_CASE("the subtree factorisation equals precond::SparseCholesky bit for bit 
     for (const bool amd : {true, false}) {
       CAPTURE(amd);
       precond::SparseCholesky reference;
-      reference.analyse(system.A,
-                        amd ? precond::minimum_degree_order(system.A) : identity_order(system.A.rows));
+      reference.analyse(
+          system.A, amd ? precond::minimum_degree_order(system.A) : identity_order(system.A.rows));
       for (int threads = 1; threads <= 4; ++threads) {
         CAPTURE(threads);
         SubtreeCholesky subtrees;
