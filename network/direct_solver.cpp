@@ -15,6 +15,7 @@
 #include <string>
 
 #include "formats/types.hpp"
+#include "network/cholesky_subtrees.hpp"
 #include "network/linear_solver.hpp"
 #include "solver/precond/sparse_cholesky.hpp"
 #include "solver/cholmod_api.hpp"
@@ -351,15 +352,21 @@ class NativeSolver final : public LinearSolver {
     if (!cholesky_.analysed() || !pattern_.same_as(A)) {
       cholesky_.analyse(A,
                         given_order_.empty() ? precond::minimum_degree_order(A) : checked(given_order_, A));
+      subtrees_.analyse(cholesky_, A.nnz(), threads_);
       pattern_.remember(A);
       ++analyses_;
     }
     int failed_row = -1;
-    if (!cholesky_.factorize(A, &failed_row)) return pivot_failed(failed_row, started);
-    cholesky_.solve(b, x);
+    if (!subtrees_.factorize(A, &failed_row)) return pivot_failed(failed_row, started);
+    subtrees_.solve(b, x);
     return solved(A, b, x, measure_, started);
   }
   void measure_residuals(bool on) override { measure_ = on; }
+  void set_threads(int threads) override {
+    if (threads == threads_) return;
+    threads_ = threads;
+    pattern_ = {};  // partitioned again on the next solve
+  }
 
   // A pivot <= 0 depends on the elimination order (CholmodSolver::solve_in_file_order says
   // why): the file's order, then AMD's, are the second and third chances before error 110 (a
@@ -424,6 +431,8 @@ class NativeSolver final : public LinearSolver {
   std::vector<int> given_order_;  // empty: minimum degree (AMD)
   bool fixed_ = false;            // given_order_ came with the solver: suggestions are ignored
   precond::SparseCholesky cholesky_, file_order_, amd_order_;  // the latter two: the fallbacks
+  SubtreeCholesky subtrees_;  // cholesky_'s analysis factorised on threads_ threads
+  int threads_ = 1;
   Pattern pattern_, fallbacks_pattern_;
   int analyses_ = 0, file_order_solves_ = 0;
   bool copied_ = false;

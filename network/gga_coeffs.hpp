@@ -465,19 +465,30 @@ CGS_HD void control_valve_contributions(const NetworkView& v, const State& s) {
   }
 }
 
-// The coefficients of every link and the junction system A x = b for the current flows.
-CGS_HD void assemble(const NetworkView& v, const State& s) {
-  const Options& o = v.o;
-  head_loss_coefficients(v, s);
-  for (int e = 0; e < v.a_nnz; ++e) s.A[e] = 0.0;
-  for (int i = 0; i < o.nj; ++i) s.b[i] = 0.0;
-  for (int i = 0; i < o.nodes; ++i) s.xflow[i] = 0.0;
-  link_contributions(v, s);
+// What the nodes and control valves add to the system once every link's contribution is in it.
+CGS_HD void node_contributions(const NetworkView& v, const State& s) {
   emitter_contributions(v, s);
   pda_contributions(v, s);
   leakage_contributions(v, s);
   demand_contributions(v, s);
   control_valve_contributions(v, s);
+}
+
+// The junction system A x = b from the links' coefficients (head_loss_coefficients) and the
+// current flows.
+CGS_HD void assemble_system(const NetworkView& v, const State& s) {
+  const Options& o = v.o;
+  for (int e = 0; e < v.a_nnz; ++e) s.A[e] = 0.0;
+  for (int i = 0; i < o.nj; ++i) s.b[i] = 0.0;
+  for (int i = 0; i < o.nodes; ++i) s.xflow[i] = 0.0;
+  link_contributions(v, s);
+  node_contributions(v, s);
+}
+
+// The coefficients of every link and the junction system A x = b for the current flows.
+CGS_HD void assemble(const NetworkView& v, const State& s) {
+  head_loss_coefficients(v, s);
+  assemble_system(v, s);
 }
 
 }  // namespace cgs::net::gga

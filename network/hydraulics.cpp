@@ -36,6 +36,9 @@ GradientAlgorithm::GradientAlgorithm(const Network& net)
   Y_.assign(m, 0.0);
   status_.assign(m, static_cast<signed char>(LinkStatus::open));
   network_.load(net);
+  flatten_demands();
+  for (std::size_t k = 0; k < m; ++k)
+    if (net.links[k].type == LinkType::pump) pumps_.push_back(static_cast<int>(k));
   build_structure();
   network_.compute_resistances(net);
 }
@@ -87,6 +90,7 @@ gga::State GradientAlgorithm::state(double* x) {
 
 void GradientAlgorithm::initialise() {
   network_.load(net_);  // the records as they are now
+  flatten_demands();
   for (std::size_t i = nj_; i < net_.nodes.size(); ++i) {
     const Node& node = net_.nodes[i];
     head_[i] = node.initial_head;
@@ -135,6 +139,23 @@ void GradientAlgorithm::start_period(long time, const ControlObserver* on_contro
   controls(time, on_control);
 }
 
+// Every junction's demands as flat arrays (the Network's per-node lists, read each period, are
+// scattered through memory): base and pattern (the default one resolved; -1: none), by junction.
+void GradientAlgorithm::flatten_demands() {
+  const int default_pattern = net_.default_pattern();
+  demand_ptr_.assign(1, 0);
+  demand_base_.clear();
+  demand_pattern_.clear();
+  for (int i = 0; i < nj_; ++i) {
+    for (const Demand& d : net_.nodes[i].demands) {
+      demand_base_.push_back(d.base);
+      demand_pattern_.push_back(d.pattern >= 0 ? d.pattern : default_pattern);
+    }
+    demand_ptr_.push_back(static_cast<int>(demand_base_.size()));
+  }
+  pattern_factor_.assign(net_.patterns.size() + 1, 1.0);
+}
+
 // EPANET's demands(): the pattern period that contains `time` (counted from PATTERN START) sets
 // junction demands, reservoir heads and pump speeds.
 void GradientAlgorithm::demands(long time) {
@@ -144,13 +165,15 @@ void GradientAlgorithm::demands(long time) {
     const auto& f = net_.patterns[p].factors;
     return f.empty() ? 1.0 : f[period % static_cast<long>(f.size())];
   };
-  const int default_pattern = net_.default_pattern();
+  // Each pattern's factor of this period, at pattern_factor_[p + 1] (slot 0: no pattern, 1).
+  for (std::size_t p = 0; p < net_.patterns.size(); ++p)
+    pattern_factor_[p + 1] = factor(static_cast<int>(p));
   system_demand_ = 0;
   for (int i = 0; i < nj_; ++i) {
     double sum = 0;
-    for (const Demand& d : net_.nodes[i].demands) {
+    for (int d = demand_ptr_[i]; d < demand_ptr_[i + 1]; ++d) {
       const double q =
-          d.base * factor(d.pattern >= 0 ? d.pattern : default_pattern) * opt_.demand_multiplier;
+          demand_base_[d] * pattern_factor_[demand_pattern_[d] + 1] * opt_.demand_multiplier;
       if (q > 0.0) system_demand_ += q;
       sum += q;
     }
@@ -162,10 +185,9 @@ void GradientAlgorithm::demands(long time) {
     if (node.type == NodeType::reservoir && node.head_pattern >= 0)
       head_[i] = node.elevation * factor(node.head_pattern);
   }
-  for (std::size_t k = 0; k < net_.links.size(); ++k) {
-    const Link& link = net_.links[k];
-    if (link.type != LinkType::pump || net_.pumps[link.pump].speed_pattern < 0) continue;
-    set_link_setting(static_cast<int>(k), factor(net_.pumps[link.pump].speed_pattern));
+  for (int k : pumps_) {
+    if (net_.pumps[net_.links[k].pump].speed_pattern < 0) continue;
+    set_link_setting(k, factor(net_.pumps[net_.links[k].pump].speed_pattern));
   }
 }
 

@@ -18,6 +18,8 @@
 #include "formats/csr.hpp"
 #include "network/gga.hpp"
 #include "network/gga_network.hpp"
+#include "network/host_team.hpp"
+#include "network/link_gather.hpp"
 #include "network/linear_solver.hpp"
 #include "network/network.hpp"
 
@@ -119,6 +121,12 @@ struct RunOptions {
   std::function<bool(const GradientAlgorithm&)> settled;
   // Record each trial's status changes (TrialReport::status_changes; netsolve --trace).
   bool trace = false;
+  // The threads a trial's per-link work (the head loss coefficients, the links' part of the
+  // system) runs on, each number the same on any count; on networks of parallel_links links or
+  // more (fewer: waking the threads costs more than they save; on a loaded 2-core machine
+  // BWSN_Network_2's 14,822 links lost).
+  int threads = 1;
+  int parallel_links = 20000;
 };
 
 // The gradient algorithm's state: flows, statuses, settings, heads, tank volumes. Exposed so tests
@@ -203,8 +211,14 @@ class GradientAlgorithm {
   std::vector<double> flow_, setting_, pcv_loss_, P_, Y_, xflow_;
   std::vector<signed char> status_;  // LinkStatus, as gga::State holds it
   JunctionSystem system_;            // the matrix structure built once, the values each trial
+  TeamSlot team_;                    // RunOptions::threads' team
+  LinkGather gather_;                // the links' part of the system node by node, for the team
+  // The junctions' demands flattened (flatten_demands), each pattern's factor of the period.
+  std::vector<int> demand_ptr_, demand_pattern_, pumps_;
+  std::vector<double> demand_base_, pattern_factor_;
 
   void build_structure();
+  void flatten_demands();
   void reset_pump_flow(int link);
   void set_status(int link, LinkStatus s) { status_[link] = static_cast<signed char>(s); }
   // The gradient algorithm's state over this object's arrays; x: the junction heads solved for.

@@ -15,6 +15,28 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// gga::assemble on a team: the head loss coefficients link by link (each link's are its own:
+// they read the network and the link's state and write its P and Y), then the links' part of the
+// system node by node (link_gather.hpp: each entry the same sum in the same order), then the rest
+// on the caller. The numbers do not depend on the team's size.
+void assemble_on(const gga::NetworkView& v, const gga::State& s, HostTeam* team,
+                 const LinkGather& gather) {
+  if (!team) return gga::assemble(v, s);
+  auto coefficients = [&](int member) {
+    int begin, end;
+    HostTeam::share(v.o.links, member, team->size(), begin, end);
+    for (int k = begin; k < end; ++k) gga::link_coefficients(v, s, k);
+  };
+  team->run(coefficients);
+  auto links = [&](int member) {
+    int begin, end;
+    gather.share(member, team->size(), begin, end);
+    gather.gather(v, s, begin, end);
+  };
+  team->run(links);
+  gga::node_contributions(v, s);
+}
+
 }  // namespace
 
 const JunctionSystem& GradientAlgorithm::assemble() {
@@ -114,12 +136,14 @@ PeriodSolve GradientAlgorithm::solve_period(LinearSolver& solver, std::vector<do
   bool converged = false;
   int trial = 1;
   std::vector<signed char> statuses_before;
+  HostTeam* team = v.o.links >= run.parallel_links ? team_.get(run.threads) : nullptr;
+  if (team && !gather_.built()) gather_.build(v, system_.A);
   while (trial <= max_trials) {
     TrialReport report;
     report.trial = trial;
     if (run.trace) statuses_before = status_;
     auto t0 = Clock::now();
-    gga::assemble(v, s);
+    assemble_on(v, s, team, gather_);
     report.assemble_seconds = since(t0);
     if (run.on_system) run.on_system(time, trial, system_);
     if (trial == 1) solver.suggest_elimination_order(system_.elimination_order);

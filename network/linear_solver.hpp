@@ -71,6 +71,10 @@ class LinearSolver {
   // study reads neither and turns it off; the solution does not depend on it. CG solvers need
   // their residuals to stop and ignore this.
   virtual void measure_residuals(bool on) { (void)on; }
+  // The threads one solve may use (>= 1; 1: the default). The native direct solver factorises
+  // disjoint subtrees of its elimination tree at the same time (cholesky_subtrees.hpp), each
+  // column as on one thread: its answers do not depend on the count. Others ignore it.
+  virtual void set_threads(int threads) { (void)threads; }
   // Symbolic analyses this solver ran (direct solvers; -1 where not counted).
   virtual int analyses() const { return -1; }
   virtual bool solve_in_file_order(const CsrMatrix<double>& A, const std::vector<double>& b,
