@@ -550,14 +550,17 @@ int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
 }
 
 // The pump energy (EPANET's, for the JSON report) and --out's file, recorded along the run
-// through its period and step hooks; the file is finished only where every period was solved
+// through its period and step hooks (the file's water quality read from the run's QualityRun,
+// where it has one); the file is finished only where every period was solved
 // (as EPANET's, which writes none when its hydraulics stop on an error).
 struct RunRecorders {
   EnergyMeter energy;
   std::unique_ptr<EpanetOutWriter> out;
-  RunRecorders(const Args& args, const Network& net, long duration) : energy(net, duration) {
+  RunRecorders(const Args& args, const Network& net, long duration, const QualityRun* quality)
+      : energy(net, duration) {
     if (args.out_file.empty()) return;
-    out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration);
+    out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration,
+                                            quality ? &quality->engine() : nullptr);
     out_path = args.out_file;
   }
   EnergyReport finish(const SimulationResults& s, nlohmann::json& summary) {
@@ -597,7 +600,8 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
                                    QualityRun* quality, EpanetReport* rpt) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
-  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration);
+  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration,
+                         quality);
   record_energy_and_output(sim, recorders.energy, recorders.out.get());
   if (quality) quality->attach(sim);  // after the recorders: it chains their hooks
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);

@@ -928,7 +928,9 @@ void EpanetReport::attach(SimulationOptions& sim) {
     st.balance_rates(g);
     if (is_report_time(st.net.times, time) && time <= st.duration) st.capture(time, g);
   };
-  sim.on_step = [&st](const StepReport& r) {
+  // A step hook already there (the energy meter and the .out's warnings) runs first, as before.
+  sim.on_step = [&st, before = std::move(sim.on_step)](const StepReport& r) {
+    if (before) before(r);
     if (!st.rates_pending) return;
     st.rates_pending = false;
     const double dt = st.duration == 0 ? 1.0 : r.time < st.duration ? r.length : 0.0;

@@ -40,8 +40,9 @@ class EpanetReport {
   EpanetReport(const EpanetReport&) = delete;
   EpanetReport& operator=(const EpanetReport&) = delete;
 
-  // Sets the hooks of `sim` this report needs (on_start, on_control, on_rule, on_solved, on_step,
-  // on_trial, and RunOptions::trace for STATUS FULL), and writes the header and the summary.
+  // Sets the hooks of `sim` this report needs (on_start, on_control, on_rule, on_solved, on_step
+  // after the one already there, on_trial, and RunOptions::trace for STATUS FULL), and writes
+  // the header and the summary.
   void attach(SimulationOptions& sim);
   // The whole report after the run. energy: the energy table's numbers (ENERGY YES); nullptr
   // while netsolve does not compute them: the table is left out.

@@ -54,6 +54,7 @@ QualityEngine::QualityEngine(const Network& net)
   node_qual_.assign(nn, 0.0);
   tank_c_.assign(nn, 0.0);
   wall_rate_.assign(nl_, 0.0);
+  rate_coeff_.assign(nl_, 0.0);
   flow_.assign(nl_, 0.0);
   demand_.assign(nn, 0.0);
   volume_.assign(nn, 0.0);
@@ -137,6 +138,7 @@ void QualityEngine::initialise() {
   seg_.clear();
   free_ = -1;
   balance_ = {};
+  reactions_ = {};
   init_segments();
   std::fill(dir_.begin(), dir_.end(), 0);
   source_time_ = 0;
@@ -243,6 +245,7 @@ void QualityEngine::advance(const GradientAlgorithm& h, long time, long length) 
     for (int n = 0; n < nj_; ++n) demand_[n] = h.node_demand(n);
     for (int n = nj_; n < static_cast<int>(net_.nodes.size()); ++n) volume_[n] = h.volume(n);
     source_time_ = time;
+    count_reactions_ = time + length >= net_.times.report_start;  // EPANET's Htime >= Rstart
     for (long done = 0; done < length;) {
       const long dt = std::min(in_.step, length - done);
       done += dt;
@@ -409,6 +412,7 @@ double QualityEngine::source_quality(int n, double volout, long dt) {
     case SourceType::setpoint: c = emax(c - node_qual_[n], 0.0); break;
     case SourceType::flowpaced: break;
   }
+  if (count_reactions_) reactions_.source += c * volout;  // EPANET's massadded
   return c;
 }
 

@@ -26,6 +26,8 @@ class QualityRun {
   // Sets options.on_period and on_advance (which must be unset).
   void attach(SimulationOptions& options);
   const QualityResults& results() const { return results_; }
+  // The engine whose state the hooks advance (EpanetOutWriter reads it at each reporting time).
+  const QualityEngine& engine() const { return engine_; }
 
  private:
   const Network& net_;
