@@ -618,7 +618,8 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
     write_vector_market(base + "_b.mtx", system.b, comment);
   };
   sim.run.trace = trace_time(args) >= 0;
-  if (rpt) rpt->attach(sim);  // last: it adds to the hooks and to tracing
+  // Last: it adds to the hooks and to tracing; it reads the quality engine at reporting times.
+  if (rpt) rpt->attach(sim, quality ? &quality->engine() : nullptr);
   SimulationResults s = simulate(net, solver, sim);
   energy = recorders.finish(s, out);
   return s;

@@ -193,6 +193,8 @@ struct EpanetReport::State {
   std::string input_name;
   Lines lines;
   std::vector<FieldText> fields;
+  const QualityEngine* quality = nullptr;  // the run's, where it has water quality
+  ReportQualityText quality_text;
   std::vector<Period> periods;
   std::vector<int> old_status;  // links, then the tanks and reservoirs (EPANET's OldStatus)
   std::vector<double> pump_qmax;
@@ -212,7 +214,7 @@ struct EpanetReport::State {
   }
   bool enabled(ReportField f) const {
     // Without quality EPANET disables the node quality field (input1.c adjustdata).
-    return f != ReportField::quality && opt.field(f).enabled;
+    return (f != ReportField::quality || quality) && opt.field(f).enabled;
   }
   const std::string& units(ReportField f) const { return fields[static_cast<int>(f)].units; }
   bool time_in_minutes() const { return net.times.hydraulic_step < 1800; }
@@ -234,6 +236,7 @@ struct EpanetReport::State {
   void balance_rates(const GradientAlgorithm& g);
   void trial(long time, const TrialReport& t);
   void capture(long time, const GradientAlgorithm& g);
+  void capture_quality(Period& p) const;
   void flow_balance();
   void energy_table(const EnergyTable& e);
   void energy_header(bool continued);
@@ -296,7 +299,9 @@ void EpanetReport::State::summary() {
   lines.line(format("    Maximum Trials Checked ............ %-d", o.max_check));
   lines.line(format("    Damping Limit Threshold ........... %-.6f", o.damp_limit));
   lines.line(format("    Maximum Trials .................... %-d", o.max_trials));
-  lines.line("    Quality Analysis .................. None");
+  std::vector<std::string> quality_lines;
+  write_quality_summary(net, duration, quality != nullptr, quality_lines);
+  for (const std::string& l : quality_lines) lines.line(l);
   lines.line(format("    Specific Gravity .................. %-.2f", o.specific_gravity));
   lines.line(format("    Relative Kinematic Viscosity ...... %-.2f", o.viscosity / 1.1e-5));
   lines.line(format("    Relative Chemical Diffusivity ..... %-.2f", opt.relative_diffusivity));
@@ -667,7 +672,19 @@ void EpanetReport::State::capture(long time, const GradientAlgorithm& g) {
       p[ReportField::friction][k] =
           static_cast<float>(39.725 * std::abs(dh) * std::pow(l.diameter, 5) / l.length / (q * q));
   }
+  if (quality) capture_quality(p);
   periods.push_back(std::move(p));
+}
+
+// The engine's state at the reporting time, before its period starts (as the .out's).
+void EpanetReport::State::capture_quality(Period& p) const {
+  for (std::size_t i = 0; i < net.nodes.size(); ++i)
+    p[ReportField::quality][i] = static_cast<float>(quality->node_quality(static_cast<int>(i)));
+  for (std::size_t k = 0; k < net.links.size(); ++k) {
+    const int kk = static_cast<int>(k);
+    p[ReportField::link_quality][k] = static_cast<float>(quality->link_quality(kk));
+    p[ReportField::reaction][k] = static_cast<float>(quality->link_reaction_rate(kk));
+  }
 }
 
 // THE ENERGY TABLE (report.c writeenergy): its numbers come from the energy computation
@@ -718,8 +735,9 @@ void EpanetReport::State::table_header(bool nodes, long time, bool continued) {
                          : static_cast<int>(ReportField::friction);
   for (int j = first; j <= last; ++j) {
     if (!enabled(static_cast<ReportField>(j))) continue;
-    names += format("%10s", fields[j].name);
-    units_line += format("%10s", fields[j].units.c_str());
+    const bool chemical = j == static_cast<int>(ReportField::quality);  // ChemName, ChemUnits
+    names += format("%10s", chemical ? quality_text.name.c_str() : fields[j].name);
+    units_line += format("%10s", (chemical ? quality_text.units : fields[j].units).c_str());
   }
   const std::string dashes(names.size() + 1, '-');
   lines.line(dashes);
@@ -879,9 +897,15 @@ EpanetReport::EpanetReport(const Network& net, std::string input_name)
     : state_(std::make_unique<State>(net, std::move(input_name))) {}
 EpanetReport::~EpanetReport() = default;
 
-void EpanetReport::attach(SimulationOptions& sim) {
+void EpanetReport::attach(SimulationOptions& sim, const QualityEngine* quality) {
   State& st = *state_;
   st.duration = sim.duration >= 0 ? sim.duration : st.net.times.duration;
+  st.quality = quality;
+  if (quality) {
+    st.quality_text = report_quality_text(st.net);
+    st.fields[static_cast<int>(ReportField::quality)].units = st.quality_text.field_units;
+    st.fields[static_cast<int>(ReportField::reaction)].units = st.quality_text.reaction_units;
+  }
   st.logo();
   if (st.opt.summary) st.summary();
   st.lines.line("Analysis begun " + now_text());
@@ -959,7 +983,12 @@ void EpanetReport::finish(const SimulationResults& run, const EnergyTable* energ
     return;
   }
   if (run.error.empty()) {
-    if (st.opt.status != ReportOptions::Status::no) st.flow_balance();
+    if (st.opt.status != ReportOptions::Status::no) {
+      st.flow_balance();
+      std::vector<std::string> balance;
+      if (st.quality) write_mass_balance(st.net, st.quality->mass_balance(), balance);
+      for (const std::string& l : balance) st.lines.line(l);
+    }
     st.lines.line("Analysis ended " + now_text());
   }
   if (st.opt.energy && energy) st.energy_table(*energy);

@@ -23,16 +23,18 @@ void QualityRun::attach(SimulationOptions& options) {
     throw std::logic_error("QualityRun::attach: the simulation's on_advance is taken");
   duration_ = options.duration >= 0 ? options.duration : net_.times.duration;
   results_ = {};
-  // A hook already there (the energy meter, the output file) runs after the initial qualities
-  // are set and before the period starts: the .out reads the engine there, as EPANET's runqual
-  // saves its output before its ratecoeffs and flowdirchanged.
+  // EPANET's initqual, before the run: the hooks chained below (the .out, the report) read the
+  // initial qualities at time 0.
+  const auto initialise_start = Clock::now();
+  engine_.initialise();
+  results_.seconds += since(initialise_start);
+  // A hook already there (the energy meter, the output file) runs before the period starts: the
+  // .out reads the engine there, as EPANET's runqual saves its output before its ratecoeffs and
+  // flowdirchanged.
   options.on_period = [this, before = std::move(options.on_period)](long time,
                                                                     const GradientAlgorithm& h) {
-    auto start = Clock::now();
-    if (time == 0) engine_.initialise();
-    results_.seconds += since(start);
     if (before) before(time, h);
-    start = Clock::now();
+    const auto start = Clock::now();
     engine_.start_period(h, time >= duration_);
     if (is_report_time(net_.times, time)) {
       results_.times.push_back(time);

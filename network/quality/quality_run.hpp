@@ -23,7 +23,8 @@ struct QualityResults {
 class QualityRun {
  public:
   explicit QualityRun(const Network& net);
-  // Sets options.on_period and on_advance (which must be unset).
+  // Sets the initial qualities (EPANET's initqual), options.on_period (after the one there) and
+  // on_advance (which must be unset).
   void attach(SimulationOptions& options);
   const QualityResults& results() const { return results_; }
   // The engine whose state the hooks advance (EpanetOutWriter reads it at each reporting time).
