@@ -600,8 +600,7 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
                                    QualityRun* quality, EpanetReport* rpt) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
-  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration,
-                         quality);
+  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration, quality);
   record_energy_and_output(sim, recorders.energy, recorders.out.get());
   if (quality) quality->attach(sim);  // after the recorders: it chains their hooks
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);

@@ -271,9 +271,8 @@ void EpanetOutWriter::write_period(const GradientAlgorithm& s) {
       default: return k1;
     }
   });
-  write_field(links, [&](std::size_t k) {
-    return q ? q->link_reaction_rate(static_cast<int>(k)) : 0.0;
-  });
+  write_field(links,
+              [&](std::size_t k) { return q ? q->link_reaction_rate(static_cast<int>(k)) : 0.0; });
   write_field(links, [&](std::size_t k) {
     if (type_[k] > LinkType::pipe || !(std::abs(flow_[k]) > kTiny)) return 0.0;
     const double h = std::abs(head_change(k));
@@ -327,8 +326,9 @@ void EpanetOutWriter::finish(const EnergyReport& energy) {
   // EPANET's savenetreacts: the mass reacted and added, per hour of the run.
   const QualityReactions w = quality_engine_ ? quality_engine_->reactions() : QualityReactions{};
   const double hours = duration_ > 0 ? static_cast<double>(duration_) / 3600.0 : 1.0;
-  const float reactions[4] = {static_cast<float>(w.bulk / hours), static_cast<float>(w.wall / hours),
-                              static_cast<float>(w.tank / hours), static_cast<float>(w.source / hours)};
+  const float reactions[4] = {
+      static_cast<float>(w.bulk / hours), static_cast<float>(w.wall / hours),
+      static_cast<float>(w.tank / hours), static_cast<float>(w.source / hours)};
   put(f, reactions, sizeof reactions);
   put_int(f, periods_);
   put_int(f, warning_);

@@ -204,6 +204,9 @@ struct EpanetReport::State {
   bool failed = false;  // a period ended in EPANET's error 110: the report ends there
   std::string row;      // a table's line, its memory kept from line to line
   long duration = 0;
+  // EPANET's Rtime for its output file: the first period at or after it is reported under its
+  // clock (a later period's results where REPORT START is off the hydraulic steps, as EPANET's).
+  long report_time = 0;
 
   State(const Network& n, std::string name)
       : net(n), opt(n.report), input_name(std::move(name)), fields(field_texts(n)) {
@@ -236,7 +239,6 @@ struct EpanetReport::State {
   void balance_rates(const GradientAlgorithm& g);
   void trial(long time, const TrialReport& t);
   void capture(long time, const GradientAlgorithm& g);
-  void capture_quality(Period& p) const;
   void flow_balance();
   void energy_table(const EnergyTable& e);
   void energy_header(bool continued);
@@ -299,9 +301,8 @@ void EpanetReport::State::summary() {
   lines.line(format("    Maximum Trials Checked ............ %-d", o.max_check));
   lines.line(format("    Damping Limit Threshold ........... %-.6f", o.damp_limit));
   lines.line(format("    Maximum Trials .................... %-d", o.max_trials));
-  std::vector<std::string> quality_lines;
-  write_quality_summary(net, duration, quality != nullptr, quality_lines);
-  for (const std::string& l : quality_lines) lines.line(l);
+  for (const std::string& l : quality_summary_lines(net, duration, quality != nullptr))
+    lines.line(l);
   lines.line(format("    Specific Gravity .................. %-.2f", o.specific_gravity));
   lines.line(format("    Relative Kinematic Viscosity ...... %-.2f", o.viscosity / 1.1e-5));
   lines.line(format("    Relative Chemical Diffusivity ..... %-.2f", opt.relative_diffusivity));
@@ -672,19 +673,10 @@ void EpanetReport::State::capture(long time, const GradientAlgorithm& g) {
       p[ReportField::friction][k] =
           static_cast<float>(39.725 * std::abs(dh) * std::pow(l.diameter, 5) / l.length / (q * q));
   }
-  if (quality) capture_quality(p);
+  if (quality)  // the engine before its period starts, as the .out's
+    capture_quality(*quality, p[ReportField::quality], p[ReportField::link_quality],
+                    p[ReportField::reaction]);
   periods.push_back(std::move(p));
-}
-
-// The engine's state at the reporting time, before its period starts (as the .out's).
-void EpanetReport::State::capture_quality(Period& p) const {
-  for (std::size_t i = 0; i < net.nodes.size(); ++i)
-    p[ReportField::quality][i] = static_cast<float>(quality->node_quality(static_cast<int>(i)));
-  for (std::size_t k = 0; k < net.links.size(); ++k) {
-    const int kk = static_cast<int>(k);
-    p[ReportField::link_quality][k] = static_cast<float>(quality->link_quality(kk));
-    p[ReportField::reaction][k] = static_cast<float>(quality->link_reaction_rate(kk));
-  }
 }
 
 // THE ENERGY TABLE (report.c writeenergy): its numbers come from the energy computation
@@ -900,6 +892,7 @@ EpanetReport::~EpanetReport() = default;
 void EpanetReport::attach(SimulationOptions& sim, const QualityEngine* quality) {
   State& st = *state_;
   st.duration = sim.duration >= 0 ? sim.duration : st.net.times.duration;
+  st.report_time = st.net.times.report_start;
   st.quality = quality;
   if (quality) {
     st.quality_text = report_quality_text(st.net);
@@ -950,7 +943,10 @@ void EpanetReport::attach(SimulationOptions& sim, const QualityEngine* quality) 
     if (status) st.status(time, p, g);
     st.warnings(time, p, g);
     st.balance_rates(g);
-    if (is_report_time(st.net.times, time) && time <= st.duration) st.capture(time, g);
+    if (time >= st.report_time && time <= st.duration) {
+      st.capture(st.report_time, g);
+      st.report_time += st.net.times.report_step;
+    }
   };
   // A step hook already there (the energy meter and the .out's warnings) runs first, as before.
   sim.on_step = [&st, before = std::move(sim.on_step)](const StepReport& r) {
@@ -983,12 +979,11 @@ void EpanetReport::finish(const SimulationResults& run, const EnergyTable* energ
     return;
   }
   if (run.error.empty()) {
-    if (st.opt.status != ReportOptions::Status::no) {
-      st.flow_balance();
-      std::vector<std::string> balance;
-      if (st.quality) write_mass_balance(st.net, st.quality->mass_balance(), balance);
-      for (const std::string& l : balance) st.lines.line(l);
-    }
+    const bool status = st.opt.status != ReportOptions::Status::no;
+    if (status) st.flow_balance();
+    if (status && st.quality)
+      for (const std::string& l : mass_balance_lines(st.net, st.quality->mass_balance()))
+        st.lines.line(l);
     st.lines.line("Analysis ended " + now_text());
   }
   if (st.opt.energy && energy) st.energy_table(*energy);

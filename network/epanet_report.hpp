@@ -74,10 +74,12 @@ struct ReportQualityText {
 };
 ReportQualityText report_quality_text(const Network& net);
 // report.c writesummary's quality lines ("None" where no quality runs or the duration is 0).
-void write_quality_summary(const Network& net, long duration, bool running,
-                           std::vector<std::string>& lines);
+std::vector<std::string> quality_summary_lines(const Network& net, long duration, bool running);
+// A reporting time's node quality, link quality and reaction rate from the engine (float32, as
+// EPANET's output file holds them); the vectors sized for the nodes and links.
+void capture_quality(const QualityEngine& quality, std::vector<float>& node_quality,
+                     std::vector<float>& link_quality, std::vector<float>& reaction);
 // report.c writemassbalance.
-void write_mass_balance(const Network& net, const QualityMassBalance& balance,
-                        std::vector<std::string>& lines);
+std::vector<std::string> mass_balance_lines(const Network& net, const QualityMassBalance& balance);
 
 }  // namespace cgs::net

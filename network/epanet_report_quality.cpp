@@ -19,8 +19,8 @@ bool match(const std::string& text, const char* prefix) {
   std::size_t i = text.find_first_not_of(' ');
   if (i == std::string::npos) i = text.size();
   for (const char* p = prefix; *p; ++p, ++i)
-    if (i >= text.size() ||
-        std::toupper(static_cast<unsigned char>(text[i])) != std::toupper(static_cast<unsigned char>(*p)))
+    if (i >= text.size() || std::toupper(static_cast<unsigned char>(text[i])) !=
+                                std::toupper(static_cast<unsigned char>(*p)))
       return false;
   return true;
 }
@@ -38,12 +38,12 @@ ReportQualityText report_quality_text(const Network& net) {
   return {"Chemical", "mg/L", "", ""};
 }
 
-void write_quality_summary(const Network& net, long duration, bool running,
-                           std::vector<std::string>& lines) {
+std::vector<std::string> quality_summary_lines(const Network& net, long duration, bool running) {
   const QualityInput& q = net.quality;
+  std::vector<std::string> lines;
   if (!running || duration == 0) {
     lines.push_back("    Quality Analysis .................. None");
-    return;
+    return lines;
   }
   const std::string prefix = "    Quality Analysis .................. ";
   switch (q.type) {
@@ -58,10 +58,21 @@ void write_quality_summary(const Network& net, long duration, bool running,
                          static_cast<float>(q.step) / 60.0));
   lines.push_back(format("    Water Quality Tolerance ........... %-.2f %s",
                          q.tolerance * q.to_user, report_quality_text(net).field_units.c_str()));
+  return lines;
 }
 
-void write_mass_balance(const Network& net, const QualityMassBalance& b,
-                        std::vector<std::string>& lines) {
+void capture_quality(const QualityEngine& quality, std::vector<float>& node_quality,
+                     std::vector<float>& link_quality, std::vector<float>& reaction) {
+  for (std::size_t i = 0; i < node_quality.size(); ++i)
+    node_quality[i] = static_cast<float>(quality.node_quality(static_cast<int>(i)));
+  for (std::size_t k = 0; k < link_quality.size(); ++k) {
+    link_quality[k] = static_cast<float>(quality.link_quality(static_cast<int>(k)));
+    reaction[k] = static_cast<float>(quality.link_reaction_rate(static_cast<int>(k)));
+  }
+}
+
+std::vector<std::string> mass_balance_lines(const Network& net, const QualityMassBalance& b) {
+  std::vector<std::string> lines;
   const QualityType type = net.quality.type;
   const std::string& units = net.quality.units;
   const char* kind = type == QualityType::trace ? " (mg)"
@@ -79,6 +90,7 @@ void write_mass_balance(const Network& net, const QualityMassBalance& b,
   lines.push_back(format("Mass Ratio:         %-.5f", b.ratio));
   lines.push_back("Total Segments:     " + std::to_string(b.segments));
   lines.push_back("================================\n");
+  return lines;
 }
 
 }  // namespace cgs::net

@@ -7,11 +7,12 @@
 // runepanet's, but water quality's (node and link quality, reaction rates, the epilog's network
 // reaction rates), which are within 1e-4 relative or 1e-6 absolute, test_quality.cpp's tolerance:
 // EPANET routes its quality on the hydraulics rounded to float32 (its scratch file), netsolve's
-// engine on the doubles, and the segments carry that difference along the run. netsolve's hydraulics on these networks are EPANET's doubles to the last bits, so
-// each float is either the same float32 or one rounding apart (a relative 6e-8, twice at most
-// where a value is computed from two rounded ones); 1e-6 allows that and nothing else (a wrong
-// unit factor, formula or period is off by 1e-4 or far more). The title lines are compared, the
-// input file's name is not (each run names its own path).
+// engine on the doubles, and the segments carry that difference along the run. netsolve's
+// hydraulics on these networks are EPANET's doubles to the last bits, so each float is either the
+// same float32 or one rounding apart (a relative 6e-8, twice at most where a value is computed from
+// two rounded ones); 1e-6 allows that and nothing else (a wrong unit factor, formula or period is
+// off by 1e-4 or far more). The title lines are compared, the input file's name is not (each run
+// names its own path).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -164,13 +165,14 @@ void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
 TEST_CASE("EPANET's output file: netsolve's equals runepanet's field by field") {
   const fs::path dir = scratch();
   for (const char* name :
-       {"Net1_energy", "Net1_si", "Net1_average", "Net1_range", "Net1_pda", "Net3_energy", "Anytown",
-        "Net1_unbalanced", "Net1", "Net1_age", "Net1_trace", "Net1_source"}) {
+       {"Net1_energy", "Net1_si", "Net1_average", "Net1_range", "Net1_pda", "Net3_energy",
+        "Anytown", "Net1_unbalanced", "Net1", "Net1_age", "Net1_trace", "Net1_source"}) {
     const std::string network = name;
     CAPTURE(network);
-    const std::string inp = network == "Net1_unbalanced" ? test::repo_networks() + "/regressions/Net1_unbalanced.inp"
-                            : network == "Net1"          ? test::repo_networks() + "/Net1.inp"
-                                                         : fixture(network + ".inp");
+    const std::string inp = network == "Net1_unbalanced"
+                                ? test::repo_networks() + "/regressions/Net1_unbalanced.inp"
+                            : network == "Net1" ? test::repo_networks() + "/Net1.inp"
+                                                : fixture(network + ".inp");
     const Written w = write_out(inp, (dir / (std::string(name) + ".out")).string());
     const EpanetOutFile ref = read_epanet_out(fixture(std::string(name) + ".out.gz"));
     check_same_file(ref, w.file);
@@ -209,7 +211,8 @@ TEST_CASE("EPANET's output file: runepanet's water quality moves away from the i
     const std::vector<float>& first = f.periods.front();
     const std::vector<float>& last = f.periods.back();
     int nodes = 0, links = 0, rates = 0;
-    for (std::size_t i = 0; i < n; ++i) nodes += std::abs(last[3 * n + i] - first[3 * n + i]) > 0.1f;
+    for (std::size_t i = 0; i < n; ++i)
+      nodes += std::abs(last[3 * n + i] - first[3 * n + i]) > 0.1f;
     for (std::size_t k = 0; k < m; ++k) {
       links += std::abs(last[4 * n + 3 * m + k] - first[4 * n + 3 * m + k]) > 0.1f;
       rates += last[4 * n + 6 * m + k] > 0.1f;

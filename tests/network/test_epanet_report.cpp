@@ -125,8 +125,11 @@ TEST_CASE("the .rpt's water quality equals runepanet's line by line") {
   // ALL, Quality and Reaction YES: the summary's quality lines, the node tables' "Chlorine mg/L"
   // column, the links' quality and reaction rate (mg/L/day), the mass balance. net1_age,
   // net1_trace: AGE ("AGE hrs", the balance in hrs) and TRACE 9 ("% from 9").
-  // net2_quality: Net2's fluoride source over 55 h, a few nodes and links.
-  for (const char* name : {"net1_quality", "net1_age", "net1_trace", "net2_quality"}) {
+  // net2_quality: Net2's fluoride source over 55 h, a few nodes and links. net1_source: SETPOINT
+  // and MASS sources and REPORT START 2:30 (not on a hydraulic step: each table holds the first
+  // period at or after its reporting time, under that time's clock, as runepanet's).
+  for (const char* name :
+       {"net1_quality", "net1_age", "net1_trace", "net2_quality", "net1_source"}) {
     CAPTURE(name);
     check_case(name);
     // What the comparison relies on is in runepanet's report: a quality column that changes and
@@ -138,6 +141,8 @@ TEST_CASE("the .rpt's water quality equals runepanet's line by line") {
   CHECK(read_gz(fixtures() + "net1_quality.rpt.gz").find("  Chlorine\n") != std::string::npos);
   CHECK(read_gz(fixtures() + "net1_trace.rpt.gz").find("    % from\n") != std::string::npos);
   CHECK(read_gz(fixtures() + "net1_age.rpt.gz").find("       AGE\n") != std::string::npos);
+  CHECK(read_gz(fixtures() + "net1_source.rpt.gz").find("Node Results at 2:30:00 hrs:") !=
+        std::string::npos);
 }
 
 TEST_CASE("[REPORT] as EPANET reads it: defaults, keywords by prefix, the last word decides") {
