@@ -64,6 +64,7 @@ struct Args {
   std::string out_file;                 // --out: EPANET's binary output file
   std::string quality_csv;              // --quality: the water quality series
   bool no_quality = false;              // --no-quality: the hydraulics alone
+  std::string quality_hydraulics = "file";  // --quality-hydraulics: file (float32) or doubles
   std::string rpt;                      // --rpt: EPANET's report file
   std::vector<std::string> positional;  // runepanet's form: NET.inp NET.rpt [NET.out]
   bool quiet = false;
@@ -655,7 +656,9 @@ std::unique_ptr<QualityRun> quality_run(const Args& args, const Network& net) {
                                          "([OPTIONS] QUALITY NONE)");
     return nullptr;
   }
-  return std::make_unique<QualityRun>(net);
+  return std::make_unique<QualityRun>(net, args.quality_hydraulics == "doubles"
+                                               ? QualityHydraulics::doubles
+                                               : QualityHydraulics::file);
 }
 
 int exit_code(const Network& net, const SimulationResults& s, bool reference_ok) {
@@ -773,6 +776,21 @@ void add_refinement_options(CLI::App& app, RefinementOptions& refinement) {
       ->capture_default_str();
 }
 
+// --quality, --no-quality and --quality-hydraulics.
+void add_quality_options(CLI::App& app, Args& args) {
+  app.add_option("--quality", args.quality_csv,
+                 "Write the water quality ([OPTIONS] QUALITY: AGE in hours, TRACE in percent, a "
+                 "CHEMICAL in its units) of every node and link at every reporting time as CSV "
+                 "(time_s,kind,id,quality; a link's is the mean over its segments, as EPANET's)");
+  app.add_flag("--no-quality", args.no_quality,
+               "Run the hydraulics alone, without the file's water quality");
+  app.add_option("--quality-hydraulics", args.quality_hydraulics,
+                 "The hydraulics the water quality routes on: file (default: flows and demands "
+                 "rounded to float32, as runepanet's quality reads its hydraulics file) or doubles "
+                 "(as EPANET's EN_runQ called beside EN_runH)")
+      ->check(CLI::IsMember({"file", "doubles"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -831,12 +849,7 @@ int main(int argc, char** argv) {
   app.add_option(
       "--tanks", args.tanks_csv,
       "Write tank levels at every reporting time as CSV (time_s,tank,level,head,volume)");
-  app.add_option("--quality", args.quality_csv,
-                 "Write the water quality ([OPTIONS] QUALITY: AGE in hours, TRACE in percent, a "
-                 "CHEMICAL in its units) of every node and link at every reporting time as CSV "
-                 "(time_s,kind,id,quality; a link's is the mean over its segments, as EPANET's)");
-  app.add_flag("--no-quality", args.no_quality,
-               "Run the hydraulics alone, without the file's water quality");
+  add_quality_options(app, args);
   app.add_option("--export-systems", args.export_dir,
                  "Write each trial's matrix (Matrix Market, symmetric) and right-hand side here");
   app.add_option("--report", args.report, "Write the run summary as JSON here");

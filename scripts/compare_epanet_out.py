@@ -9,8 +9,9 @@ titles must be equal; floats equal within --rel (default 1e-6) of the larger mag
 float32, or one rounding apart, where both programs computed the same doubles. The input file's
 name in the prolog is not compared (each run names its own path). The water quality floats (node
 and link quality, reaction rates, the epilog's network reaction rates) are compared within
---quality-rel relative (default 1e-4) or 1e-6 absolute: EPANET routes quality on its float32
-hydraulics file, netsolve on the doubles. --skip-quality leaves the quality fields (flag, trace
+--quality-rel relative (default 1e-6, as --rel: netsolve routes quality on the hydraulics rounded
+to float32 as runepanet does; 1e-4 for a quality routed on the doubles, as EPANET's EN_runQ beside
+EN_runH) or 1e-6 absolute. --skip-quality leaves the quality fields (flag, trace
 node, chemical, units, values) out, for a candidate run with --no-quality. --loose T also accepts floats within T relative or absolute (for runs whose
 hydraulics are not EPANET's to the last bit). Prints one line (and the first differences unless
 --quiet); exit 0 equal, 1 different, 2 unreadable.
@@ -152,7 +153,7 @@ def main():
     ap.add_argument("--loose", type=float,
                     help="also accept floats within this, relative or absolute (e.g. 1e-3: "
                          "netsolve --reference's tolerance), for runs whose hydraulics differ")
-    ap.add_argument("--quality-rel", type=float, default=1e-4)
+    ap.add_argument("--quality-rel", type=float, default=1e-6)
     ap.add_argument("--skip-quality", action="store_true",
                     help="leave the water quality fields out (a candidate run with --no-quality)")
     ap.add_argument("--quiet", action="store_true")

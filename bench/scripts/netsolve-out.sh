@@ -7,8 +7,7 @@
 #
 # Each network is run from a copy of its .inp whose [TIMES] DURATION is 24:00 and whose [OPTIONS]
 # QUALITY is NONE (the hydraulics alone), or, with --quality, the file's own (its water quality
-# fields compared within 1e-4 relative or 1e-6 absolute, scripts/compare_epanet_out.py's
-# --quality-rel): runepanet COPY.inp COPY.rpt REF.out, netsolve --network
+# fields compared as the rest): runepanet COPY.inp COPY.rpt REF.out, netsolve --network
 # COPY.inp --out OUT.out. A row per network: the comparison's verdict ("equal": every integer and
 # ID equal, every float within a relative 1e-6, i.e. the same float32 up to one rounding of the
 # doubles; else the count of differing fields and the largest relative difference, and whether

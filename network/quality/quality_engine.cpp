@@ -22,11 +22,12 @@ double order_factor(double order) {
 
 }  // namespace
 
-QualityEngine::QualityEngine(const Network& net)
+QualityEngine::QualityEngine(const Network& net, QualityHydraulics mode)
     : net_(net),
       in_(net.quality),
       nj_(net.junction_count),
-      nl_(static_cast<int>(net.links.size())) {
+      nl_(static_cast<int>(net.links.size())),
+      float_hydraulics_(mode == QualityHydraulics::file) {
   const int nn = static_cast<int>(net.nodes.size());
   adj_start_.assign(nn + 1, 0);
   for (const Link& l : net.links) ++adj_start_[l.from + 1], ++adj_start_[l.to + 1];
@@ -172,7 +173,7 @@ void QualityEngine::init_segments() {
 }
 
 void QualityEngine::start_period(const GradientAlgorithm& h, bool last) {
-  for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : h.flow(k);
+  for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : hydraulic(h.flow(k));
   if (last) return;
   if (reactive_ && in_.type != QualityType::age) rate_coefficients();
   if (flow_direction_changed()) sort_nodes();
@@ -241,8 +242,8 @@ int QualityEngine::select_non_stack_node(int sorted) const {
 
 void QualityEngine::advance(const GradientAlgorithm& h, long time, long length) {
   if (length > 0) {
-    for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : h.flow(k);
-    for (int n = 0; n < nj_; ++n) demand_[n] = h.node_demand(n);
+    for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : hydraulic(h.flow(k));
+    for (int n = 0; n < nj_; ++n) demand_[n] = hydraulic(h.node_demand(n));
     for (int n = nj_; n < static_cast<int>(net_.nodes.size()); ++n) volume_[n] = h.volume(n);
     source_time_ = time;
     count_reactions_ = time + length >= net_.times.report_start;  // EPANET's Htime >= Rstart

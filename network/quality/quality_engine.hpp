@@ -38,10 +38,16 @@ struct QualityReactions {
   double bulk = 0, wall = 0, tank = 0, source = 0;
 };
 
+// Which hydraulics the routing reads. EPANET's runepanet (and EN_solveQ) runs the quality after
+// the hydraulics, from its scratch hydraulics file: flows and demands rounded to float32. Its
+// toolkit's EN_runQ/EN_nextQ called beside EN_runH/EN_nextH read the doubles. Each is EPANET's to
+// the last bit in its own mode; they differ by a relative 1e-5 or so.
+enum class QualityHydraulics { file, doubles };
+
 class QualityEngine {
  public:
   // The network's quality input (Network::quality); its type must not be NONE.
-  explicit QualityEngine(const Network& net);
+  explicit QualityEngine(const Network& net, QualityHydraulics mode = QualityHydraulics::file);
 
   // EPANET's initqual: initial qualities, one segment per pipe and tank (two for 2COMP).
   void initialise();
@@ -93,6 +99,8 @@ class QualityEngine {
   // The hydraulics of the step being routed: per link EPANET's LINKFLOW, per node its demand
   // (junctions) and volume (tanks).
   std::vector<double> flow_, demand_, volume_;
+  bool float_hydraulics_;  // QualityHydraulics::file
+  double hydraulic(double v) const { return float_hydraulics_ ? static_cast<float>(v) : v; }
   std::vector<int> indegree_, stack_;  // sort_nodes' work space
   long source_time_ = 0;               // EPANET's Qtime during a step (source patterns)
   double source_qual_ = 0;             // EPANET's SourceQual of the node just mixed

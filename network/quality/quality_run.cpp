@@ -16,7 +16,8 @@ double since(Clock::time_point t) {
 
 }  // namespace
 
-QualityRun::QualityRun(const Network& net) : net_(net), engine_(net) {}
+QualityRun::QualityRun(const Network& net, QualityHydraulics mode)
+    : net_(net), engine_(net, mode) {}
 
 void QualityRun::attach(SimulationOptions& options) {
   if (options.on_advance)

@@ -22,7 +22,7 @@ struct QualityResults {
 
 class QualityRun {
  public:
-  explicit QualityRun(const Network& net);
+  explicit QualityRun(const Network& net, QualityHydraulics mode = QualityHydraulics::file);
   // Sets the initial qualities (EPANET's initqual), options.on_period (after the one there) and
   // on_advance (which must be unset).
   void attach(SimulationOptions& options);

@@ -4,15 +4,13 @@
 // (data/networks/out/README.md says what each variant exercises).
 //
 // The comparison: every integer, code and ID equal; every float within a relative 1e-6 of
-// runepanet's, but water quality's (node and link quality, reaction rates, the epilog's network
-// reaction rates), which are within 1e-4 relative or 1e-6 absolute, test_quality.cpp's tolerance:
-// EPANET routes its quality on the hydraulics rounded to float32 (its scratch file), netsolve's
-// engine on the doubles, and the segments carry that difference along the run. netsolve's
-// hydraulics on these networks are EPANET's doubles to the last bits, so each float is either the
-// same float32 or one rounding apart (a relative 6e-8, twice at most where a value is computed from
-// two rounded ones); 1e-6 allows that and nothing else (a wrong unit factor, formula or period is
-// off by 1e-4 or far more). The title lines are compared, the input file's name is not (each run
-// names its own path).
+// runepanet's. netsolve's hydraulics on these networks are EPANET's doubles to the last bits, and
+// its water quality routes on them rounded to float32 as runepanet's does (its scratch hydraulics
+// file: QualityHydraulics::file), so each float is either the same float32 or one rounding apart
+// (a relative 6e-8, twice at most where a value is computed from two rounded ones); 1e-6 allows
+// that and nothing else (a wrong unit factor, formula or period is off by 1e-4 or far more; the
+// quality routed on the doubles instead is off by up to 1e-5). The title lines are compared, the
+// input file's name is not (each run names its own path).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -82,21 +80,14 @@ Written write_out(const std::string& inp, const std::string& out) {
   return w;
 }
 
-// test_quality.cpp's tolerance for water quality (the comment at the top says why).
-bool close_quality(double reference, double value) {
-  return std::abs(reference - value) <= 1e-6 || close(reference, value, 1e-4);
-}
-
 template <typename T>
-void check_values(const char* what, const std::vector<T>& reference, const std::vector<T>& value,
-                  bool quality = false) {
+void check_values(const char* what, const std::vector<T>& reference, const std::vector<T>& value) {
   const std::string field = what;
   INFO(field);
   REQUIRE(reference.size() == value.size());
   int bad = 0;
   for (std::size_t i = 0; i < reference.size() && bad < 5; ++i) {
-    const double a = static_cast<double>(reference[i]), b = static_cast<double>(value[i]);
-    const bool same = quality ? close_quality(a, b) : close(a, b);
+    const bool same = close(static_cast<double>(reference[i]), static_cast<double>(value[i]));
     if (!same) {
       ++bad;
       CHECK_MESSAGE(same, "at " << i << ": " << reference[i] << " against " << value[i]);
@@ -117,8 +108,8 @@ std::vector<float> take_quality(std::vector<float>& values, std::size_t n, std::
   return q;
 }
 
-// The prolog, energy, periods and epilog field by field, the water quality fields within their
-// tolerance.
+// The prolog, energy, periods and epilog field by field (the water quality fields apart, to name
+// them where they differ).
 void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
   for (std::size_t i = 0; i < ref.prolog.size(); ++i) {
     INFO("prolog integer " << i);
@@ -150,11 +141,11 @@ void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
   for (std::size_t p = 0; p < ref.periods.size(); ++p) {
     INFO("period " << p);
     std::vector<float> a = ref.periods[p], b = out.periods[p];
-    check_values("period water quality", take_quality(a, n, m), take_quality(b, n, m), true);
+    check_values("period water quality", take_quality(a, n, m), take_quality(b, n, m));
     check_values("period results", a, b);
   }
   check_values("reactions", std::vector<float>(ref.reactions.begin(), ref.reactions.end()),
-               std::vector<float>(out.reactions.begin(), out.reactions.end()), true);
+               std::vector<float>(out.reactions.begin(), out.reactions.end()));
   CHECK(ref.period_count == out.period_count);
   CHECK(ref.warning == out.warning);
   CHECK(out.end_magic == kEpanetOutMagic);
@@ -416,6 +407,39 @@ TEST_CASE("netsolve NET.inp NET.rpt NET.out: the run's water quality, none with 
     CHECK(q[0] == 0.5f);  // node 10's [QUALITY] value, every period
     CHECK(q[n] == 0.0f);  // link quality
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "netsolve --quality-hydraulics: runepanet's float32 hydraulics or the toolkit's doubles") {
+  using cgs::testing::run_command;
+  const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --quiet --network ";
+  const fs::path dir = scratch();
+  const std::string inp = fixture("Net1_trace.inp"), out = (dir / "t.out").string();
+  const EpanetOutFile ref = read_epanet_out(fixture("Net1_trace.out.gz"));
+  auto run = run_command(netsolve + inp + " --quality-hydraulics file --out " + out);
+  REQUIRE(run.exit_code == 0);
+  check_same_file(ref, read_epanet_out(out));
+  // On the doubles (EN_runQ beside EN_runH) the trace is off runepanet's beyond 1e-6 somewhere,
+  // within 1e-4, the hydraulics the same.
+  run = run_command(netsolve + inp + " --quality-hydraulics doubles --out " + out);
+  REQUIRE(run.exit_code == 0);
+  const EpanetOutFile doubles = read_epanet_out(out);
+  REQUIRE(doubles.periods.size() == ref.periods.size());
+  const std::size_t n = ref.nodes(), m = ref.links();
+  double worst = 0;
+  for (std::size_t p = 0; p < ref.periods.size(); ++p) {
+    std::vector<float> a = ref.periods[p], b = doubles.periods[p];
+    const std::vector<float> qa = take_quality(a, n, m), qb = take_quality(b, n, m);
+    check_values("hydraulics", a, b);
+    for (std::size_t i = 0; i < qa.size(); ++i)
+      worst = std::max(
+          worst, std::abs(double(qa[i]) - double(qb[i])) / std::max(1.0, std::abs(double(qa[i]))));
+  }
+  CHECK(worst > 1e-6);
+  CHECK(worst < 1e-4);
+  run = run_command(netsolve + inp + " --quality-hydraulics float --out " + out);
+  CHECK(run.exit_code != 0);
   fs::remove_all(dir);
 }
 
