@@ -66,6 +66,7 @@ struct Args {
   std::string out_file;                 // --out: EPANET's binary output file
   std::string quality_csv;              // --quality: the water quality series
   bool no_quality = false;              // --no-quality: the hydraulics alone
+  std::string quality_hydraulics = "file";  // --quality-hydraulics: file (float32) or doubles
   std::string rpt;                      // --rpt: EPANET's report file
   std::vector<std::string> positional;  // runepanet's form: NET.inp NET.rpt [NET.out]
   bool quiet = false;
@@ -564,14 +565,17 @@ int run_scenarios(const Args& args, const Network& net, SolveRequest request) {
 }
 
 // The pump energy (EPANET's, for the JSON report) and --out's file, recorded along the run
-// through its period and step hooks; the file is finished only where every period was solved
+// through its period and step hooks (the file's water quality read from the run's QualityRun,
+// where it has one); the file is finished only where every period was solved
 // (as EPANET's, which writes none when its hydraulics stop on an error).
 struct RunRecorders {
   EnergyMeter energy;
   std::unique_ptr<EpanetOutWriter> out;
-  RunRecorders(const Args& args, const Network& net, long duration) : energy(net, duration) {
+  RunRecorders(const Args& args, const Network& net, long duration, const QualityRun* quality)
+      : energy(net, duration) {
     if (args.out_file.empty()) return;
-    out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration);
+    out = std::make_unique<EpanetOutWriter>(net, args.out_file, args.network, duration,
+                                            quality ? &quality->engine() : nullptr);
     out_path = args.out_file;
   }
   EnergyReport finish(const SimulationResults& s, nlohmann::json& summary) {
@@ -611,7 +615,7 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
                                    QualityRun* quality, EpanetReport* rpt) {
   SimulationOptions sim;
   if (!args.duration.empty()) sim.duration = parse_duration(args.duration);
-  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration);
+  RunRecorders recorders(args, net, sim.duration >= 0 ? sim.duration : net.times.duration, quality);
   record_energy_and_output(sim, recorders.energy, recorders.out.get());
   if (quality) quality->attach(sim);  // after the recorders: it chains their hooks
   if (!args.export_dir.empty()) std::filesystem::create_directories(args.export_dir);
@@ -630,12 +634,14 @@ SimulationResults simulate_network(const Args& args, const Network& net, LinearS
   sim.run.trace = trace_time(args) >= 0;
   sim.run.threads = info.threads;
   // The results at every reporting time are kept for what reads them: the summary, the CSV
-  // series, the reference comparison and the JSON report; a quiet run that writes none of them
-  // keeps none (a 25,000-junction network's 24 h: 35 MB).
+  // series, the reference comparison, the JSON report and EPANET's files; a quiet run that writes
+  // none of them keeps none (a 25,000-junction network's 24 h: 35 MB).
   sim.keep_reports = !args.quiet || !args.nodes_csv.empty() || !args.links_csv.empty() ||
                      !args.tanks_csv.empty() || !args.reference_dir.empty() ||
-                     !args.report.empty();
-  if (rpt) rpt->attach(sim);  // last: it adds to the hooks and to tracing
+                     !args.report.empty() || !args.rpt.empty() || !args.out_file.empty() ||
+                     !args.quality_csv.empty();
+  // Last: it adds to the hooks and to tracing; it reads the quality engine at reporting times.
+  if (rpt) rpt->attach(sim, quality ? &quality->engine() : nullptr);
   SimulationResults s = simulate(net, solver, sim);
   energy = recorders.finish(s, out);
   return s;
@@ -672,7 +678,9 @@ std::unique_ptr<QualityRun> quality_run(const Args& args, const Network& net) {
                                          "([OPTIONS] QUALITY NONE)");
     return nullptr;
   }
-  return std::make_unique<QualityRun>(net);
+  return std::make_unique<QualityRun>(net, args.quality_hydraulics == "doubles"
+                                               ? QualityHydraulics::doubles
+                                               : QualityHydraulics::file);
 }
 
 int exit_code(const Network& net, const SimulationResults& s, bool reference_ok) {
@@ -795,6 +803,21 @@ void add_refinement_options(CLI::App& app, RefinementOptions& refinement) {
       ->capture_default_str();
 }
 
+// --quality, --no-quality and --quality-hydraulics.
+void add_quality_options(CLI::App& app, Args& args) {
+  app.add_option("--quality", args.quality_csv,
+                 "Write the water quality ([OPTIONS] QUALITY: AGE in hours, TRACE in percent, a "
+                 "CHEMICAL in its units) of every node and link at every reporting time as CSV "
+                 "(time_s,kind,id,quality; a link's is the mean over its segments, as EPANET's)");
+  app.add_flag("--no-quality", args.no_quality,
+               "Run the hydraulics alone, without the file's water quality");
+  app.add_option("--quality-hydraulics", args.quality_hydraulics,
+                 "The hydraulics the water quality routes on: file (default: flows and demands "
+                 "rounded to float32, as runepanet's quality reads its hydraulics file) or doubles "
+                 "(as EPANET's EN_runQ called beside EN_runH)")
+      ->check(CLI::IsMember({"file", "doubles"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -853,12 +876,7 @@ int main(int argc, char** argv) {
   app.add_option(
       "--tanks", args.tanks_csv,
       "Write tank levels at every reporting time as CSV (time_s,tank,level,head,volume)");
-  app.add_option("--quality", args.quality_csv,
-                 "Write the water quality ([OPTIONS] QUALITY: AGE in hours, TRACE in percent, a "
-                 "CHEMICAL in its units) of every node and link at every reporting time as CSV "
-                 "(time_s,kind,id,quality; a link's is the mean over its segments, as EPANET's)");
-  app.add_flag("--no-quality", args.no_quality,
-               "Run the hydraulics alone, without the file's water quality");
+  add_quality_options(app, args);
   app.add_option("--export-systems", args.export_dir,
                  "Write each trial's matrix (Matrix Market, symmetric) and right-hand side here");
   app.add_option("--report", args.report, "Write the run summary as JSON here");

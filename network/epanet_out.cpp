@@ -60,8 +60,13 @@ double rounded(double v) { return static_cast<double>(static_cast<float>(v)); }
 }  // namespace
 
 EpanetOutWriter::EpanetOutWriter(const Network& net, const std::string& path,
-                                 const std::string& input_name, long duration)
-    : net_(net), file_(std::make_unique<AtomicOutput>(path)), report_time_(net.times.report_start) {
+                                 const std::string& input_name, long duration,
+                                 const QualityEngine* quality)
+    : net_(net),
+      quality_engine_(quality),
+      file_(std::make_unique<AtomicOutput>(path)),
+      duration_(duration),
+      report_time_(net.times.report_start) {
   Timer timer(seconds_);
   std::setvbuf(file_->get(), nullptr, _IOFBF, 1 << 20);
   for (std::size_t n = 0; n < net.nodes.size(); ++n) {
@@ -105,8 +110,8 @@ void EpanetOutWriter::write_prolog(const std::string& input_name, long duration)
                                  links,
                                  pumps,
                                  static_cast<std::int32_t>(net_.valves.size()),
-                                 0,  // no water quality
-                                 0,  // trace node
+                                 quality_code(),
+                                 trace_node(),
                                  static_cast<std::int32_t>(u.flow_units),
                                  pressure_code(u.pressure_units),
                                  static_cast<std::int32_t>(net_.times.statistic),
@@ -118,8 +123,9 @@ void EpanetOutWriter::write_prolog(const std::string& input_name, long duration)
     put_text(f, t < net_.title_lines.size() ? net_.title_lines[t] : "", kTitleBytes);
   put_text(f, input_name, kFileNameBytes);
   put_text(f, "", kFileNameBytes);        // [REPORT] FILE: no second report
-  put_text(f, "Chemical", kIdBytes);      // EPANET's default name, kept without quality
-  put_text(f, "", kIdBytes);              // no quality units
+  const auto [chemical, units] = quality_names();
+  put_text(f, chemical, kIdBytes);
+  put_text(f, units, kIdBytes);
   for (const Node& n : net_.nodes) put_text(f, n.id, kIdBytes);
   for (const Link& l : net_.links) put_text(f, l.id, kIdBytes);
   for (const Link& l : net_.links) put_int(f, l.from + 1);
@@ -131,6 +137,33 @@ void EpanetOutWriter::write_prolog(const std::string& input_name, long duration)
   for (const Link& l : net_.links) put_float(f, static_cast<float>(l.length * u.length));
   for (const Link& l : net_.links)
     put_float(f, l.type == LinkType::pump ? 0.0f : static_cast<float>(l.diameter * u.diameter));
+}
+
+// EPANET's Qualflag (NONE, CHEM, AGE, TRACE) and TraceNode (numbered from 1, 0 for none).
+std::int32_t EpanetOutWriter::quality_code() const {
+  if (!quality_engine_) return 0;
+  switch (net_.quality.type) {
+    case QualityType::none: return 0;
+    case QualityType::chemical: return 1;
+    case QualityType::age: return 2;
+    case QualityType::trace: return 3;
+  }
+  return 0;
+}
+
+std::int32_t EpanetOutWriter::trace_node() const {
+  return quality_code() == 3 ? net_.quality.trace_node + 1 : 0;
+}
+
+// The prolog's ChemName and Field[QUALITY].Units as EPANET's input3.c and input1.c leave them:
+// a trace's name is its unit "% from" (the node's ID goes to ChemUnits, which is not written).
+std::pair<std::string, std::string> EpanetOutWriter::quality_names() const {
+  switch (quality_code()) {
+    case 1: return {net_.quality.chemical, net_.quality.units};
+    case 2: return {"AGE", "hrs"};
+    case 3: return {"% from", "% from"};
+    default: return {"Chemical", ""};  // EPANET's default name, kept without quality
+  }
 }
 
 void EpanetOutWriter::period(long time, const GradientAlgorithm& state) {
@@ -209,7 +242,11 @@ void EpanetOutWriter::write_period(const GradientAlgorithm& s) {
   write_field(nodes, [&](std::size_t i) { return demand_[i] * u.flow; });
   write_field(nodes, [&](std::size_t i) { return head_[i] * u.length; });
   write_field(nodes, [&](std::size_t i) { return (head_[i] - elevation_[i]) * u.pressure; });
-  write_field(nodes, [&](std::size_t i) { return quality_[i]; });
+  const QualityEngine* q = quality_engine_;
+  if (q)
+    write_field(nodes, [&](std::size_t i) { return q->node_quality(static_cast<int>(i)); });
+  else
+    write_field(nodes, [&](std::size_t i) { return quality_[i]; });
   write_field(links, [&](std::size_t k) { return flow_[k] * u.flow; });
   write_field(links, [&](std::size_t k) {
     return type_[k] == LinkType::pump ? 0.0 : std::abs(flow_[k]) / area_[k] * u.length;
@@ -220,7 +257,7 @@ void EpanetOutWriter::write_period(const GradientAlgorithm& s) {
     const double h = type_[k] == LinkType::pump ? head_change(k) : std::abs(head_change(k));
     return type_[k] <= LinkType::pipe ? 1000.0 * h / length_[k] : h * u.length;
   });
-  write_field(links, [](std::size_t) { return 0.0; });
+  write_field(links, [&](std::size_t k) { return q ? q->link_quality(static_cast<int>(k)) : 0.0; });
   write_field(links, [&](std::size_t k) { return static_cast<double>(status_[k]); });
   write_field(links, [&](std::size_t k) {
     const double k1 = setting_[k];
@@ -234,7 +271,8 @@ void EpanetOutWriter::write_period(const GradientAlgorithm& s) {
       default: return k1;
     }
   });
-  write_field(links, [](std::size_t) { return 0.0; });
+  write_field(links,
+              [&](std::size_t k) { return q ? q->link_reaction_rate(static_cast<int>(k)) : 0.0; });
   write_field(links, [&](std::size_t k) {
     if (type_[k] > LinkType::pipe || !(std::abs(flow_[k]) > kTiny)) return 0.0;
     const double h = std::abs(head_change(k));
@@ -285,7 +323,12 @@ void EpanetOutWriter::finish(const EnergyReport& energy) {
   Timer timer(seconds_);
   std::FILE* f = file_->get();
   if (net_.times.statistic != TimeOptions::Statistic::series && periods_ > 0) write_statistic();
-  const float reactions[4] = {0, 0, 0, 0};  // no water quality
+  // EPANET's savenetreacts: the mass reacted and added, per hour of the run.
+  const QualityReactions w = quality_engine_ ? quality_engine_->reactions() : QualityReactions{};
+  const double hours = duration_ > 0 ? static_cast<double>(duration_) / 3600.0 : 1.0;
+  const float reactions[4] = {
+      static_cast<float>(w.bulk / hours), static_cast<float>(w.wall / hours),
+      static_cast<float>(w.tank / hours), static_cast<float>(w.source / hours)};
   put(f, reactions, sizeof reactions);
   put_int(f, periods_);
   put_int(f, warning_);

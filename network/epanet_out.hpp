@@ -18,8 +18,13 @@
 //   epilog   4 floats (network reaction rates), periods, warning flag, magic again
 // Values are in the file's units. As EPANET's, the period results are computed from the
 // hydraulics rounded to float32 first (its scratch hydraulics file), closed links carrying no
-// flow. Water quality is not simulated: the quality flag is 0 (none), node quality the
-// [QUALITY] initial value, link quality and reaction rates 0, as EPANET's run without quality.
+// flow. Water quality comes from the run's own QualityEngine (network/quality/), read at each
+// reporting time before that period's quality starts (as EPANET's runqual saves its output
+// before its ratecoeffs): the quality flag (1 CHEMICAL, 2 AGE, 3 TRACE) and trace node, the
+// chemical's name and units ("AGE"/"hrs", "% from"/"% from" as EPANET names them), node and link
+// quality, each pipe's reaction rate, and the network's reaction rates per hour in the epilog.
+// Without an engine (QUALITY NONE, --no-quality) the file is EPANET's run without quality: flag
+// 0, "Chemical" without units, node quality the [QUALITY] initial value, the rest 0.
 #pragma once
 
 #include <array>
@@ -31,6 +36,7 @@
 
 #include "network/energy.hpp"
 #include "network/network.hpp"
+#include "network/quality/quality_engine.hpp"
 #include "network/simulation.hpp"
 
 namespace cgs {
@@ -49,9 +55,11 @@ inline constexpr std::int32_t kEpanetOutVersion = 20012;  // what 2.3.5 writes, 
 class EpanetOutWriter {
  public:
   // input_name: the .inp file's name as given (the prolog's input file field); duration: the
-  // run's, in seconds.
+  // run's, in seconds; quality: the engine the run's QualityRun drives (its state is read at each
+  // reporting time, so the run's on_period must call this writer's period() before the engine
+  // starts the period: QualityRun::attach chains it so), or null for a run without quality.
   EpanetOutWriter(const Network& net, const std::string& path, const std::string& input_name,
-                  long duration);
+                  long duration, const QualityEngine* quality = nullptr);
   ~EpanetOutWriter();
   EpanetOutWriter(const EpanetOutWriter&) = delete;
   EpanetOutWriter& operator=(const EpanetOutWriter&) = delete;
@@ -75,7 +83,9 @@ class EpanetOutWriter {
 
  private:
   const Network& net_;
+  const QualityEngine* quality_engine_;
   std::unique_ptr<AtomicOutput> file_;
+  long duration_ = 0;
   long energy_offset_ = 0;
   long report_time_ = 0;
   int periods_ = 0, warning_ = 0, state_warning_ = 0;
@@ -89,10 +99,13 @@ class EpanetOutWriter {
   std::vector<double> elevation_, length_, area_, diameter5_, roughness_;
   std::vector<int> from_, to_;
   std::vector<LinkType> type_;
-  std::vector<float> quality_;  // the node quality field: the same every period
+  std::vector<float> quality_;  // the node quality field without an engine: the same every period
   std::vector<std::pair<int, double>> pump_max_flow_;  // each pump's link and Qmax
 
   void write_prolog(const std::string& input_name, long duration);
+  std::int32_t quality_code() const;
+  std::int32_t trace_node() const;
+  std::pair<std::string, std::string> quality_names() const;
   void write_period(const GradientAlgorithm& state);
   void write_field(std::size_t count, const auto& value);
   void write_statistic();

@@ -193,6 +193,8 @@ struct EpanetReport::State {
   std::string input_name;
   Lines lines;
   std::vector<FieldText> fields;
+  const QualityEngine* quality = nullptr;  // the run's, where it has water quality
+  ReportQualityText quality_text;
   std::vector<Period> periods;
   std::vector<int> old_status;  // links, then the tanks and reservoirs (EPANET's OldStatus)
   std::vector<double> pump_qmax;
@@ -202,6 +204,9 @@ struct EpanetReport::State {
   bool failed = false;  // a period ended in EPANET's error 110: the report ends there
   std::string row;      // a table's line, its memory kept from line to line
   long duration = 0;
+  // EPANET's Rtime for its output file: the first period at or after it is reported under its
+  // clock (a later period's results where REPORT START is off the hydraulic steps, as EPANET's).
+  long report_time = 0;
 
   State(const Network& n, std::string name)
       : net(n), opt(n.report), input_name(std::move(name)), fields(field_texts(n)) {
@@ -212,7 +217,7 @@ struct EpanetReport::State {
   }
   bool enabled(ReportField f) const {
     // Without quality EPANET disables the node quality field (input1.c adjustdata).
-    return f != ReportField::quality && opt.field(f).enabled;
+    return (f != ReportField::quality || quality) && opt.field(f).enabled;
   }
   const std::string& units(ReportField f) const { return fields[static_cast<int>(f)].units; }
   bool time_in_minutes() const { return net.times.hydraulic_step < 1800; }
@@ -296,7 +301,8 @@ void EpanetReport::State::summary() {
   lines.line(format("    Maximum Trials Checked ............ %-d", o.max_check));
   lines.line(format("    Damping Limit Threshold ........... %-.6f", o.damp_limit));
   lines.line(format("    Maximum Trials .................... %-d", o.max_trials));
-  lines.line("    Quality Analysis .................. None");
+  for (const std::string& l : quality_summary_lines(net, duration, quality != nullptr))
+    lines.line(l);
   lines.line(format("    Specific Gravity .................. %-.2f", o.specific_gravity));
   lines.line(format("    Relative Kinematic Viscosity ...... %-.2f", o.viscosity / 1.1e-5));
   lines.line(format("    Relative Chemical Diffusivity ..... %-.2f", opt.relative_diffusivity));
@@ -667,6 +673,9 @@ void EpanetReport::State::capture(long time, const GradientAlgorithm& g) {
       p[ReportField::friction][k] =
           static_cast<float>(39.725 * std::abs(dh) * std::pow(l.diameter, 5) / l.length / (q * q));
   }
+  if (quality)  // the engine before its period starts, as the .out's
+    capture_quality(*quality, p[ReportField::quality], p[ReportField::link_quality],
+                    p[ReportField::reaction]);
   periods.push_back(std::move(p));
 }
 
@@ -718,8 +727,9 @@ void EpanetReport::State::table_header(bool nodes, long time, bool continued) {
                          : static_cast<int>(ReportField::friction);
   for (int j = first; j <= last; ++j) {
     if (!enabled(static_cast<ReportField>(j))) continue;
-    names += format("%10s", fields[j].name);
-    units_line += format("%10s", fields[j].units.c_str());
+    const bool chemical = j == static_cast<int>(ReportField::quality);  // ChemName, ChemUnits
+    names += format("%10s", chemical ? quality_text.name.c_str() : fields[j].name);
+    units_line += format("%10s", (chemical ? quality_text.units : fields[j].units).c_str());
   }
   const std::string dashes(names.size() + 1, '-');
   lines.line(dashes);
@@ -879,9 +889,16 @@ EpanetReport::EpanetReport(const Network& net, std::string input_name)
     : state_(std::make_unique<State>(net, std::move(input_name))) {}
 EpanetReport::~EpanetReport() = default;
 
-void EpanetReport::attach(SimulationOptions& sim) {
+void EpanetReport::attach(SimulationOptions& sim, const QualityEngine* quality) {
   State& st = *state_;
   st.duration = sim.duration >= 0 ? sim.duration : st.net.times.duration;
+  st.report_time = st.net.times.report_start;
+  st.quality = quality;
+  if (quality) {
+    st.quality_text = report_quality_text(st.net);
+    st.fields[static_cast<int>(ReportField::quality)].units = st.quality_text.field_units;
+    st.fields[static_cast<int>(ReportField::reaction)].units = st.quality_text.reaction_units;
+  }
   st.logo();
   if (st.opt.summary) st.summary();
   st.lines.line("Analysis begun " + now_text());
@@ -926,9 +943,14 @@ void EpanetReport::attach(SimulationOptions& sim) {
     if (status) st.status(time, p, g);
     st.warnings(time, p, g);
     st.balance_rates(g);
-    if (is_report_time(st.net.times, time) && time <= st.duration) st.capture(time, g);
+    if (time >= st.report_time && time <= st.duration) {
+      st.capture(st.report_time, g);
+      st.report_time += st.net.times.report_step;
+    }
   };
-  sim.on_step = [&st](const StepReport& r) {
+  // A step hook already there (the energy meter and the .out's warnings) runs first, as before.
+  sim.on_step = [&st, before = std::move(sim.on_step)](const StepReport& r) {
+    if (before) before(r);
     if (!st.rates_pending) return;
     st.rates_pending = false;
     const double dt = st.duration == 0 ? 1.0 : r.time < st.duration ? r.length : 0.0;
@@ -957,7 +979,11 @@ void EpanetReport::finish(const SimulationResults& run, const EnergyTable* energ
     return;
   }
   if (run.error.empty()) {
-    if (st.opt.status != ReportOptions::Status::no) st.flow_balance();
+    const bool status = st.opt.status != ReportOptions::Status::no;
+    if (status) st.flow_balance();
+    if (status && st.quality)
+      for (const std::string& l : mass_balance_lines(st.net, st.quality->mass_balance()))
+        st.lines.line(l);
     st.lines.line("Analysis ended " + now_text());
   }
   if (st.opt.energy && energy) st.energy_table(*energy);

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Compare two EPANET binary output files (.out) field by field.
 
-    scripts/compare_epanet_out.py REFERENCE.out CANDIDATE.out [--rel 1e-6] [--quiet]
+    scripts/compare_epanet_out.py REFERENCE.out CANDIDATE.out [--rel 1e-6] [--quality-rel 1e-4]
+                                  [--skip-quality] [--quiet]
 
 REFERENCE is EPANET's (runepanet's), CANDIDATE netsolve's (--out). Integers, codes, IDs and
 titles must be equal; floats equal within --rel (default 1e-6) of the larger magnitude: the same
 float32, or one rounding apart, where both programs computed the same doubles. The input file's
-name in the prolog is not compared (each run names its own path). Where the reference ran water
-quality (its quality flag is not 0), the quality fields (flag, trace node, chemical, units, node
-and link quality, reaction rates) are skipped: netsolve writes what EPANET writes for a run
-without quality. --loose T also accepts floats within T relative or absolute (for runs whose
+name in the prolog is not compared (each run names its own path). The water quality floats (node
+and link quality, reaction rates, the epilog's network reaction rates) are compared within
+--quality-rel relative (default 1e-6, as --rel: netsolve routes quality on the hydraulics rounded
+to float32 as runepanet does; 1e-4 for a quality routed on the doubles, as EPANET's EN_runQ beside
+EN_runH) or 1e-6 absolute. --skip-quality leaves the quality fields (flag, trace
+node, chemical, units, values) out, for a candidate run with --no-quality. --loose T also accepts floats within T relative or absolute (for runs whose
 hydraulics are not EPANET's to the last bit). Prints one line (and the first differences unless
 --quiet); exit 0 equal, 1 different, 2 unreadable.
 """
@@ -79,13 +82,13 @@ def read_out(path):
     return out
 
 
-def compare(ref, cand, rel, skip_quality, loose=None):
+def compare(ref, cand, rel, skip_quality, loose=None, quality_rel=1e-4):
     """Every difference found, as lines ("name[i]: reference against candidate")."""
     diffs = []
     worst = {}
     fields = set()  # the kinds of values that differ ("link friction", "prolog", ...)
 
-    def check(name, a, b):
+    def check(name, a, b, quality=False):
         if len(a) != len(b):
             diffs.append(f"{name}: {len(a)} values against {len(b)}")
             return
@@ -97,6 +100,8 @@ def compare(ref, cand, rel, skip_quality, loose=None):
                 d = abs(x - y) / max(abs(x), abs(y))
                 worst[name] = max(worst.get(name, 0.0), d)
                 if d <= rel or (x != x and y != y):
+                    continue
+                if quality and (d <= quality_rel or abs(x - y) <= 1e-6):
                     continue
                 if loose is not None and abs(x - y) <= loose * max(1.0, abs(x), abs(y)):
                     continue
@@ -127,13 +132,14 @@ def compare(ref, cand, rel, skip_quality, loose=None):
         for p, (a, b) in enumerate(zip(ref["periods"], cand["periods"])):
             for j, name in enumerate(NODE_FIELDS):
                 if not (skip_quality and name in QUALITY_FIELDS):
-                    check(f"period {p} node {name}", a[j * n:(j + 1) * n], b[j * n:(j + 1) * n])
+                    check(f"period {p} node {name}", a[j * n:(j + 1) * n], b[j * n:(j + 1) * n],
+                          name in QUALITY_FIELDS)
             for j, name in enumerate(LINK_FIELDS):
                 o = 4 * n + j * m
                 if not (skip_quality and name in QUALITY_FIELDS):
-                    check(f"period {p} link {name}", a[o:o + m], b[o:o + m])
+                    check(f"period {p} link {name}", a[o:o + m], b[o:o + m], name in QUALITY_FIELDS)
     if not skip_quality:
-        check("reactions", ref["reactions"], cand["reactions"])
+        check("reactions", ref["reactions"], cand["reactions"], True)
     for key in ["period_count", "warning", "end_magic"]:
         check(key, [ref[key]], [cand[key]])
     return diffs, max(worst.values(), default=0.0), sorted(fields)
@@ -147,6 +153,9 @@ def main():
     ap.add_argument("--loose", type=float,
                     help="also accept floats within this, relative or absolute (e.g. 1e-3: "
                          "netsolve --reference's tolerance), for runs whose hydraulics differ")
+    ap.add_argument("--quality-rel", type=float, default=1e-6)
+    ap.add_argument("--skip-quality", action="store_true",
+                    help="leave the water quality fields out (a candidate run with --no-quality)")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
     try:
@@ -154,12 +163,12 @@ def main():
     except (OSError, ValueError) as e:
         print(f"unreadable: {e}")
         return 2
-    skip_quality = ref["prolog"][7] != 0
-    diffs, worst, fields = compare(ref, cand, args.rel, skip_quality, args.loose)
+    skip_quality = args.skip_quality
+    diffs, worst, fields = compare(ref, cand, args.rel, skip_quality, args.loose, args.quality_rel)
     what = (f"{ref['period_count']} periods, {ref['nodes']} nodes, {ref['links']} links, "
             f"largest relative float difference {worst:.2g}")
     if skip_quality:
-        what += ", quality fields skipped (the reference ran quality)"
+        what += ", quality fields skipped"
     if fields:
         what += "; differing: " + ", ".join(fields)
     print(("equal" if not diffs else f"DIFFERENT ({len(diffs)})") + ": " + what)

@@ -170,8 +170,10 @@ def run_variant(name, text, work, netsolve, timeout):
         ep = subprocess.run([os.path.join(SHARED, "tools/epanet/epanet-run"), inp, "--runs", "1",
                              "--duration", "86400", "--quality", ep_csv],
                             capture_output=True, text=True, timeout=timeout)
+        # epanet-run calls EN_runQ beside EN_runH: the quality on the doubles.
         ns = subprocess.run([netsolve, "--network", inp, "--quiet", "--duration", "24h",
-                             "--quality", ns_csv], capture_output=True, text=True, timeout=timeout)
+                             "--quality-hydraulics", "doubles", "--quality", ns_csv],
+                            capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", "over %d s" % timeout
     if ep.returncode != 0:

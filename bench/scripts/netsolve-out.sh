@@ -2,11 +2,12 @@
 # netsolve's binary output file (--out) against EPANET 2.3.5's own runepanet on every shared
 # network over 24 h, field by field (scripts/compare_epanet_out.py), and what writing it costs.
 #
-#   bench/scripts/netsolve-out.sh [--build DIR] [--data DIR] [--runs N] [--time NET] [net ...]
+#   bench/scripts/netsolve-out.sh [--build DIR] [--data DIR] [--runs N] [--time NET] [--quality]
+#                                 [net ...]
 #
 # Each network is run from a copy of its .inp whose [TIMES] DURATION is 24:00 and whose [OPTIONS]
-# QUALITY is NONE (netsolve does not simulate water quality; with NONE EPANET writes what netsolve
-# writes, so every field is compared): runepanet COPY.inp COPY.rpt REF.out, netsolve --network
+# QUALITY is NONE (the hydraulics alone), or, with --quality, the file's own (its water quality
+# fields compared as the rest): runepanet COPY.inp COPY.rpt REF.out, netsolve --network
 # COPY.inp --out OUT.out. A row per network: the comparison's verdict ("equal": every integer and
 # ID equal, every float within a relative 1e-6, i.e. the same float32 up to one rounding of the
 # doubles; else the count of differing fields and the largest relative difference, and whether
@@ -22,6 +23,7 @@ build=build
 data=../shared/data
 runs=5
 time_net=BWSN_Network_2
+quality=0
 nets=()
 while (($#)); do
   case "$1" in
@@ -29,7 +31,8 @@ while (($#)); do
     --data) data=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --time) time_net=$2; shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+    --quality) quality=1; shift ;;
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
     *) nets+=("$1"); shift ;;
   esac
 done
@@ -44,14 +47,15 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The copy: DURATION 24:00 in [TIMES], QUALITY NONE in [OPTIONS] (other lines as they are).
+# The copy: DURATION 24:00 in [TIMES], QUALITY NONE in [OPTIONS] unless --quality (other lines
+# as they are).
 make_copy() {
-  awk 'BEGIN { IGNORECASE = 1 }
+  awk -v keep="$quality" 'BEGIN { IGNORECASE = 1 }
        { sub(/\r$/, "") }
        /^[ \t]*\[/ { section = toupper($1); print; if (section == "[TIMES]") print " Duration 24:00";
-                     if (section == "[OPTIONS]") print " Quality None"; next }
+                     if (section == "[OPTIONS]" && !keep) print " Quality None"; next }
        section == "[TIMES]" && tolower($1) ~ /^dura/ { next }
-       section == "[OPTIONS]" && tolower($1) ~ /^qual/ { next }
+       section == "[OPTIONS]" && tolower($1) ~ /^qual/ && !keep { next }
        { print }' "$1" >"$2"
 }
 

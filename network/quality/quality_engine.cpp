@@ -22,11 +22,12 @@ double order_factor(double order) {
 
 }  // namespace
 
-QualityEngine::QualityEngine(const Network& net)
+QualityEngine::QualityEngine(const Network& net, QualityHydraulics mode)
     : net_(net),
       in_(net.quality),
       nj_(net.junction_count),
-      nl_(static_cast<int>(net.links.size())) {
+      nl_(static_cast<int>(net.links.size())),
+      float_hydraulics_(mode == QualityHydraulics::file) {
   const int nn = static_cast<int>(net.nodes.size());
   adj_start_.assign(nn + 1, 0);
   for (const Link& l : net.links) ++adj_start_[l.from + 1], ++adj_start_[l.to + 1];
@@ -54,6 +55,7 @@ QualityEngine::QualityEngine(const Network& net)
   node_qual_.assign(nn, 0.0);
   tank_c_.assign(nn, 0.0);
   wall_rate_.assign(nl_, 0.0);
+  rate_coeff_.assign(nl_, 0.0);
   flow_.assign(nl_, 0.0);
   demand_.assign(nn, 0.0);
   volume_.assign(nn, 0.0);
@@ -137,6 +139,7 @@ void QualityEngine::initialise() {
   seg_.clear();
   free_ = -1;
   balance_ = {};
+  reactions_ = {};
   init_segments();
   std::fill(dir_.begin(), dir_.end(), 0);
   source_time_ = 0;
@@ -170,7 +173,7 @@ void QualityEngine::init_segments() {
 }
 
 void QualityEngine::start_period(const GradientAlgorithm& h, bool last) {
-  for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : h.flow(k);
+  for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : hydraulic(h.flow(k));
   if (last) return;
   if (reactive_ && in_.type != QualityType::age) rate_coefficients();
   if (flow_direction_changed()) sort_nodes();
@@ -239,10 +242,11 @@ int QualityEngine::select_non_stack_node(int sorted) const {
 
 void QualityEngine::advance(const GradientAlgorithm& h, long time, long length) {
   if (length > 0) {
-    for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : h.flow(k);
-    for (int n = 0; n < nj_; ++n) demand_[n] = h.node_demand(n);
+    for (int k = 0; k < nl_; ++k) flow_[k] = is_closed(h.status(k)) ? 0.0 : hydraulic(h.flow(k));
+    for (int n = 0; n < nj_; ++n) demand_[n] = hydraulic(h.node_demand(n));
     for (int n = nj_; n < static_cast<int>(net_.nodes.size()); ++n) volume_[n] = h.volume(n);
     source_time_ = time;
+    count_reactions_ = time + length >= net_.times.report_start;  // EPANET's Htime >= Rstart
     for (long done = 0; done < length;) {
       const long dt = std::min(in_.step, length - done);
       done += dt;
@@ -409,6 +413,7 @@ double QualityEngine::source_quality(int n, double volout, long dt) {
     case SourceType::setpoint: c = emax(c - node_qual_[n], 0.0); break;
     case SourceType::flowpaced: break;
   }
+  if (count_reactions_) reactions_.source += c * volout;  // EPANET's massadded
   return c;
 }
 

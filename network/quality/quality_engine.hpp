@@ -31,10 +31,23 @@ struct QualityMassBalance {
   int segments = 0;  // EPANET's segCount: segments added less those used up in pipes, since the start
 };
 
+// EPANET's Wbulk, Wwall, Wtank and Wsource (internal mass units): the mass reacted in the pipes'
+// water, at their walls, in the tanks, and added by the sources, summed over the steps that end
+// at or after REPORT START (CHEMICAL only; 0 for AGE and TRACE). Its .out holds them per hour.
+struct QualityReactions {
+  double bulk = 0, wall = 0, tank = 0, source = 0;
+};
+
+// Which hydraulics the routing reads. EPANET's runepanet (and EN_solveQ) runs the quality after
+// the hydraulics, from its scratch hydraulics file: flows and demands rounded to float32. Its
+// toolkit's EN_runQ/EN_nextQ called beside EN_runH/EN_nextH read the doubles. Each is EPANET's to
+// the last bit in its own mode; they differ by a relative 1e-5 or so.
+enum class QualityHydraulics { file, doubles };
+
 class QualityEngine {
  public:
   // The network's quality input (Network::quality); its type must not be NONE.
-  explicit QualityEngine(const Network& net);
+  explicit QualityEngine(const Network& net, QualityHydraulics mode = QualityHydraulics::file);
 
   // EPANET's initqual: initial qualities, one segment per pipe and tank (two for 2COMP).
   void initialise();
@@ -51,6 +64,11 @@ class QualityEngine {
   double link_quality(int link) const;
   // EPANET's massbalance as its evalmassbalance leaves it after the last advance().
   const QualityMassBalance& mass_balance() const { return balance_; }
+  // EPANET's PipeRateCoeff in the file's units (mass/L/day): a pipe's volume-weighted reaction
+  // rate over the last quality step routed; 0 from each start_period() until the next step (as
+  // its ratecoeffs), and for AGE, TRACE, valves, pumps and CV pipes.
+  double link_reaction_rate(int link) const { return rate_coeff_[link] * in_.to_user; }
+  const QualityReactions& reactions() const { return reactions_; }
 
  private:
   struct Segment {
@@ -81,10 +99,15 @@ class QualityEngine {
   // The hydraulics of the step being routed: per link EPANET's LINKFLOW, per node its demand
   // (junctions) and volume (tanks).
   std::vector<double> flow_, demand_, volume_;
+  bool float_hydraulics_;  // QualityHydraulics::file
+  double hydraulic(double v) const { return float_hydraulics_ ? static_cast<float>(v) : v; }
   std::vector<int> indegree_, stack_;  // sort_nodes' work space
   long source_time_ = 0;               // EPANET's Qtime during a step (source patterns)
   double source_qual_ = 0;             // EPANET's SourceQual of the node just mixed
   QualityMassBalance balance_;
+  std::vector<double> rate_coeff_;  // EPANET's PipeRateCoeff (internal units per day)
+  QualityReactions reactions_;
+  bool count_reactions_ = false;  // the step being routed ends at or after REPORT START
 
   int chain(int node) const { return nl_ + node - nj_; }
   void add_segment(int chain, double v, double c);
@@ -110,8 +133,9 @@ class QualityEngine {
   double pipe_rate(int link) const;
   void react_pipes(long dt);
   void react_tanks(long dt);
-  double pipe_react(int link, double c, long dt) const;
-  double tank_react(double c, double kb, long dt) const;
+  // A segment of volume v: its new quality (the reactions counted where count_reactions_).
+  double pipe_react(int link, double c, double v, long dt);
+  double tank_react(double c, double v, double kb, long dt);
   double bulk_rate(double c, double kb, double order) const;
   double wall_rate(double c, double d, double kw, double kf) const;
   double mix_tank(int node, double volin, double massin, double volout);

@@ -11,6 +11,7 @@ namespace {
 constexpr double kTiny = 1.e-6;  // EPANET's TINY
 constexpr double kBig = 1.e10;   // EPANET's BIG
 constexpr double kPi = 3.14159265358979323846;
+constexpr double kSecondsPerDay = 86400.0;  // EPANET's SECperDAY
 
 double sign(double x) { return x < 0 ? -1.0 : 1.0; }  // EPANET's SGN (1 at 0)
 
@@ -19,6 +20,7 @@ double sign(double x) { return x < 0 ? -1.0 : 1.0; }  // EPANET's SGN (1 at 0)
 // EPANET's ratecoeffs: each pipe's wall rate coefficient from the period's flow.
 void QualityEngine::rate_coefficients() {
   for (int k = 0; k < nl_; ++k) wall_rate_[k] = in_.wall[k] != 0.0 ? pipe_rate(k) : 0.0;
+  std::fill(rate_coeff_.begin(), rate_coeff_.end(), 0.0);
 }
 
 // EPANET's piperate: the mass transfer coefficient (zero-order wall reactions) or the apparent
@@ -47,13 +49,21 @@ double QualityEngine::pipe_rate(int k) const {
   return kw;
 }
 
+// EPANET's reactpipes, with each pipe's volume-weighted rate (its PipeRateCoeff, CHEMICAL only).
 void QualityEngine::react_pipes(long dt) {
+  const bool chemical = in_.type == QualityType::chemical;
   for (const int k : pipes_) {
+    double rsum = 0.0, vsum = 0.0;
     for (int s = first_[k]; s >= 0; s = seg_[s].prev) {
       const double c = seg_[s].c;
-      seg_[s].c = pipe_react(k, c, dt);
+      seg_[s].c = pipe_react(k, c, seg_[s].v, dt);
       balance_.reacted += (c - seg_[s].c) * seg_[s].v;
+      if (chemical) {
+        rsum += std::abs(seg_[s].c - c) * seg_[s].v;
+        vsum += seg_[s].v;
+      }
     }
+    rate_coeff_[k] = vsum > 0.0 ? rsum / vsum / static_cast<double>(dt) * kSecondsPerDay : 0.0;
   }
 }
 
@@ -61,26 +71,32 @@ void QualityEngine::react_tanks(long dt) {
   for (const int n : tanks_) {
     for (int s = first_[chain(n)]; s >= 0; s = seg_[s].prev) {
       const double c = seg_[s].c;
-      seg_[s].c = tank_react(c, in_.tank_bulk[n], dt);
+      seg_[s].c = tank_react(c, seg_[s].v, in_.tank_bulk[n], dt);
       balance_.reacted += (c - seg_[s].c) * seg_[s].v;
     }
   }
 }
 
-double QualityEngine::pipe_react(int k, double c, long dt) const {
+double QualityEngine::pipe_react(int k, double c, double v, long dt) {
   if (in_.type == QualityType::age) return emax(0.0, c + static_cast<double>(dt) / 3600.0);
   const double rbulk = bulk_rate(c, in_.bulk[k], in_.bulk_order) * bulk_ucf_;
   const double rwall = wall_rate(c, diameter_[k], in_.wall[k], wall_rate_[k]);
-  const double dc = rbulk * static_cast<double>(dt) + rwall * static_cast<double>(dt);
-  return emax(0.0, c + dc);
+  const double dcbulk = rbulk * static_cast<double>(dt), dcwall = rwall * static_cast<double>(dt);
+  if (count_reactions_) {
+    reactions_.bulk += std::abs(dcbulk) * v;
+    reactions_.wall += std::abs(dcwall) * v;
+  }
+  return emax(0.0, c + (dcbulk + dcwall));
 }
 
-double QualityEngine::tank_react(double c, double kb, long dt) const {
+double QualityEngine::tank_react(double c, double v, double kb, long dt) {
   double dc;
-  if (in_.type == QualityType::age)
+  if (in_.type == QualityType::age) {
     dc = static_cast<double>(dt) / 3600.0;
-  else
+  } else {
     dc = bulk_rate(c, kb, in_.tank_order) * tank_ucf_ * static_cast<double>(dt);
+    if (count_reactions_) reactions_.tank += std::abs(dc) * v;
+  }
   return emax(0.0, c + dc);
 }
 

@@ -16,19 +16,26 @@ double since(Clock::time_point t) {
 
 }  // namespace
 
-QualityRun::QualityRun(const Network& net) : net_(net), engine_(net) {}
+QualityRun::QualityRun(const Network& net, QualityHydraulics mode)
+    : net_(net), engine_(net, mode) {}
 
 void QualityRun::attach(SimulationOptions& options) {
   if (options.on_advance)
     throw std::logic_error("QualityRun::attach: the simulation's on_advance is taken");
   duration_ = options.duration >= 0 ? options.duration : net_.times.duration;
   results_ = {};
-  // A hook already there (the energy meter, the output file) runs first, as before.
+  // EPANET's initqual, before the run: the hooks chained below (the .out, the report) read the
+  // initial qualities at time 0.
+  const auto initialise_start = Clock::now();
+  engine_.initialise();
+  results_.seconds += since(initialise_start);
+  // A hook already there (the energy meter, the output file) runs before the period starts: the
+  // .out reads the engine there, as EPANET's runqual saves its output before its ratecoeffs and
+  // flowdirchanged.
   options.on_period = [this, before = std::move(options.on_period)](long time,
                                                                     const GradientAlgorithm& h) {
     if (before) before(time, h);
     const auto start = Clock::now();
-    if (time == 0) engine_.initialise();
     engine_.start_period(h, time >= duration_);
     if (is_report_time(net_.times, time)) {
       results_.times.push_back(time);

@@ -22,10 +22,13 @@ struct QualityResults {
 
 class QualityRun {
  public:
-  explicit QualityRun(const Network& net);
-  // Sets options.on_period and on_advance (which must be unset).
+  explicit QualityRun(const Network& net, QualityHydraulics mode = QualityHydraulics::file);
+  // Sets the initial qualities (EPANET's initqual), options.on_period (after the one there) and
+  // on_advance (which must be unset).
   void attach(SimulationOptions& options);
   const QualityResults& results() const { return results_; }
+  // The engine whose state the hooks advance (EpanetOutWriter reads it at each reporting time).
+  const QualityEngine& engine() const { return engine_; }
 
  private:
   const Network& net_;

@@ -4,10 +4,12 @@
 // (data/networks/out/README.md says what each variant exercises).
 //
 // The comparison: every integer, code and ID equal; every float within a relative 1e-6 of
-// runepanet's. netsolve's hydraulics on these networks are EPANET's doubles to the last bits, so
-// each float is either the same float32 or one rounding apart (a relative 6e-8, twice at most
-// where a value is computed from two rounded ones); 1e-6 allows that and nothing else (a wrong
-// unit factor, formula or period is off by 1e-4 or far more). The title lines are compared, the
+// runepanet's. netsolve's hydraulics on these networks are EPANET's doubles to the last bits, and
+// its water quality routes on them rounded to float32 as runepanet's does (its scratch hydraulics
+// file: QualityHydraulics::file), so each float is either the same float32 or one rounding apart
+// (a relative 6e-8, twice at most where a value is computed from two rounded ones); 1e-6 allows
+// that and nothing else (a wrong unit factor, formula or period is off by 1e-4 or far more; the
+// quality routed on the doubles instead is off by up to 1e-5). The title lines are compared, the
 // input file's name is not (each run names its own path).
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "network/epanet_out.hpp"
 #include "network/inp_reader.hpp"
 #include "network/linear_solver.hpp"
+#include "network/quality/quality_run.hpp"
 #include "network/simulation.hpp"
 #include "network_test_data.hpp"
 #include "run_command.hpp"
@@ -55,15 +58,19 @@ struct Written {
   SimulationResults run;
 };
 
-// netsolve's run of `inp` with its .out written to `out` (the library path netsolve takes).
+// netsolve's run of `inp` with its .out written to `out` (the library path netsolve takes: the
+// file's water quality, where it has one, from a QualityRun attached after the writer's hooks).
 Written write_out(const std::string& inp, const std::string& out) {
   const Network net = read_inp(inp);
   const long duration = net.times.duration;
   auto solver = make_direct_solver();
   EnergyMeter meter(net, duration);
-  EpanetOutWriter writer(net, out, inp, duration);
+  std::unique_ptr<QualityRun> quality;
+  if (net.quality.enabled()) quality = std::make_unique<QualityRun>(net);
+  EpanetOutWriter writer(net, out, inp, duration, quality ? &quality->engine() : nullptr);
   SimulationOptions sim;
   record_energy_and_output(sim, meter, &writer);
+  if (quality) quality->attach(sim);
   Written w;
   w.run = simulate(net, *solver, sim);
   REQUIRE(w.run.error.empty());
@@ -88,21 +95,30 @@ void check_values(const char* what, const std::vector<T>& reference, const std::
   }
 }
 
-// The prolog, energy, periods and epilog field by field. Where the reference ran water quality
-// (its quality flag is not 0), the quality fields are skipped: netsolve writes a run without it.
+// One period's water quality fields (node quality, link quality, reaction rate) moved out of
+// `values` (left 0 there) into the result.
+std::vector<float> take_quality(std::vector<float>& values, std::size_t n, std::size_t m) {
+  std::vector<float> q;
+  for (std::size_t at : {3 * n, 4 * n + 3 * m, 4 * n + 6 * m}) {
+    const auto first = values.begin() + static_cast<std::ptrdiff_t>(at);
+    const auto last = first + static_cast<std::ptrdiff_t>(at == 3 * n ? n : m);
+    q.insert(q.end(), first, last);
+    std::fill(first, last, 0.0f);
+  }
+  return q;
+}
+
+// The prolog, energy, periods and epilog field by field (the water quality fields apart, to name
+// them where they differ).
 void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
-  const bool quality = ref.prolog[7] != 0;
   for (std::size_t i = 0; i < ref.prolog.size(); ++i) {
-    if (quality && (i == 7 || i == 8)) continue;
     INFO("prolog integer " << i);
     CHECK(ref.prolog[i] == out.prolog[i]);
   }
   for (std::size_t t = 0; t < 3; ++t) CHECK(ref.title[t] == out.title[t]);
   CHECK(ref.report_file == out.report_file);
-  if (!quality) {
-    CHECK(ref.chemical == out.chemical);
-    CHECK(ref.quality_units == out.quality_units);
-  }
+  CHECK(ref.chemical == out.chemical);
+  CHECK(ref.quality_units == out.quality_units);
   CHECK(ref.node_ids == out.node_ids);
   CHECK(ref.link_ids == out.link_ids);
   CHECK(ref.link_from == out.link_from);
@@ -125,16 +141,11 @@ void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
   for (std::size_t p = 0; p < ref.periods.size(); ++p) {
     INFO("period " << p);
     std::vector<float> a = ref.periods[p], b = out.periods[p];
-    if (quality) {  // node quality, link quality, reaction rate
-      for (std::size_t at : {3 * n, 4 * n + 3 * m, 4 * n + 6 * m})
-        std::fill(a.begin() + at, a.begin() + at + (at == 3 * n ? n : m), 0.0f),
-            std::fill(b.begin() + at, b.begin() + at + (at == 3 * n ? n : m), 0.0f);
-    }
+    check_values("period water quality", take_quality(a, n, m), take_quality(b, n, m));
     check_values("period results", a, b);
   }
-  if (!quality)  // the network's reaction rates
-    check_values("reactions", std::vector<float>(ref.reactions.begin(), ref.reactions.end()),
-                 std::vector<float>(out.reactions.begin(), out.reactions.end()));
+  check_values("reactions", std::vector<float>(ref.reactions.begin(), ref.reactions.end()),
+               std::vector<float>(out.reactions.begin(), out.reactions.end()));
   CHECK(ref.period_count == out.period_count);
   CHECK(ref.warning == out.warning);
   CHECK(out.end_magic == kEpanetOutMagic);
@@ -144,13 +155,15 @@ void check_same_file(const EpanetOutFile& ref, const EpanetOutFile& out) {
 
 TEST_CASE("EPANET's output file: netsolve's equals runepanet's field by field") {
   const fs::path dir = scratch();
-  for (const char* name : {"Net1_energy", "Net1_si", "Net1_average", "Net1_range", "Net1_pda",
-                           "Net3_energy", "Anytown", "Net1_unbalanced"}) {
+  for (const char* name :
+       {"Net1_energy", "Net1_si", "Net1_average", "Net1_range", "Net1_pda", "Net3_energy",
+        "Anytown", "Net1_unbalanced", "Net1", "Net1_age", "Net1_trace", "Net1_source"}) {
     const std::string network = name;
     CAPTURE(network);
-    const std::string inp = std::string(name) == "Net1_unbalanced"
+    const std::string inp = network == "Net1_unbalanced"
                                 ? test::repo_networks() + "/regressions/Net1_unbalanced.inp"
-                                : fixture(std::string(name) + ".inp");
+                            : network == "Net1" ? test::repo_networks() + "/Net1.inp"
+                                                : fixture(network + ".inp");
     const Written w = write_out(inp, (dir / (std::string(name) + ".out")).string());
     const EpanetOutFile ref = read_epanet_out(fixture(std::string(name) + ".out.gz"));
     check_same_file(ref, w.file);
@@ -177,6 +190,50 @@ TEST_CASE("EPANET's output file: what each variant exercises is in runepanet's f
   const EpanetOutFile net1 = read_epanet_out(fixture("Net1_energy.out.gz"));
   CHECK(EpanetOutFile::text(net1.title[2]) == "wall reactions are included. ");
   CHECK(net1.periods[0][3 * 11 + 4] == 0.7f);  // [QUALITY] 21 23 0.7 (after 21 0.5): node 21
+}
+
+TEST_CASE("EPANET's output file: runepanet's water quality moves away from the initial values") {
+  // So that the comparison cannot pass with quality left at [QUALITY]'s values or 0: in each
+  // variant some node's and some link's quality at the last period, and (CHEMICAL) the reaction
+  // rates, are far from what a run without quality writes. Net1: 11 nodes, 13 links.
+  const std::size_t n = 11, m = 13;
+  auto moved = [&](const EpanetOutFile& f) {
+    REQUIRE(f.periods.size() > 1);
+    const std::vector<float>& first = f.periods.front();
+    const std::vector<float>& last = f.periods.back();
+    int nodes = 0, links = 0, rates = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      nodes += std::abs(last[3 * n + i] - first[3 * n + i]) > 0.1f;
+    for (std::size_t k = 0; k < m; ++k) {
+      links += std::abs(last[4 * n + 3 * m + k] - first[4 * n + 3 * m + k]) > 0.1f;
+      rates += last[4 * n + 6 * m + k] > 0.1f;
+    }
+    return std::array<int, 3>{nodes, links, rates};
+  };
+  const EpanetOutFile chlorine = read_epanet_out(fixture("Net1.out.gz"));
+  CHECK(chlorine.prolog[7] == 1);
+  CHECK(EpanetOutFile::text(chlorine.chemical) == "Chlorine");
+  CHECK(EpanetOutFile::text(chlorine.quality_units) == "mg/L");
+  CHECK(moved(chlorine)[0] > 3);
+  CHECK(moved(chlorine)[1] > 3);
+  CHECK(moved(chlorine)[2] > 3);
+  for (int r = 0; r < 3; ++r) CHECK(chlorine.reactions[r] > 1000.0f);  // bulk, wall, tank
+  CHECK(chlorine.reactions[3] == 0.0f);                                // no sources
+  const EpanetOutFile age = read_epanet_out(fixture("Net1_age.out.gz"));
+  CHECK(age.prolog[7] == 2);
+  CHECK(EpanetOutFile::text(age.chemical) == "AGE");
+  CHECK(EpanetOutFile::text(age.quality_units) == "hrs");
+  CHECK(moved(age)[0] > 3);
+  const EpanetOutFile trace = read_epanet_out(fixture("Net1_trace.out.gz"));
+  CHECK(trace.prolog[7] == 3);
+  CHECK(trace.prolog[8] == 10);  // node 9, the reservoir, 10th in the file
+  CHECK(EpanetOutFile::text(trace.chemical) == "% from");
+  CHECK(moved(trace)[0] > 3);
+  const EpanetOutFile source = read_epanet_out(fixture("Net1_source.out.gz"));
+  CHECK(source.prolog[12] == 9000);  // REPORT START 2:30: rates summed from the step ending 3:00
+  CHECK(source.period_count == 22);
+  CHECK(source.reactions[3] > 1000.0f);  // the sources' mass
+  CHECK(source.reactions[0] != chlorine.reactions[0]);
 }
 
 TEST_CASE("energy: the meter's report is EPANET's (its .out) within 1e-6 relative") {
@@ -319,6 +376,70 @@ TEST_CASE("netsolve --out: written as runepanet's, checked before the run, none 
   fs::remove(out);
   run = run_command(netsolve + (dir / "broken.inp").string() + " --out " + out);
   CHECK_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("netsolve NET.inp NET.rpt NET.out: the run's water quality, none with --no-quality") {
+  using cgs::testing::run_command;
+  const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --quiet ";
+  const fs::path dir = scratch();
+  const std::string inp = fixture("Net1_source.inp");
+  const std::string rpt = (dir / "q.rpt").string(), out = (dir / "q.out").string();
+  auto run = run_command(netsolve + inp + " " + rpt + " " + out);
+  REQUIRE(run.exit_code == 0);
+  check_same_file(read_epanet_out(fixture("Net1_source.out.gz")), read_epanet_out(out));
+  // --no-quality: EPANET's file of a run without quality (flag 0, node quality the initial
+  // values), the hydraulics unchanged.
+  run = run_command(netsolve + "--no-quality --network " + inp + " --out " + out);
+  REQUIRE(run.exit_code == 0);
+  const EpanetOutFile none = read_epanet_out(out);
+  CHECK(none.prolog[7] == 0);
+  CHECK(EpanetOutFile::text(none.chemical) == "Chemical");
+  CHECK(EpanetOutFile::text(none.quality_units).empty());
+  for (float r : none.reactions) CHECK(r == 0.0f);
+  const EpanetOutFile ref = read_epanet_out(fixture("Net1_source.out.gz"));
+  const std::size_t n = ref.nodes(), m = ref.links();
+  for (std::size_t p = 0; p < ref.periods.size(); ++p) {
+    std::vector<float> a = ref.periods[p], b = none.periods[p];
+    take_quality(a, n, m);
+    const std::vector<float> q = take_quality(b, n, m);
+    check_values("hydraulics", a, b);
+    CHECK(q[0] == 0.5f);  // node 10's [QUALITY] value, every period
+    CHECK(q[n] == 0.0f);  // link quality
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "netsolve --quality-hydraulics: runepanet's float32 hydraulics or the toolkit's doubles") {
+  using cgs::testing::run_command;
+  const std::string netsolve = CGSOLVE_BINARY_DIR "/app/netsolve --quiet --network ";
+  const fs::path dir = scratch();
+  const std::string inp = fixture("Net1_trace.inp"), out = (dir / "t.out").string();
+  const EpanetOutFile ref = read_epanet_out(fixture("Net1_trace.out.gz"));
+  auto run = run_command(netsolve + inp + " --quality-hydraulics file --out " + out);
+  REQUIRE(run.exit_code == 0);
+  check_same_file(ref, read_epanet_out(out));
+  // On the doubles (EN_runQ beside EN_runH) the trace is off runepanet's beyond 1e-6 somewhere,
+  // within 1e-4, the hydraulics the same.
+  run = run_command(netsolve + inp + " --quality-hydraulics doubles --out " + out);
+  REQUIRE(run.exit_code == 0);
+  const EpanetOutFile doubles = read_epanet_out(out);
+  REQUIRE(doubles.periods.size() == ref.periods.size());
+  const std::size_t n = ref.nodes(), m = ref.links();
+  double worst = 0;
+  for (std::size_t p = 0; p < ref.periods.size(); ++p) {
+    std::vector<float> a = ref.periods[p], b = doubles.periods[p];
+    const std::vector<float> qa = take_quality(a, n, m), qb = take_quality(b, n, m);
+    check_values("hydraulics", a, b);
+    for (std::size_t i = 0; i < qa.size(); ++i)
+      worst = std::max(
+          worst, std::abs(double(qa[i]) - double(qb[i])) / std::max(1.0, std::abs(double(qa[i]))));
+  }
+  CHECK(worst > 1e-6);
+  CHECK(worst < 1e-4);
+  run = run_command(netsolve + inp + " --quality-hydraulics float --out " + out);
+  CHECK(run.exit_code != 0);
   fs::remove_all(dir);
 }
 

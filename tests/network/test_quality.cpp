@@ -61,7 +61,7 @@ Run run_quality(const std::string& text) {
   Run r;
   std::istringstream in(text);
   r.net = parse_inp(in, "quality.inp");
-  QualityRun quality(r.net);
+  QualityRun quality(r.net, QualityHydraulics::doubles);  // as epanet-run's EN_runQ beside EN_runH
   SimulationOptions options;
   options.duration = 86400;
   quality.attach(options);
