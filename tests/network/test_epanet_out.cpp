@@ -388,6 +388,13 @@ TEST_CASE("netsolve NET.inp NET.rpt NET.out: the run's water quality, none with 
   auto run = run_command(netsolve + inp + " " + rpt + " " + out);
   REQUIRE(run.exit_code == 0);
   check_same_file(read_epanet_out(fixture("Net1_source.out.gz")), read_epanet_out(out));
+  // The report's step hook keeps the energy meter's: runepanet's Net1_energy.rpt energy table.
+  run = run_command(netsolve + fixture("Net1_energy.inp") + " " + rpt);
+  REQUIRE(run.exit_code == 0);
+  std::stringstream text;
+  text << std::ifstream(rpt).rdbuf();
+  CHECK(text.str().find("Demand Charge:  14214.85") != std::string::npos);
+  CHECK(text.str().find("Total Cost:     14308.66") != std::string::npos);
   // --no-quality: EPANET's file of a run without quality (flag 0, node quality the initial
   // values), the hydraulics unchanged.
   run = run_command(netsolve + "--no-quality --network " + inp + " --out " + out);
