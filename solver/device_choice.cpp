@@ -1,13 +1,12 @@
 // --device auto (solver/device_choice.hpp).
 #include "solver/device_choice.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
-
-#include <omp.h>
 
 #include "base/input_error.hpp"
 #include "solver/precond/cholesky.hpp"
@@ -36,12 +35,6 @@ constexpr double kLeastUploadSeconds = 1.5e-3;
 // with 16 threads, 60 iterations at that rate).
 constexpr double kProbeSetupIterations = 60;
 
-std::string ms(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
-  return text;
-}
-
 double gpu_fixed_seconds(const CsrMatrix<double>& A, bool context_made) {
   const double bytes = 12.0 * double(A.nnz()) + 28.0 * double(A.rows);
   return (context_made ? 0 : kGpuContextSeconds) + kGpuPlanSeconds +
@@ -50,14 +43,6 @@ double gpu_fixed_seconds(const CsrMatrix<double>& A, bool context_made) {
 
 double iteration_seconds(const ProbeRates& rates, double entries) {
   return rates.per_iteration + entries * rates.jacobi_per_entry;
-}
-
-std::vector<double> random_rhs(index_t n) {
-  std::vector<double> b(static_cast<std::size_t>(n));
-  std::mt19937_64 rng(20261129);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  for (double& v : b) v = uniform(rng);
-  return b;
 }
 
 // Which candidates the forecasts hold: the request's preconditioner (any other than AMG and
@@ -97,8 +82,8 @@ bool probe_cpu(const SolveRequest& request, const CsrMatrix<double>& A,
     f.cpu_measured = true;
     f.solved_by_probe = cg.ok();
     const double target = std::max(stop.tol * norm2(b), stop.atol);
-    f.iterations = cg.ok() ? double(cg.converged_at)
-                           : forecast_iterations(cg.residual_history, target);
+    f.iterations =
+        cg.ok() ? double(cg.converged_at) : forecast_iterations(cg.residual_history, target);
     return true;
   } catch (const InputError&) {
     return false;
@@ -121,9 +106,9 @@ std::string figures_text(const DeviceFigures& f) {
   char text[400];
   std::snprintf(text, sizeof text,
                 "an iteration %s on the CPU (%s) against %s on the GPU, whose fixed cost is %s%s",
-                ms(f.cpu_iteration).c_str(),
+                format_ms(f.cpu_iteration).c_str(),
                 f.cpu_measured ? "measured" : "at the host's best rate, not probed",
-                ms(f.gpu_iteration).c_str(), ms(f.gpu_fixed).c_str(),
+                format_ms(f.gpu_iteration).c_str(), format_ms(f.gpu_fixed).c_str(),
                 f.context_counted ? " (its context included)" : "");
   std::string out = text;
   if (std::isfinite(f.iterations)) {
@@ -131,9 +116,11 @@ std::string figures_text(const DeviceFigures& f) {
     out += text;
   }
   if (std::isfinite(f.amg_cpu))
-    out += "; AMG's forecast " + ms(f.amg_cpu) + " on the CPU, " + ms(f.amg_gpu) + " on the GPU";
+    out += "; AMG's forecast " + format_ms(f.amg_cpu) + " on the CPU, " + format_ms(f.amg_gpu) +
+           " on the GPU";
   if (std::isfinite(f.chol_cpu))
-    out += "; chol's forecast " + ms(f.chol_cpu) + " on the CPU, " + ms(f.chol_gpu) + " on the GPU";
+    out += "; chol's forecast " + format_ms(f.chol_cpu) + " on the CPU, " + format_ms(f.chol_gpu) +
+           " on the GPU";
   if (!f.not_probed.empty()) out += "; not probed: " + f.not_probed;
   return out;
 }
@@ -155,12 +142,13 @@ DeviceChoice decide_device(const DeviceFigures& f) {
   const double gpu =
       f.gpu_fixed + std::min({f.iterations * f.gpu_iteration, f.chol_gpu, f.amg_gpu});
   // Neither forecast finite (no probe, or a residual that did not fall): the faster iteration.
-  const bool on_gpu = std::isfinite(cpu) || std::isfinite(gpu) ? gpu < cpu
-                                                               : f.gpu_iteration < f.cpu_iteration;
+  const bool on_gpu =
+      std::isfinite(cpu) || std::isfinite(gpu) ? gpu < cpu : f.gpu_iteration < f.cpu_iteration;
   c.device = on_gpu ? Device::gpu : Device::omp;
   c.why = std::string("device: ") + (on_gpu ? "gpu" : "cpu") + " (--device auto: ";
   if (std::isfinite(cpu) || std::isfinite(gpu))
-    c.why += "forecast " + ms(cpu) + " on the CPU against " + ms(gpu) + " on the GPU; ";
+    c.why +=
+        "forecast " + format_ms(cpu) + " on the CPU against " + format_ms(gpu) + " on the GPU; ";
   c.why += figures_text(f) + ")";
   return c;
 }
@@ -203,15 +191,17 @@ DeviceFigures measure_device_figures(const SolveRequest& request, const CsrMatri
     return f;
   }
   if (probe_cost > 0.25 * std::min(cpu_known, gpu_known)) {
-    f.not_probed = "the probe, about " + ms(probe_cost) + ", would cost more than a quarter of it";
+    f.not_probed =
+        "the probe, about " + format_ms(probe_cost) + ", would cost more than a quarter of it";
     return f;
   }
-  const bool own = rhs && rhs->size() == std::size_t(A.rows) && norm2(*rhs) > 0;
-  const std::vector<double> b = own ? *rhs : random_rhs(A.rows);
+  bool own = false;
+  const std::vector<double> b = probe_rhs(rhs, A.rows, own);
   // As many iterations as a quarter of the GPU's fixed cost buys at the host's best rate, at
   // least enough to read a rate from.
   const long iterations = long(std::clamp(f.gpu_fixed / (4 * f.cpu_iteration), 12.0, 60.0));
-  if (!probe_cpu(request, A, b, iterations, f)) f.iterations = std::numeric_limits<double>::quiet_NaN();
+  if (!probe_cpu(request, A, b, iterations, f))
+    f.iterations = std::numeric_limits<double>::quiet_NaN();
   return f;
 }
 

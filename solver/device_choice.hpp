@@ -26,7 +26,7 @@ namespace cgs {
 
 // What the choice is made from (seconds; infinity where not known).
 struct DeviceFigures {
-  std::string no_gpu;  // why there is no GPU to choose (empty: there is one)
+  std::string no_gpu;            // why there is no GPU to choose (empty: there is one)
   double gpu_fixed = 0;          // before the GPU's first iteration, beyond the CPU's own set-up
   bool context_counted = false;  // gpu_fixed includes making the device's context
   double cpu_iteration = 0, gpu_iteration = 0;  // a Jacobi-CG iteration on each

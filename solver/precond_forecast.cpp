@@ -4,20 +4,35 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <limits>
+#include <random>
 
 #include "solver/plan.hpp"  // kAlwaysTeamWork
+#include "solver/solver.hpp"  // norm2
 
 namespace cgs {
 
-namespace {
-
-std::string seconds_text(double s) {
+std::string format_ms(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
   return text;
 }
+
+// The solve's own right-hand side where it is known: its residual history is the one the solve
+// will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
+// converge where it does not); else a fixed random one. `own` says which.
+std::vector<double> probe_rhs(const std::vector<double>* rhs, index_t n, bool& own) {
+  own = rhs && rhs->size() == std::size_t(n) && norm2(*rhs) > 0;
+  if (own) return *rhs;
+  std::vector<double> b(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(20261123);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (double& v : b) v = uniform(rng);
+  return b;
+}
+
+namespace {
 
 // The host: this 2-core VM (AMD EPYC, 2 threads, shared with other jobs, 2026-11-29), medians of
 // cgsolve's own phase times (docs/preconditioners.md, "auto's rates"):
@@ -117,7 +132,7 @@ std::string describe(const AmgSetupEstimate& e, const ProbeRates& rates) {
   char text[160];
   std::snprintf(text, sizeof text, "its estimated set-up, %.0f entries x %.2g s (the %s's rate), ",
                 e.entries, rates.amg_setup_per_entry, rates.measured_on.c_str());
-  return text + seconds_text(e.seconds);
+  return text + format_ms(e.seconds);
 }
 
 CholeskyForecast forecast_cholesky(const precond::CholeskyEstimate& e, double entries,
@@ -151,10 +166,10 @@ NetworkRule network_rule(const precond::CholeskyEstimate& e, const CsrMatrix<dou
   std::snprintf(text, sizeof text,
                 "a network's graph: chol's factor %.0f entries, %.0f levels a solve, forecast "
                 "%s (set-up %s, an apply %s) %s Jacobi's %.0f iterations at the least, %s",
-                e.factor_entries, e.levels, seconds_text(chol.seconds).c_str(),
-                seconds_text(chol.setup).c_str(), seconds_text(chol.apply).c_str(),
+                e.factor_entries, e.levels, format_ms(chol.seconds).c_str(),
+                format_ms(chol.setup).c_str(), format_ms(chol.apply).c_str(),
                 rule.chol_first ? "below" : "above", kNetworkJacobiIterations,
-                seconds_text(jacobi).c_str());
+                format_ms(jacobi).c_str());
   rule.why = text;
   rule.why += rule.chol_first ? ": chol first" : ": Jacobi first";
   return rule;

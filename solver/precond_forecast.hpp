@@ -33,6 +33,13 @@ struct ProbeRates {
 // serial loop, whose levels cost nothing).
 ProbeRates probe_rates(Device device, int threads, index_t rows, double entries);
 
+// The right-hand side a probe runs on: the solve's own where it is given and not zero (`own`
+// true: the residual history the solve will see), else a fixed random one.
+std::vector<double> probe_rhs(const std::vector<double>* rhs, index_t n, bool& own);
+
+// Seconds as the choosers' reasons print them: "12.3 ms".
+std::string format_ms(double s);
+
 // CG's iterations to reach `target` from a probe's residual history ||r_0|| .. ||r_K|| that did
 // not converge: the rate of its running minimum over the last third, extrapolated (infinite where
 // the residual does not fall). Read by --precond auto's probes and --device auto's.

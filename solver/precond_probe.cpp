@@ -38,7 +38,6 @@
 #include <iterator>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string_view>
 
 #include <omp.h>
@@ -199,12 +198,6 @@ struct JacobiFigures {
   double per_iteration = 0;
   double remaining = std::numeric_limits<double>::infinity();
 };
-
-std::string format_ms(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
-  return text;
-}
 
 // A continued probe run of fewer iterations than this keeps the forecast of the runs before it
 // (run_probe): its history is too short to read a rate from.
@@ -593,19 +586,6 @@ std::vector<const char*> candidate_order(bool gpu, bool network, bool chol_first
   if (!network && !gpu) candidates.assign(std::begin(kCpuCandidates), std::end(kCpuCandidates));
   if (chol_first) std::rotate(candidates.begin(), candidates.begin() + 1, candidates.begin() + 2);
   return candidates;
-}
-
-// The solve's own right-hand side where it is known: its residual history is the one the solve
-// will see (a random one made ic0 look 8x slower than it is on BWSN_Network_2 and bjacobi:64
-// converge where it does not); else a fixed random one. `own` says which.
-std::vector<double> probe_rhs(const std::vector<double>* rhs, index_t n, bool& own) {
-  own = rhs && rhs->size() == std::size_t(n) && norm2(*rhs) > 0;
-  if (own) return *rhs;
-  std::vector<double> b(static_cast<std::size_t>(n));
-  std::mt19937_64 rng(20261123);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  for (double& v : b) v = uniform(rng);
-  return b;
 }
 
 // What the choice knows so far: the candidates, their probes, the best, what was not tried and
