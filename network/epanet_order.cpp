@@ -1,7 +1,8 @@
 #include "network/epanet_order.hpp"
 
+#include <algorithm>
 #include <climits>
-#include <unordered_set>
+#include <cstdint>
 
 namespace cgs::net {
 namespace {
@@ -393,21 +394,36 @@ std::vector<int> multiple_minimum_degree(const std::vector<std::vector<int>>& ne
 
 std::vector<std::vector<int>> epanet_junction_graph(const Network& net) {
   // Every link to the front of its end nodes' lists, parallel links marked and dropped: a pair
-  // keeps the entry of its first link, at the place that link put it.
+  // keeps the entry of its first link, at the place that link put it. Flat arrays and one sort
+  // (a set per node made this 12% of a 25,000-junction network's steady-state run).
   const int nodes = static_cast<int>(net.nodes.size());
-  std::vector<std::vector<int>> reversed(nodes);  // pushed to the back: read backwards
-  std::vector<std::unordered_set<int>> joined(nodes);
-  for (const Link& link : net.links) {
-    const int i = link.from, j = link.to;
-    const bool parallel = joined[i].count(j) > 0;
-    reversed[i].push_back(parallel ? -1 : j);
-    reversed[j].push_back(parallel ? -1 : i);
-    if (!parallel) joined[i].insert(j), joined[j].insert(i);
+  const std::size_t links = net.links.size();
+  std::vector<std::pair<std::uint64_t, std::size_t>> pairs(links);  // (node pair, link)
+  for (std::size_t k = 0; k < links; ++k) {
+    const auto a = static_cast<std::uint32_t>(std::min(net.links[k].from, net.links[k].to));
+    const auto b = static_cast<std::uint32_t>(std::max(net.links[k].from, net.links[k].to));
+    pairs[k] = {(std::uint64_t(a) << 32) | b, k};
+  }
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<char> parallel(links, 0);
+  for (std::size_t t = 1; t < links; ++t)
+    parallel[pairs[t].second] = pairs[t].first == pairs[t - 1].first;
+  // Each node's entries in link order (EPANET's list is them read backwards).
+  std::vector<int> start(nodes + 1, 0);
+  for (const Link& link : net.links) ++start[link.from + 1], ++start[link.to + 1];
+  for (int v = 0; v < nodes; ++v) start[v + 1] += start[v];
+  std::vector<int> entry(2 * links), fill(start.begin(), start.end() - 1);
+  for (std::size_t k = 0; k < links; ++k) {
+    const int i = net.links[k].from, j = net.links[k].to;
+    entry[fill[i]++] = parallel[k] ? -1 : j;
+    entry[fill[j]++] = parallel[k] ? -1 : i;
   }
   std::vector<std::vector<int>> graph(net.junction_count);
-  for (int v = 0; v < net.junction_count; ++v)
-    for (auto it = reversed[v].rbegin(); it != reversed[v].rend(); ++it)
-      if (*it >= 0 && net.is_junction(*it)) graph[v].push_back(*it);
+  for (int v = 0; v < net.junction_count; ++v) {
+    graph[v].reserve(start[v + 1] - start[v]);
+    for (int e = start[v + 1] - 1; e >= start[v]; --e)
+      if (entry[e] >= 0 && net.is_junction(entry[e])) graph[v].push_back(entry[e]);
+  }
   return graph;
 }
 

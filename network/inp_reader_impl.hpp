@@ -11,7 +11,7 @@
 #include <map>
 #include <span>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -115,12 +115,13 @@ class InpReader {
       if (pred(r.section)) fn(r);
   }
 
-  double number(const Record& r, std::size_t i, const std::string& what) const {
-    if (i >= r.tokens.size()) fail(r.line, "missing " + what);
+  // `what` names the field in the error (a view: no string is made on the way that succeeds).
+  double number(const Record& r, std::size_t i, std::string_view what) const {
+    if (i >= r.tokens.size()) fail(r.line, "missing " + std::string(what));
     const std::string& s = r.tokens[i];
     double v = 0;
     if (!parse_number(s, v) || !std::isfinite(v))
-      fail(r.line, "bad number '" + s + "' for " + what);
+      fail(r.line, "bad number '" + s + "' for " + std::string(what));
     return v;
   }
   // What strtod accepts whole (EPANET's getfloat), with from_chars first: 3x faster on the
@@ -138,20 +139,19 @@ class InpReader {
     double v = 0;
     return parse_number(s, v);
   }
-  void need(const Record& r, std::size_t count, const std::string& what) const {
-    if (r.tokens.size() < count) fail(r.line, "missing fields: expected " + what);
+  void need(const Record& r, std::size_t count, std::string_view what) const {
+    if (r.tokens.size() < count) fail(r.line, "missing fields: expected " + std::string(what));
   }
 
   // A new node or link (`what`) named by the ID its line begins with, unused among its kind.
   template <typename Element, typename Type>
-  Element new_element(const Record& r, Type type, const char* what,
-                      const std::unordered_map<std::string, int>& index,
+  Element new_element(const Record& r, Type type, const char* what, const IdIndex& index,
                       const std::vector<Element>& elements) const {
-    const auto found = index.find(r.tokens[0]);
-    if (found != index.end())
+    const int found = index.find(r.tokens[0]);
+    if (found >= 0)
       fail(r.line, std::string("duplicate ") + what + " ID '" + r.tokens[0] +
                        "' (first defined on line " +
-                       std::to_string(elements[std::size_t(found->second)].line) + ")");
+                       std::to_string(elements[std::size_t(found)].line) + ")");
     Element e;
     e.id = r.tokens[0];
     e.type = type;
@@ -160,9 +160,8 @@ class InpReader {
   }
   // Appends it under its ID; its index.
   template <typename Element>
-  static int append(Element e, std::unordered_map<std::string, int>& index,
-                    std::vector<Element>& elements) {
-    index[e.id] = static_cast<int>(elements.size());
+  static int append(Element e, IdIndex& index, std::vector<Element>& elements) {
+    index.insert(e.id, static_cast<int>(elements.size()));
     elements.push_back(std::move(e));
     return static_cast<int>(elements.size()) - 1;
   }

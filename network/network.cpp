@@ -6,15 +6,9 @@
 
 namespace cgs::net {
 
-int Network::find_node(const std::string& id) const {
-  auto it = node_index.find(id);
-  return it == node_index.end() ? -1 : it->second;
-}
+int Network::find_node(std::string_view id) const { return node_index.find(id); }
 
-int Network::find_link(const std::string& id) const {
-  auto it = link_index.find(id);
-  return it == link_index.end() ? -1 : it->second;
-}
+int Network::find_link(std::string_view id) const { return link_index.find(id); }
 
 // EPANET gives demands without a pattern the default pattern (option PATTERN, "1" unless set)
 // when a pattern of that name exists, and a constant factor of 1 otherwise.
@@ -27,8 +21,9 @@ int Network::default_pattern() const {
 
 ReportOptions::ReportOptions() {
   field(ReportField::friction).precision = 3;
-  for (auto f : {ReportField::demand, ReportField::head, ReportField::pressure, ReportField::quality,
-                 ReportField::flow, ReportField::velocity, ReportField::headloss})
+  for (auto f :
+       {ReportField::demand, ReportField::head, ReportField::pressure, ReportField::quality,
+        ReportField::flow, ReportField::velocity, ReportField::headloss})
     field(f).enabled = true;
 }
 

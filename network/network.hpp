@@ -5,9 +5,10 @@
 
 #include <cstddef>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
+#include "network/id_index.hpp"
 #include "network/quality/quality_input.hpp"
 
 namespace cgs::net {
@@ -327,11 +328,11 @@ struct Network {
 
   bool is_junction(int node) const { return node < junction_count; }
   std::size_t node_count() const { return nodes.size(); }
-  int find_node(const std::string& id) const;  // -1 if absent
-  int find_link(const std::string& id) const;
+  int find_node(std::string_view id) const;  // -1 if absent
+  int find_link(std::string_view id) const;
   int default_pattern() const;  // -1: constant 1
 
-  std::unordered_map<std::string, int> node_index, link_index;
+  IdIndex node_index, link_index;
 };
 
 // EPANET's interp(): linear interpolation in a table, constant beyond its ends.
