@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <thread>
 
 #include "base/input_error.hpp"
@@ -57,20 +58,22 @@ void choose_engine(const StudyRunRequest& r, const Network& net, const StudyScop
   plan.gpu = r.gpu;
   const bool automatic = r.batch_engine == BatchEngineChoice::automatic;
   const std::string where = " on " + device_name(r.gpu);
-  const std::string asked = r.gpu ? "--device gpu" : "--study-batch";
+  const std::string asked = !r.gpu          ? "--study-batch"
+                            : r.device_auto ? "--device auto"
+                                            : "--device gpu";
   if (r.batch_engine == BatchEngineChoice::trials || (cg_engine && with_cg) ||
       (automatic && r.gpu && (native || with_cg))) {
     plan.trials_declined = trials_limits(net, scope);
     if (plan.trials_declined.empty()) {
       plan.engine = StudyEngine::trials;
       plan.trials_cg = with_cg;
-      const std::string solve = with_cg ? "CG preconditioned by EPANET's factor, from its answer"
-                                        : "EPANET's factor";
-      plan.reasons.push_back(
-          "engine: trials" + where + ", each trial's system by " + solve + " (" +
-          (automatic ? asked + ": every trial on the engine" : "--batch-engine " +
-                                                                   std::string(cg_engine ? "cg" : "trials")) +
-          ")");
+      const std::string solve =
+          with_cg ? "CG preconditioned by EPANET's factor, from its answer" : "EPANET's factor";
+      plan.reasons.push_back("engine: trials" + where + ", each trial's system by " + solve + " (" +
+                             (automatic
+                                  ? asked + ": every trial on the engine"
+                                  : "--batch-engine " + std::string(cg_engine ? "cg" : "trials")) +
+                             ")");
       return;
     }
     plan.engine = with_cg || cg_engine ? StudyEngine::batched_cg : StudyEngine::batched_cholesky;
@@ -89,6 +92,40 @@ void choose_engine(const StudyRunRequest& r, const Network& net, const StudyScop
   plan.reasons.push_back(
       "engine: batched CG" + where +
       (automatic ? " (" + asked + " with --solver cg)" : " (--batch-engine cg)"));
+}
+
+// Where the scenarios' trials cost their time (H200 and its 16-core host, fire flows from a cold
+// start, BENCHMARKS.md §30): a host thread ~1.2 us a junction a scenario (BWSN_Network_2: 14.8
+// ms for 12,523 junctions); the trials engine ~17 ns (4,650 of its scenarios a second) after a
+// fixed start: the driver and context (0.33 s) and the engine's build and uploads.
+constexpr double kHostSecondsPerJunction = 1.2e-6;
+constexpr double kGpuSecondsPerJunction = 1.7e-8;
+constexpr double kGpuStudyStartSeconds = 0.5;
+
+// --device auto: the GPU only where the trials engine takes the study (EPANET's factor, the
+// steady state) and its forecast, the fixed start included, is below the host's; the host else
+// (the batched engines' GPU paths were never measured to win). Sets r.gpu; the plan's reason.
+std::string choose_device(StudyRunRequest& r, const Network& net, const StudyScope& scope) {
+  r.gpu = false;
+  const std::string host = "device: host (--device auto: ";
+  if (!r.gpu_absent.empty()) return host + "no GPU: " + r.gpu_absent + ")";
+  if (r.batch_engine == BatchEngineChoice::cholesky ||
+      (r.solver != StudySolver::native_direct && !factor_cg(r)))
+    return host +
+           "the GPU's engine that can win is the trials engine, which runs EPANET's "
+           "factor only)";
+  const std::string declined = trials_limits(net, scope);
+  if (!declined.empty()) return host + "the trials engine declines the study: " + declined + ")";
+  const int threads = study_threads(r.threads, static_cast<std::size_t>(scope.scenarios));
+  const StudyDeviceForecast f =
+      forecast_study_devices(net.junction_count, scope.scenarios, threads);
+  r.gpu = f.gpu < f.host;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "forecast %.3g s on %d host thread(s) against %.3g s on the GPU, its %.2g s "
+                "start included)",
+                f.host, threads, f.gpu, kGpuStudyStartSeconds);
+  return std::string("device: ") + (r.gpu ? "gpu" : "host") + " (--device auto: " + text;
 }
 
 // Threads, and for the batched engines the scenarios in flight and their groups: two for the
@@ -173,6 +210,12 @@ std::string to_string(StudyStart start) {
   return "?";
 }
 
+StudyDeviceForecast forecast_study_devices(int junctions, int scenarios, int threads) {
+  const double work = double(junctions) * double(scenarios);
+  return {work * kHostSecondsPerJunction / std::max(1, threads),
+          kGpuStudyStartSeconds + work * kGpuSecondsPerJunction};
+}
+
 int study_threads(int asked, std::size_t scenarios) {
   int n = asked > 0 ? asked : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(1, n);
@@ -212,12 +255,15 @@ void StudyPlan::set_reason(const std::string& key, const std::string& why) {
 StudyPlan make_study_plan(const StudyRunRequest& request, const Network& net,
                           const StudyScope& scope) {
   StudyPlan plan;
-  choose_engine(request, net, scope, plan);
-  choose_batch(request, scope, plan);
-  choose_start(request, net, plan);
-  plan.trial_budget = request.trial_budget;
-  plan.cg = request.cg;
-  plan.refinement = request.refinement;
+  StudyRunRequest r = request;
+  const std::string device = r.device_auto ? choose_device(r, net, scope) : std::string();
+  choose_engine(r, net, scope, plan);
+  if (!device.empty()) plan.reasons.insert(plan.reasons.begin(), device);
+  choose_batch(r, scope, plan);
+  choose_start(r, net, plan);
+  plan.trial_budget = r.trial_budget;
+  plan.cg = r.cg;
+  plan.refinement = r.refinement;
   return plan;
 }
 

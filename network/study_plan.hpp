@@ -49,6 +49,11 @@ struct StudyRunRequest {
   bool start_by_default = false;           // start is the caller's default, not asked for
   int start_probes = kDefaultStartProbes;  // StudyStart::probe: the probe scenarios
   bool gpu = false;                        // --device gpu: the batched engines on the GPU
+  // --device auto: the plan takes the GPU where the trials engine takes the study and its
+  // forecast beats the host threads' (forecast_study_devices); gpu_absent: why no GPU can be
+  // taken (empty: one is present).
+  bool device_auto = false;
+  std::string gpu_absent;
   int batch =
       0;  // --study-batch: scenarios in flight, or a call of the trials engine; 0: not asked
   BatchEngineChoice batch_engine = BatchEngineChoice::automatic;
@@ -118,6 +123,14 @@ struct StudyPlan {
 // request contradicts itself (--batch-engine trials with a solver other than the native direct).
 StudyPlan make_study_plan(const StudyRunRequest& request, const Network& net,
                           const StudyScope& scope);
+
+// --device auto's forecast of a steady-state study's scenario loop, seconds: `threads` host
+// threads, or the trials engine on the GPU with its fixed start (the rates measured on an H200
+// and its 16-core host: BENCHMARKS.md §30).
+struct StudyDeviceForecast {
+  double host = 0, gpu = 0;
+};
+StudyDeviceForecast forecast_study_devices(int junctions, int scenarios, int threads);
 
 // Threads for `scenarios` scenarios when `asked` were asked (0: every core), at least 1.
 int study_threads(int asked, std::size_t scenarios);
