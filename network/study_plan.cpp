@@ -94,13 +94,14 @@ void choose_engine(const StudyRunRequest& r, const Network& net, const StudyScop
       (automatic ? " (" + asked + " with --solver cg)" : " (--batch-engine cg)"));
 }
 
-// Where the scenarios' trials cost their time (H200 and its 16-core host, fire flows from a cold
-// start, BENCHMARKS.md §30): a host thread ~1.2 us a junction a scenario (BWSN_Network_2: 14.8
-// ms for 12,523 junctions); the trials engine ~17 ns (4,650 of its scenarios a second) after a
-// fixed start: the driver and context (0.33 s) and the engine's build and uploads.
-constexpr double kHostSecondsPerJunction = 1.2e-6;
-constexpr double kGpuSecondsPerJunction = 1.7e-8;
-constexpr double kGpuStudyStartSeconds = 0.5;
+// Where the scenarios' trials cost their time (BWSN_Network_2's fire flows from a cold start on an
+// H200 and its 16-core host, whole processes of 250 to 12,523 scenarios, BENCHMARKS.md §30): a
+// host thread 1.34 us a junction a scenario; the trials engine 9.3 ns after a fixed 2.3 s (the
+// driver and context, the engine's build and first launches, the baseline). The crossover is
+// ~29 million junction-scenarios on 16 threads (2,300 of BWSN_Network_2's fire flows).
+constexpr double kHostSecondsPerJunction = 1.34e-6;
+constexpr double kGpuSecondsPerJunction = 9.3e-9;
+constexpr double kGpuStudyStartSeconds = 2.3;
 
 // --device auto: the GPU only where the trials engine takes the study (EPANET's factor, the
 // steady state) and its forecast, the fixed start included, is below the host's; the host else
