@@ -703,12 +703,7 @@ int exit_code(const Network& net, const SimulationResults& s, bool reference_ok)
 // that netsolve does not write is said, never faked: FILE's second report.
 void write_rpt(const Args& args, const Network& net, const SimulationResults& s,
                EpanetReport& rpt, const EnergyReport& energy) {
-  EnergyTable table;
-  for (const PumpEnergy& p : energy.pumps)
-    table.pumps.push_back({net.links[static_cast<std::size_t>(p.link)].id, p.utilization,
-                           p.efficiency, p.kwh_per_volume, p.average_kw, p.peak_kw,
-                           p.cost_per_day});
-  table.demand_charge = energy.report_demand_charge();  // as runepanet prints it
+  const EnergyTable table = energy_table(net, energy);
   if (!net.report.file.empty())
     std::fprintf(stderr, "netsolve: %s: [REPORT] FILE %s: not written (the report is %s)\n",
                  net.source.c_str(), net.report.file.c_str(), args.rpt.c_str());

@@ -1,5 +1,7 @@
 #include "network/energy.hpp"
 
+#include "network/epanet_report.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -117,6 +119,16 @@ EnergyReport EnergyMeter::report() const {
   r.demand_charge = peak_total_kw_ * net_.energy.demand_charge;
   r.total_cost = r.pump_cost + r.demand_charge;
   return r;
+}
+
+EnergyTable energy_table(const Network& net, const EnergyReport& energy) {
+  EnergyTable table;
+  for (const PumpEnergy& p : energy.pumps)
+    table.pumps.push_back({net.links[static_cast<std::size_t>(p.link)].id, p.utilization,
+                           p.efficiency, p.kwh_per_volume, p.average_kw, p.peak_kw,
+                           p.cost_per_day});
+  table.demand_charge = energy.report_demand_charge();
+  return table;
 }
 
 }  // namespace cgs::net

@@ -715,8 +715,8 @@ void EpanetReport::State::table_header(bool nodes, long time, bool continued) {
   const char* what = nodes ? "Node" : "Link";
   static const char* statistic[] = {"NONE", "AVERAGE", "MINIMUM", "MAXIMUM", "DIFFERENTIAL"};
   std::string title =
-      opt.statistic != ReportOptions::Statistic::series
-          ? format("%s %s Results:", statistic[static_cast<int>(opt.statistic)], what)
+      net.times.statistic != TimeOptions::Statistic::series
+          ? format("%s %s Results:", statistic[static_cast<int>(net.times.statistic)], what)
       : duration == 0 ? format("%s Results:", what)
                       : format("%s Results at %s hrs:", what, clock(time).c_str());
   if (continued) title += " (continued)";
@@ -832,7 +832,8 @@ void EpanetReport::State::link_table(const Period& p) {
 // output.c savetimestat: STATISTIC's one period, in float32 as EPANET sums it; flows as their
 // size, statuses as open (1) or not (0), then open where at least half.
 Period EpanetReport::State::statistic() const {
-  using S = ReportOptions::Statistic;
+  using S = TimeOptions::Statistic;
+  const S stat = net.times.statistic;
   Period out;
   out.time = periods.front().time;
   const float count = static_cast<float>(periods.size());
@@ -851,10 +852,10 @@ Period EpanetReport::State::statistic() const {
     std::vector<float>& x = out.field[j];
     x.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-      x[i] = opt.statistic == S::average   ? sum[i] / count
-             : opt.statistic == S::minimum ? low[i]
-             : opt.statistic == S::maximum ? high[i]
-                                           : high[i] - low[i];
+      x[i] = stat == S::average   ? sum[i] / count
+             : stat == S::minimum ? low[i]
+             : stat == S::maximum ? high[i]
+                                  : high[i] - low[i];
       if (j == static_cast<int>(ReportField::status)) x[i] = x[i] < 0.5f ? kClosed : kOpen;
     }
   }
@@ -876,7 +877,7 @@ void EpanetReport::State::results() {
                            (opt.links == ReportOptions::Selection::all ? net.links.size() : 0) *
                                (24 + 10 * link_fields);
   if (!lines.sink) lines.out.reserve(lines.out.size() + periods.size() * rows);
-  if (opt.statistic != ReportOptions::Statistic::series && !periods.empty()) {
+  if (net.times.statistic != TimeOptions::Statistic::series && !periods.empty()) {
     periods = {statistic()};
   }
   for (const Period& p : periods) {

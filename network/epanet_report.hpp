@@ -61,6 +61,11 @@ class EpanetReport {
   std::unique_ptr<State> state_;
 };
 
+// The table's numbers from a run's EnergyReport (network/energy.hpp, which defines this), the
+// demand charge as runepanet prints it (EnergyReport::report_demand_charge).
+struct EnergyReport;
+EnergyTable energy_table(const Network& net, const EnergyReport& energy);
+
 // EPANET's energy table (report.c writeenergy), on its own so that the energy computation plugs
 // in: `lines` receives the table's lines in order. Empty for a network without pumps.
 void write_energy_table(const Network& net, const EnergyTable& energy,

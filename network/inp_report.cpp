@@ -44,7 +44,8 @@ std::string report_error(int code, const char* words, const std::string& token) 
 
 }  // namespace
 
-// [REPORT], with what the report takes from [OPTIONS] (DIFFUSIVITY) and [TIMES] (STATISTIC).
+// [REPORT], with what the report takes from [OPTIONS] (DIFFUSIVITY); [TIMES] STATISTIC is
+// TimeOptions::statistic (read_statistic), which the report and the .out both use.
 void InpReader::read_report() {
   ReportOptions& rpt = net_.report;
   // The relative diffusivity the summary shows (input1.c: a value above 1e-4 is a multiple of
@@ -58,23 +59,6 @@ void InpReader::read_report() {
     if (y < 0.0) fail(r.line, "invalid option value " + r.tokens[1] + where + "213)");
     const double si = net_.units.si() ? 0.3048 * 0.3048 : 1.0;
     rpt.relative_diffusivity = y > 1e-4 ? y : y / si / 1.3e-8;
-  });
-  for_section(Section::times, [&](const Record& r) {
-    if (!starts_with_keyword(r.tokens[0], "STAT") || r.tokens.size() < 2) return;
-    const std::string& w = r.tokens.back();
-    using S = ReportOptions::Statistic;
-    if (starts_with_keyword(w, "NONE") || starts_with_keyword(w, "NO"))
-      rpt.statistic = S::series;
-    else if (starts_with_keyword(w, "AVERAGE"))
-      rpt.statistic = S::average;
-    else if (starts_with_keyword(w, "MINIMUM"))
-      rpt.statistic = S::minimum;
-    else if (starts_with_keyword(w, "MAXIMUM"))
-      rpt.statistic = S::maximum;
-    else if (starts_with_keyword(w, "RANGE"))
-      rpt.statistic = S::range;
-    else
-      fail(r.line, "invalid option value " + w + " in [TIMES] section (EPANET error 213)");
   });
   for_section(Section::report, [&](const Record& r) { read_report_line(r); });
 }

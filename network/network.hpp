@@ -210,7 +210,8 @@ struct TimeOptions {
   long rule_step = 360;
   long start_clocktime = 0;  // time of day at time 0, mod 24 h
   // STATISTIC: what EPANET's output file and report hold instead of the series (EPANET's
-  // Tstatflag, in its order).
+  // Tstatflag, in its order): the .out's and the .rpt's one table of the reporting times'
+  // average, minimum, maximum or range.
   enum class Statistic { series, average, minimum, maximum, range } statistic = Statistic::series;
 };
 
@@ -288,10 +289,6 @@ struct ReportFieldOptions {
 struct ReportOptions {
   enum class Status { no, yes, full };
   enum class Selection { none, all, some };
-  // [TIMES] STATISTIC: the tables at every reporting time, or one table of their average,
-  // minimum, maximum or range (EPANET's Tstatflag).
-  enum class Statistic { series, average, minimum, maximum, range };
-  Statistic statistic = Statistic::series;
   int page_size = 0;  // lines a page, 0: no pages
   Status status = Status::no;
   bool summary = true, messages = true, energy = false;
