@@ -9,7 +9,6 @@
 #include "formats/elasticity.hpp"
 #include "formats/matrix_market.hpp"
 #include "solver/precond/amg_aggregate.hpp"  // strong_connections
-#include "solver/precond/amg_setup.hpp"      // sparse_product
 #include "solver/precond/spectrum.hpp"       // worth_threads
 
 namespace cgs::precond::amg {
@@ -38,7 +37,8 @@ void group_rows(const std::vector<index_t>& of, index_t count, std::vector<index
     if (of[std::size_t(i)] >= 0) rows[std::size_t(at[std::size_t(of[std::size_t(i)])]++)] = i;
 }
 
-// A's diagonal and strong entries, the diagonal as `diagonal` gives it (A_F without its zeros).
+}  // namespace
+
 CsrMatrix<double> filtered_part(const CsrMatrix<double>& A, const std::vector<char>& strong,
                                 const std::vector<double>* diagonal) {
   CsrMatrix<double> F;
@@ -56,8 +56,6 @@ CsrMatrix<double> filtered_part(const CsrMatrix<double>& A, const std::vector<ch
   }
   return F;
 }
-
-}  // namespace
 
 NearNullspace rigid_body_modes(const std::vector<double>& coords, int dim) {
   const index_t nodes = index_t(coords.size() / std::size_t(dim)), n = nodes * dim;
@@ -305,10 +303,8 @@ Tentative tentative_prolongator(const Aggregates& aggregates, const NearNullspac
   return t;
 }
 
-CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& A,
-                                                const std::vector<char>& strong,
-                                                const CsrMatrix<double>& T) {
-  const CsrMatrix<double> AT = sparse_product(filtered_part(A, strong, nullptr), T);
+CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& T,
+                                                const CsrMatrix<double>& AT) {
   CsrMatrix<double> P;
   P.rows = T.rows;
   P.cols = T.cols;
@@ -328,10 +324,9 @@ CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& A,
   return P;
 }
 
-void smooth_tentative(const CsrMatrix<double>& A, const std::vector<char>& strong,
-                      const std::vector<double>& diagonal, double omega,
-                      const CsrMatrix<double>& T, CsrMatrix<double>& P) {
-  const CsrMatrix<double> AT = sparse_product(filtered_part(A, strong, &diagonal), T);
+void smooth_tentative(const std::vector<double>& diagonal, double omega,
+                      const CsrMatrix<double>& T, const CsrMatrix<double>& AT,
+                      CsrMatrix<double>& P) {
 #pragma omp parallel for schedule(static) if (worth_threads(P.rows))
   for (index_t i = 0; i < P.rows; ++i) {
     const auto begin = P.col_idx.begin() + P.row_ptr[i], end = P.col_idx.begin() + P.row_ptr[i + 1];
