@@ -57,7 +57,7 @@ std::vector<double> element_stiffness(int dim, double h) {
 
 }  // namespace
 
-ElasticityProblem elasticity_problem(int dim, index_t m, bool clamped) {
+ElasticityProblem elasticity_problem(int dim, index_t m, bool clamped, bool matrix) {
   if (dim != 2 && dim != 3) throw InputError("elasticity: dim must be 2 or 3");
   const std::int64_t side = std::int64_t(m) + 1;
   const std::int64_t all = dim == 2 ? side * side : side * side * side;
@@ -80,8 +80,12 @@ ElasticityProblem elasticity_problem(int dim, index_t m, bool clamped) {
       number[std::size_t(n)] = free++;
       for (int d = 0; d < dim; ++d) p.coords.push_back(double(position(n, d)) * h);
     }
+  if (!matrix) return p;
   CsrMatrix<double>& A = p.A;
   A.rows = A.cols = free * dim;
+  const std::size_t longest = std::size_t(dim) * (dim == 2 ? 9 : 27);
+  A.col_idx.reserve(std::size_t(A.rows) * longest);
+  A.values.reserve(std::size_t(A.rows) * longest);
   A.row_ptr.assign(std::size_t(A.rows) + 1, 0);
   const int offsets = dim == 2 ? 9 : 27;
   for (std::int64_t n = 0; n < all; ++n) {
@@ -134,7 +138,7 @@ bool is_elasticity_spec(const std::string& spec) {
   return spec.rfind("gen:elasticity2d:", 0) == 0 || spec.rfind("gen:elasticity3d:", 0) == 0;
 }
 
-ElasticityProblem elasticity_from_spec(const std::string& spec) {
+ElasticityProblem elasticity_from_spec(const std::string& spec, bool matrix) {
   const std::string prefix = "gen:elasticity2d:";
   const std::string text = spec.substr(prefix.size());
   index_t m = 0;
@@ -143,7 +147,7 @@ ElasticityProblem elasticity_from_spec(const std::string& spec) {
       end != text.data() + text.size() || m < 1)
     throw InputError("bad matrix generator '" + spec +
                      "': gen:elasticity2d:M and gen:elasticity3d:M take one positive integer M");
-  return elasticity_problem(spec[14] == '2' ? 2 : 3, m);
+  return elasticity_problem(spec[14] == '2' ? 2 : 3, m, true, matrix);
 }
 
 }  // namespace cgs

@@ -25,12 +25,13 @@ struct ElasticityProblem {
 };
 
 // The stiffness matrix of an M^dim element box (dim 2 or 3); clamped false keeps every node
-// (singular: the rigid-body modes are its kernel).
-ElasticityProblem elasticity_problem(int dim, index_t m, bool clamped = true);
+// (singular: the rigid-body modes are its kernel); matrix false leaves A empty (the coordinates
+// alone, for `amg:coords=gen:...`).
+ElasticityProblem elasticity_problem(int dim, index_t m, bool clamped = true, bool matrix = true);
 
 // The problem a spec names ("gen:elasticity2d:M", "gen:elasticity3d:M"); nothing for another
 // spec. Throws InputError for a malformed elasticity spec.
 bool is_elasticity_spec(const std::string& spec);
-ElasticityProblem elasticity_from_spec(const std::string& spec);
+ElasticityProblem elasticity_from_spec(const std::string& spec, bool matrix = true);
 
 }  // namespace cgs

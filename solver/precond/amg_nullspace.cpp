@@ -45,6 +45,8 @@ CsrMatrix<double> filtered_part(const CsrMatrix<double>& A, const std::vector<ch
   F.rows = A.rows;
   F.cols = A.cols;
   F.row_ptr.assign(std::size_t(A.rows) + 1, 0);
+  F.col_idx.reserve(A.col_idx.size());
+  F.values.reserve(A.col_idx.size());
   for (index_t i = 0; i < A.rows; ++i) {
     for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
       const index_t j = A.col_idx[k];
@@ -142,9 +144,9 @@ std::shared_ptr<const NearNullspace> load_near_nullspace(const std::string& null
     std::vector<double> xyz;
     int dim = 0;
     if (is_elasticity_spec(coords)) {
-      ElasticityProblem p = elasticity_from_spec(coords);
-      if (p.A.rows != rows)
-        throw InputError("amg: coords=" + coords + " is a problem of " + str(p.A.rows) +
+      ElasticityProblem p = elasticity_from_spec(coords, false);
+      if (std::int64_t(p.coords.size()) != rows)
+        throw InputError("amg: coords=" + coords + " is a problem of " + str(p.coords.size()) +
                          " rows but the matrix has " + str(rows));
       xyz = std::move(p.coords);
       dim = p.dim;
