@@ -39,26 +39,6 @@ void group_rows(const std::vector<index_t>& of, index_t count, std::vector<index
 
 }  // namespace
 
-CsrMatrix<double> filtered_part(const CsrMatrix<double>& A, const std::vector<char>& strong,
-                                const std::vector<double>* diagonal) {
-  CsrMatrix<double> F;
-  F.rows = A.rows;
-  F.cols = A.cols;
-  F.row_ptr.assign(std::size_t(A.rows) + 1, 0);
-  F.col_idx.reserve(A.col_idx.size());
-  F.values.reserve(A.col_idx.size());
-  for (index_t i = 0; i < A.rows; ++i) {
-    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
-      const index_t j = A.col_idx[k];
-      if (j != i && !strong[std::size_t(k)]) continue;
-      F.col_idx.push_back(j);
-      F.values.push_back(j == i ? (diagonal ? (*diagonal)[std::size_t(i)] : 0.0) : A.values[k]);
-    }
-    F.row_ptr[std::size_t(i) + 1] = index_t(F.col_idx.size());
-  }
-  return F;
-}
-
 NearNullspace rigid_body_modes(const std::vector<double>& coords, int dim) {
   const index_t nodes = index_t(coords.size() / std::size_t(dim)), n = nodes * dim;
   NearNullspace ns;
@@ -305,41 +285,86 @@ Tentative tentative_prolongator(const Aggregates& aggregates, const NearNullspac
   return t;
 }
 
-CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& T,
-                                                const CsrMatrix<double>& AT) {
+namespace {
+
+// The column ranges P's row i reaches: (first column, count) of T's rows i and j, j over A's
+// diagonal and strong entries in row i (each T row is one aggregate's contiguous columns), sorted
+// and each once.
+void reached_ranges(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                    const CsrMatrix<double>& T, index_t i,
+                    std::vector<std::pair<index_t, index_t>>& ranges) {
+  ranges.clear();
+  auto add = [&](index_t j) {
+    const index_t count = T.row_ptr[j + 1] - T.row_ptr[j];
+    if (count > 0) ranges.emplace_back(T.col_idx[T.row_ptr[j]], count);
+  };
+  add(i);
+  for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+    if (A.col_idx[k] == i || strong[std::size_t(k)]) add(A.col_idx[k]);
+  std::sort(ranges.begin(), ranges.end());
+  ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+}
+
+}  // namespace
+
+CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& A,
+                                                const std::vector<char>& strong,
+                                                const CsrMatrix<double>& T) {
   CsrMatrix<double> P;
   P.rows = T.rows;
   P.cols = T.cols;
   P.row_ptr.assign(std::size_t(P.rows) + 1, 0);
-  for (index_t i = 0; i < P.rows; ++i) {
-    const std::size_t start = P.col_idx.size();
-    P.col_idx.insert(P.col_idx.end(), T.col_idx.begin() + T.row_ptr[i],
-                     T.col_idx.begin() + T.row_ptr[i + 1]);
-    P.col_idx.insert(P.col_idx.end(), AT.col_idx.begin() + AT.row_ptr[i],
-                     AT.col_idx.begin() + AT.row_ptr[i + 1]);
-    std::sort(P.col_idx.begin() + std::ptrdiff_t(start), P.col_idx.end());
-    P.col_idx.erase(std::unique(P.col_idx.begin() + std::ptrdiff_t(start), P.col_idx.end()),
-                    P.col_idx.end());
-    P.row_ptr[std::size_t(i) + 1] = index_t(P.col_idx.size());
+#pragma omp parallel if (worth_threads(A.rows))
+  {
+    std::vector<std::pair<index_t, index_t>> ranges;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < P.rows; ++i) {
+      reached_ranges(A, strong, T, i, ranges);
+      index_t count = 0;
+      for (const auto& r : ranges) count += r.second;
+      P.row_ptr[std::size_t(i) + 1] = count;
+    }
   }
+  for (index_t i = 0; i < P.rows; ++i) P.row_ptr[std::size_t(i) + 1] += P.row_ptr[std::size_t(i)];
+  P.col_idx.resize(std::size_t(P.row_ptr[std::size_t(P.rows)]));
   P.values.assign(P.col_idx.size(), 0.0);
+#pragma omp parallel if (worth_threads(A.rows))
+  {
+    std::vector<std::pair<index_t, index_t>> ranges;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < P.rows; ++i) {
+      reached_ranges(A, strong, T, i, ranges);
+      index_t at = P.row_ptr[i];
+      for (const auto& r : ranges)
+        for (index_t c = 0; c < r.second; ++c) P.col_idx[std::size_t(at++)] = r.first + c;
+    }
+  }
   return P;
 }
 
-void smooth_tentative(const std::vector<double>& diagonal, double omega,
-                      const CsrMatrix<double>& T, const CsrMatrix<double>& AT,
-                      CsrMatrix<double>& P) {
+void smooth_tentative(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                      const std::vector<double>& diagonal, double omega,
+                      const CsrMatrix<double>& T, CsrMatrix<double>& P) {
 #pragma omp parallel for schedule(static) if (worth_threads(P.rows))
   for (index_t i = 0; i < P.rows; ++i) {
     const auto begin = P.col_idx.begin() + P.row_ptr[i], end = P.col_idx.begin() + P.row_ptr[i + 1];
     std::fill(P.values.begin() + P.row_ptr[i], P.values.begin() + P.row_ptr[i + 1], 0.0);
-    auto add = [&](index_t col, double v) {
-      P.values[std::size_t(std::lower_bound(begin, end, col) - P.col_idx.begin())] += v;
+    // Adds x T's row j into P's row i: T's row is one aggregate's contiguous columns, and so is
+    // its place in P's row.
+    auto add_row = [&](index_t j, double x) {
+      const index_t first = T.row_ptr[j], count = T.row_ptr[j + 1] - first;
+      if (count == 0) return;
+      const std::size_t at =
+          std::size_t(std::lower_bound(begin, end, T.col_idx[first]) - P.col_idx.begin());
+      for (index_t c = 0; c < count; ++c) P.values[at + std::size_t(c)] += x * T.values[first + c];
     };
-    for (index_t k = T.row_ptr[i]; k < T.row_ptr[i + 1]; ++k) add(T.col_idx[k], T.values[k]);
+    add_row(i, 1);  // T
     const double scale = omega / diagonal[std::size_t(i)];
-    for (index_t k = AT.row_ptr[i]; k < AT.row_ptr[i + 1]; ++k)
-      add(AT.col_idx[k], -scale * AT.values[k]);
+    for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {  // - omega D_F^-1 A_F T
+      const index_t j = A.col_idx[k];
+      if (j != i && !strong[std::size_t(k)]) continue;
+      add_row(j, -scale * (j == i ? diagonal[std::size_t(i)] : A.values[k]));
+    }
   }
 }
 

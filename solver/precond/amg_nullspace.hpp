@@ -65,19 +65,16 @@ struct Tentative {
 };
 Tentative tentative_prolongator(const Aggregates& aggregates, const NearNullspace& ns);
 
-// A's diagonal and strong entries (A_F without the weak entries' zeros), the diagonal as
-// `diagonal` gives it (null: zeros, for the pattern).
-CsrMatrix<double> filtered_part(const CsrMatrix<double>& A, const std::vector<char>& strong,
-                                const std::vector<double>* diagonal);
-
-// The smoothed P's pattern: T's united with that of AT = A_F T (filtered_part's product with
-// T, amg_setup.hpp's sparse_product); values zero.
-CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& T,
-                                                const CsrMatrix<double>& AT);
-// P = T - omega D_F^-1 AT on that pattern (diagonal: filtered_diagonal(A, strong), AT = A_F T
-// with A_F's values).
-void smooth_tentative(const std::vector<double>& diagonal, double omega,
-                      const CsrMatrix<double>& T, const CsrMatrix<double>& AT,
-                      CsrMatrix<double>& P);
+// The smoothed P's pattern: the columns of T's row i and of T's rows j for A's diagonal and
+// strong entries (i, j), the pattern of T + A_F T made without the product (each T row is one
+// aggregate's contiguous columns); values zero.
+CsrMatrix<double> nullspace_prolongator_pattern(const CsrMatrix<double>& A,
+                                                const std::vector<char>& strong,
+                                                const CsrMatrix<double>& T);
+// P = T - omega D_F^-1 A_F T on that pattern (diagonal: filtered_diagonal(A, strong)), A_F's
+// entries read from A through `strong` (no copy of A_F, no stored A_F T).
+void smooth_tentative(const CsrMatrix<double>& A, const std::vector<char>& strong,
+                      const std::vector<double>& diagonal, double omega,
+                      const CsrMatrix<double>& T, CsrMatrix<double>& P);
 
 }  // namespace cgs::precond::amg

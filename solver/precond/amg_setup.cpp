@@ -456,10 +456,8 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
   });
   timed(h, level, "prolongator", [&] {
     if (level.nullspace)  // T from the aggregates' QR (amg_nullspace.hpp)
-      smooth_tentative(
-          diagonal, level.omega, level.tentative,
-          sparse_product(filtered_part(Al, level.strong, &diagonal), level.tentative),
-          level.prolongator.P);
+      smooth_tentative(Al, level.strong, diagonal, level.omega, level.tentative,
+                       level.prolongator.P);
     else
       smooth_prolongator(Al, level.aggregates, diagonal, level.omega, level.prolongator);
   });
@@ -522,8 +520,7 @@ bool nullspace_level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double
   }
   level.strong = std::move(s.strong);
   timed(h, level, "prolongator", [&] {
-    level.prolongator.P = nullspace_prolongator_pattern(
-        t.T, sparse_product(filtered_part(Al, level.strong, nullptr), t.T));
+    level.prolongator.P = nullspace_prolongator_pattern(Al, level.strong, t.T);
     level.tentative = std::move(t.T);
   });
   timed(h, level, "restriction",
