@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
          "--matrix", args.matrix,
          "Matrix Market file of the SPD matrix A (.mtx or .mtx.gz), or a generated one: "
          "gen:poisson2d:M, gen:poisson3d:M (or NX:NY:NZ), gen:powerlaw:N[:seed], gen:banded:N:B, "
-         "gen:waternet:N[:seed[:loops[:decades]]]")
+         "gen:waternet:N[:seed[:loops[:decades]]], gen:elasticity2d:M, gen:elasticity3d:M")
       ->required();
   app.add_option("--rhs", args.rhs,
                  "Right-hand side b (Matrix Market array or n x 1 coordinate); "

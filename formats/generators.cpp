@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/elasticity.hpp"
 #include "formats/matrix_market.hpp"
 
 namespace cgs {
@@ -20,7 +21,7 @@ constexpr const char* kValidSpecs =
     "valid generators: gen:poisson2d:M (M x M grid), gen:poisson3d:M (M x M x M grid) or "
     "gen:poisson3d:NX:NY:NZ (a box), "
     "gen:powerlaw:N[:seed], gen:banded:N:B (half-bandwidth B < N), gen:waternet:N[:seed[:loops[:decades]]] "
-    "(N >= 2); all sizes positive integers";
+    "(N >= 2), gen:elasticity2d:M, gen:elasticity3d:M; all sizes positive integers";
 
 [[noreturn]] void bad_spec(const std::string& spec, const std::string& why) {
   throw InputError("bad matrix generator '" + spec + "': " + why + "; " + kValidSpecs);
@@ -393,6 +394,11 @@ std::optional<CsrMatrix<double>> generate(const std::string& spec, RowRange rang
     expect_args(1, 2);
     if (range.count >= 0) return std::nullopt;
     return powerlaw(spec, positive(0, "N"), seed());
+  }
+  if (kind == "elasticity2d" || kind == "elasticity3d") {  // formats/elasticity.hpp
+    expect_args(1, 1);
+    if (range.count >= 0) return std::nullopt;
+    return elasticity_from_spec(spec).A;
   }
   if (kind == "waternet") {  // N[:seed[:loops[:decades]]]
     expect_args(1, 4);

@@ -13,9 +13,12 @@
 //                            plus loops (loops% of the other grid edges, default 20), 2-6
 //                            nonzeros a row, conductance-like weights over `decades` decades
 //                            (default 2), a few "reservoir" rows with an extra diagonal term
+//   gen:elasticity2d:M       plane-strain Q1 stiffness on M x M elements, gen:elasticity3d:M
+//                            trilinear on M^3, one face clamped (formats/elasticity.hpp)
 //
-// Every generated matrix is symmetric positive definite (each is a strictly or irreducibly
-// diagonally dominant symmetric matrix with a positive diagonal) with column indices sorted in
+// Every generated matrix is symmetric positive definite (each but the elasticity ones is a
+// strictly or irreducibly diagonally dominant symmetric matrix with a positive diagonal; those
+// are stiffness matrices with a clamped face) with column indices sorted in
 // each row. Random generators use their own RNG (not <random>'s distributions, whose output
 // differs between standard libraries), so a spec gives the same matrix on every platform.
 #pragma once

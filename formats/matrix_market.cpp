@@ -681,6 +681,36 @@ std::vector<double> read_vector_entries(std::string_view text, const std::string
   return x;
 }
 
+DenseColumns read_dense_entries(std::string_view text, const std::string& name,
+                                std::optional<index_t> rows) {
+  Scanner in(name, text);
+  const Header header = read_header(in);
+  if (header.symmetry != MmSymmetry::general)
+    in.fail_at(1, "a dense n x k matrix must be stored 'general'");
+  if (rows && header.rows != *rows)
+    in.fail_at(header.size_line, "the file has " + std::to_string(header.rows) +
+                                     " rows but the matrix has " + std::to_string(*rows));
+  if (header.cols < 1 || header.cols > 64 || header.rows * header.cols > kIndexLimit)
+    in.fail_at(header.size_line, "a dense n x k matrix needs 1 to 64 columns and n k < 2^31 (got " +
+                                     std::to_string(header.rows) + " x " +
+                                     std::to_string(header.cols) + ")");
+  // Every value is backed by the file's bytes (array: each stored; coordinate: as vectors are).
+  const long long length = header.rows * header.cols;
+  check_length_is_backed(in, header, text.size(), length,
+                         entries_the_file_can_hold(header, text.size()), "values");
+  DenseColumns d;
+  d.rows = index_t(header.rows);
+  d.cols = index_t(header.cols);
+  d.size_line = header.size_line;
+  d.values.assign(std::size_t(length), 0.0);
+  read_entries(in, header, [&](index_t row, index_t col, double value, long line) {
+    double& slot = d.values[std::size_t(col) * std::size_t(header.rows) + std::size_t(row)];
+    slot += value;
+    if (!std::isfinite(slot)) in.fail_at(line, "duplicate entries sum to beyond the double range");
+  });
+  return d;
+}
+
 // A file's text: its bytes, decompressed if they are gzip data (told by content, not name).
 FileText load_file(const std::string& path) {
   FileText file = read_file(path);
@@ -714,6 +744,10 @@ std::vector<double> read_vector_market_bytes(std::string_view bytes, const std::
                                              std::optional<index_t> matrix_rows) {
   if (is_gzip(bytes)) return read_vector_entries(gunzip(bytes, name).view(), name, matrix_rows);
   return read_vector_entries(bytes, name, matrix_rows);
+}
+
+DenseColumns read_dense_market(const std::string& path, std::optional<index_t> rows) {
+  return read_dense_entries(load_file(path).view(), path, rows);
 }
 
 // ---------------------------------------------------------------------------------------------

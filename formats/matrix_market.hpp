@@ -41,6 +41,18 @@ CsrMatrix<double> read_matrix_market(const std::string& path, MatrixMarketInfo* 
 std::vector<double> read_vector_market(const std::string& path,
                                        std::optional<index_t> matrix_rows = std::nullopt);
 
+// A dense matrix (n x k, a few columns: a near-nullspace, node coordinates) as `array` general
+// storage, column by column, or a `coordinate` general file (missing entries 0). `rows`, when
+// given, is refused at the size line if the file has another number of rows. size_line is the
+// size line's number, for the caller's own errors about the shape.
+struct DenseColumns {
+  index_t rows = 0, cols = 0;
+  std::vector<double> values;  // column-major: entry (i, c) at c * rows + i
+  long size_line = 0;
+};
+DenseColumns read_dense_market(const std::string& path,
+                               std::optional<index_t> rows = std::nullopt);
+
 // The same from a file's bytes in memory (plain text, or gzip data told apart by its magic
 // bytes): what the path versions do after reading the file. `name` stands for the file in
 // error messages.

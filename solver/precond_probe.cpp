@@ -149,6 +149,13 @@ constexpr double kStrongOverJacobi = 1.5;
 // coarser levels: BENCHMARKS 17), so that its run by time is not 4x longer than asked (bcsstk13:
 // 500 iterations, 1 s, where chol, counted next, solves in 0.1-0.2 s).
 constexpr double kAmgOverJacobi = 6;
+// An AMG whose forecast from its first 20 iterations is above this many iterations does not
+// work on the matrix (its coarse levels miss the smooth error: elasticity without its
+// near-nullspace, gen:elasticity3d:12 68 iterations, bcsstk13 554; where it works, 8-20 on
+// grids, 18 anisotropic): at kAmgOverJacobi Jacobi's cost an iteration, plus its set-up, it costs
+// over 500 Jacobi iterations, and a Jacobi forecast past its horizon is not evidence that Jacobi
+// needs more (gen:elasticity3d:12: 2,457 forecast, 125 needed; auto took AMG, 3x Jacobi's time).
+constexpr int kAmgWorkingIterations = 50;
 // The probing of candidates that lose may cost this share of the best estimate, or kMinBudget.
 constexpr double kBudgetShare = 0.2, kMinBudget = 5e-3;
 // A later candidate replaces the best so far only when its estimated remaining cost is this many
@@ -187,6 +194,7 @@ struct Probe {
   std::string failure;        // set-up refused (e.g. bjacobi's memory) or a breakdown
   std::string pruned;         // why it was stopped early: it could not beat the best so far
   std::string rent;           // Jacobi: how far it ran on past its probe, and why that far
+  bool not_working = false;   // AMG dropped by amg_not_working: the others are not probed
 };
 
 // What finishing a probed candidate would still cost (defined with the rules below).
@@ -197,6 +205,7 @@ double remaining(const Probe& p);
 struct JacobiFigures {
   double per_iteration = 0;
   double remaining = std::numeric_limits<double>::infinity();
+  bool trusted = true;  // its forecast inside its horizon (kJacobiHorizon)
 };
 
 // A continued probe run of fewer iterations than this keeps the forecast of the runs before it
@@ -318,6 +327,11 @@ Probe probe_strong(const SolveRequest& request, const CsrMatrix<double>& A, cons
     return p;
   }
   if (!run_probe(p, b, kFirstRun) || p.converged) return p;
+  if (p.name == "amg") {  // AMG that does not work here is not held against a doubtful Jacobi
+    p.pruned = amg_not_working(p.predicted_iterations, jacobi.remaining, jacobi.trusted);
+    p.not_working = !p.pruned.empty();
+    if (p.not_working) return p;
+  }
   // The first strong candidate's forecast against Jacobi's as far as that is believed: one that
   // loses (AMG on an elasticity matrix) is dropped after these iterations, not run to the end.
   if (first_on_own_rhs) {
@@ -461,6 +475,18 @@ std::string dropped_first_candidate(double left, double jacobi_left, double boun
   return "its forecast, " + format_ms(left) + " left" + counted + ", loses to " +
          (jacobi_left <= bound ? "jacobi's forecast " + format_ms(jacobi_left)
                                : "the best's " + format_ms(bound));
+}
+
+std::string amg_not_working(double predicted_iterations, double jacobi_left,
+                            bool jacobi_trusted) {
+  if (jacobi_trusted || !std::isfinite(jacobi_left) ||
+      !(predicted_iterations > kAmgWorkingIterations))
+    return "";
+  return "its forecast, " + std::to_string(std::lround(predicted_iterations)) +
+         " iterations, is AMG not working on this matrix (more than " +
+         std::to_string(kAmgWorkingIterations) +
+         ": elasticity without its near-nullspace, amg:coords= or nullspace=), against a "
+         "Jacobi forecast past its horizon";
 }
 
 JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double candidate_setup,
@@ -804,6 +830,7 @@ void probe_candidate(Choice& c, const char* name, double budget) {
   for (const Probe& p : c.probes)
     if (p.name == "jacobi" && p.failure.empty()) {
       jacobi.per_iteration = p.per_iteration;
+      jacobi.trusted = p.trusted;
       if (std::isfinite(p.estimate)) jacobi.remaining = remaining(p);
     }
   // chol's forecast is its whole solve: held against the best's remaining time, not a budget.
@@ -814,7 +841,12 @@ void probe_candidate(Choice& c, const char* name, double budget) {
 }
 
 void run_probes(Choice& c) {
+  std::string stop;  // why the candidates left are not probed
   for (const char* name : c.candidates) {
+    if (!stop.empty()) {
+      c.skip(name, stop);
+      continue;
+    }
     if (std::string(name) == "jacobi") {
       probe_jacobi_first(c);
       continue;
@@ -826,6 +858,12 @@ void run_probes(Choice& c) {
       probe_candidate(c, name, budget);
     else
       c.skip(name, why_not);
+    // AMG not working beside a doubtful Jacobi forecast is an elasticity-like matrix, where
+    // Jacobi's forecast was 20x its need and chol's factor of the 3-D mesh costs 10x Jacobi's
+    // solve (gen:elasticity3d:12, serial: 3.8 s against 0.32 s): Jacobi solves.
+    if (!c.probes.empty() && c.probes.back().not_working)
+      stop = "amg does not work on this matrix and jacobi's forecast is past its horizon: "
+             "jacobi solves";
   }
 }
 

@@ -62,6 +62,12 @@ JacobiRent jacobi_rent(const std::string& candidate, double least_setup, double 
 std::string dropped_first_candidate(double left, double jacobi_left, double bound,
                                     double doubt = 1);
 
+// AMG's verdict after its first 20 iterations: empty where it goes on, else why it is dropped:
+// its forecast is above kAmgWorkingIterations (AMG not working, as on elasticity without its
+// near-nullspace) while Jacobi's forecast is finite but past its horizon (not trusted), so that
+// no comparison with it can justify running AMG on.
+std::string amg_not_working(double predicted_iterations, double jacobi_left, bool jacobi_trusted);
+
 PlannedSolver choose_preconditioner(const SolveRequest& request, const CsrMatrix<double>& A,
                                     const std::vector<double>* rhs = nullptr);
 

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "formats/types.hpp"
+#include "solver/precond/amg_nullspace.hpp"
 #include "solver/precond/amg_options.hpp"
 #include "solver/precond/amg_setup.hpp"
 #include "solver/precond/builtin.hpp"
@@ -365,7 +366,9 @@ class Amg final : public Preconditioner<T> {
       : Preconditioner<T>(device, threads, false),
         argument_(spec.argument),
         options_(parse_amg_options(spec)) {
-    options_.hierarchy.gpu = device == Device::gpu;  // the numeric set-up where the solve runs
+    // The numeric set-up where the solve runs; with a near-nullspace on the host (the GPU set-up
+    // makes the constant vector's T only), the program copied to the device as a float one's is.
+    options_.hierarchy.gpu = device == Device::gpu && !options_.has_nullspace();
     // A double program reads P and R on the device (borrowed): no host copies to make.
     options_.hierarchy.host_copies = !(options_.hierarchy.gpu && std::is_same_v<T, double>);
   }
@@ -373,6 +376,10 @@ class Amg final : public Preconditioner<T> {
 
  protected:
   void analyze_pattern(const CsrMatrix<double>& A) override {
+    const std::shared_ptr<const amg::NearNullspace>& ns = options_.hierarchy.nullspace;
+    if (options_.has_nullspace() && (!ns || ns->rows() != A.rows))
+      options_.hierarchy.nullspace = amg::load_near_nullspace(
+          options_.nullspace_file, options_.coords, options_.block, A.rows);
     lend_finest(A);
     h_ = amg::build_hierarchy(A, options_.hierarchy);
     fresh_ = true;  // its numbers are A's: compute_values need not make them again
@@ -558,6 +565,16 @@ class Amg final : public Preconditioner<T> {
                                                                          : "damped Jacobi x") +
                         std::to_string(options_.sweeps) + " before and after");
     this->report_.set_fact("coarsest", dense ? "dense inverse" : "smoother (too large to invert)");
+    if (const amg::NearNullspace* ns = options_.hierarchy.nullspace.get())
+      this->report_.set_fact(
+          "near-nullspace",
+          std::to_string(ns->cols) + " columns (" +
+              (!options_.coords.empty()           ? "rigid-body modes of " + options_.coords
+               : !options_.nullspace_file.empty() ? options_.nullspace_file
+                                                  : std::string("the block's translations")) +
+              "), nodes of " + std::to_string(ns->rows() / std::max<index_t>(ns->nodes, 1)) +
+              " rows; set-up on the host" +
+              (this->device() == Device::gpu ? " (the GPU set-up takes no near-nullspace)" : ""));
     const std::string whose = this->device() == Device::gpu
                                   ? "the GPU set-up's A, P and R"
                                   : "the hierarchy's P, R and coarse operators";

@@ -39,6 +39,17 @@ struct Prolongator {
   std::vector<double> weight;     // per aggregate: the tentative value 1 / sqrt(size)
 };
 
+// A near-nullspace (amg_nullspace.hpp): the vectors the coarse levels must represent exactly
+// (rigid-body modes for elasticity; the default, without one, is the constant vector), and the
+// node of each row: aggregation goes by nodes, all of a node's rows in one aggregate.
+struct NearNullspace {
+  std::vector<double> B;         // rows x cols, column-major: entry (i, c) at c * rows + i
+  int cols = 0;
+  std::vector<index_t> node_of;  // row -> node in 0 .. nodes-1
+  index_t nodes = 0;
+  index_t rows() const { return index_t(node_of.size()); }
+};
+
 // What shapes the hierarchy (the smoother is the preconditioner's business, not the set-up's):
 // a field a line with its default. The keys of `amg:` that set them: amg_options.cpp's table.
 struct HierarchyOptions {
@@ -60,6 +71,9 @@ struct HierarchyOptions {
   bool mis2 = false;     // aggregation by MIS(2) instead of the greedy passes (BENCHMARKS.md §20e)
   bool blocked = false;  // the greedy by row blocks on every host core (BENCHMARKS.md §20f)
   bool device_aggregation = false;  // strength and MIS(2) on the device, with gpu
+  // Level 0's near-nullspace; null: the constant vector, row by row (the greedy's T). With one
+  // the set-up runs on the host (gpu false): the tentative P is each aggregate's QR.
+  std::shared_ptr<const NearNullspace> nullspace;
   bool gpu = false;         // P's and R's patterns and values and R A P on the GPU (amg_gpu.hpp)
   bool host_copies = true;  // with gpu: P and R also on the host (tests and float programs)
   // With gpu: the finest operator where the device already holds it (the SpMV backend's copy,
@@ -75,6 +89,10 @@ struct Level {
   std::vector<char> strong;  // per entry of the operator
   Aggregates aggregates;
   Prolongator prolongator;  // P
+  // With a near-nullspace: this level's (level 0's is the options'), and the tentative P (T,
+  // orthonormal columns per aggregate) that P smooths.
+  std::shared_ptr<const NearNullspace> nullspace;
+  CsrMatrix<double> tentative;
   Transposed restriction;   // R = P^T, and where each entry of P went in it
   double omega = 0;         // P's damping, 4 / (3 rho(D_F^-1 A_F))
   // With HierarchyOptions::gpu: the level's patterns, values and SpGEMM plans on the device,

@@ -84,6 +84,18 @@ std::string shown_spectrum(const AmgOptions& o) {
   return o.hierarchy.gershgorin_damping ? "gershgorin" : "lanczos";
 }
 
+// A file name (or a generator spec), stored as given; read at the set-up.
+AmgKey text_key(const char* name, std::string AmgOptions::*field, const char* values,
+                const char* help) {
+  const auto set = [=](AmgOptions& o, const std::string& value) -> std::string {
+    if (value.empty()) return std::string(name) + " needs a file name (or none)";
+    o.*field = value == "none" ? "" : value;
+    return "";
+  };
+  const auto show = [=](const AmgOptions& o) { return (o.*field).empty() ? "none" : o.*field; };
+  return {name, values, help, set, show};
+}
+
 std::vector<AmgKey> make_keys() {
   std::vector<AmgKey> keys = {
       number_key<int>(
@@ -139,6 +151,16 @@ std::vector<AmgKey> make_keys() {
                ? "as on the finest, " + std::to_string(o.hierarchy.lanczos_steps)
                : std::to_string(o.hierarchy.coarse_lanczos_steps);
   };
+  keys.push_back(text_key("nullspace", &AmgOptions::nullspace_file, "FILE",
+                          "near-nullspace, n x k dense Matrix Market: T from each aggregate's "
+                          "QR (set-up on the host)"));
+  keys.push_back(text_key("coords", &AmgOptions::coords, "FILE|gen:elasticity3d:M",
+                          "node coordinates, n/d x d (d = 2, 3): the rigid-body modes (3, 6) "
+                          "as the near-nullspace"));
+  keys.push_back(number_key<int>(
+      "block", 0, 64, [](AmgOptions& o) -> int& { return o.block; },
+      "rows a node, aggregated together (0: 1, or d with coords); alone: the block's "
+      "translations as the near-nullspace"));
   return keys;
 }
 
@@ -173,6 +195,10 @@ AmgOptions parse_amg_options(const PrecondSpec& spec) {
     if (!why.empty()) bad_option(spec, why);
   }
   if (!spec.argument.empty() && spec.argument.back() == ',') bad_option(spec, "a trailing ','");
+  const amg::HierarchyOptions& h = o.hierarchy;
+  if (o.has_nullspace() && (h.device_aggregation || h.blocked))
+    bad_option(spec, "aggregation=" + shown_aggregation(o) +
+                         " takes no near-nullspace (nullspace, coords, block: greedy or mis2)");
   return o;
 }
 

@@ -19,6 +19,11 @@ struct AmgOptions {
   amg::HierarchyOptions hierarchy;          // what shapes the hierarchy
   Smoother smoother = Smoother::chebyshev;  // before and after each coarse correction
   int sweeps = 2;                           // Chebyshev degree, or Jacobi steps, each time
+  // A near-nullspace (amg_nullspace.hpp), loaded at the set-up where the rows are known:
+  std::string nullspace_file;  // n x k dense Matrix Market (`nullspace`)
+  std::string coords;          // nodes x d coordinates, or gen:elasticity2d|3d:M (`coords`)
+  int block = 0;               // rows a node (`block`); 0: 1, or d with coords
+  bool has_nullspace() const { return !nullspace_file.empty() || !coords.empty() || block > 0; }
 };
 
 // One key of `amg:key=value,...`.

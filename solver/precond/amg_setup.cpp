@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 #include "formats/convert.hpp"
+#include "solver/precond/amg_nullspace.hpp"
 #include "solver/precond/amg_start.hpp"
 #include "base/prefault.hpp"
 
@@ -453,7 +455,11 @@ void level_values(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
     level.omega = 4 / (3 * host_filtered_radius(Al, diagonal, steps, filter));
   });
   timed(h, level, "prolongator", [&] {
-    smooth_prolongator(Al, level.aggregates, diagonal, level.omega, level.prolongator);
+    if (level.nullspace)  // T from the aggregates' QR (amg_nullspace.hpp)
+      smooth_tentative(Al, level.strong, diagonal, level.omega, level.tentative,
+                       level.prolongator.P);
+    else
+      smooth_prolongator(Al, level.aggregates, diagonal, level.omega, level.prolongator);
   });
   timed(h, level, "restriction", [&] {
     const CsrMatrix<double>& P = level.prolongator.P;
@@ -490,6 +496,40 @@ Aggregates greedy_with_device_pass2(const CsrMatrix<double>& A, const std::vecto
   return g;
 }
 
+// level_pattern with a near-nullspace (amg_nullspace.hpp), on the host: strength and
+// aggregation by nodes, T from each aggregate's QR, P's pattern, R's; the next level's
+// near-nullspace from the QRs' R factors. False (and nothing kept) when it does not coarsen.
+bool nullspace_level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
+                             const HierarchyOptions& options) {
+  Level& level = h.levels[l];
+  const CsrMatrix<double>& Al = h.op(A, l);
+  const NearNullspace& ns = *level.nullspace;
+  level.theta = options.theta * std::pow(options.theta_decay, double(l));
+  NodeStrength s;
+  timed(h, level, "strength", [&] { s = node_strength(Al, ns, level.theta); });
+  timed(h, level, "aggregation", [&] {
+    const Aggregates nodes = options.mis2 ? mis2_aggregate(s.C, s.strong_nodes)
+                                          : greedy_aggregate(s.C, s.strong_nodes);
+    level.aggregates = dof_aggregates(nodes, ns);
+  });
+  Tentative t;
+  timed(h, level, "prolongator", [&] { t = tentative_prolongator(level.aggregates, ns); });
+  if (level.aggregates.count == 0 || t.T.cols >= Al.rows) {
+    level.aggregates = {};
+    return false;
+  }
+  level.strong = std::move(s.strong);
+  timed(h, level, "prolongator", [&] {
+    level.prolongator.P = nullspace_prolongator_pattern(Al, level.strong, t.T);
+    level.tentative = std::move(t.T);
+  });
+  timed(h, level, "restriction",
+        [&] { level.restriction = transpose_with_map(level.prolongator.P); });
+  h.levels.emplace_back();  // its operator: galerkin_product, once P has values
+  h.levels.back().nullspace = std::make_shared<const NearNullspace>(std::move(t.coarse));
+  return true;
+}
+
 // How often a level that coarsens by more than HierarchyOptions::max_coarsening is aggregated
 // again with a larger threshold before its aggregates are kept as they are.
 constexpr int kCoarseningRetries = 3;
@@ -499,6 +539,7 @@ constexpr int kCoarseningRetries = 3;
 // coarsen.
 bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
                    const HierarchyOptions& options) {
+  if (h.levels[l].nullspace) return nullspace_level_pattern(h, l, A, options);
   Level& level = h.levels[l];
   const CsrMatrix<double>& Al = h.op(A, l);
   double theta = options.theta * std::pow(options.theta_decay, double(l));
@@ -559,8 +600,11 @@ bool level_pattern(Hierarchy& h, std::size_t l, const CsrMatrix<double>& A,
 }  // namespace
 
 Hierarchy build_hierarchy(const CsrMatrix<double>& A, const HierarchyOptions& options) {
+  if (options.nullspace && options.gpu)
+    throw std::logic_error("amg: the GPU set-up takes no near-nullspace (build on the host)");
   Hierarchy h;
   h.levels.emplace_back();
+  h.levels.front().nullspace = options.nullspace;
   for (std::size_t l = 0;; ++l) {
     const bool coarsen =
         may_coarsen(h.op(A, l).rows, l, options) && level_pattern(h, l, A, options);
