@@ -2,8 +2,8 @@
 # Issue 22's CPU target measured on a shared machine (BENCHMARKS 20g): cgsolve runs of several
 # (binary, preconditioner) pairs interleaved round by round, so that a load that comes and goes
 # falls on each pair alike; per pair the median of RUNS by time to solution (format +
-# preconditioner set-up + solve; generation and reading excluded), with its iterations and the
-# AMG set-up's phase times of that run. A pair "hypre[:OPTIONS]" runs hypre's BoomerAMG-PCG
+# preconditioner set-up + solve; generation and reading excluded), with its iterations, and
+# each AMG set-up phase's median over the runs. A pair "hypre[:OPTIONS]" runs hypre's BoomerAMG-PCG
 # (bench/hypre/hyprebench, built when libhypre-dev is installed) on the same system, with THREADS
 # MPI ranks (Debian's hypre has no OpenMP); OPTIONS are hyprebench's, e.g. "hypre:--strong 0.5".
 # Its set-up is the assembly into hypre's IJ format + BoomerAMG's set-up.
@@ -73,12 +73,18 @@ ordered = sorted(runs, key=tts)
 j = ordered[len(runs) // 2]
 print(f"{pair:48} its {j['result']['converged_at']:5d}  set-up {setup(j):7.3f}  solve {j['times']['solve_s']:7.3f}"
       f"  tts {tts(j):7.3f}  (runs {tts(ordered[0]):.3f}-{tts(ordered[-1]):.3f})")
-pre = j["preconditioner"]
-rows = pre.get("tables", {}).get("phases", []) if isinstance(pre.get("tables"), dict) else []
-cut = dict(pre.get("phases_s", {}))
-if rows:
-    print("    " + ", ".join(f"{r['phase']} {r['seconds']:.3f}" for r in rows) +
-          ", " + ", ".join(f"{k} {v:.3f}" for k, v in cut.items() if k != "analyze"))
+# Each phase's median over the runs (not the median run's: one slow spell moves a phase alone).
+def phases(r):
+    pre = r["preconditioner"]
+    rows = pre.get("tables", {}).get("phases", []) if isinstance(pre.get("tables"), dict) else []
+    out = {row["phase"]: row["seconds"] for row in rows}
+    if rows:
+        out.update({k: v for k, v in pre.get("phases_s", {}).items() if k != "analyze"})
+    return out
+names = list(phases(j))
+if names:
+    med = {k: sorted(phases(r).get(k, 0) for r in runs)[len(runs) // 2] for k in names}
+    print("    phase medians: " + ", ".join(f"{k} {v:.3f}" for k, v in med.items()))
 PY
   n=$((n + 1))
 done
