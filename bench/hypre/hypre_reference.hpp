@@ -18,12 +18,12 @@ namespace cgs::bench {
 // extended+i interpolation with at most 4 entries a row, one sweep of hybrid symmetric
 // Gauss-Seidel; strong threshold 0.25 (hypre suggests 0.5 in 3-D: --strong 0.5).
 struct HypreAmgOptions {
-  int coarsen_type = 10;   // 10 HMIS, 8 PMIS, 6 Falgout
-  int interp_type = 6;     // 6 extended+i, 0 classical
-  int pmax = 4;            // interpolation entries a row (0: no limit)
-  double strong = 0.25;    // strength threshold
-  int relax_type = 6;      // 6 hybrid symmetric Gauss-Seidel, 8 l1-symmetric Gauss-Seidel
-  int agg_levels = 0;      // levels of aggressive coarsening
+  int coarsen_type = 10;  // 10 HMIS, 8 PMIS, 6 Falgout
+  int interp_type = 6;    // 6 extended+i, 0 classical
+  int pmax = 4;           // interpolation entries a row (0: no limit)
+  double strong = 0.25;   // strength threshold
+  int relax_type = 6;     // 6 hybrid symmetric Gauss-Seidel, 8 l1-symmetric Gauss-Seidel
+  int agg_levels = 0;     // levels of aggressive coarsening
   int max_iterations = 1000;
 };
 

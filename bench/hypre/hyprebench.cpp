@@ -52,14 +52,16 @@ Slice my_rows(const std::string& spec, int rank, int ranks) {
   s.rows.cols = s.n;
   const auto lo = whole.row_ptr[s.first], hi = whole.row_ptr[s.first + count];
   s.rows.row_ptr.clear();
-  for (cgs::index_t i = 0; i <= count; ++i) s.rows.row_ptr.push_back(whole.row_ptr[s.first + i] - lo);
+  for (cgs::index_t i = 0; i <= count; ++i)
+    s.rows.row_ptr.push_back(whole.row_ptr[s.first + i] - lo);
   s.rows.col_idx.assign(whole.col_idx.begin() + lo, whole.col_idx.begin() + hi);
   s.rows.values.assign(whole.values.begin() + lo, whole.values.begin() + hi);
   return s;
 }
 
 // y = rows * x for this rank's rows (x whole).
-std::vector<double> multiply_rows(const cgs::CsrMatrix<double>& rows, const std::vector<double>& x) {
+std::vector<double> multiply_rows(const cgs::CsrMatrix<double>& rows,
+                                  const std::vector<double>& x) {
   std::vector<double> y(rows.rows, 0.0);
   for (cgs::index_t i = 0; i < rows.rows; ++i)
     for (auto k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
@@ -108,18 +110,30 @@ int run(int argc, char** argv, int rank, int ranks) {
   const double true_rel = true_relative_residual(s, b, r.x);
   if (rank == 0) {
     const double tts = r.assemble_seconds + r.setup_seconds + r.solve_seconds;
-    std::printf("hypre BoomerAMG-PCG %s, %d ranks: its %d  rel.res %.2e  assemble %.3f  set-up %.3f"
-                "  solve %.3f  tts %.3f\n",
-                matrix.c_str(), ranks, r.iterations, true_rel, r.assemble_seconds, r.setup_seconds,
-                r.solve_seconds, tts);
-    nlohmann::json j = {{"matrix", matrix}, {"ranks", ranks}, {"rows", s.n}, {"tol", tol},
-                        {"iterations", r.iterations}, {"converged", r.converged},
+    std::printf(
+        "hypre BoomerAMG-PCG %s, %d ranks: its %d  rel.res %.2e  assemble %.3f  set-up %.3f"
+        "  solve %.3f  tts %.3f\n",
+        matrix.c_str(), ranks, r.iterations, true_rel, r.assemble_seconds, r.setup_seconds,
+        r.solve_seconds, tts);
+    nlohmann::json j = {{"matrix", matrix},
+                        {"ranks", ranks},
+                        {"rows", s.n},
+                        {"tol", tol},
+                        {"iterations", r.iterations},
+                        {"converged", r.converged},
                         {"true_relative_residual", true_rel},
-                        {"times", {{"assemble_s", r.assemble_seconds}, {"setup_s", r.setup_seconds},
-                                   {"solve_s", r.solve_seconds}, {"tts_s", tts}}},
-                        {"options", {{"coarsen", o.coarsen_type}, {"interp", o.interp_type},
-                                     {"pmax", o.pmax}, {"strong", o.strong},
-                                     {"relax", o.relax_type}, {"agg_levels", o.agg_levels}}}};
+                        {"times",
+                         {{"assemble_s", r.assemble_seconds},
+                          {"setup_s", r.setup_seconds},
+                          {"solve_s", r.solve_seconds},
+                          {"tts_s", tts}}},
+                        {"options",
+                         {{"coarsen", o.coarsen_type},
+                          {"interp", o.interp_type},
+                          {"pmax", o.pmax},
+                          {"strong", o.strong},
+                          {"relax", o.relax_type},
+                          {"agg_levels", o.agg_levels}}}};
     if (!json_path.empty()) cgs::write_file_atomically(json_path, j.dump(1) + "\n");
     if (!solution_path.empty()) cgs::write_vector_market(solution_path, r.x, "hyprebench");
   }

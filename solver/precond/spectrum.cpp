@@ -39,8 +39,8 @@ double ordered_sum(index_t n, Term term) {
 // orthogonalisation), each its own team and join, cost the spectra phase more than its
 // products on this 2-core VM when other work shares it: a join waits for a thread the
 // scheduler has parked (AMG's spectra phase on poisson2d:1000, issue 52).
-void lanczos_steps(const CsrMatrix<double>& A, const double* S, std::vector<double> u,
-                   int steps, std::vector<double>& alpha, std::vector<double>& beta) {
+void lanczos_steps(const CsrMatrix<double>& A, const double* S, std::vector<double> u, int steps,
+                   std::vector<double>& alpha, std::vector<double>& beta) {
   const index_t n = A.rows;
   constexpr index_t kChunks = 256;  // ordered_sum's split
   const index_t chunk = (n + kChunks - 1) / kChunks;

@@ -51,7 +51,8 @@ TEST_CASE("hyprebench: hypre's BoomerAMG-PCG solves cgsolve's system as cgsolve'
   // The error of a solve to ||r|| / ||b|| <= 1e-10 is below cond(A) * 1e-10 (cond ~ 120 here).
   REQUIRE(max_difference(x_cgsolve, ones) <= 1e-7);
 
-  const fs::path dir = fs::temp_directory_path() / ("hyprebench-test-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("hyprebench-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (int ranks : {1, 2}) {
     CAPTURE(ranks);
@@ -59,9 +60,9 @@ TEST_CASE("hyprebench: hypre's BoomerAMG-PCG solves cgsolve's system as cgsolve'
     // Open MPI refuses root and more ranks than cores unless told; other MPIs ignore these.
     const Run run = run_command(
         "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-        "OMPI_MCA_rmaps_base_oversubscribe=1 " CGSOLVE_MPIEXEC " -np " + std::to_string(ranks) +
-        " " CGSOLVE_HYPREBENCH " --matrix " + spec + " --tol 1e-10 --json " + json.string() +
-        " --solution " + solution.string());
+        "OMPI_MCA_rmaps_base_oversubscribe=1 " CGSOLVE_MPIEXEC " -np " +
+        std::to_string(ranks) + " " CGSOLVE_HYPREBENCH " --matrix " + spec +
+        " --tol 1e-10 --json " + json.string() + " --solution " + solution.string());
     INFO(run.output);
     REQUIRE(run.exit_code == 0);
     nlohmann::json j;
