@@ -19,9 +19,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Optional: MPI for the distributed solve, METIS for --partition metis (docs/DISTRIBUTED.md).
-# Without them cgsolve builds and runs as one process; a failure to install them is not fatal.
-optional=(libopenmpi-dev openmpi-bin libmetis-dev)
+# Optional: MPI for the distributed solve, METIS for --partition metis (docs/DISTRIBUTED.md),
+# hypre (built with MPI) for hyprebench, the reference AMG (bench/hypre). Without them cgsolve
+# builds and runs as one process; a failure to install them is not fatal.
+optional=(libopenmpi-dev openmpi-bin libmetis-dev libhypre-dev)
 missing=()
 for p in "${optional[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -28,6 +28,77 @@ double ordered_sum(index_t n, Term term) {
   return total;
 }
 
+// `steps` Lanczos steps on the CSR matrix (A's pattern, S's values) from the unit vector u:
+// the tridiagonal's diagonal alpha and off-diagonal beta (fewer where an invariant subspace
+// ends it early). The vectors stay unnormalised (u = b v, b the last off-diagonal; 1 at first)
+// and the scalings go to the per-row work, so that a step is two passes of one thread team
+// with one synchronisation each: z = S u with sum z.u (alpha = z.u / b^2), then, row by row,
+// v = u / b, the next u = z / b - alpha v - beta v_old with sum u.u. Every thread adds the
+// chunks' partial sums in chunk order, so all of them hold the same alpha and beta, bit for bit
+// on any thread count. Three separate loops a step (v = u / b, the product, the
+// orthogonalisation), each its own team and join, cost the spectra phase more than its
+// products on this 2-core VM when other work shares it: a join waits for a thread the
+// scheduler has parked (AMG's spectra phase on poisson2d:1000, issue 52).
+void lanczos_steps(const CsrMatrix<double>& A, const double* S, std::vector<double> u, int steps,
+                   std::vector<double>& alpha, std::vector<double>& beta) {
+  const index_t n = A.rows;
+  constexpr index_t kChunks = 256;  // ordered_sum's split
+  const index_t chunk = (n + kChunks - 1) / kChunks;
+  std::vector<double> z(u.size()), v_old(u.size(), 0.0);
+  double partial_a[kChunks] = {}, partial_b[kChunks] = {};
+  alpha.assign(std::size_t(steps), 0.0);
+  beta.assign(std::size_t(std::max(steps - 1, 0)), 0.0);
+  int done = 0;
+#pragma omp parallel if (worth_threads(n))
+  {
+    double* x = u.data();  // the current u (each thread swaps its own pointers alike)
+    double* y = z.data();
+    double b = 1, beta_prev = 0;
+    for (int j = 0; j < steps; ++j) {
+#pragma omp for schedule(static)
+      for (index_t c = 0; c < kChunks; ++c) {
+        double sum = 0;
+        for (index_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+          double s = 0;
+          for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) s += S[k] * x[A.col_idx[k]];
+          y[i] = s;
+          sum += s * x[i];
+        }
+        partial_a[c] = sum;
+      }
+      double a = 0;
+      for (double s : partial_a) a += s;
+      a /= b * b;
+#pragma omp for schedule(static)
+      for (index_t c = 0; c < kChunks; ++c) {
+        double sum = 0;
+        for (index_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+          const double v = x[i] / b;
+          const double next = y[i] / b - a * v - beta_prev * v_old[i];
+          v_old[i] = v;
+          y[i] = next;
+          sum += next * next;
+        }
+        partial_b[c] = sum;
+      }
+      double bb = 0;
+      for (double s : partial_b) bb += s;
+      bb = std::sqrt(bb);
+#pragma omp master
+      {
+        alpha[std::size_t(j)] = a;
+        done = j + 1;
+        if (j + 1 < steps) beta[std::size_t(j)] = bb;
+      }
+      if (j + 1 == steps || bb <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
+      std::swap(x, y);
+      b = beta_prev = bb;
+    }
+  }
+  alpha.resize(std::size_t(done));
+  beta.resize(std::size_t(done - 1));
+}
+
 }  // namespace
 
 // The set-up runs on every host core whatever device solves: 40 products of a 9M-row matrix on
@@ -60,46 +131,8 @@ Interval spectrum_bounds(const CsrMatrix<double>& A, const std::vector<double>& 
     gershgorin = std::max(gershgorin, s);
   }
   if (steps <= 0) return {gershgorin / 2, gershgorin, gershgorin, gershgorin};  // no estimate
-  const std::size_t size = static_cast<std::size_t>(n);
-  // v_old, v: the last two Lanczos vectors; w / divisor: the next one (w the start vector and
-  // divisor 1 at first, then w before its division by its norm); y: the product. A step is
-  // three passes: v = w / divisor, the product with a = y.v, then y's orthogonalization with
-  // its norm. (The division was once made inside the product, each term's w_j / divisor, to
-  // save a barrier: the same bits, but a division a nonzero instead of a row; the spectra phase
-  // of AMG's set-up on poisson2d:1000, medians of 3: 0.139-0.167 s that way,
-  // 0.123-0.152 s this way, BENCHMARKS 20o.)
-  std::vector<double> w = start ? *start : lanczos_start(n), v(size), v_old(size, 0.0), y(size);
-  std::vector<double> alpha(static_cast<std::size_t>(steps));
-  std::vector<double> beta(static_cast<std::size_t>(std::max(steps - 1, 0)));
-  int done = 0;
-  double beta_prev = 0, divisor = 1;
-  for (int j = 0; j < steps; ++j) {
-    // v = w / divisor, then y = S v and a = y.v in one pass (the sum in ordered_sum's fixed
-    // order: the same bits on any thread count).
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-    for (index_t i = 0; i < n; ++i) v[i] = w[i] / divisor;
-    const double a = ordered_sum(n, [&](index_t i) {
-      double s = 0;
-      for (index_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
-        s += S[std::size_t(k)] * v[A.col_idx[k]];
-      y[i] = s;
-      return s * v[i];
-    });
-    double b = ordered_sum(n, [&](index_t i) {
-      y[i] -= a * v[i] + beta_prev * v_old[i];
-      return y[i] * y[i];
-    });
-    alpha[std::size_t(j)] = a;
-    done = j + 1;
-    b = std::sqrt(b);
-    if (j + 1 == steps || b <= 1e-12 * std::abs(a)) break;  // an invariant subspace: exact
-    beta[std::size_t(j)] = b;
-    v_old.swap(v);  // v is rewritten as w / b by the next product
-    w.swap(y);
-    beta_prev = divisor = b;
-  }
-  alpha.resize(std::size_t(done));
-  beta.resize(std::size_t(done - 1));
+  std::vector<double> alpha, beta;
+  lanczos_steps(A, S.get(), start ? *start : lanczos_start(n), steps, alpha, beta);
   return interval_from_lanczos(alpha, beta, gershgorin);
 }
 
