@@ -35,7 +35,10 @@ struct Slice {
 Slice my_rows(const std::string& spec, int rank, int ranks) {
   Slice s;
   cgs::CsrMatrix<double> whole;
-  if (cgs::is_generator_spec(spec)) {
+  // The stencils' rows one by one; the random graphs (whose rows depend on the whole graph),
+  // and files, whole.
+  const bool by_rows = cgs::is_generator_spec(spec) && cgs::generate_matrix_rows(spec, 0, 1);
+  if (by_rows) {
     s.n = cgs::generate_matrix_rows(spec, 0, 1)->cols;
   } else {
     whole = cgs::load_matrix(spec);
@@ -44,7 +47,7 @@ Slice my_rows(const std::string& spec, int rank, int ranks) {
   const cgs::index_t per = s.n / ranks, extra = s.n % ranks;
   s.first = rank * per + std::min<cgs::index_t>(rank, extra);
   const cgs::index_t count = per + (rank < extra ? 1 : 0);
-  if (cgs::is_generator_spec(spec)) {
+  if (by_rows) {
     s.rows = *cgs::generate_matrix_rows(spec, s.first, count);
     return s;
   }
@@ -101,7 +104,8 @@ int run(int argc, char** argv, int rank, int ranks) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return rank == 0 ? app.exit(e) : 2;
+    if (rank == 0) app.exit(e);  // prints the help or what is wrong
+    return e.get_exit_code() == 0 ? 0 : 2;
   }
   const Slice s = my_rows(matrix, rank, ranks);
   const std::vector<double> b = multiply_rows(s.rows, std::vector<double>(s.n, 1.0));

@@ -80,10 +80,34 @@ TEST_CASE("hyprebench: hypre's BoomerAMG-PCG solves cgsolve's system as cgsolve'
   fs::remove_all(dir);
 }
 
-TEST_CASE("hyprebench: a matrix that is not there is refused with exit status 2") {
-  const Run run = run_command(CGSOLVE_HYPREBENCH " --matrix /nonexistent/a.mtx");
-  CHECK(run.exit_code != 0);
-  CHECK(run.output.find("nonexistent") != std::string::npos);
+TEST_CASE("hyprebench: a Matrix Market file and a random graph, cut between 2 ranks") {
+  for (const std::string matrix : {std::string(CGSOLVE_SOURCE_DIR) + "/data/matrices/494_bus.mtx",
+                                   std::string("gen:powerlaw:3000")}) {
+    CAPTURE(matrix);
+    const fs::path json =
+        fs::temp_directory_path() / ("hyprebench-test-" + std::to_string(::getpid()) + ".json");
+    const Run run = run_command(
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+        "OMPI_MCA_rmaps_base_oversubscribe=1 " CGSOLVE_MPIEXEC " -np 2 " CGSOLVE_HYPREBENCH
+        " --matrix " +
+        matrix + " --json " + json.string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    nlohmann::json j;
+    std::ifstream(json) >> j;
+    fs::remove(json);
+    CHECK(j["rows"].get<long>() == load_matrix(matrix).rows);
+    CHECK(j["true_relative_residual"].get<double>() <= 1e-8);
+  }
+}
+
+TEST_CASE("hyprebench: a matrix that is not there, or an unknown option: exit status 2") {
+  Run run = run_command(CGSOLVE_HYPREBENCH " --matrix /nonexistent/a.mtx");
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("/nonexistent/a.mtx") != std::string::npos);
+  run = run_command(CGSOLVE_HYPREBENCH " --tolerance 1e-8");
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("--tolerance") != std::string::npos);
 }
 #else
 TEST_CASE("hyprebench: built without hypre (libhypre-dev), nothing to run" * doctest::skip()) {}
