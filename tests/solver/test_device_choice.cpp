@@ -106,6 +106,9 @@ TEST_CASE("--device auto without a GPU: the CPU's plan, its reason and its answe
   request.device_auto = true;
   request.precond = parse_precond("jacobi");
   request.cg.tol = 1e-10;
+  // One CPU loop for both solves: the automatic choice is timed, and under load the team's
+  // sums (another order) can win one run and not the other.
+  request.cpu_loop = CpuLoopAsk::serial;
   std::vector<double> x;
   const SolveReport r = solve_system(A, b, x, request);
   REQUIRE(r.cg.ok());
