@@ -49,6 +49,7 @@ const char* link_word(LinkType t) {  // enumstxt.h LinkTxt
     case LinkType::fcv: return "FCV";
     case LinkType::tcv: return "TCV";
     case LinkType::gpv: return "GPV";
+    case LinkType::pcv: return "PCV";
   }
   return "";
 }

@@ -55,8 +55,11 @@ int RuleEngine::check(GradientAlgorithm& state, long time, long dt,
     else if (!rule.else_actions.empty())
       add(rule, rule.else_actions);
   }
+  // EPANET pushes each action to the front of its list and takes them from the front: the last
+  // listed first (one action per link, so the order shows only in the report's lines).
   int changed = 0;
-  for (const Item& item : actions) {
+  for (auto it = actions.rbegin(); it != actions.rend(); ++it) {
+    const Item& item = *it;
     if (!take(state, *item.action)) continue;
     ++changed;
     if (on_action) (*on_action)(item.action->link, static_cast<int>(item.rule - net_.rules.data()));

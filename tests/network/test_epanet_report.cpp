@@ -110,11 +110,12 @@ TEST_CASE("the .rpt equals runepanet's line by line for [REPORT] settings of eac
   // largest flow change and head loss error). warnings_average, warnings_range: [TIMES]
   // STATISTIC AVERAGE and RANGE (one table of the reporting times' statistic).
   // warnings_halt, warnings_continue: TRIALS 3 with UNBALANCED STOP (the run halts at 0:00) and
-  // CONTINUE 2 ("Unbalanced after 6 trials", the warnings, the run going on).
+  // CONTINUE 2 ("Unbalanced after 6 trials", the warnings, the run going on). pcv_status: EPANET
+  // 2.3's PCV valves named in the status lines and the link tables ("PCV", once missing).
   for (const char* name :
        {"net1_status_all", "net1_fields", "net1_pages", "net2_status", "net3_status",
         "hanoi_steady", "hanoi_pda", "warnings", "net1_full", "warnings_full", "warnings_average",
-        "warnings_range", "warnings_halt", "warnings_continue"}) {
+        "warnings_range", "warnings_halt", "warnings_continue", "pcv_status"}) {
     CAPTURE(name);
     check_case(name);
   }
