@@ -68,6 +68,9 @@ const Row kRows[] = {
     {"cluster_sweeps", "CGSOLVE_CLUSTER_SWEEPS", "", K::flag,
      [](Tuning& t, const char* v) { t.cluster_sweeps = !is(v, "0"); },
      [](const Tuning& t) { return on_off(t.cluster_sweeps); }},
+    {"gpu_sweep_span", "CGSOLVE_GPU_SWEEP_SPAN", "", K::integer,
+     [](Tuning& t, const char* v) { t.gpu_sweep_span = std::atoi(v); },
+     [](const Tuning& t) { return std::to_string(t.gpu_sweep_span); }},
     {"amg_galerkin", "CGSOLVE_AMG_GALERKIN", "", K::choice,
      [](Tuning& t, const char* v) {
        t.amg_galerkin = is(v, "cusparse") ? AmgGalerkin::cusparse : AmgGalerkin::project;

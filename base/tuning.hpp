@@ -35,6 +35,8 @@ struct Tuning {
   int cluster_threads = 0;     // cluster loop's pointwise blocks: 512 or 1024 (0: chosen)
   int cluster_blocks = 0;      // cluster loop's blocks per cluster (0: chosen)
   bool cluster_sweeps = true;  // cluster loop's program: a solve's levels as one sweep
+  int gpu_sweep_span = 4;      // GPU programs: a solve's levels as one sweep, threads per row of
+                               // its widest level (0: level by level)
   AmgGalerkin amg_galerkin = AmgGalerkin::project;  // AMG's device R A P
   int ic0_team = 4;                                 // threads from which ic0 factorises on a team
   long long ic0_device_rows = -1;  // rows from which ic0 sets up on the device (-1: ic0's own)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "solver/cuda/cluster_common.cuh"
+#include "solver/precond/triangular_sweep.hpp"  // same_solve
 
 namespace cgs {
 namespace cluster {
@@ -84,13 +85,6 @@ struct SweepRows {
   index_t wait[kMaxSweeps][kSweepRounds];
 };
 
-template <typename T>
-__device__ bool same_solve(const precond::Op<T>& a, const precond::Op<T>& b) {
-  return b.kind == precond::OpKind::triangular_level && a.row_ptr == b.row_ptr &&
-         a.col_idx == b.col_idx && a.values == b.values && a.d == b.d && a.u == b.u && a.y == b.y &&
-         a.dot == b.dot && a.substitution == b.substitution;
-}
-
 // Thread 0 finds the sweeps among the (resolved) operations: runs of at least two levels of one
 // solve whose rows fit kSweepRounds per thread.
 template <typename T>
@@ -103,7 +97,7 @@ __device__ void find_sweeps(const precond::Op<T>* ops, int count, Sweeps& sweeps
     }
     int end = k + 1;
     long long rows = ops[k].items;
-    while (end < count && same_solve(ops[k], ops[end])) rows += ops[end++].items;
+    while (end < count && precond::same_solve(ops[k], ops[end])) rows += ops[end++].items;
     if (end - k >= 2 && rows <= (long long)kThreads * kSweepRounds) {
       sweeps.first_op[sweeps.count] = k;
       sweeps.end_op[sweeps.count] = end;

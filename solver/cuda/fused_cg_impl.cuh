@@ -9,7 +9,9 @@
 //              x += alpha_{k-1} p_{k-1} (x lags one iteration, which saves a pass) and p.q.
 //   pass B(k): cg::step (alpha_k, or a breakdown); r -= alpha_k q; z = d .* r; r.r, r.z.
 //   program:   after the start and after each pass B, the preconditioner's operations (if it
-//              is not pointwise), a grid-wide sync between them; they give z and r.z.
+//              is not pointwise), a grid-wide sync between them; they give z and r.z. A
+//              triangular solve's levels run as one sweep (solver/precond/triangular_sweep.hpp):
+//              one stretch of the persistent kernel, one kernel of the graph.
 // Between passes all blocks wait for each other: a grid-wide sync in the persistent kernel, a
 // kernel boundary in the graph. Vector traffic is 9 n per iteration (11 n with Jacobi) besides
 // the matrix and the program.
@@ -36,6 +38,7 @@
 #include "solver/cuda/fused_cg.hpp"
 #include "solver/cuda/fused_cg_device.cuh"
 #include "solver/precond/device_program.hpp"
+#include "solver/precond/triangular_sweep.cuh"
 
 namespace cgs::fused {
 
@@ -92,6 +95,8 @@ struct Work {
   const precond::Op<T>* ops;  // the program's operations (device memory), op_count of them
   int op_count;
   T* const* table;  // the program's slots
+  const precond::Sweep* sweeps;  // its triangular solves run as sweeps (device memory)
+  int sweep_count;
   // Written during a pass and read by other blocks after it: plain (coherent) loads, never the
   // read-only path, hence no __restrict__.
   T* x;
@@ -153,6 +158,16 @@ __device__ double program_op(const Work<T, Source>& w, int op) {
   const precond::Op<T> o = w.ops[op];
   return precond::run_items(o, w.table, blockIdx.x * (long long)kBlock + threadIdx.x,
                             (long long)o.items, (long long)gridDim.x * kBlock);
+}
+
+// This thread's share of sweep `sweep` of the program (triangular_sweep.hpp): a triangular
+// solve's levels in one stretch, no grid sync between them.
+template <typename T, typename Source>
+__device__ double program_sweep(const Work<T, Source>& w, int sweep) {
+  const precond::Sweep s = w.sweeps[sweep];
+  const precond::Op<T> o = w.ops[s.first_op];
+  return precond::run_sweep(s, o, w.table, blockIdx.x * (long long)kBlock + threadIdx.x,
+                            (long long)gridDim.x * kBlock);
 }
 
 // Pass A(k): false when the solve stopped before iteration k (x is then final). s: the state
@@ -256,9 +271,15 @@ __device__ void persistent_iterations(const Work<T, Source>& w, long long k_firs
   cgrp::grid_group grid = cgrp::this_grid();
   auto program = [&](long long k) {  // z and r.z after the start (k = 0) or pass B(k)
     double rz[1] = {0};
-    for (int op = 0; op < w.op_count; ++op) {
-      rz[0] += program_op(w, op);
-      if (op + 1 < w.op_count) grid.sync();
+    int sweep = 0;
+    for (int op = 0; op < w.op_count;) {
+      if (sweep < w.sweep_count && op == w.sweeps[sweep].first_op) {
+        rz[0] += program_sweep(w, sweep);
+        op = w.sweeps[sweep++].end_op;
+      } else {
+        rz[0] += program_op(w, op++);
+      }
+      if (op < w.op_count) grid.sync();
     }
     write_partials(rz, {kRz}, w.partials);
     grid.sync();
@@ -343,6 +364,19 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     program_op_kernel(Work<T, Source> w, long long j, int op, bool start, int first_dot) {
   if (!start && stopped_before(w.s, phase_op(w, block_load(&w.s->base) + j, op))) return;
   const double rz = program_op(w, op);
+  if (w.ops[op].dot) {
+    const double mine[1] = {rz};
+    write_partials(mine, {kRz}, w.partials, op != first_dot);
+  }
+}
+
+// Sweep `sweep` of the program after pass B(base + j), as program_op_kernel its first level.
+template <typename T, typename Source>
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
+    program_sweep_kernel(Work<T, Source> w, long long j, int sweep, bool start, int first_dot) {
+  const int op = w.sweeps[sweep].first_op;
+  if (!start && stopped_before(w.s, phase_op(w, block_load(&w.s->base) + j, op))) return;
+  const double rz = program_sweep(w, sweep);
   if (w.ops[op].dot) {
     const double mine[1] = {rz};
     write_partials(mine, {kRz}, w.partials, op != first_dot);
@@ -474,6 +508,9 @@ class FusedGpuLoopImpl final : public FusedGpuLoop<T> {
       w.ops = program.ops;
       w.op_count = program.size();
       w.table = program.table;
+      w.sweeps = program.sweeps;
+      w.sweep_count = int(program.host_sweeps.size());
+      sweeps_ = program.host_sweeps;
       op_dot_ = program.dot;
     }
     w.p[0] = p0_.data();
@@ -508,7 +545,16 @@ class FusedGpuLoopImpl final : public FusedGpuLoop<T> {
     int first_dot = -1;
     for (int op = 0; op < w.op_count; ++op)
       if (first_dot < 0 && op_dot_[op]) first_dot = op;
+    std::size_t sweep = 0;
     for (int op = 0; op < w.op_count; ++op) {
+      if (sweep < sweeps_.size() && op == sweeps_[sweep].first_op) {
+        // grid_ is at most one resident wave: every block of the sweep runs at once.
+        program_sweep_kernel<T, Source>
+            <<<grid_, kBlock, 0, stream()>>>(w, j, int(sweep), start, first_dot);
+        CGS_CHECK_LAUNCH();
+        op = sweeps_[sweep++].end_op - 1;
+        continue;
+      }
       program_op_kernel<T, Source><<<grid_, kBlock, 0, stream()>>>(w, j, op, start, first_dot);
       CGS_CHECK_LAUNCH();
     }
@@ -619,6 +665,7 @@ class FusedGpuLoopImpl final : public FusedGpuLoop<T> {
   DeviceArray<double> history_, spmv_;
   long long spmv_every_ = 1;         // iterations per SpMV sample in the last solve
   std::vector<int> op_dot_;          // host copy of the program's dot flags
+  std::vector<precond::Sweep> sweeps_;  // host copy of the program's sweeps
   Scalars* host_scalars_ = nullptr;  // pinned, two slots (one per chunk in flight)
   Events events_;
   GraphExec graph_;

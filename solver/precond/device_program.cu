@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/tuning.hpp"
 #include "solver/precond/device_program.hpp"
+#include "solver/precond/triangular_sweep.cuh"
 #include "spmv/cuda/cuda_common.cuh"
 #include "spmv/parallel_copy.hpp"
 
@@ -22,6 +24,13 @@ template <typename T>
 __global__ void program_op_kernel(const Op<T>* ops, int op, T* const* table) {
   const Op<T> o = ops[op];
   run_items(o, table, blockIdx.x * (long long)kBlock + threadIdx.x, (long long)o.items,
+            (long long)gridDim.x * kBlock);
+}
+
+// Sweep `s` of the program (its first level's operation `op`).
+template <typename T>
+__global__ void program_sweep_kernel(const Op<T>* ops, Sweep s, T* const* table) {
+  run_sweep(s, ops[s.first_op], table, blockIdx.x * (long long)kBlock + threadIdx.x,
             (long long)gridDim.x * kBlock);
 }
 
@@ -121,10 +130,12 @@ class CudaProgram final : public DeviceProgram<T> {
     const long long widest =
         view_.items.empty() ? 0 : *std::max_element(view_.items.begin(), view_.items.end());
     one_block_ = view_.size() >= 2 && widest <= kOneBlockItems;
+    make_sweeps(spec, ops);
     view_.apply_launch =
         one_block_ ? "one block (" + std::to_string(view_.size()) + " operations of at most " +
                          std::to_string(widest) + " items: a barrier each, not a launch)"
-                   : "a kernel per operation";
+        : view_.host_sweeps.empty() ? "a kernel per operation"
+                                    : "a kernel per operation, a triangular solve's levels one";
   }
 
   void update_values(const ProgramSpec<T>& spec) override {
@@ -146,7 +157,17 @@ class CudaProgram final : public DeviceProgram<T> {
       return;
     }
     const int sm = cuda::cuda_context().sm_count;
+    std::size_t sweep = 0;
     for (int op = 0; op < view_.size(); ++op) {
+      if (sweep < view_.host_sweeps.size() && op == view_.host_sweeps[sweep].first_op) {
+        const Sweep& s = view_.host_sweeps[sweep++];
+        // No more blocks than resident at once (the rows wait for each other: triangular_sweep.hpp).
+        const int grid = int(std::clamp<long long>((s.threads + kBlock - 1) / kBlock, 1, sm));
+        program_sweep_kernel<T><<<grid, kBlock, 0, stream()>>>(ops_.data(), s, table_.data());
+        CGS_CHECK_LAUNCH();
+        op = s.end_op - 1;
+        continue;
+      }
       const long long items = view_.items[op];
       const int grid = int(std::clamp<long long>((items + kBlock - 1) / kBlock, 1, 8LL * sm));
       program_op_kernel<T><<<grid, kBlock, 0, stream()>>>(ops_.data(), op, table_.data());
@@ -157,6 +178,58 @@ class CudaProgram final : public DeviceProgram<T> {
   const DeviceProgramView<T>& view() const override { return view_; }
 
  private:
+  // The program's triangular solves as sweeps (triangular_sweep.hpp), unless
+  // Tuning::gpu_sweep_span is 0: each sweep's levels must hold every row of its solve, rows 0 ..
+  // items - 1 (ic0's and cholesky's), so its posted values are indexed by row.
+  void make_sweeps(const ProgramSpec<T>& spec, const std::vector<Op<T>>& ops) {
+    const int span = tuning().gpu_sweep_span;
+    if (span <= 0) return;
+    const std::vector<SweepPlan> plans = find_sweeps(ops);
+    if (plans.empty()) return;
+    const index_t items = plans[0].items;
+    for (const SweepPlan& p : plans) {
+      const int y = ops[std::size_t(p.first_op)].y;
+      if (p.items != items) return;
+      if (y >= kFirstWorkSlot && spec.work[std::size_t(y - kFirstWorkSlot)] != std::size_t(items))
+        return;
+    }
+    const std::size_t count = plans.size(), n = std::size_t(items);
+    posted_ = DeviceArray<unsigned long long>(
+        std::vector<unsigned long long>(2 * count * n, kSweepUnposted), "sweeps' posted rows");
+    epochs_ = DeviceArray<int>(std::vector<int>(count, 1), "sweeps' epochs");
+    std::string fact;
+    for (std::size_t i = 0; i < count; ++i) {
+      const SweepPlan& p = plans[i];
+      Sweep s;
+      s.first_op = p.first_op;
+      s.end_op = p.end_op;
+      s.items = p.items;
+      s.threads = sweep_threads(p.widest, span);
+      s.posted = posted_.data() + 2 * i * n;
+      s.epoch = epochs_.data() + i;
+      s.next_epoch = epochs_.data() + (i + 1) % count;
+      s.rows = ops[std::size_t(p.first_op)].rows;
+      if (!p.contiguous) {  // the levels' rows gathered into one array, in order
+        sweep_rows_.reserve(count);
+        sweep_rows_.emplace_back(n, "a sweep's rows");
+        std::size_t at = 0;
+        for (int op = p.first_op; op < p.end_op; ++op) {
+          const Op<T>& o = ops[std::size_t(op)];
+          cuda::copy_on_device(sweep_rows_.back().data() + at, o.rows,
+                               std::size_t(o.items) * sizeof(index_t));
+          at += std::size_t(o.items);
+        }
+        s.rows = sweep_rows_.back().data();
+      }
+      view_.host_sweeps.push_back(s);
+      fact += (i ? "; " : "") + std::to_string(p.end_op - p.first_op) + " levels, " +
+              std::to_string(p.items) + " rows, " + std::to_string(s.threads) + " threads";
+    }
+    sweeps_ = DeviceArray<Sweep>(view_.host_sweeps, "sweeps");
+    view_.sweeps = sweeps_.data();
+    view_.sweep_fact = std::to_string(count) + " sweeps (" + fact + ")";
+  }
+
   std::vector<std::size_t> index_offsets_, value_offsets_;
   DeviceArray<unsigned char> index_, values_;
   std::vector<DeviceArray<T>> work_;
@@ -165,6 +238,10 @@ class CudaProgram final : public DeviceProgram<T> {
   DeviceArray<Op<T>> ops_;
   DeviceProgramView<T> view_;
   bool one_block_ = false;  // apply() in one block (view_.apply_launch)
+  std::vector<DeviceArray<index_t>> sweep_rows_;  // gathered where the levels' rows are apart
+  DeviceArray<unsigned long long> posted_;
+  DeviceArray<int> epochs_;
+  DeviceArray<Sweep> sweeps_;
 };
 
 }  // namespace

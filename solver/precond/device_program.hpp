@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "solver/precond/program_spec.hpp"
+#include "solver/precond/triangular_sweep.hpp"
 
 namespace cgs::precond {
 
@@ -37,6 +38,11 @@ struct DeviceProgramView {
   std::vector<std::size_t> work;  // the work slots' lengths (kFirstWorkSlot, ...)
   int slots = kFirstWorkSlot;     // slots of the table (r, z, work...)
   std::string apply_launch;       // how apply() runs, and why (the report's fact)
+  // The triangular solves that run as sweeps (triangular_sweep.hpp), in device memory and as
+  // host copies, in program order; none: every loop runs the levels one by one.
+  const Sweep* sweeps = nullptr;
+  std::vector<Sweep> host_sweeps;
+  std::string sweep_fact;  // the report's line on them ("" where none)
   int size() const { return int(items.size()); }
 };
 

@@ -191,6 +191,8 @@ void Preconditioner<T>::place() {
   bound_z_ = nullptr;
   report_.set_fact("operations per apply", std::to_string(spec_.ops.size()));
   if (gpu_) report_.set_fact("GPU apply", gpu_->view().apply_launch);
+  if (gpu_ && !gpu_->view().sweep_fact.empty())
+    report_.set_fact("GPU sweeps", gpu_->view().sweep_fact);
 }
 
 template <typename T>

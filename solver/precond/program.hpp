@@ -104,18 +104,29 @@ CGS_HD void product_row(const Op<T>& op, const OpVectors<T>& v, index_t row) {
   v.y[row] = T(s);
 }
 
-template <typename T>
-CGS_HD void triangular_row(const Op<T>& op, const OpVectors<T>& v, index_t row) {
+// y_at(k): y at S's entry k's column (k of this row), in double, as the rows before this one left
+// it (a sweep on the GPU reads it where the writer posted it, triangular_sweep.cuh; everywhere
+// else v.y[col_idx[k]]). Returns y_row as written.
+template <typename T, typename YAt>
+CGS_HD T triangular_row(const Op<T>& op, const OpVectors<T>& v, index_t row, YAt y_at) {
+  const index_t end = op.row_ptr[row + 1];
   if (op.substitution) {
     double s = double(v.u[row]);
-    const index_t end = op.row_ptr[row + 1];
     for (index_t k = op.row_ptr[row]; k < end; ++k)
-      s = rounded::sub(s, rounded::mul(double(op.values[k]), double(v.y[op.col_idx[k]])));
-    v.y[row] = T(rounded::div(s, double(op.d[row])));
-    return;
+      s = rounded::sub(s, rounded::mul(double(op.values[k]), y_at(k)));
+    return v.y[row] = T(rounded::div(s, double(op.d[row])));
   }
-  const double s = double(v.u[row]) - sparse_row(op, row, v.y);
-  v.y[row] = T(s * double(op.d[row]));
+  double sum = 0;  // (S y)_row, as sparse_row
+  for (index_t k = op.row_ptr[row]; k < end; ++k) sum += double(op.values[k]) * y_at(k);
+  const double s = double(v.u[row]) - sum;
+  return v.y[row] = T(s * double(op.d[row]));
+}
+
+template <typename T>
+CGS_HD void triangular_row(const Op<T>& op, const OpVectors<T>& v, index_t row) {
+  const T* y = v.y;
+  const index_t* cols = op.col_idx;
+  triangular_row(op, v, row, [y, cols](index_t k) { return double(y[cols[k]]); });
 }
 
 template <typename T>

@@ -394,8 +394,9 @@ TEST_CASE("the report holds every tuning field; options and variables that chang
   Run r = cgsolve(base);
   REQUIRE(r.exit_code == 0);
   nlohmann::json t = tuning_of();
-  CHECK(t.size() == 16);
+  CHECK(t.size() == 17);
   CHECK(t["device_pool"] == true);
+  CHECK(t["gpu_sweep_span"] == 4);
   CHECK(t["huge_pages"] == true);
   CHECK(t["device_tally"] == 0);
   CHECK(t["gpu_transport"] == "auto");
