@@ -122,10 +122,21 @@ cgs::SolveRequest to_request(const Options& o) {
   return cli.request;
 }
 
+// The device in the options' words (Options::device: cpu, serial, gpu), not the backends' names
+// (omp, cuda): a caller compares what ran with what it asked.
+std::string device_word(cgs::Device d) {
+  switch (d) {
+    case cgs::Device::serial: return "serial";
+    case cgs::Device::omp: return "cpu";
+    case cgs::Device::gpu: return "gpu";
+  }
+  return "?";
+}
+
 PlanInfo plan_info(const cgs::Plan& p) {
   PlanInfo info;
   info.format = cgs::to_string(p.format);
-  info.device = cgs::to_string(p.device);
+  info.device = device_word(p.device);
   info.loop = cgs::to_string(p.loop);
   info.precond = p.precond.text();
   info.precision = cgs::to_string(p.precision);

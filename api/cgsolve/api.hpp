@@ -65,7 +65,7 @@ struct Options {
 
 // What ran: every decision that was not simply what was asked has its reason.
 struct PlanInfo {
-  std::string format, device, loop, precond, precision, kernel;
+  std::string format, device, loop, precond, precision, kernel;  // device: cpu, serial or gpu
   int threads = 1;
   bool rcm = false, sort_rows = false;
   std::string summary;               // one line, as the program's report prints it

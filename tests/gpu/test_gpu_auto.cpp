@@ -115,9 +115,15 @@ TEST_CASE("GPU --precond auto keeps Jacobi running on nos6; bcsstk13 by the plan
     const bool rent = why.find("run on in ") != std::string::npos &&
                       (why.find("before amg's set-up") != std::string::npos ||
                        why.find("before chol's set-up") != std::string::npos);
+    // Or AMG, set up and probed, forecast above 50 iterations beside a doubtful Jacobi forecast:
+    // not working on this matrix (an elasticity-like one), dropped, and Jacobi solves.
+    const bool dropped = why.find("is AMG not working on this matrix") != std::string::npos;
     if (r.plan.precond.name == "amg") {
       CHECK(why.find("amg (set-up ") != std::string::npos);
       CHECK(why.find("(not tried: amg's probe solved the system)") != std::string::npos);
+    } else if (dropped) {
+      CHECK(r.plan.precond.name == "jacobi");
+      CHECK(why.find("amg (set-up ") != std::string::npos);
     } else {
       CHECK(rent);
       CHECK((r.plan.precond.name == "jacobi" || r.plan.precond.name == "chol"));
