@@ -763,9 +763,9 @@ int run(Args& args, SolverCli& cli) {
   }
   if (request.device_auto)
     info.device_choice =
-        "device: cpu (--device auto: a single run stays on the host, whose whole run is below "
-        "the GPU's fixed start of driver and context, ~0.34 s, on every network measured: "
-        "BWSN_Network_2 24 h 0.16 s against 0.54 s on the GPU)";
+        "device: cpu (--device auto: a single run stays on the host: the GPU's single-run path "
+        "pays ~0.34 s of driver and context and was slower on every network it was measured "
+        "on, BWSN_Network_2 24 h 0.54 s against the host's 0.16 s)";
   const std::unique_ptr<LinearSolver> solver = make_solver(args, net, request);
   info.threads = request.backend.threads > 0 ? request.backend.threads : omp_get_max_threads();
   solver->set_threads(info.threads);
